@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package npuc needs to build, test and make its test models.
+# Idempotent: when everything is already installed it only runs dpkg queries (a second or so).
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  cmake ninja-build g++ pkg-config
+  # code generation (LLVM 16 ORC JIT, NVPTX); LLVM's CMake package needs zstd
+  llvm-16-dev llvm-16-tools libzstd-dev
+  # compiler reasoning, RTL, target description, graph algorithms
+  libz3-dev verilator libyaml-cpp-dev libboost-graph-dev
+  # ONNX import
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # CLI, formatting, JSON, tests
+  libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  # test models (export with /usr/bin/python3)
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,73 @@
+// Simulator.h - the cycle-approximate, functionally exact NPU simulator.
+//
+// Contract: run() executes a decoded Program against a Memory image (DRAM plus every on-chip
+// level of the Target, byte addressed). Functional results are computed in the hardware's number
+// formats (fp16 operands, fp32 accumulation, per the Target). Timing: instructions are
+// dispatched in program order to their engine's in-order queue; engines run concurrently; an
+// instruction starts when its engine is free and every token it pops has arrived; tokens are
+// pushed when an instruction completes. DMA to/from DRAM shares the DRAM bandwidth and pays its
+// latency. A program whose engines all wait for tokens that can never arrive is reported as an
+// npuc::Error naming each blocked engine and its waiting instruction (never a hang). Accesses
+// outside a level's size are errors naming the instruction.
+#pragma once
+
+#include "isa/Program.h"
+#include "isa/Target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npuc::sim {
+
+/// Byte-addressed storage for every memory level of a target (index = MemoryLevel::index).
+class Memory {
+public:
+  explicit Memory(const isa::Target &t, int64_t dramBytes);
+  std::vector<uint8_t> &level(int index) { return levels_.at(static_cast<size_t>(index)); }
+  const std::vector<uint8_t> &level(int index) const { return levels_.at(static_cast<size_t>(index)); }
+  std::vector<uint8_t> &dram() { return level(dramIndex_); }
+  int dramIndex() const { return dramIndex_; }
+
+private:
+  std::vector<std::vector<uint8_t>> levels_;
+  int dramIndex_ = 0;
+};
+
+/// One executed instruction, for traces.
+struct TraceEvent {
+  int engine = 0;
+  int64_t index = 0; // program index
+  int64_t start = 0, end = 0;
+  std::string mnemonic;
+};
+
+struct EngineStats {
+  std::string name;
+  int64_t busyCycles = 0;
+  int64_t instructions = 0;
+};
+
+struct SimStats {
+  int64_t totalCycles = 0;
+  int64_t macs = 0;                  // useful multiply-accumulates on the tensor unit
+  int64_t dramBytesRead = 0;
+  int64_t dramBytesWritten = 0;
+  int64_t bankConflictStallCycles = 0;
+  std::vector<EngineStats> engines;  // indexed by engine index
+  std::vector<TraceEvent> trace;     // filled when SimOptions::trace
+};
+
+struct SimOptions {
+  bool trace = false;
+  bool functional = true; // false: timing only (data untouched)
+};
+
+/// Runs `p` to completion. Throws npuc::Error on deadlock, out-of-bounds access or a malformed
+/// instruction (naming the program index and mnemonic).
+SimStats run(const isa::Target &t, const isa::Program &p, Memory &mem, const SimOptions &opt = {});
+
+/// Writes Chrome trace-event JSON (one track per engine) for `stats.trace`.
+std::string traceToJson(const isa::Target &t, const SimStats &stats);
+
+} // namespace npuc::sim
