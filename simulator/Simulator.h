@@ -25,7 +25,9 @@ class Memory {
 public:
   explicit Memory(const isa::Target &t, int64_t dramBytes);
   std::vector<uint8_t> &level(int index) { return levels_.at(static_cast<size_t>(index)); }
-  const std::vector<uint8_t> &level(int index) const { return levels_.at(static_cast<size_t>(index)); }
+  const std::vector<uint8_t> &level(int index) const {
+    return levels_.at(static_cast<size_t>(index));
+  }
   std::vector<uint8_t> &dram() { return level(dramIndex_); }
   int dramIndex() const { return dramIndex_; }
 
@@ -50,12 +52,12 @@ struct EngineStats {
 
 struct SimStats {
   int64_t totalCycles = 0;
-  int64_t macs = 0;                  // useful multiply-accumulates on the tensor unit
+  int64_t macs = 0; // useful multiply-accumulates on the tensor unit
   int64_t dramBytesRead = 0;
   int64_t dramBytesWritten = 0;
   int64_t bankConflictStallCycles = 0;
-  std::vector<EngineStats> engines;  // indexed by engine index
-  std::vector<TraceEvent> trace;     // filled when SimOptions::trace
+  std::vector<EngineStats> engines; // indexed by engine index
+  std::vector<TraceEvent> trace;    // filled when SimOptions::trace
 };
 
 struct SimOptions {
@@ -66,6 +68,16 @@ struct SimOptions {
 /// Runs `p` to completion. Throws npuc::Error on deadlock, out-of-bounds access or a malformed
 /// instruction (naming the program index and mnemonic).
 SimStats run(const isa::Target &t, const isa::Program &p, Memory &mem, const SimOptions &opt = {});
+
+/// Uncontended cycle counts of the timing model (docs/SIMULATOR.md), exposed so that a compiler
+/// cost model can predict what run() will report. `d` is the instruction's description.
+/// DMA: d.timing.latency (+ dram.latency when touching DRAM) + bytes / bandwidth.
+int64_t dmaCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t bytes, bool touchesDram);
+/// Matmul: d.timing.latency + tensor.fillLatency + m * ceil(k / rows) * ceil(n / cols).
+int64_t matmulCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t m, int64_t k,
+                     int64_t n);
+/// Vector: d.timing.latency + ceil(elements / lanes).
+int64_t vectorCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t elements);
 
 /// Writes Chrome trace-event JSON (one track per engine) for `stats.trace`.
 std::string traceToJson(const isa::Target &t, const SimStats &stats);

@@ -1,0 +1,103 @@
+// Decode.h - the simulator's pre-decoded, validated form of a Program.
+//
+// isa::Instr stores fields in a name->value map, which is convenient for tools but far too slow to
+// consult in the simulator's inner loops. Each instruction is therefore decoded once into a compact
+// struct for its primitive (Dma / Matmul / Vector / Finish), with every operand validated (memory
+// space exists, dtype code known, vector op supported, token bits name real engines, every access
+// inside its level). Errors are npuc::Error "instruction #I (mnemonic): ..." so that a malformed
+// program never reaches the functional or timing model.
+#pragma once
+
+#include "isa/Program.h"
+#include "isa/Target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npuc::sim {
+
+class Memory;
+
+/// Vector operations the simulator implements, by name in VectorUnit::ops.
+enum class VecOp {
+  Copy,
+  Add,
+  Sub,
+  Mul,
+  Max,
+  Min,
+  Relu,
+  Clip,
+  MulAdd,
+  Exp,
+  Tanh,
+  Sigmoid,
+  Div,
+  Sqrt
+};
+/// Maps an op name to VecOp; false when the simulator does not implement it.
+bool vecOpFromName(const std::string &name, VecOp &out);
+/// Whether the op reads its second source operand.
+bool vecOpReadsSrc2(VecOp op);
+
+/// A strided 3-D operand: element (i0,i1,i2) lives at addr + elemBytes*sum(i_d*stride_d).
+struct Operand {
+  int level = -1;
+  int64_t addr = 0;
+  int elemBytes = 0;
+  isa::ElemType type = isa::ElemType::F16; // meaningful for matmul/vector operands
+  int64_t stride[3] = {0, 0, 0};
+};
+
+/// Byte range [lo, hi) an operand touches inside one level (empty when hi <= lo).
+struct AccessRange {
+  int level = -1;
+  int64_t lo = 0, hi = 0;
+};
+
+struct DmaOp {
+  Operand src, dst;
+  int64_t n[3] = {0, 0, 0};
+  int64_t padLo[3] = {0, 0, 0}, padHi[3] = {0, 0, 0};
+  uint64_t padValue = 0; // raw bit pattern, low elemBytes bytes used
+  int64_t readElems = 0; // elements actually read from src (box minus padding)
+};
+
+struct MatmulOp {
+  int64_t aAddr = 0, bAddr = 0, cAddr = 0;
+  int64_t m = 0, k = 0, n = 0;
+  bool accumulate = false;
+};
+
+struct VectorOp {
+  VecOp op = VecOp::Copy;
+  Operand dst, src1, src2;
+  int64_t n[3] = {0, 0, 0};
+  float imm0 = 0, imm1 = 0;
+};
+
+/// One decoded instruction.
+struct Decoded {
+  isa::Semantics sem = isa::Semantics::Finish;
+  int engine = -1; // -1 only for a Finish not bound to an engine
+  uint32_t pop = 0, push = 0;
+  int64_t index = 0; // program index
+  const isa::InstrDesc *desc = nullptr;
+  DmaOp dma;
+  MatmulOp mm;
+  VectorOp vec;
+  std::vector<AccessRange> ranges; // every on-chip or DRAM byte range read or written
+  int64_t elements = 0;            // elements moved (Dma) or computed (Vector)
+  int64_t bytes = 0;               // bytes a Dma writes
+  int64_t dramRead = 0, dramWritten = 0;
+};
+
+/// Decodes and validates every instruction of `p` against `t` and the sizes in `mem`.
+/// Decoding stops after the first Finish; instructions after it are an error.
+std::vector<Decoded> decodeProgram(const isa::Target &t, const isa::Program &p, const Memory &mem);
+
+/// "instruction #I (mnemonic)", the prefix of every per-instruction diagnostic.
+std::string instrName(const isa::Program &p, int64_t index);
+
+} // namespace npuc::sim
