@@ -36,7 +36,9 @@ public:
   bool expr(const Expr &a, const Expr &b) {
     if (!a.defined() || !b.defined())
       return a.defined() == b.defined();
-    if (a.same(b))
+    // Pointer identity proves equality only while no variable is re-bound: under a binding,
+    // the very same subtree `i` compares against the counterpart of i, not i.
+    if (a.same(b) && bound.empty())
       return true;
     if (a.kind() != b.kind() || a.type() != b.type())
       return false;
@@ -81,7 +83,7 @@ public:
   bool stmt(const Stmt &a, const Stmt &b) {
     if (!a.defined() || !b.defined())
       return a.defined() == b.defined();
-    if (a.same(b))
+    if (a.same(b) && bound.empty())
       return true;
     if (a.kind() != b.kind())
       return false;

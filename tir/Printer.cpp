@@ -52,7 +52,8 @@ public:
   std::string name(const BufferNode *b) { return uniqueName(b, b->name); }
 
   std::string bufferDecl(const Buffer &b) {
-    std::string s = name(b.get()) + ": " + toString(b->dtype) + "[";
+    std::string s = name(b.get());
+    s += ": " + toString(b->dtype) + "[";
     for (size_t i = 0; i < b->shape.size(); ++i)
       s += (i ? ", " : "") + std::to_string(b->shape[i]);
     return s + "] @" + b->scope;
@@ -91,8 +92,9 @@ public:
     }
     case NodeKind::Select: {
       const auto *op = e.as<SelectNode>();
-      return "select(" + expr(op->cond) + ", " + expr(op->trueValue) + ", " + expr(op->falseValue) +
-             ")";
+      std::string c = expr(op->cond);
+      std::string t = expr(op->trueValue);
+      return "select(" + c + ", " + t + ", " + expr(op->falseValue) + ")";
     }
     case NodeKind::Cast: {
       const auto *op = e.as<CastNode>();
@@ -100,7 +102,8 @@ public:
     }
     case NodeKind::Load: {
       const auto *op = e.as<LoadNode>();
-      return name(op->buffer.get()) + "[" + expr(op->index) + "]";
+      std::string b = name(op->buffer.get());
+      return b + "[" + expr(op->index) + "]";
     }
     case NodeKind::Call: {
       const auto *op = e.as<CallNode>();
@@ -114,10 +117,15 @@ public:
     }
     NPUC_ASSERT(isBinary(e.kind()), std::string("printer: unhandled kind ") + kindName(e.kind()));
     const auto *op = static_cast<const BinaryNode *>(e.get());
-    if (!isInfix(e.kind()))
-      return std::string(binarySymbol(e.kind())) + "(" + expr(op->a) + ", " + expr(op->b) + ")";
+    // Operands are printed into locals first: the evaluation order of a chain of `+` is
+    // unspecified, and first-appearance naming must follow left-to-right order.
+    if (!isInfix(e.kind())) {
+      std::string a = expr(op->a);
+      return std::string(binarySymbol(e.kind())) + "(" + a + ", " + expr(op->b) + ")";
+    }
     int p = precedence(e.kind());
-    return operand(op->a, p, false) + " " + binarySymbol(e.kind()) + " " + operand(op->b, p, true);
+    std::string a = operand(op->a, p, false);
+    return a + " " + binarySymbol(e.kind()) + " " + operand(op->b, p, true);
   }
 
   void stmt(const Stmt &s, int indent) {
@@ -128,8 +136,9 @@ public:
       std::string prefix = op->forKind == ForKind::Serial ? "" : forKindName(op->forKind);
       if (!prefix.empty())
         prefix += " ";
-      line(pad + prefix + "for (" + name(op->var.node()) + ", " + expr(op->min) + ", " +
-           expr(op->extent) + ") {");
+      std::string v = name(op->var.node());
+      std::string mn = expr(op->min);
+      line(pad + prefix + "for (" + v + ", " + mn + ", " + expr(op->extent) + ") {");
       stmt(op->body, indent + 1);
       line(pad + "}");
       return;
@@ -147,7 +156,9 @@ public:
     }
     case NodeKind::Store: {
       const auto *op = s.as<StoreNode>();
-      line(pad + name(op->buffer.get()) + "[" + expr(op->index) + "] = " + expr(op->value));
+      std::string b = name(op->buffer.get());
+      std::string idx = expr(op->index);
+      line(pad + b + "[" + idx + "] = " + expr(op->value));
       return;
     }
     case NodeKind::Allocate: {
