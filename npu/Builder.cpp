@@ -1,0 +1,127 @@
+// Builder.cpp - NpuOp construction and per-level buffer reservation for NPU kernels.
+#include "npu/Builder.h"
+
+#include "support/Error.h"
+
+namespace npuc::npu {
+
+using namespace tir;
+
+Expr OnChip::at(const Expr &parity) const {
+  if (count == 1)
+    return imm(base);
+  return imm(base) + floormod(parity, count) * imm(bytes);
+}
+
+bool Builder::reserve(OnChip &b) {
+  int64_t align = hw_.alignment(b.level);
+  int64_t start = alignUp(used_[b.level], align);
+  int64_t stride = alignUp(b.bytes, align);
+  if (start + stride * b.count > hw_.capacity(b.level))
+    return false;
+  b.bytes = stride;
+  b.base = start;
+  used_[b.level] = start + stride * b.count;
+  buffers_.push_back(b);
+  return true;
+}
+
+int64_t Builder::freeBytes(int level) const {
+  auto it = used_.find(level);
+  int64_t used = it == used_.end() ? 0 : alignUp(it->second, hw_.alignment(level));
+  return hw_.capacity(level) - used;
+}
+
+Stmt Builder::dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
+                  const Pad &pad) const {
+  NPUC_ASSERT(src.dtype == dst.dtype, "DMA moves raw elements; both sides must agree");
+  std::vector<std::pair<std::string, Expr>> f = {
+      {"src_space", imm(src.level)}, {"src_addr", src.addr},  {"dst_space", imm(dst.level)},
+      {"dst_addr", dst.addr},        {"elem_bytes", imm(isa::elemBytes(src.dtype))},
+      {"n0", n.n0},                  {"n1", n.n1},            {"n2", n.n2},
+      {"src_s0", src.s0},            {"src_s1", src.s1},      {"src_s2", src.s2},
+      {"dst_s0", dst.s0},            {"dst_s1", dst.s1},      {"dst_s2", dst.s2}};
+  static const char *lo[3] = {"pad0_lo", "pad1_lo", "pad2_lo"};
+  static const char *hi[3] = {"pad0_hi", "pad1_hi", "pad2_hi"};
+  // Padding fields are emitted only where they may be non-zero, to keep the TIR readable.
+  auto isZero = [](const Expr &e) {
+    const IntImmNode *c = e.as<IntImmNode>();
+    return c && c->value == 0;
+  };
+  for (int i = 0; i < 3; ++i) {
+    if (!isZero(pad.lo[i]))
+      f.emplace_back(lo[i], pad.lo[i]);
+    if (!isZero(pad.hi[i]))
+      f.emplace_back(hi[i], pad.hi[i]);
+  }
+  if (pad.value != 0)
+    f.emplace_back("pad_value", imm(pad.value));
+  return NpuOp::make(d->mnemonic, std::move(f));
+}
+
+Stmt Builder::load(const View &src, const View &dst, const Dims &d, const Pad &pad) const {
+  return dma(hw_.ld, src, dst, d, pad);
+}
+Stmt Builder::store(const View &src, const View &dst, const Dims &d) const {
+  return dma(hw_.st, src, dst, d, Pad{});
+}
+Stmt Builder::move(const View &src, const View &dst, const Dims &d) const {
+  return dma(hw_.mov, src, dst, d, Pad{});
+}
+
+Stmt Builder::matmul(Expr a, Expr b, Expr c, Expr m, Expr k, Expr n, Expr accumulate) const {
+  return NpuOp::make(hw_.mm->mnemonic, {{"a_addr", a},
+                                        {"b_addr", b},
+                                        {"c_addr", c},
+                                        {"m", m},
+                                        {"k", k},
+                                        {"n", n},
+                                        {"accumulate", accumulate}});
+}
+
+Stmt Builder::vector(const std::string &op, const View &dst, const View &src1, const View &src2,
+                     const Dims &d, float imm0, float imm1) const {
+  int code = hw_.t->vector.opCode(op);
+  NPUC_ASSERT(code >= 0, "analyzeGroup checked the op against the target: " + op);
+  std::vector<std::pair<std::string, Expr>> f = {
+      {"op", imm(code)},
+      {"dst_space", imm(dst.level)},
+      {"dst_addr", dst.addr},
+      {"dst_dtype", imm(static_cast<int>(dst.dtype))},
+      {"src1_space", imm(src1.level)},
+      {"src1_addr", src1.addr},
+      {"src1_dtype", imm(static_cast<int>(src1.dtype))},
+      {"n0", d.n0},
+      {"n1", d.n1},
+      {"n2", d.n2},
+      {"dst_s0", dst.s0},
+      {"dst_s1", dst.s1},
+      {"dst_s2", dst.s2},
+      {"src1_s0", src1.s0},
+      {"src1_s1", src1.s1},
+      {"src1_s2", src1.s2}};
+  if (src2.level >= 0) {
+    f.insert(f.end(), {{"src2_space", imm(src2.level)},
+                       {"src2_addr", src2.addr},
+                       {"src2_dtype", imm(static_cast<int>(src2.dtype))},
+                       {"src2_s0", src2.s0},
+                       {"src2_s1", src2.s1},
+                       {"src2_s2", src2.s2}});
+  }
+  if (imm0 != 0)
+    f.emplace_back("imm0", imm(floatBits(imm0)));
+  if (imm1 != 0)
+    f.emplace_back("imm1", imm(floatBits(imm1)));
+  return NpuOp::make(hw_.vop->mnemonic, std::move(f));
+}
+
+Stmt Builder::wrapAllocations(Stmt body) const {
+  for (auto it = buffers_.rbegin(); it != buffers_.rend(); ++it) {
+    const auto &lv = hw_.t->levels.at(static_cast<size_t>(it->level));
+    Buffer b = Buffer::make(it->name, DataType::UInt(8), {it->bytes * it->count}, lv.name);
+    body = AttrStmt::make("npu.address", imm(it->base), Allocate::make(b, body));
+  }
+  return body;
+}
+
+} // namespace npuc::npu

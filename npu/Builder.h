@@ -1,0 +1,85 @@
+// Builder.h - building the tiled TIR of an NPU kernel: buffer placement and instruction leaves.
+//
+// Kernels (LowerMatmul.cpp, LowerVector.cpp) describe their loop nests with tir::For and produce
+// NpuOp leaves through this builder, which knows the target's instruction for each primitive and
+// the on-chip buffers of the group (a bump allocator per level, aligned as the level requires).
+// Addresses are byte expressions; strides are in elements of the operand's dtype.
+#pragma once
+
+#include "npu/Compile.h"
+#include "npu/Hw.h"
+#include "tir/IR.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+/// A strided 3-D view of on-chip or DRAM memory: element (i0,i1,i2) is at
+/// addr + elemBytes*(i0*s0 + i1*s1 + i2*s2).
+struct View {
+  int level = -1;
+  tir::Expr addr;
+  isa::ElemType dtype = isa::ElemType::F16;
+  tir::Expr s0 = tir::imm(1), s1 = tir::imm(0), s2 = tir::imm(0);
+};
+
+struct Dims {
+  tir::Expr n0 = tir::imm(1), n1 = tir::imm(1), n2 = tir::imm(1);
+};
+
+/// Padding of a DMA box (per dim: leading and trailing elements written as `value`).
+struct Pad {
+  tir::Expr lo[3] = {tir::imm(0), tir::imm(0), tir::imm(0)};
+  tir::Expr hi[3] = {tir::imm(0), tir::imm(0), tir::imm(0)};
+  int64_t value = 0; // raw fp16 bits
+};
+
+/// One on-chip buffer of a kernel, with `count` copies (2 when double buffered).
+struct OnChip {
+  std::string name;
+  int level = -1;
+  int64_t bytes = 0; // one copy
+  int count = 1;
+  int64_t base = 0;  // address of copy 0
+  /// Address of copy (parity % count).
+  tir::Expr at(const tir::Expr &parity) const;
+};
+
+class Builder {
+public:
+  explicit Builder(const Hw &hw) : hw_(hw) {}
+  const Hw &hw() const { return hw_; }
+
+  /// Reserves a buffer; returns false (and reserves nothing) when the level is full.
+  bool reserve(OnChip &b);
+  /// Bytes still free on a level.
+  int64_t freeBytes(int level) const;
+  void resetLevel(int level) { used_[level] = 0; }
+  const std::vector<OnChip> &buffers() const { return buffers_; }
+
+  tir::Stmt load(const View &src, const View &dst, const Dims &d, const Pad &pad = {}) const;
+  tir::Stmt store(const View &src, const View &dst, const Dims &d) const;
+  tir::Stmt move(const View &src, const View &dst, const Dims &d) const;
+  tir::Stmt matmul(tir::Expr a, tir::Expr b, tir::Expr c, tir::Expr m, tir::Expr k, tir::Expr n,
+                   tir::Expr accumulate) const;
+  /// dst = op(src1, src2, imm0, imm1) over d; src2 may be a default View (level -1) for unary ops.
+  tir::Stmt vector(const std::string &op, const View &dst, const View &src1, const View &src2,
+                   const Dims &d, float imm0 = 0, float imm1 = 0) const;
+
+  /// Wraps the kernel's body in Allocate statements for its on-chip buffers (for printing).
+  tir::Stmt wrapAllocations(tir::Stmt body) const;
+
+private:
+  tir::Stmt dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
+                const Pad &pad) const;
+  const Hw &hw_;
+  std::map<int, int64_t> used_;
+  std::vector<OnChip> buffers_;
+};
+
+inline int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace npuc::npu

@@ -1,0 +1,75 @@
+// Compile.h - the NPU backend's entry points: what the NPU can run, and compiling a segment.
+//
+// A segment is a maximal run of consecutive NPU-placed fused groups (in the graph's execution
+// order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
+// instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
+// lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: fp16, 4-D tensors as
+// NHWC, all others row-major in their logical shape.
+#pragma once
+
+#include "graph/Graph.h"
+#include "isa/Program.h"
+#include "isa/Target.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+enum class DramLayout { NHWC, RowMajor };
+
+/// Where one graph value lives in a segment's DRAM image.
+struct DramTensor {
+  graph::ValueId value = graph::kNoValue;
+  std::string name;
+  int64_t addr = 0;  // byte address in DRAM
+  Shape shape;       // logical (ONNX, NCHW) shape
+  DramLayout layout = DramLayout::RowMajor;
+  int64_t bytes() const { return numElements(shape) * 2; } // fp16
+};
+
+struct CompileOptions {
+  bool doubleBuffer = true;
+};
+
+/// What `npuc inspect` shows for one group, and what the report attributes to it.
+struct GroupInfo {
+  int groupId = -1;
+  std::string name;
+  std::vector<std::string> ops;   // op types of the group's nodes
+  std::string tiling;             // human-readable tiling decision (levels, tile sizes, buffering)
+  std::string tir;                // the tiled TIR loop nest, printed
+  int64_t instrBegin = 0, instrEnd = 0; // [begin, end) program indices of its instructions
+  std::map<std::string, int64_t> instrCounts; // by mnemonic
+  int64_t macs = 0;               // useful MACs
+  int64_t rooflineCycles = 0;     // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
+};
+
+struct Segment {
+  std::vector<int> groups;        // group ids, in execution order
+  isa::Program program;
+  int64_t dramBytes = 0;          // size of the DRAM image the program addresses
+  int64_t constBase = 0;          // constants (weights, biases) live at [constBase, +constImage)
+  std::vector<uint8_t> constImage;
+  std::vector<DramTensor> inputs;  // values the host writes before the run
+  std::vector<DramTensor> outputs; // values the host reads after the run
+  std::vector<GroupInfo> groupInfo;
+};
+
+/// Empty when the target can run the group on its NPU; otherwise the reason it cannot
+/// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
+std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
+                            const isa::Target &t);
+
+/// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
+/// problems (a shape the instruction fields cannot encode, naming the node and field).
+Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
+                       const isa::Target &t, const CompileOptions &opt = {});
+
+/// Packs a host fp32 tensor into the NPU layout (fp16 bits, little endian) and back.
+std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout);
+HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, DramLayout layout);
+
+} // namespace npuc::npu

@@ -1,0 +1,21 @@
+// Emit.h - instruction emission: a tiled TIR loop nest of NpuOp leaves -> NPU instructions.
+//
+// The NPU has no loop instructions, so emission runs the loop nest at compile time: For loops
+// iterate, IfThenElse picks a branch, and every NpuOp becomes one isa::Instr with each field
+// expression evaluated under the current loop variables. Fields the target fixes must match;
+// fields it does not have must be zero; values must fit the field. An NpuOp whose box is empty
+// (a size field evaluates to 0) moves nothing and emits nothing.
+#pragma once
+
+#include "isa/Program.h"
+#include "tir/IR.h"
+
+#include <string>
+
+namespace npuc::npu {
+
+/// Appends the instructions of `body` to `out`. `where` names the group in error messages.
+void emitInstructions(const isa::Target &t, const tir::Stmt &body, const std::string &where,
+                      isa::Program &out);
+
+} // namespace npuc::npu

@@ -1,0 +1,80 @@
+// Epilogue.cpp - the fused elementwise tail of a kernel, as vector instructions over one tile.
+#include "npu/Kernels.h"
+
+#include "support/Error.h"
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace npuc::npu {
+
+using namespace tir;
+
+int tensorOperands(const GroupPlan &p) {
+  int n = 0;
+  for (const EpilogueOp &e : p.epilogue)
+    n += e.operand == EpilogueOp::Operand::Tensor;
+  return n;
+}
+
+int64_t epilogueOpsPerElement(const GroupPlan &p) {
+  return p.epilogue.empty() ? 1 : static_cast<int64_t>(p.epilogue.size());
+}
+
+bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+                            std::vector<View> &consts, std::vector<Stmt> &prologue) {
+  const Hw &hw = b.hw();
+  consts.assign(p.epilogue.size(), View{});
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Const)
+      continue;
+    // fp32 constants keep the CPU's precision for bias-like operands. A DMA copies raw bytes, so
+    // they move as fp16-sized elements in rows that respect the field limits (tail zero-padded).
+    int64_t halves = static_cast<int64_t>(e.constant.size()) * 2;
+    int64_t row = std::min<int64_t>(halves, hw.maxDim());
+    int64_t rows = ceilDiv(halves, row);
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * row * 2), 0);
+    std::memcpy(bytes.data(), e.constant.data(), e.constant.size() * 4);
+    int64_t dramAddr = d.addConst(bytes);
+    OnChip buf{fmt::format("const{}", i), hw.l1, static_cast<int64_t>(bytes.size()), 1};
+    if (!b.reserve(buf))
+      return false;
+    View src{hw.dram, imm(dramAddr)}, dst{hw.l1, imm(buf.base)};
+    src.s1 = imm(row);
+    dst.s1 = imm(row);
+    Dims dims{imm(row), imm(rows), imm(1)};
+    prologue.push_back(b.load(src, dst, dims));
+    View v{hw.l1, imm(buf.base), isa::ElemType::F32};
+    v.s0 = imm(e.constant.size() == 1 ? 0 : 1);
+    v.s1 = imm(0);
+    v.s2 = imm(0);
+    consts[i] = v;
+  }
+  return true;
+}
+
+Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
+                   const View &out, const std::vector<View> &ops, const Dims &d) {
+  std::vector<Stmt> s;
+  if (p.epilogue.empty()) {
+    s.push_back(b.vector("copy", out, src, View{}, d));
+    return seq(s);
+  }
+  View cur = src;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    const View &dst = i + 1 == p.epilogue.size() ? out : acc;
+    if (e.operand == EpilogueOp::Operand::None) {
+      s.push_back(b.vector(e.op, dst, cur, View{}, d, e.imm0, e.imm1));
+    } else if (e.operandFirst) {
+      s.push_back(b.vector(e.op, dst, ops[i], cur, d, e.imm0, e.imm1));
+    } else {
+      s.push_back(b.vector(e.op, dst, cur, ops[i], d, e.imm0, e.imm1));
+    }
+    cur = acc;
+  }
+  return seq(s);
+}
+
+} // namespace npuc::npu

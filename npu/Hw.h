@@ -1,0 +1,42 @@
+// Hw.h - the compiler's view of a target: which instruction implements each NPU primitive, which
+// memory level plays which role, and the limits the instruction fields impose.
+//
+// Everything here is derived from the loaded isa::Target; nothing is typed in. A target that
+// lacks a role (no DRAM->on-chip DMA, no matmul, ...) cannot run NPU groups at all, and
+// Hw::derive says why.
+#pragma once
+
+#include "isa/Target.h"
+
+#include <cstdint>
+#include <string>
+
+namespace npuc::npu {
+
+struct Hw {
+  const isa::Target *t = nullptr;
+  const isa::InstrDesc *ld = nullptr;  // Dma with source fixed to DRAM
+  const isa::InstrDesc *st = nullptr;  // Dma with destination fixed to DRAM
+  const isa::InstrDesc *mov = nullptr; // Dma between on-chip levels
+  const isa::InstrDesc *mm = nullptr;  // Matmul
+  const isa::InstrDesc *vop = nullptr; // Vector
+  int dram = -1, l1 = -1, l0a = -1, l0b = -1, acc = -1;
+  int tensorRows = 16, tensorCols = 16;
+
+  /// Largest value an instruction's field can take (fixed fields: their value).
+  static int64_t fieldMax(const isa::InstrDesc *d, const std::string &field);
+  int64_t maxDim() const; // the smallest n0/n1/n2/m/k/n limit over the DMA, matmul and vector ops
+  int64_t alignment(int level) const { return t->levels.at(static_cast<size_t>(level)).alignment; }
+  int64_t capacity(int level) const { return t->levels.at(static_cast<size_t>(level)).size; }
+  bool vectorHas(const std::string &op) const { return t->vector.supports(op); }
+  bool vectorReaches(int level) const;
+
+  /// Derives the roles from a target. Returns an empty string on success, else the reason the
+  /// target's NPU cannot run compiled groups.
+  static std::string derive(const isa::Target &t, Hw &out);
+};
+
+/// fp32 bit pattern of a float, for imm0/imm1 fields.
+int64_t floatBits(float f);
+
+} // namespace npuc::npu

@@ -1,0 +1,70 @@
+// Kernels.h - lowering one analysed group (Plan.h) to a tiled TIR loop nest of NPU instructions.
+//
+// Each kernel chooses its tile sizes for every level between DRAM and the units from the target's
+// capacities and the instruction field limits (an analytical cost model over the feasible tiles),
+// reserves its on-chip buffers (two copies each when double buffering, so that loads of tile i+1
+// overlap compute on tile i; the token pass then orders only what truly conflicts), and returns
+// the loop nest. A kernel that finds no feasible tiling returns a reason instead.
+#pragma once
+
+#include "npu/Builder.h"
+#include "npu/Plan.h"
+
+#include <functional>
+#include <string>
+
+namespace npuc::npu {
+
+/// DRAM placement services a kernel needs from the segment compiler.
+struct DramCtx {
+  std::function<int64_t(graph::ValueId)> addrOf;                // byte address of a tensor
+  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes
+};
+
+struct Kernel {
+  tir::Stmt body;
+  std::string tiling; // the decision, for `npuc inspect`
+  int64_t macs = 0;
+  int64_t vectorElems = 0;    // elements processed by vector instructions (roofline)
+  int64_t dramBytes = 0;      // compulsory DRAM traffic (roofline)
+  std::string reject;         // non-empty: no feasible tiling
+};
+
+/// Options a kernel reads.
+struct KernelOptions {
+  bool doubleBuffer = true;
+};
+
+Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o);
+Kernel lowerPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                       const KernelOptions &o);
+Kernel lowerGlobalPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                             const DramCtx &d, const KernelOptions &o);
+Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                          const KernelOptions &o);
+
+/// The epilogue's operands, staged on chip by the kernel.
+struct EpilogueInputs {
+  std::vector<View> operand; // per epilogue op: its Const/Tensor operand view (level -1: none)
+};
+
+/// Reserves the L1 constant vectors (fp32, C values or 1) of the epilogue and returns the TIR that
+/// loads them once; fills `consts` with each op's base view (s0 = 1 or 0, s1 = s2 = 0) at channel
+/// 0. Returns false when L1 has no room.
+bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+                            std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
+
+/// Applies the epilogue: `src` (fp16 in L1 or fp32 in acc) -> `acc` (fp32 scratch) -> `out`
+/// (fp16 in L1). `ops[i]` is op i's operand view already offset to this tile's channels.
+/// With no epilogue ops, copies src to out.
+tir::Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
+                        const View &out, const std::vector<View> &ops, const Dims &d);
+
+/// Vector ops the epilogue issues per element of the output (for cost and roofline).
+int64_t epilogueOpsPerElement(const GroupPlan &p);
+
+/// Number of Tensor operands (residuals) the epilogue reads.
+int tensorOperands(const GroupPlan &p);
+
+} // namespace npuc::npu

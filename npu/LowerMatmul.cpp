@@ -1,0 +1,287 @@
+// LowerMatmul.cpp - Conv/Gemm/MatMul groups as tiled implicit GEMM on the tensor unit.
+//
+// Data flow per output tile (toh output rows x OW columns x toc output channels of one conv
+// group): DRAM -> L1 (input rows with their halo and zero padding, loaded by the DMA's padding
+// support; the weight block of toc channels stays in L1 across the row tiles) -> L0A/L0B (one
+// A = [pixels x k-chunk] slice per kernel tap, gathered with a strided on-chip DMA, and the
+// matching B = [k-chunk x toc] weight slice) -> tensor unit, accumulating fp32 in the accumulator
+// -> vector unit (bias, fused epilogue, rounding to fp16 into L1) -> DRAM. Every buffer has two
+// copies when double buffering, indexed by the parity of its tile counter.
+#include "npu/Kernels.h"
+
+#include "support/Error.h"
+#include "support/Half.h"
+
+#include <fmt/format.h>
+
+namespace npuc::npu {
+
+using namespace tir;
+
+namespace {
+
+struct Tile {
+  int64_t toc = 0, tk = 0, toh = 0;
+  double cost = 0;
+};
+
+struct Geometry {
+  const ConvParams &c;
+  int64_t Wp, icg, ocg;
+  int64_t rowsFor(int64_t toh) const { return (toh - 1) * c.SH + (c.KH - 1) * c.DH + 1; }
+};
+
+} // namespace
+
+Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
+                         const DramCtx &d, const KernelOptions &o) {
+  const Hw &hw = b.hw();
+  const isa::Target &t = *hw.t;
+  const ConvParams &c = plan.conv;
+  Kernel k;
+  // The bias is the first epilogue op: an fp32 per-channel add on the accumulator.
+  GroupPlan p = plan;
+  if (!c.bias.empty()) {
+    EpilogueOp bias;
+    bias.op = "add";
+    bias.operand = EpilogueOp::Operand::Const;
+    bias.constant = c.bias;
+    p.epilogue.insert(p.epilogue.begin(), bias);
+  }
+  std::vector<View> consts;
+  std::vector<Stmt> prologue;
+  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
+    k.reject = "no room in L1 for the epilogue constants";
+    return k;
+  }
+  const int nb = o.doubleBuffer ? 2 : 1;
+  const int nres = tensorOperands(p);
+  Geometry geo{c, std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1), c.icg(),
+               c.ocg()};
+  const int64_t maxDim = hw.maxDim();
+  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
+  const int64_t l1Free = b.freeBytes(hw.l1);
+  const double dramBw = t.dram.bytesPerCycle;
+  const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
+  const int64_t fill = t.tensor.fillLatency;
+  const int64_t opsPerElem = epilogueOpsPerElement(p);
+
+  auto fits = [&](int64_t toc, int64_t tk, int64_t toh) {
+    int64_t M = toh * c.OW;
+    int64_t rows = geo.rowsFor(toh);
+    if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || geo.Wp > maxDim)
+      return false;
+    if (al(hw.l0a, M * tk * 2) * nb > hw.capacity(hw.l0a))
+      return false;
+    if (al(hw.l0b, tk * toc * 2) * nb > hw.capacity(hw.l0b))
+      return false;
+    if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
+      return false;
+    int64_t l1 = nb * (al(hw.l1, rows * geo.Wp * geo.icg * 2) +
+                       al(hw.l1, c.KH * c.KW * geo.icg * toc * 2) +
+                       al(hw.l1, M * toc * 2) * (1 + nres));
+    return l1 <= l1Free;
+  };
+  auto cost = [&](int64_t toc, int64_t tk, int64_t toh) {
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(geo.icg, tk);
+    double M = static_cast<double>(toh * c.OW);
+    double mms = double(c.N * c.G * OCB * OHB * c.KH * c.KW * KC);
+    double tensor = mms * (fill + M * ceilDiv(tk, hw.tensorRows) * ceilDiv(toc, hw.tensorCols));
+    double inBytes = double(c.N * c.G * OCB * OHB) * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
+    double dram = inBytes + double(c.N) * c.weights.size() * 2 +
+                  double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+    double feed = mms * (M * tk * 2 + tk * toc * 2);
+    double vec = double(c.N * c.OH * c.OW * c.OC) * opsPerElem / t.vector.lanes;
+    double parts[4] = {tensor, dram / dramBw, feed / feedBw, vec};
+    double best = 0, sum = 0;
+    for (double x : parts) {
+      best = std::max(best, x);
+      sum += x;
+    }
+    return o.doubleBuffer ? best : sum;
+  };
+
+  Tile best;
+  std::vector<int64_t> tocs, tks;
+  for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
+    tocs.push_back(v);
+  tocs.push_back(geo.ocg);
+  for (int64_t v = hw.tensorRows; v < geo.icg; v += hw.tensorRows)
+    tks.push_back(v);
+  tks.push_back(geo.icg);
+  for (int64_t toc : tocs) {
+    if (toc > maxDim)
+      continue;
+    for (int64_t tk : tks) {
+      if (tk > maxDim || !fits(toc, tk, 1))
+        continue;
+      int64_t lo = 1, hi = c.OH; // largest feasible toh (feasibility is monotone in toh)
+      while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (fits(toc, tk, mid))
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      double cst = cost(toc, tk, lo);
+      if (best.toc == 0 || cst < best.cost * 0.999 ||
+          (cst <= best.cost * 1.001 && toc * tk * lo > best.toc * best.tk * best.toh))
+        best = {toc, tk, lo, cst};
+    }
+  }
+  if (best.toc == 0) {
+    k.reject = fmt::format("no tiling of {}x{} output rows of width {} ({} input channels per "
+                           "group) fits the on-chip buffers",
+                           c.OH, c.OC, c.OW, geo.icg);
+    return k;
+  }
+  const int64_t toc = best.toc, tk = best.tk, toh = best.toh;
+  const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(geo.icg, tk);
+  const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
+
+  // Weights, block-major: [G][OCB][KH][KW][icg][toc_b] in fp16, each block at a full-block stride.
+  const int64_t blockElems = c.KH * c.KW * geo.icg * toc;
+  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * blockElems * 2), 0);
+  for (int64_t gi = 0; gi < c.G; ++gi)
+    for (int64_t ob = 0; ob < OCB; ++ob) {
+      int64_t tocb = std::min(toc, geo.ocg - ob * toc);
+      int64_t base = (gi * OCB + ob) * blockElems;
+      for (int64_t kh = 0; kh < c.KH; ++kh)
+        for (int64_t kw = 0; kw < c.KW; ++kw)
+          for (int64_t ic = 0; ic < geo.icg; ++ic)
+            for (int64_t j = 0; j < tocb; ++j) {
+              int64_t oc = gi * geo.ocg + ob * toc + j;
+              float w = c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
+              uint16_t h = floatToHalf(w);
+              size_t at = static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * geo.icg + ic) * tocb + j));
+              wbytes[at] = static_cast<uint8_t>(h & 0xff);
+              wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
+            }
+    }
+  const int64_t wAddr = d.addConst(wbytes);
+
+  OnChip xbuf{"x_l1", hw.l1, rowsMax * geo.Wp * geo.icg * 2, nb};
+  OnChip wbuf{"w_l1", hw.l1, blockElems * 2, nb};
+  OnChip obuf{"y_l1", hw.l1, M * toc * 2, nb};
+  OnChip abuf{"a_l0a", hw.l0a, M * tk * 2, nb};
+  OnChip bbuf{"b_l0b", hw.l0b, tk * toc * 2, nb};
+  OnChip cbuf{"c_acc", hw.acc, M * toc * 4, nb};
+  std::vector<OnChip> rbufs(static_cast<size_t>(nres));
+  bool ok = b.reserve(xbuf) && b.reserve(wbuf) && b.reserve(obuf) && b.reserve(abuf) &&
+            b.reserve(bbuf) && b.reserve(cbuf);
+  for (int i = 0; i < nres; ++i) {
+    rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, M * toc * 2, nb};
+    ok = ok && b.reserve(rbufs[static_cast<size_t>(i)]);
+  }
+  NPUC_ASSERT(ok, "the chosen tiling was checked to fit every level");
+
+  const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
+  Var n = Var::make("n"), gi = Var::make("g"), ob = Var::make("ocb"), hb = Var::make("ohb");
+  Var kh = Var::make("kh"), kw = Var::make("kw"), kc = Var::make("kc");
+  Expr itO = (Expr(n) * c.G + gi) * OCB + ob;  // weight-block counter
+  Expr it = itO * OHB + hb;                      // output-tile counter
+  Expr tocb = min(imm(toc), geo.ocg - Expr(ob) * toc);
+  Expr tohc = min(imm(toh), c.OH - Expr(hb) * toh);
+  Expr Mc = tohc * c.OW;
+  Expr oc0 = Expr(gi) * geo.ocg + Expr(ob) * toc; // first output channel of the tile
+
+  // Weight block -> L1 (once per block; stays across the row tiles).
+  View wsrc{hw.dram, imm(wAddr) + ((Expr(gi) * OCB + ob) * blockElems) * 2};
+  wsrc.s1 = tocb;
+  wsrc.s2 = tocb * geo.icg;
+  View wdst{hw.l1, wbuf.at(itO)};
+  wdst.s1 = wsrc.s1;
+  wdst.s2 = wsrc.s2;
+  Stmt loadW = b.load(wsrc, wdst, Dims{tocb, imm(geo.icg), imm(c.KH * c.KW)});
+
+  // Input rows (with halo) -> L1, zero padding by the DMA.
+  Expr ih0 = Expr(hb) * (toh * c.SH) - c.padT;
+  Expr rows = (tohc - 1) * c.SH + (c.KH - 1) * c.DH + 1;
+  Pad pad;
+  pad.lo[1] = imm(c.padL);
+  pad.hi[1] = imm(geo.Wp - c.W - c.padL);
+  pad.lo[2] = max(imm(0), imm(0) - ih0);
+  pad.hi[2] = max(imm(0), ih0 + rows - c.H);
+  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * geo.icg) * 2};
+  xsrc.s1 = imm(c.C);
+  xsrc.s2 = imm(c.W * c.C);
+  View xdst{hw.l1, xbuf.at(it)};
+  xdst.s1 = imm(geo.icg);
+  xdst.s2 = imm(geo.Wp * geo.icg);
+  std::vector<Stmt> tileBody;
+  tileBody.push_back(b.load(xsrc, xdst, Dims{imm(geo.icg), imm(geo.Wp), rows}, pad));
+
+  // Residual tiles -> L1, and the epilogue operand views of this tile.
+  Expr pix0 = (Expr(n) * c.OH + Expr(hb) * toh) * c.OW; // first output pixel of the tile
+  std::vector<View> ops(p.epilogue.size());
+  int r = 0;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand == EpilogueOp::Operand::Const) {
+      ops[i] = consts[i];
+      if (e.constant.size() > 1)
+        ops[i].addr = consts[i].addr + oc0 * 4;
+    } else if (e.operand == EpilogueOp::Operand::Tensor) {
+      const OnChip &rb = rbufs[static_cast<size_t>(r++)];
+      View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
+      rsrc.s1 = imm(c.OC);
+      View rdst{hw.l1, rb.at(it)};
+      rdst.s1 = tocb;
+      tileBody.push_back(b.load(rsrc, rdst, Dims{tocb, Mc, imm(1)}));
+      ops[i] = rdst;
+    }
+  }
+
+  // The k loop: gather A, slice B, multiply-accumulate.
+  Expr step = ((it * c.KH + kh) * c.KW + kw) * KC + kc; // L0 buffer counter
+  Expr kcur = min(imm(tk), geo.icg - Expr(kc) * tk);
+  View asrc{hw.l1, xbuf.at(it) + (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * geo.icg +
+                                  Expr(kc) * tk) * 2};
+  asrc.s1 = imm(c.SW * geo.icg);
+  asrc.s2 = imm(c.SH * geo.Wp * geo.icg);
+  View adst{hw.l0a, abuf.at(step)};
+  adst.s1 = kcur;
+  adst.s2 = kcur * c.OW;
+  View bsrc{hw.l1, wbuf.at(itO) + (((Expr(kh) * c.KW + kw) * geo.icg + Expr(kc) * tk) * tocb) * 2};
+  bsrc.s1 = tocb;
+  View bdst{hw.l0b, bbuf.at(step)};
+  bdst.s1 = tocb;
+  Expr first = min(((Expr(kh) * c.KW + kw) * KC + kc), 1); // 0 on the first tap: overwrite
+  Stmt kbody = seq({b.move(asrc, adst, Dims{kcur, imm(c.OW), tohc}),
+                    b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
+                    b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
+  tileBody.push_back(forLoop(kh, imm(0), imm(c.KH),
+                             forLoop(kw, imm(0), imm(c.KW), forLoop(kc, imm(0), imm(KC), kbody))));
+
+  // Epilogue on the accumulator tile, then the store.
+  View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
+  acc.s1 = tocb;
+  View out{hw.l1, obuf.at(it)};
+  out.s1 = tocb;
+  Dims ed{tocb, Mc, imm(1)};
+  tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+  View ydst{hw.dram, imm(yAddr) + (pix0 * c.OC + oc0) * 2};
+  ydst.s1 = imm(c.OC);
+  tileBody.push_back(b.store(out, ydst, ed));
+
+  Stmt rowLoop = forLoop(hb, imm(0), imm(OHB), seq(tileBody));
+  Stmt body = forLoop(n, imm(0), imm(c.N),
+                      forLoop(gi, imm(0), imm(c.G),
+                              forLoop(ob, imm(0), imm(OCB), seq({loadW, rowLoop}))));
+  prologue.push_back(body);
+  k.body = b.wrapAllocations(seq(prologue));
+  k.macs = c.macs();
+  k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
+  k.dramBytes = numElements(g.value(plan.input).shape) * 2 + static_cast<int64_t>(c.weights.size()) * 2 +
+                c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
+  k.tiling = fmt::format(
+      "implicit GEMM: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}; "
+      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}; estimated {:.0f} cycles",
+      toh, c.OW, toc, M, tk, geo.icg, rowsMax, geo.Wp, geo.icg, c.KH, c.KW, geo.icg, toc,
+      nres ? fmt::format(" + {} residual", nres) : "",
+      o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
+      best.cost);
+  return k;
+}
+
+} // namespace npuc::npu

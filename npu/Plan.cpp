@@ -1,0 +1,376 @@
+// Plan.cpp - recognising a fused group as one of the NPU's kernel shapes (see Plan.h).
+#include "npu/Plan.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace npuc::npu {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+using graph::ValueId;
+
+bool isNhwc(const Value &v) { return v.shape.size() == 4; }
+
+namespace {
+
+int64_t channelAxis(const Shape &s) { return s.size() == 4 ? 1 : static_cast<int64_t>(s.size()) - 1; }
+
+int64_t channelsOf(const Shape &s) {
+  if (s.empty())
+    return 1;
+  return s[static_cast<size_t>(channelAxis(s))];
+}
+
+// A constant that broadcasts to `out` along the channel axis only: returns 1 value (scalar) or
+// C values; empty when the broadcast needs more than a per-channel vector.
+std::vector<float> channelConstant(const Value &c, const Shape &out) {
+  if (!c.f32 || c.shape.size() > out.size())
+    return {};
+  size_t off = out.size() - c.shape.size();
+  int64_t cax = channelAxis(out);
+  bool perChannel = false;
+  for (size_t i = 0; i < c.shape.size(); ++i) {
+    int64_t a = static_cast<int64_t>(i + off);
+    if (c.shape[i] == 1)
+      continue;
+    if (a == cax && c.shape[i] == out[static_cast<size_t>(a)])
+      perChannel = true;
+    else
+      return {};
+  }
+  if (!perChannel)
+    return {(*c.f32)[0]};
+  return *c.f32; // every other dim is 1, so the data is the C values in order
+}
+
+struct Analyzer {
+  const Graph &g;
+  const graph::FusedGroup &grp;
+  const Hw &hw;
+  GroupPlan p;
+
+  bool reject(std::string why) {
+    if (p.reject.empty())
+      p.reject = std::move(why);
+    return false;
+  }
+  const Value &val(ValueId v) { return g.value(v); }
+  bool constant(ValueId v) { return v != graph::kNoValue && val(v).isConstant(); }
+  bool needOp(const std::string &op, const Node &n) {
+    if (hw.vectorHas(op))
+      return true;
+    return reject(n.name + " (" + n.op + "): the target's vector unit has no '" + op + "' op");
+  }
+
+  bool conv(const Node &n) {
+    const Value &x = val(n.inputs[0]);
+    const Value &y = val(n.outputs[0]);
+    if (x.shape.size() != 4)
+      return reject(n.name + " (Conv): only 2-D convolutions (4-D tensors) run on the NPU");
+    if (!constant(n.inputs[1]))
+      return reject(n.name + " (Conv): weights are not constant");
+    ConvParams &c = p.conv;
+    const Value &w = val(n.inputs[1]);
+    c.N = x.shape[0];
+    c.C = x.shape[1];
+    c.H = x.shape[2];
+    c.W = x.shape[3];
+    c.OC = y.shape[1];
+    c.OH = y.shape[2];
+    c.OW = y.shape[3];
+    c.KH = w.shape[2];
+    c.KW = w.shape[3];
+    c.G = n.attrInt("group", 1);
+    auto st = n.attrInts("strides", {1, 1});
+    auto dl = n.attrInts("dilations", {1, 1});
+    auto pads = n.attrInts("pads", {0, 0, 0, 0});
+    c.SH = st[0];
+    c.SW = st[1];
+    c.DH = dl[0];
+    c.DW = dl[1];
+    c.padT = pads[0];
+    c.padL = pads[1];
+    std::string ap = n.attrString("auto_pad", "NOTSET");
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t th = std::max<int64_t>(0, (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 - c.H);
+      int64_t tw = std::max<int64_t>(0, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1 - c.W);
+      c.padT = ap == "SAME_UPPER" ? th / 2 : th - th / 2;
+      c.padL = ap == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
+    } else if (ap == "VALID") {
+      c.padT = c.padL = 0;
+    }
+    c.weights = *w.f32;
+    if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
+      if (!constant(n.inputs[2]))
+        return reject(n.name + " (Conv): bias is not constant");
+      c.bias = *val(n.inputs[2]).f32;
+    }
+    p.input = n.inputs[0];
+    return true;
+  }
+
+  bool gemm(const Node &n) {
+    const Value &a = val(n.inputs[0]);
+    if (n.attrInt("transA", 0) != 0)
+      return reject(n.name + " (Gemm): transA=1 is not supported on the NPU");
+    if (!constant(n.inputs[1]))
+      return reject(n.name + " (Gemm): B is not constant");
+    const Value &b = val(n.inputs[1]);
+    bool tb = n.attrInt("transB", 0) != 0;
+    float alpha = static_cast<float>(n.attrFloat("alpha", 1.0));
+    float beta = static_cast<float>(n.attrFloat("beta", 1.0));
+    int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
+    ConvParams &c = p.conv;
+    c.W = c.OW = M;
+    c.C = K;
+    c.OC = N;
+    c.weights.assign(static_cast<size_t>(N * K), 0.f);
+    for (int64_t o = 0; o < N; ++o)
+      for (int64_t i = 0; i < K; ++i)
+        c.weights[static_cast<size_t>(o * K + i)] =
+            alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
+    if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
+      if (!constant(n.inputs[2]))
+        return reject(n.name + " (Gemm): C is not constant");
+      std::vector<float> cv = channelConstant(val(n.inputs[2]), {M, N});
+      if (cv.empty())
+        return reject(n.name + " (Gemm): C must broadcast per output column");
+      c.bias.assign(static_cast<size_t>(N), 0.f);
+      for (int64_t o = 0; o < N; ++o)
+        c.bias[static_cast<size_t>(o)] = beta * cv[cv.size() == 1 ? 0 : static_cast<size_t>(o)];
+    }
+    p.input = n.inputs[0];
+    return true;
+  }
+
+  bool matmul(const Node &n) {
+    const Value &a = val(n.inputs[0]);
+    if (!constant(n.inputs[1]) || val(n.inputs[1]).shape.size() != 2)
+      return reject(n.name + " (MatMul): the right operand must be a constant matrix");
+    if (a.shape.size() < 2 || a.shape.size() == 4)
+      return reject(n.name + " (MatMul): the left operand must be 2-D or 3-D");
+    const Value &b = val(n.inputs[1]);
+    int64_t K = b.shape[0], N = b.shape[1];
+    int64_t M = numElements(a.shape) / K;
+    ConvParams &c = p.conv;
+    c.W = c.OW = M;
+    c.C = K;
+    c.OC = N;
+    c.weights.assign(static_cast<size_t>(N * K), 0.f);
+    for (int64_t o = 0; o < N; ++o)
+      for (int64_t i = 0; i < K; ++i)
+        c.weights[static_cast<size_t>(o * K + i)] = (*b.f32)[static_cast<size_t>(i * N + o)];
+    p.input = n.inputs[0];
+    return true;
+  }
+
+  bool pool(const Node &n) {
+    const Value &x = val(n.inputs[0]);
+    const Value &y = val(n.outputs[0]);
+    if (x.shape.size() != 4)
+      return reject(n.name + " (" + n.op + "): only 2-D pooling runs on the NPU");
+    PoolParams &q = p.pool;
+    q.isMax = n.op == "MaxPool";
+    if (!needOp(q.isMax ? "max" : "add", n) || (!q.isMax && !needOp("mul", n)))
+      return false;
+    auto dl = n.attrInts("dilations", {1, 1});
+    if (dl[0] != 1 || dl[1] != 1)
+      return reject(n.name + " (" + n.op + "): dilated pooling is not supported on the NPU");
+    if (n.outputs.size() > 1 && n.outputs[1] != graph::kNoValue)
+      return reject(n.name + " (MaxPool): the Indices output is not supported on the NPU");
+    auto ks = n.attrInts("kernel_shape");
+    auto st = n.attrInts("strides", {1, 1});
+    auto pads = n.attrInts("pads", {0, 0, 0, 0});
+    if (n.attrString("auto_pad", "NOTSET") != "NOTSET")
+      return reject(n.name + " (" + n.op + "): auto_pad is not supported on the NPU");
+    q.N = x.shape[0];
+    q.C = x.shape[1];
+    q.H = x.shape[2];
+    q.W = x.shape[3];
+    q.OH = y.shape[2];
+    q.OW = y.shape[3];
+    q.KH = ks.at(0);
+    q.KW = ks.at(1);
+    q.SH = st[0];
+    q.SW = st[1];
+    q.padT = pads[0];
+    q.padL = pads[1];
+    if (!q.isMax) {
+      bool includePad = n.attrInt("count_include_pad", 0) != 0;
+      int64_t padB = pads[2], padR = pads[3];
+      q.divisor.resize(static_cast<size_t>(q.OH * q.OW));
+      for (int64_t oy = 0; oy < q.OH; ++oy)
+        for (int64_t ox = 0; ox < q.OW; ++ox) {
+          int64_t h0 = oy * q.SH - q.padT, w0 = ox * q.SW - q.padL;
+          int64_t h1 = std::min(h0 + q.KH, q.H + padB), w1 = std::min(w0 + q.KW, q.W + padR);
+          int64_t cnt;
+          if (includePad)
+            cnt = (h1 - h0) * (w1 - w0);
+          else
+            cnt = (std::min(h1, q.H) - std::max<int64_t>(h0, 0)) *
+                  (std::min(w1, q.W) - std::max<int64_t>(w0, 0));
+          q.divisor[static_cast<size_t>(oy * q.OW + ox)] = 1.0f / static_cast<float>(std::max<int64_t>(cnt, 1));
+        }
+    }
+    p.input = n.inputs[0];
+    return true;
+  }
+
+  // One elementwise node applied to the chain value `cur`; appends to the epilogue.
+  bool epilogue(const Node &n, ValueId cur) {
+    EpilogueOp e;
+    const Shape &out = val(n.outputs[0]).shape;
+    auto unary = [&](const std::string &op) {
+      if (!needOp(op, n))
+        return false;
+      e.op = op;
+      p.epilogue.push_back(e);
+      return true;
+    };
+    if (n.op == "Relu")
+      return unary("relu");
+    if (n.op == "Sigmoid")
+      return unary("sigmoid");
+    if (n.op == "Tanh")
+      return unary("tanh");
+    if (n.op == "Exp")
+      return unary("exp");
+    if (n.op == "Clip") {
+      float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
+      if (n.hasAttr("min"))
+        lo = static_cast<float>(n.attrFloat("min", lo));
+      if (n.hasAttr("max"))
+        hi = static_cast<float>(n.attrFloat("max", hi));
+      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+        if (n.inputs[i] == graph::kNoValue)
+          continue;
+        if (!constant(n.inputs[i]))
+          return reject(n.name + " (Clip): bounds must be constant");
+        (i == 1 ? lo : hi) = (*val(n.inputs[i]).f32)[0];
+      }
+      if (!needOp("clip", n))
+        return false;
+      e.op = "clip";
+      e.imm0 = lo;
+      e.imm1 = hi;
+      p.epilogue.push_back(e);
+      return true;
+    }
+    static const std::map<std::string, std::string> binary = {
+        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Max", "max"}, {"Min", "min"}};
+    auto b = binary.find(n.op);
+    if (b == binary.end() || n.inputs.size() != 2)
+      return reject(n.name + " (" + n.op + "): not an elementwise op the NPU runs");
+    bool curFirst = n.inputs[0] == cur;
+    ValueId other = curFirst ? n.inputs[1] : n.inputs[0];
+    e.operandFirst = !curFirst;
+    e.op = b->second;
+    if (constant(other)) {
+      e.operand = EpilogueOp::Operand::Const;
+      e.constant = channelConstant(val(other), out);
+      if (e.constant.empty())
+        return reject(n.name + " (" + n.op + "): constant operand " + val(other).name +
+                      " broadcasts beyond a per-channel vector");
+      if (e.op == "div" && !e.operandFirst) { // x / c == x * (1/c), exactly as the CPU would round
+        e.op = "mul";
+        for (float &v : e.constant)
+          v = 1.0f / v;
+      }
+    } else {
+      if (val(other).shape != out || val(cur).shape != out)
+        return reject(n.name + " (" + n.op + "): tensor operands of different shapes");
+      e.operand = EpilogueOp::Operand::Tensor;
+      e.tensor = other;
+    }
+    return needOp(e.op, n) && (p.epilogue.push_back(e), true);
+  }
+
+  void run() {
+    if (grp.outputs.size() != 1) {
+      reject(grp.name + ": a group with " + std::to_string(grp.outputs.size()) +
+             " outputs cannot run on the NPU");
+      return;
+    }
+    p.output = grp.outputs[0];
+    const Value &out = val(p.output);
+    p.channels = channelsOf(out.shape);
+    p.elements = numElements(out.shape);
+    const Node &a = g.node(grp.anchor);
+    static const std::vector<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                                   "Identity"};
+    bool allViews = std::all_of(grp.nodes.begin(), grp.nodes.end(), [&](graph::NodeId id) {
+      return std::find(views.begin(), views.end(), g.node(id).op) != views.end();
+    });
+    if (allViews) {
+      p.kind = KernelKind::View;
+      p.input = g.node(grp.nodes.front()).inputs[0];
+      const Value &in = val(p.input);
+      bool same = (!isNhwc(in) && !isNhwc(out)) ||
+                  (isNhwc(in) && in.shape[2] == 1 && in.shape[3] == 1 && !isNhwc(out)) ||
+                  (isNhwc(in) && isNhwc(out) && in.shape == out.shape);
+      if (!same)
+        reject(a.name + " (" + a.op + "): this reshape reorders bytes in the NPU layout");
+      return;
+    }
+    bool ok = true;
+    size_t first = 1;
+    if (a.op == "Conv") {
+      p.kind = KernelKind::Matmul;
+      ok = conv(a);
+    } else if (a.op == "Gemm") {
+      p.kind = KernelKind::Matmul;
+      ok = gemm(a);
+    } else if (a.op == "MatMul") {
+      p.kind = KernelKind::Matmul;
+      ok = matmul(a);
+    } else if (a.op == "MaxPool" || a.op == "AveragePool") {
+      p.kind = KernelKind::Pool;
+      ok = pool(a);
+    } else if (a.op == "GlobalAveragePool") {
+      p.kind = KernelKind::GlobalAvgPool;
+      if (val(a.inputs[0]).shape.size() != 4)
+        ok = reject(a.name + " (GlobalAveragePool): only 4-D inputs run on the NPU");
+      ok = ok && needOp("add", a) && needOp("mul", a);
+      p.input = a.inputs[0];
+    } else {
+      p.kind = KernelKind::Eltwise;
+      first = 0;
+      // The streamed input: the first non-constant input with the output's shape.
+      for (ValueId v : a.inputs)
+        if (v != graph::kNoValue && !constant(v) && val(v).shape == val(a.outputs[0]).shape) {
+          p.input = v;
+          break;
+        }
+      if (p.input == graph::kNoValue)
+        ok = reject(a.name + " (" + a.op + "): no input with the output's shape to stream");
+    }
+    if (!ok)
+      return;
+    ValueId cur = grp.nodes.front() == grp.anchor && first == 0 ? p.input : a.outputs[0];
+    for (size_t i = 0; i < grp.nodes.size(); ++i) {
+      const Node &n = g.node(grp.nodes[i]);
+      if (n.id == grp.anchor && first == 1)
+        continue;
+      if (!epilogue(n, cur))
+        return;
+      cur = n.outputs[0];
+    }
+    if (cur != p.output)
+      reject(grp.name + ": the group's output is not the end of its op chain");
+  }
+};
+
+} // namespace
+
+GroupPlan analyzeGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) {
+  Analyzer a{g, grp, hw, {}};
+  a.run();
+  return a.p;
+}
+
+} // namespace npuc::npu

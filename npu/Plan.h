@@ -1,0 +1,71 @@
+// Plan.h - what an NPU kernel must compute for one fused group, in the NPU's terms.
+//
+// analyzeGroup() recognises the group's shape (see graph/Passes.h fuseOps for how groups form):
+// a matmul-like anchor (Conv, Gemm, MatMul with constant weights), a window pool, a global
+// average pool, an elementwise chain, or a pure view (Reshape/Flatten that does not move bytes
+// in the NPU layout). The ops that follow the anchor become an epilogue of vector ops applied on
+// the fp32 accumulator tile, each operand being nothing, a per-channel/scalar constant, or a
+// tensor of the output's shape (a residual). Anything else is rejected with a reason, and the
+// group runs on the CPU.
+#pragma once
+
+#include "graph/Graph.h"
+#include "npu/Hw.h"
+
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, View };
+
+struct EpilogueOp {
+  enum class Operand { None, Const, Tensor };
+  std::string op;             // vector op name: add, sub, mul, max, min, relu, clip, ...
+  Operand operand = Operand::None;
+  bool operandFirst = false;  // the operand is the op's left side (c - x)
+  graph::ValueId tensor = graph::kNoValue; // Operand::Tensor
+  std::vector<float> constant;             // Operand::Const: 1 (scalar) or C values
+  float imm0 = 0, imm1 = 0;
+};
+
+/// Matmul-like kernel: Y[n, oy, ox, oc] = sum W[oc, ic, kh, kw] X[n, iy, ix, g*icg + ic].
+/// Gemm/MatMul are the 1x1 case on an [1, 1, M, K] image.
+struct ConvParams {
+  int64_t N = 1, H = 1, W = 1, C = 1;   // input (NHWC view)
+  int64_t OH = 1, OW = 1, OC = 1;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1;
+  int64_t padT = 0, padL = 0;
+  int64_t G = 1;
+  std::vector<float> weights;           // [OC][C/G][KH][KW], alpha folded in
+  std::vector<float> bias;              // [OC] or empty
+  int64_t icg() const { return C / G; }
+  int64_t ocg() const { return OC / G; }
+  int64_t macs() const { return N * OH * OW * OC * icg() * KH * KW; }
+};
+
+struct PoolParams {
+  bool isMax = true;
+  int64_t N = 1, H = 1, W = 1, C = 1, OH = 1, OW = 1;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, padT = 0, padL = 0;
+  std::vector<float> divisor; // avg: 1/count per output pixel [OH][OW]
+};
+
+struct GroupPlan {
+  KernelKind kind = KernelKind::Eltwise;
+  graph::ValueId input = graph::kNoValue;  // the main input (streamed)
+  graph::ValueId output = graph::kNoValue; // the group's single output
+  ConvParams conv;
+  PoolParams pool;
+  std::vector<EpilogueOp> epilogue;
+  int64_t channels = 1;  // size of the innermost (channel) axis of the output in NPU layout
+  int64_t elements = 0;  // output elements
+  std::string reject;    // non-empty: the NPU cannot run this group, and why
+};
+
+GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
+
+/// True when a value stored in the NPU layout is 4-D NHWC (others are row-major).
+bool isNhwc(const graph::Value &v);
+
+} // namespace npuc::npu
