@@ -46,6 +46,13 @@ const char *semanticsName(Semantics s);
 enum class ElemType : int { F16 = 0, F32 = 1 };
 int elemBytes(ElemType t);
 const char *elemTypeName(ElemType t);
+/// Names of the dtype codes, index = ElemType value (the YAML and assembly spell dtypes so).
+inline constexpr const char *kDtypeNames[] = {"fp16", "fp32"};
+inline constexpr int kNumDtypes = 2;
+
+/// The named fields a primitive reads, in the order of the comment above (opcode excluded;
+/// pop and push first). The loader requires each to be encoded or fixed by every instruction.
+const std::vector<std::string> &primitiveFields(Semantics s);
 
 struct MemoryLevel {
   std::string name; // "dram", "l1", "l0a", ...

@@ -1,0 +1,219 @@
+// Loader.cpp - reads a target description YAML (schema: docs/ISA.md, example:
+// configs/npu-base.yaml) into an isa::Target and validates the machine part: memory levels,
+// engines, tensor/vector units, DRAM and tokens. Instructions are handled by Instructions.cpp.
+// Every rejection is an npuc::Error naming the file and the field path, because a target file
+// is user input: a typo in it must never turn into a compiler assertion or a silent default.
+#include "isa/LoaderInternal.h"
+#include "isa/Target.h"
+#include "isa/YamlNode.h"
+
+#include "support/Error.h"
+#include "support/Npy.h"
+
+#include <set>
+
+namespace npuc::isa {
+namespace {
+
+using detail::YNode;
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+constexpr int64_t kIntMax = INT32_MAX;
+
+void parseLevels(const YNode &seq, Target &t) {
+  size_t n = seq.size();
+  if (n == 0)
+    seq.error("at least one memory level (the dram) is required");
+  std::set<std::string> names;
+  int drams = 0;
+  for (size_t i = 0; i < n; ++i) {
+    YNode raw = seq.at(i);
+    raw.allowKeys({"name", "kind", "size", "banks", "bank_width", "alignment", "ports"});
+    MemoryLevel l;
+    l.name = raw.req("name").asString();
+    YNode y = raw.relabel(raw.path() + " (" + l.name + ")");
+    if (!names.insert(l.name).second)
+      y.req("name").error("duplicate memory level name '" + l.name + "'");
+    l.index = static_cast<int>(i);
+    YNode kind = y.req("kind");
+    std::string k = kind.asString();
+    if (k != "dram" && k != "sram")
+      kind.error("unknown kind '" + k + "' (expected dram or sram)");
+    l.isDram = k == "dram";
+    drams += l.isDram;
+    l.size = y.req("size").asIntIn(1, INT64_MAX);
+    l.banks = static_cast<int>(y.intOr("banks", 1, 1, 4096));
+    l.bankWidth = static_cast<int>(y.intOr("bank_width", 64, 1, kIntMax));
+    l.alignment = static_cast<int>(y.intOr("alignment", 1, 1, kIntMax));
+    l.ports = static_cast<int>(y.intOr("ports", 1, 1, 64));
+    int64_t row = int64_t(l.banks) * l.bankWidth;
+    if (l.size % row != 0)
+      y.req("size").error(fmt::format("size {} is not a multiple of banks*bank_width = {}*{} = {}",
+                                      l.size, l.banks, l.bankWidth, row));
+    if (!isPowerOfTwo(l.alignment))
+      y.req("alignment").error(fmt::format("alignment {} is not a power of two", l.alignment));
+    t.levels.push_back(l);
+  }
+  if (drams != 1)
+    seq.error(fmt::format("exactly one level must have kind dram, found {}", drams));
+}
+
+void parseEngines(const YNode &seq, Target &t) {
+  size_t n = seq.size();
+  if (n == 0)
+    seq.error("at least one engine is required");
+  std::set<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    YNode raw = seq.at(i);
+    raw.allowKeys({"name", "queue_depth", "bytes_per_cycle"});
+    Engine e;
+    e.name = raw.req("name").asString();
+    YNode y = raw.relabel(raw.path() + " (" + e.name + ")");
+    if (!names.insert(e.name).second)
+      y.req("name").error("duplicate engine name '" + e.name + "'");
+    e.index = static_cast<int>(i);
+    e.queueDepth = static_cast<int>(y.intOr("queue_depth", 16, 1, 1 << 20));
+    e.bytesPerCycle = y.doubleOr("bytes_per_cycle", 0);
+    if (e.bytesPerCycle < 0)
+      y.req("bytes_per_cycle").error("must not be negative");
+    t.engines.push_back(e);
+  }
+}
+
+/// A level named by a unit (tensor a/b/acc, vector levels): must exist and be on chip.
+int onChipLevel(const YNode &y, const Target &t) {
+  std::string name = y.asString();
+  std::optional<int> l = t.findLevel(name);
+  if (!l)
+    y.error("unknown memory level '" + name + "'");
+  if (t.levels[static_cast<size_t>(*l)].isDram)
+    y.error("level '" + name + "' is the dram; compute units work on on-chip levels");
+  return *l;
+}
+
+ElemType dtype(const YNode &y) {
+  std::string s = y.asString();
+  for (int i = 0; i < kNumDtypes; ++i)
+    if (s == kDtypeNames[i])
+      return static_cast<ElemType>(i);
+  y.error("unknown dtype '" + s + "' (expected fp16 or fp32)");
+}
+
+void parseTensorUnit(const YNode &y, Target &t) {
+  y.allowKeys({"rows", "cols", "operand_dtype", "acc_dtype", "dataflow", "a_level", "b_level",
+               "acc_level", "fill_latency"});
+  TensorUnit &u = t.tensor;
+  u.rows = static_cast<int>(y.req("rows").asIntIn(1, 4096));
+  u.cols = static_cast<int>(y.req("cols").asIntIn(1, 4096));
+  u.operandType = dtype(y.req("operand_dtype"));
+  u.accType = dtype(y.req("acc_dtype"));
+  if (u.accType != ElemType::F32)
+    y.req("acc_dtype").error("the tensor unit accumulates in fp32 (Matmul semantics)");
+  YNode df = y.req("dataflow");
+  u.dataflow = df.asString();
+  if (u.dataflow != "weight-stationary" && u.dataflow != "output-stationary" &&
+      u.dataflow != "input-stationary")
+    df.error("unknown dataflow '" + u.dataflow +
+             "' (expected weight-stationary, output-stationary or input-stationary)");
+  u.aLevel = onChipLevel(y.req("a_level"), t);
+  u.bLevel = onChipLevel(y.req("b_level"), t);
+  u.accLevel = onChipLevel(y.req("acc_level"), t);
+  u.fillLatency = static_cast<int>(y.req("fill_latency").asIntIn(0, kIntMax));
+}
+
+void parseVectorUnit(const YNode &y, Target &t) {
+  y.allowKeys({"lanes", "ops", "max_dims", "levels"});
+  VectorUnit &v = t.vector;
+  v.lanes = static_cast<int>(y.req("lanes").asIntIn(1, 1 << 16));
+  YNode ops = y.req("ops");
+  if (ops.size() == 0)
+    ops.error("the vector op list is empty (at least copy is needed to move data)");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string op = ops.at(i).asString();
+    if (v.supports(op))
+      ops.at(i).error("duplicate vector op '" + op + "'");
+    v.ops.push_back(op);
+  }
+  v.maxDims = static_cast<int>(y.req("max_dims").asIntIn(1, 3));
+  YNode levels = y.req("levels");
+  if (levels.size() == 0)
+    levels.error("the vector unit needs at least one memory level");
+  for (size_t i = 0; i < levels.size(); ++i) {
+    int l = onChipLevel(levels.at(i), t);
+    for (int prev : v.levels)
+      if (prev == l)
+        levels.at(i).error("duplicate level '" + t.levels[static_cast<size_t>(l)].name + "'");
+    v.levels.push_back(l);
+  }
+}
+
+void parseDram(const YNode &y, Target &t) {
+  y.allowKeys({"bytes_per_cycle", "latency", "channels", "burst_bytes"});
+  t.dram.bytesPerCycle = y.req("bytes_per_cycle").asDouble();
+  if (!(t.dram.bytesPerCycle > 0))
+    y.req("bytes_per_cycle").error("must be positive");
+  t.dram.latency = static_cast<int>(y.req("latency").asIntIn(0, kIntMax));
+  t.dram.channels = static_cast<int>(y.intOr("channels", 1, 1, 1024));
+  t.dram.burstBytes = static_cast<int>(y.intOr("burst_bytes", 64, 1, kIntMax));
+}
+
+void parseOpcodeField(const YNode &y, Target &t) {
+  y.allowKeys({"lsb", "width"});
+  t.opcodeField.name = "opcode";
+  t.opcodeField.lsb = static_cast<int>(y.req("lsb").asIntIn(0, t.instructionBits - 1));
+  t.opcodeField.width = static_cast<int>(y.req("width").asIntIn(1, 32));
+  if (t.opcodeField.lsb + t.opcodeField.width > t.instructionBits)
+    y.error(fmt::format("bits [{}, {}) exceed instruction_bits {}", t.opcodeField.lsb,
+                        t.opcodeField.lsb + t.opcodeField.width, t.instructionBits));
+}
+
+} // namespace
+
+Target parseTarget(const std::string &yamlText, const std::string &origin) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yamlText);
+  } catch (const YAML::ParserException &e) {
+    fail("{}:{}:{}: YAML syntax error: {}", origin, e.mark.line + 1, e.mark.column + 1, e.msg);
+  } catch (const YAML::Exception &e) {
+    fail("{}: cannot read YAML: {}", origin, e.what());
+  }
+  YNode root(doc, "", &origin);
+  if (!doc.IsMap())
+    root.error("a target description must be a YAML map");
+  root.allowKeys({"name", "description", "clock_ghz", "instruction_bits", "opcode", "memory",
+                  "engines", "tensor_unit", "vector_unit", "dram", "tokens", "instructions"});
+  Target t;
+  t.path = origin;
+  t.sourceText = yamlText;
+  t.name = root.req("name").asString();
+  if (auto d = root.opt("description"))
+    d->asString(); // free text; only checked to be a scalar
+  t.clockGhz = root.req("clock_ghz").asDouble();
+  if (!(t.clockGhz > 0))
+    root.req("clock_ghz").error("must be positive");
+  YNode bits = root.req("instruction_bits");
+  t.instructionBits = static_cast<int>(bits.asIntIn(8, 1 << 16));
+  if (t.instructionBits % 8 != 0)
+    bits.error(fmt::format("{} is not a multiple of 8", t.instructionBits));
+  parseOpcodeField(root.req("opcode"), t);
+  parseLevels(root.req("memory"), t);
+  parseEngines(root.req("engines"), t);
+  parseTensorUnit(root.req("tensor_unit"), t);
+  parseVectorUnit(root.req("vector_unit"), t);
+  parseDram(root.req("dram"), t);
+  YNode tokens = root.req("tokens");
+  tokens.allowKeys({"queue_depth"});
+  t.tokenQueueDepth = static_cast<int>(tokens.req("queue_depth").asIntIn(1, 1 << 20));
+  detail::parseInstructions(root.req("instructions"), t);
+  return t;
+}
+
+Target loadTarget(const std::string &path) {
+  // readFile reports a missing/unreadable file as "<path>: cannot open file".
+  std::string text = readFile(path);
+  return parseTarget(text, path);
+}
+
+} // namespace npuc::isa
