@@ -38,8 +38,8 @@ struct Value {
   bool isConstant() const { return f32 || i64; }
 };
 
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
-                               std::vector<double>>;
+using AttrValue =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 
 enum class Placement { Unassigned, Npu, Cpu };
 const char *placementName(Placement p);
@@ -79,8 +79,8 @@ public:
   std::string name;
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<ValueId> inputs;  // graph inputs (non-constant), in model order
-  std::vector<ValueId> outputs; // graph outputs, in model order
+  std::vector<ValueId> inputs;    // graph inputs (non-constant), in model order
+  std::vector<ValueId> outputs;   // graph outputs, in model order
   std::vector<FusedGroup> groups; // filled by fuseOps(); empty before
 
   ValueId addValue(std::string name, Shape shape, DType dtype);

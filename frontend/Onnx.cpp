@@ -1,0 +1,258 @@
+// Onnx.cpp - ONNX model loading: protobuf parsing, opset check, input shape pinning, ONNX shape
+// inference (as a cross-check of our own), initializers, and the node loop (OnnxOps.cpp).
+#include "frontend/Onnx.h"
+#include "frontend/OnnxImpl.h"
+
+#include "support/Error.h"
+#include "support/Npy.h"
+
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <set>
+
+namespace npuc::frontend {
+
+namespace detail {
+
+graph::ValueId Importer::lookup(const std::string &name, const std::string &where) const {
+  auto it = names.find(name);
+  if (it == names.end())
+    fail("{}: input '{}' is not defined by any earlier node, initializer or graph input", where,
+         name);
+  return it->second;
+}
+
+namespace {
+
+template <typename T> std::vector<T> rawAs(const onnx::TensorProto &t, int64_t n) {
+  if (static_cast<int64_t>(t.raw_data().size()) != n * static_cast<int64_t>(sizeof(T)))
+    fail("tensor '{}': raw_data has {} bytes, expected {}", t.name(), t.raw_data().size(),
+         n * static_cast<int64_t>(sizeof(T)));
+  std::vector<T> v(static_cast<size_t>(n));
+  std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size()); // ONNX raw data is LE
+  return v;
+}
+
+// Reads integer-typed tensor contents (raw or typed field) as int64.
+std::vector<int64_t> intContents(const onnx::TensorProto &t, int64_t n) {
+  using TP = onnx::TensorProto;
+  std::vector<int64_t> out;
+  auto widen = [&](auto v) { out.assign(v.begin(), v.end()); };
+  bool raw = t.has_raw_data();
+  switch (t.data_type()) {
+  case TP::INT64:
+    if (raw)
+      out = rawAs<int64_t>(t, n);
+    else
+      widen(t.int64_data());
+    break;
+  case TP::INT32:
+    raw ? widen(rawAs<int32_t>(t, n)) : widen(t.int32_data());
+    break;
+  case TP::INT16:
+    raw ? widen(rawAs<int16_t>(t, n)) : widen(t.int32_data());
+    break;
+  case TP::INT8:
+    raw ? widen(rawAs<int8_t>(t, n)) : widen(t.int32_data());
+    break;
+  case TP::UINT8:
+  case TP::BOOL:
+    raw ? widen(rawAs<uint8_t>(t, n)) : widen(t.int32_data());
+    break;
+  default:
+    NPUC_ASSERT(false, "intContents is only called for integer tensors");
+  }
+  return out;
+}
+
+} // namespace
+
+graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std::string &name) {
+  using TP = onnx::TensorProto;
+  if (t.data_location() == TP::EXTERNAL)
+    fail("tensor '{}': external data is not supported", name);
+  Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0)
+      fail("tensor '{}': negative dimension", name);
+  int64_t n = numElements(shape);
+  std::vector<float> f;
+  switch (t.data_type()) {
+  case TP::FLOAT:
+    if (t.has_raw_data())
+      f = rawAs<float>(t, n);
+    else
+      f.assign(t.float_data().begin(), t.float_data().end());
+    break;
+  case TP::DOUBLE: { // converted: the NPU and the reference compute in fp32
+    std::vector<double> d =
+        t.has_raw_data() ? rawAs<double>(t, n)
+                         : std::vector<double>(t.double_data().begin(), t.double_data().end());
+    f.assign(d.begin(), d.end());
+    break;
+  }
+  case TP::INT64:
+  case TP::INT32:
+  case TP::INT16:
+  case TP::INT8:
+  case TP::UINT8:
+  case TP::BOOL: {
+    std::vector<int64_t> v = intContents(t, n);
+    if (static_cast<int64_t>(v.size()) != n)
+      fail("tensor '{}': has {} elements, shape {} needs {}", name, v.size(), shapeToString(shape),
+           n);
+    return im.g.addConstantI64(name, shape, std::move(v));
+  }
+  default:
+    fail("tensor '{}': data type {} is not supported (float32, float64 and integer types are)",
+         name, TP::DataType_Name(static_cast<TP::DataType>(t.data_type())));
+  }
+  if (static_cast<int64_t>(f.size()) != n)
+    fail("tensor '{}': has {} elements, shape {} needs {}", name, f.size(), shapeToString(shape),
+         n);
+  return im.g.addConstant(name, shape, std::move(f));
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::Importer;
+
+int64_t findOpset(const onnx::ModelProto &m) {
+  for (const auto &op : m.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      return op.version();
+  fail("the model imports no default-domain (ai.onnx) opset");
+}
+
+// Pins the graph inputs' shapes (model dims + --input-shape) and writes them back into the
+// model so that ONNX shape inference sees static inputs too.
+void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string> &inits,
+                  const std::map<std::string, Shape> &pinned) {
+  std::set<std::string> used;
+  for (auto &in : *m.mutable_graph()->mutable_input()) {
+    if (inits.count(in.name()))
+      continue; // an initializer listed as input (old exporters): a constant
+    if (!in.type().has_tensor_type())
+      fail("input '{}': only tensor inputs are supported", in.name());
+    auto *tt = in.mutable_type()->mutable_tensor_type();
+    if (tt->elem_type() != onnx::TensorProto::FLOAT)
+      fail("input '{}': element type {} is not supported (float32 only)", in.name(),
+           onnx::TensorProto::DataType_Name(
+               static_cast<onnx::TensorProto::DataType>(tt->elem_type())));
+    if (!tt->has_shape())
+      fail("input '{}': the model gives no shape", in.name());
+    auto pin = pinned.find(in.name());
+    if (pin != pinned.end())
+      used.insert(in.name());
+    Shape shape;
+    auto *dims = tt->mutable_shape()->mutable_dim();
+    if (pin != pinned.end() && pin->second.size() != static_cast<size_t>(dims->size()))
+      fail("input '{}': --input-shape {} has rank {}, the model's input has rank {}", in.name(),
+           shapeToString(pin->second), pin->second.size(), dims->size());
+    for (int i = 0; i < dims->size(); ++i) {
+      auto *d = dims->Mutable(i);
+      bool known = d->has_dim_value() && d->dim_value() > 0;
+      if (pin != pinned.end()) {
+        int64_t want = pin->second[static_cast<size_t>(i)];
+        if (known && d->dim_value() != want)
+          fail("input '{}': --input-shape gives dim {} = {} but the model fixes it to {}",
+               in.name(), i, want, d->dim_value());
+        if (want <= 0)
+          fail("input '{}': --input-shape dim {} must be positive", in.name(), i);
+        shape.push_back(want);
+      } else if (known) {
+        shape.push_back(d->dim_value());
+      } else {
+        fail("input '{}': dim {} ('{}') is dynamic; pin it with --input-shape {}=...", in.name(), i,
+             d->has_dim_param() ? d->dim_param() : "?", in.name());
+      }
+      d->clear_dim_param();
+      d->set_dim_value(shape.back());
+    }
+    graph::ValueId v = im.g.addValue(in.name(), shape, graph::DType::F32);
+    im.g.inputs.push_back(v);
+    im.names[in.name()] = v;
+  }
+  for (const auto &[name, s] : pinned)
+    if (!used.count(name))
+      fail("--input-shape names '{}', which is not an input of the model", name);
+}
+
+// Compares our static shapes with the fully static shapes ONNX inferred.
+void crossCheck(const Importer &im, const onnx::ModelProto &m) {
+  for (const auto &vi : m.graph().value_info()) {
+    auto it = im.names.find(vi.name());
+    if (it == im.names.end() || !vi.type().tensor_type().has_shape())
+      continue;
+    Shape theirs;
+    for (const auto &d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value())
+        return;
+      theirs.push_back(d.dim_value());
+    }
+    const graph::Value &v = im.g.value(it->second);
+    if (v.shape != theirs && numElements(v.shape) == numElements(theirs) && v.isConstant())
+      continue; // a folded constant: ONNX may keep a different but equivalent layout
+    if (v.shape != theirs)
+      fail("value '{}': npuc computed shape {} but ONNX shape inference gives {}", vi.name(),
+           shapeToString(v.shape), shapeToString(theirs));
+  }
+}
+
+graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape> &pinned) {
+  Importer im;
+  im.opset = findOpset(m);
+  if (im.opset < 11 || im.opset > 17)
+    fail("opset {} is not supported (supported: 11-17)", im.opset);
+  if (!m.has_graph())
+    fail("the model has no graph");
+  const onnx::GraphProto &gp = m.graph();
+  im.g.name = gp.name();
+  std::set<std::string> inits;
+  for (const auto &t : gp.initializer())
+    inits.insert(t.name());
+  importInputs(im, m, inits, pinned);
+  try {
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 1, false));
+  } catch (const std::exception &e) {
+    fail("ONNX shape inference failed: {}", e.what());
+  }
+  for (const auto &t : gp.initializer())
+    im.names[t.name()] = detail::importTensor(im, t, t.name());
+  for (int i = 0; i < gp.node_size(); ++i)
+    detail::importNode(im, gp.node(i), i);
+  for (const auto &out : gp.output())
+    im.g.outputs.push_back(im.lookup(out.name(), "graph output"));
+  if (im.g.outputs.empty())
+    fail("the graph has no outputs");
+  crossCheck(im, m);
+  im.g.removeDeadNodes();
+  return std::move(im.g);
+}
+
+} // namespace
+
+graph::Graph importOnnx(const std::string &path, const std::map<std::string, Shape> &inputShapes) {
+  std::string bytes;
+  try {
+    bytes = readFile(path);
+  } catch (const Error &e) {
+    fail("{}: cannot read the model ({})", path, e.what());
+  }
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes))
+    fail("{}: not a valid ONNX model (protobuf parsing failed on {} bytes)", path, bytes.size());
+  if (!model.has_graph() || model.opset_import_size() == 0)
+    fail("{}: not a valid ONNX model (no graph or no opset_import)", path);
+  try {
+    return importModel(model, inputShapes);
+  } catch (const Error &e) {
+    fail("{}: {}", path, e.what());
+  }
+}
+
+} // namespace npuc::frontend

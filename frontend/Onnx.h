@@ -1,0 +1,29 @@
+// Onnx.h - ONNX model import into the graph IR.
+//
+// importOnnx reads a model (opsets 11-17 of the default domain), pins dynamic input dimensions
+// with `inputShapes` (input name -> full shape), runs ONNX's own shape inference as a consistency
+// check and computes every value's static shape itself. Attributes are normalised so that later
+// stages need not know ONNX opset differences:
+//   * Conv/MaxPool/AveragePool: explicit kernel_shape, strides, dilations and 4-entry pads
+//     (auto_pad resolved); pools also carry ceil_mode and (AveragePool) count_include_pad.
+//   * Gemm: alpha, beta, transA, transB always present.
+//   * Clip: bounds as float attributes min/max (absent = unbounded); the node has one input.
+//   * Softmax/Concat/Flatten/Gather: non-negative axis attribute; Softmax uses opset-13 meaning.
+//   * Squeeze/Unsqueeze: axes as an attribute; Pad: pads and value attributes, one input.
+//   * Identity, Dropout and float->float Cast are removed (their output aliases their input).
+//   * Constant, Shape, and any supported op whose inputs are all constants are folded at import
+//     (this makes torchvision's Shape/Gather/Unsqueeze/Concat/Reshape idioms static).
+// Every error is an npuc::Error whose message starts with the model path.
+#pragma once
+
+#include "graph/Graph.h"
+
+#include <map>
+#include <string>
+
+namespace npuc::frontend {
+
+graph::Graph importOnnx(const std::string &path,
+                        const std::map<std::string, Shape> &inputShapes = {});
+
+} // namespace npuc::frontend

@@ -1,0 +1,357 @@
+// OnnxOps.cpp - per-operator import: reads ONNX attributes, resolves opset differences into the
+// normalised attribute form documented in Onnx.h, infers output shapes and folds constant nodes.
+#include "frontend/OnnxImpl.h"
+
+#include "graph/Passes.h"
+#include "graph/ShapeInference.h"
+#include "support/Error.h"
+
+#include <limits>
+#include <set>
+
+namespace npuc::frontend::detail {
+
+namespace {
+
+using graph::kNoValue;
+using graph::Node;
+using graph::ValueId;
+
+const std::set<std::string> &supportedOps() {
+  static const std::set<std::string> ops{"Conv",
+                                         "Gemm",
+                                         "MatMul",
+                                         "Add",
+                                         "Sub",
+                                         "Mul",
+                                         "Div",
+                                         "Relu",
+                                         "Clip",
+                                         "Sigmoid",
+                                         "Tanh",
+                                         "Exp",
+                                         "Max",
+                                         "Min",
+                                         "MaxPool",
+                                         "AveragePool",
+                                         "GlobalAveragePool",
+                                         "Flatten",
+                                         "Reshape",
+                                         "Transpose",
+                                         "BatchNormalization",
+                                         "Concat",
+                                         "Softmax",
+                                         "Identity",
+                                         "Dropout",
+                                         "Constant",
+                                         "Shape",
+                                         "Gather",
+                                         "Unsqueeze",
+                                         "Squeeze",
+                                         "Cast",
+                                         "Pad"};
+  return ops;
+}
+
+std::string where(const Node &n) {
+  return fmt::format("node '{}' ({})", n.name, n.op);
+}
+
+void readAttributes(Node &n, const onnx::NodeProto &p) {
+  using AP = onnx::AttributeProto;
+  for (const auto &a : p.attribute()) {
+    switch (a.type()) {
+    case AP::INT:
+      n.attrs[a.name()] = static_cast<int64_t>(a.i());
+      break;
+    case AP::FLOAT:
+      n.attrs[a.name()] = static_cast<double>(a.f());
+      break;
+    case AP::STRING:
+      n.attrs[a.name()] = a.s();
+      break;
+    case AP::INTS:
+      n.attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+      break;
+    case AP::FLOATS:
+      n.attrs[a.name()] = std::vector<double>(a.floats().begin(), a.floats().end());
+      break;
+    case AP::TENSOR:
+      break; // only Constant has tensor attributes; handled there
+    default:
+      fail("{}: attribute {} has an unsupported type", where(n), a.name());
+    }
+  }
+}
+
+const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue || !im.g.value(n.inputs[i]).isConstant())
+    fail("{}: {} (input {}) must be a constant", where(n), what, i);
+  return im.g.value(n.inputs[i]);
+}
+
+std::vector<int64_t> constInts(Importer &im, const Node &n, size_t i, const char *what) {
+  const graph::Value &v = constInput(im, n, i, what);
+  if (!v.i64)
+    fail("{}: {} must be an integer tensor", where(n), what);
+  return *v.i64;
+}
+
+double constScalar(Importer &im, const Node &n, size_t i, const char *what) {
+  const graph::Value &v = constInput(im, n, i, what);
+  if (numElements(v.shape) != 1)
+    fail("{}: {} must be a scalar, got shape {}", where(n), what, shapeToString(v.shape));
+  return v.f32 ? (*v.f32)[0] : static_cast<double>((*v.i64)[0]);
+}
+
+// Resolves auto_pad and fills defaults for a 2-D window op (Conv, MaxPool, AveragePool).
+void normaliseWindow(Importer &im, Node &n) {
+  const Shape &x = im.g.value(n.inputs.at(0)).shape;
+  if (x.size() != 4)
+    fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
+  std::vector<int64_t> k;
+  if (n.op == "Conv") {
+    const Shape &w = im.g.value(n.inputs.at(1)).shape;
+    if (w.size() != 4)
+      fail("{}: weight must be 4-D, got shape {}", where(n), shapeToString(w));
+    k = n.attrInts("kernel_shape", {w[2], w[3]});
+  } else {
+    k = n.attrInts("kernel_shape");
+    if (n.attrInt("storage_order", 0) != 0)
+      fail("{}: attribute storage_order={} not supported", where(n), n.attrInt("storage_order", 0));
+  }
+  if (k.size() != 2)
+    fail("{}: kernel_shape must have 2 entries", where(n));
+  auto s = n.attrInts("strides", {1, 1});
+  auto d = n.attrInts("dilations", {1, 1});
+  auto p = n.attrInts("pads", {0, 0, 0, 0});
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4)
+    fail("{}: strides/dilations need 2 entries and pads 4", where(n));
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    p = {0, 0, 0, 0};
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = x[static_cast<size_t>(2 + i)];
+      int64_t out = (in + s[i] - 1) / s[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in);
+      int64_t small = total / 2, big = total - small;
+      p[i] = autoPad == "SAME_UPPER" ? small : big;
+      p[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    fail("{}: attribute auto_pad={} not supported", where(n), autoPad);
+  }
+  n.attrs.erase("auto_pad");
+  n.attrs["kernel_shape"] = k;
+  n.attrs["strides"] = s;
+  n.attrs["dilations"] = d;
+  n.attrs["pads"] = p;
+  if (n.op == "Conv") {
+    n.attrs["group"] = n.attrInt("group", 1);
+  } else {
+    n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
+    if (n.op == "AveragePool")
+      n.attrs["count_include_pad"] = n.attrInt("count_include_pad", 0);
+    if (n.outputs.size() > 1)
+      fail("{}: the Indices output is not supported", where(n));
+  }
+}
+
+int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    fail("{}: axis {} out of range for rank {}", where(n), axis, rank);
+  return axis < 0 ? axis + r : axis;
+}
+
+// Returns false when the node is removed (its output aliases its input).
+bool normalise(Importer &im, Node &n) {
+  graph::Graph &g = im.g;
+  const std::string &op = n.op;
+  auto rank = [&](size_t i) { return g.value(n.inputs.at(i)).shape.size(); };
+  if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
+    normaliseWindow(im, n);
+  } else if (op == "Gemm") {
+    n.attrs["alpha"] = n.attrFloat("alpha", 1.0);
+    n.attrs["beta"] = n.attrFloat("beta", 1.0);
+    n.attrs["transA"] = n.attrInt("transA", 0);
+    n.attrs["transB"] = n.attrInt("transB", 0);
+  } else if (op == "Clip") {
+    double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+    if (im.opset >= 11) {
+      if (n.inputs.size() > 1 && n.inputs[1] != kNoValue)
+        lo = constScalar(im, n, 1, "min");
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+        hi = constScalar(im, n, 2, "max");
+    } else {
+      lo = n.attrFloat("min", lo);
+      hi = n.attrFloat("max", hi);
+    }
+    n.attrs.clear();
+    if (lo != -std::numeric_limits<double>::infinity())
+      n.attrs["min"] = lo;
+    if (hi != std::numeric_limits<double>::infinity())
+      n.attrs["max"] = hi;
+    n.inputs.resize(1);
+  } else if (op == "Softmax") {
+    int64_t axis = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
+    // Before opset 13 Softmax flattened [axis, rank) into one dimension; that equals the new
+    // semantics only when axis is the last one or every later dimension is 1.
+    if (im.opset < 13)
+      for (size_t d = static_cast<size_t>(axis) + 1; d < rank(0); ++d)
+        if (g.value(n.inputs[0]).shape[d] != 1)
+          fail("{}: opset-{} Softmax over axes [{}, {}) is not supported", where(n), im.opset, axis,
+               rank(0));
+    n.attrs["axis"] = axis;
+  } else if (op == "Concat" || op == "Gather") {
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", op == "Concat" ? -1 : 0), rank(0));
+  } else if (op == "Flatten") {
+    int64_t axis = n.attrInt("axis", 1);
+    n.attrs["axis"] = axis < 0 ? axis + static_cast<int64_t>(rank(0)) : axis;
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    if (im.opset >= 13) {
+      if (n.inputs.size() > 1 && n.inputs[1] != kNoValue)
+        n.attrs["axes"] = constInts(im, n, 1, "axes");
+      n.inputs.resize(1);
+    }
+    if (op == "Unsqueeze" && n.attrInts("axes").empty())
+      fail("{}: axes are required", where(n));
+  } else if (op == "Reshape") {
+    if (n.attrInt("allowzero", 0) != 0)
+      for (int64_t d : constInts(im, n, 1, "shape"))
+        if (d == 0)
+          fail("{}: attribute allowzero=1 with a 0 in the shape is not supported", where(n));
+    constInts(im, n, 1, "shape");
+  } else if (op == "Pad") {
+    std::string mode = n.attrString("mode", "constant");
+    if (mode != "constant")
+      fail("{}: attribute mode={} not supported", where(n), mode);
+    if (im.opset >= 11) {
+      n.attrs["pads"] = constInts(im, n, 1, "pads");
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+        n.attrs["value"] = constScalar(im, n, 2, "constant_value");
+      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue)
+        fail("{}: the axes input is not supported", where(n));
+      n.inputs.resize(1);
+    }
+    n.attrs.erase("mode");
+  } else if (op == "BatchNormalization") {
+    if (n.attrInt("training_mode", 0) != 0)
+      fail("{}: attribute training_mode=1 not supported", where(n));
+  } else if (op == "Shape") {
+    // Opset 15 start/end: slice the dims. Folded right away (static shapes).
+    const Shape &s = g.value(n.inputs.at(0)).shape;
+    int64_t r = static_cast<int64_t>(s.size());
+    int64_t b = n.attrInt("start", 0), e = n.attrInt("end", r);
+    b = std::clamp(b < 0 ? b + r : b, int64_t{0}, r);
+    e = std::clamp(e < 0 ? e + r : e, int64_t{0}, r);
+    std::vector<int64_t> dims(s.begin() + b, s.begin() + std::max(b, e));
+    ValueId out = n.outputs.at(0);
+    g.value(out).dtype = graph::DType::I64;
+    g.value(out).shape = {static_cast<int64_t>(dims.size())};
+    g.value(out).i64 = std::make_shared<const std::vector<int64_t>>(std::move(dims));
+    return false;
+  } else if (op == "Identity" || op == "Dropout") {
+    if (op == "Dropout" && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      const graph::Value &tm = constInput(im, n, 2, "training_mode");
+      if (tm.i64 && (*tm.i64)[0] != 0)
+        fail("{}: training_mode=true not supported", where(n));
+    }
+    return false;
+  } else if (op == "Cast") {
+    int64_t to = n.attrInt("to", 0);
+    const graph::Value &x = g.value(n.inputs.at(0));
+    if (to == onnx::TensorProto::FLOAT && x.dtype == graph::DType::F32)
+      return false;
+    if (!x.isConstant())
+      fail("{}: attribute to={} not supported on a non-constant float input", where(n), to);
+  }
+  return true;
+}
+
+} // namespace
+
+void importNode(Importer &im, const onnx::NodeProto &p, int index) {
+  graph::Graph &g = im.g;
+  Node n;
+  n.op = p.op_type();
+  n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();
+  if (!p.domain().empty() && p.domain() != "ai.onnx")
+    fail("node '{}' ({}): operator domain '{}' is not supported", n.name, n.op, p.domain());
+  if (!supportedOps().count(n.op))
+    fail("node '{}' ({}): unsupported operator", n.name, n.op);
+  readAttributes(n, p);
+  if (p.output_size() == 0)
+    fail("{}: the node has no outputs", where(n));
+  for (const auto &in : p.input())
+    n.inputs.push_back(in.empty() ? kNoValue : im.lookup(in, where(n)));
+  if (n.op == "Constant") {
+    for (const auto &a : p.attribute()) {
+      ValueId v = kNoValue;
+      if (a.name() == "value")
+        v = importTensor(im, a.t(), p.output(0));
+      else if (a.name() == "value_float")
+        v = g.addConstant(p.output(0), {}, {a.f()});
+      else if (a.name() == "value_floats")
+        v = g.addConstant(p.output(0), {a.floats_size()}, {a.floats().begin(), a.floats().end()});
+      else if (a.name() == "value_int")
+        v = g.addConstantI64(p.output(0), {}, {a.i()});
+      else if (a.name() == "value_ints")
+        v = g.addConstantI64(p.output(0), {a.ints_size()}, {a.ints().begin(), a.ints().end()});
+      else
+        fail("{}: attribute {} not supported", where(n), a.name());
+      im.names[p.output(0)] = v;
+      return;
+    }
+    fail("{}: no value attribute", where(n));
+  }
+  for (int i = 0; i < p.output_size(); ++i)
+    n.outputs.push_back(p.output(i).empty() ? kNoValue
+                                            : g.addValue(p.output(i), {}, graph::DType::F32));
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i] == kNoValue)
+      n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
+  bool keep = normalise(im, n);
+  if (!keep) {
+    // Removed node: the primary output aliases the (possibly folded) input or constant.
+    ValueId alias = n.op == "Shape" ? n.outputs[0] : n.inputs.at(0);
+    if (n.op == "Cast" || n.op == "Identity" || n.op == "Dropout")
+      alias = n.inputs.at(0);
+    im.names[p.output(0)] = alias;
+    return;
+  }
+  if (n.op == "Cast") {
+    // Constant input, non-trivial cast: fold here.
+    const graph::Value &x = g.value(n.inputs[0]);
+    int64_t to = n.attrInt("to", 0);
+    std::vector<float> f;
+    std::vector<int64_t> iv;
+    if (x.f32)
+      for (float v : *x.f32)
+        iv.push_back(static_cast<int64_t>(v));
+    else
+      iv = *x.i64;
+    Shape s = x.shape;
+    ValueId v;
+    if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE) {
+      std::vector<float> fv = x.f32 ? *x.f32 : std::vector<float>(iv.begin(), iv.end());
+      v = g.addConstant(p.output(0), s, std::move(fv));
+    } else if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
+      v = g.addConstantI64(p.output(0), s, std::move(iv));
+    } else {
+      fail("{}: attribute to={} not supported", where(n), to);
+    }
+    im.names[p.output(0)] = v;
+    return;
+  }
+  graph::NodeId id = g.addNode(n.op, n.name, n.inputs, n.outputs);
+  g.node(id).attrs = std::move(n.attrs);
+  graph::inferNodeShape(g, id);
+  for (int i = 0; i < p.output_size(); ++i)
+    if (!p.output(i).empty())
+      im.names[p.output(i)] = g.node(id).outputs[static_cast<size_t>(i)];
+  graph::foldConstantNode(g, id);
+}
+
+} // namespace npuc::frontend::detail

@@ -1,0 +1,33 @@
+// Reference.h - the reference executor: plain fp32 C++ kernels for every supported operator.
+//
+// This is the test oracle for the NPU and CPU-fallback paths, so the kernels favour obviously
+// correct loops (NCHW, double accumulation) over speed. Constants come from the graph; the caller
+// supplies every graph input.
+#pragma once
+
+#include "graph/Graph.h"
+#include "support/Tensor.h"
+
+#include <map>
+#include <vector>
+
+namespace npuc::graph {
+
+/// Runs the graph and returns the graph outputs. Input shape mismatches are user errors naming
+/// the input, the expected and the given shape.
+std::map<ValueId, HostTensor> runReference(const Graph &g,
+                                           const std::map<ValueId, HostTensor> &inputs);
+
+/// Like runReference but returns every value computed or read (inputs, constants, intermediates).
+std::map<ValueId, HostTensor> runReferenceAll(const Graph &g,
+                                              const std::map<ValueId, HostTensor> &inputs);
+
+/// Evaluates one node on host tensors (one per node input; nullptr for omitted optional inputs).
+/// Returns one tensor per node output. Used by the executor and by constant folding.
+std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
+                                 const std::vector<const HostTensor *> &ins);
+
+/// A constant value's contents as fp32 (int64 constants are converted).
+HostTensor constantTensor(const Value &v);
+
+} // namespace npuc::graph
