@@ -1,0 +1,239 @@
+// TimingTest.cpp - edges of the timing model, with cycle counts derived by hand from the formulas
+// in docs/SIMULATOR.md for the tiny test target (DRAM 16 B/cycle, latency 100; tensor 4x4 with
+// fill latency 10; vector 8 lanes; move engine 8 B/cycle; instruction latencies 0).
+#include "SimTestUtil.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace simtest;
+using namespace npuc;
+
+namespace {
+
+sim::SimStats runTraced(const isa::Target &t, const isa::Program &p, int64_t dram = 1 << 16) {
+  sim::Memory mem(t, dram);
+  sim::SimOptions o;
+  o.trace = true;
+  return sim::run(t, p, mem, o);
+}
+
+isa::Instr vecCopy(const isa::Target &t, int64_t elems, int64_t src, int64_t dst, int64_t pop = 0,
+                   int64_t push = 0) {
+  return make(t, "vop",
+              {{"op", 0},
+               {"dst_space", L1},
+               {"dst_addr", dst},
+               {"dst_dtype", 1},
+               {"src1_space", L1},
+               {"src1_addr", src},
+               {"src1_dtype", 1},
+               {"n0", elems},
+               {"dst_s0", 1},
+               {"src1_s0", 1},
+               {"pop", pop},
+               {"push", push}});
+}
+
+// The consumer starts exactly when the producer's token arrives: at the producer's end.
+void tokenCase(int64_t bytes, int64_t expectEnd) {
+  auto t = makeTarget();
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, bytes, 0, 1 << VECTOR));
+  p.instrs.push_back(vecCopy(*t, 16, 0x4000, 0x5000, 1 << LOAD));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 0).start, 0);
+  EXPECT_EQ(eventOf(s, 0).end, expectEnd);
+  EXPECT_EQ(eventOf(s, 1).start, expectEnd);
+  EXPECT_EQ(eventOf(s, 1).end, expectEnd + 2);
+  EXPECT_EQ(s.totalCycles, expectEnd + 2);
+}
+
+TEST(SimTiming, TokenPopWaitsExactlyForProducerEnd) {
+  tokenCase(320, 100 + 20); // latency + 320 / 16
+  tokenCase(321, 100 + 21); // one byte more: one cycle later (ceil)
+}
+
+TargetOptions noBanks() {
+  TargetOptions o;
+  o.l1Banks = 1; // isolate the effect under test from bank conflicts
+  return o;
+}
+
+TEST(SimTiming, IndependentEnginesOverlap) {
+  auto t = makeTarget(noBanks());
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x8000, 320));
+  p.instrs.push_back(vecCopy(*t, 800, 0, 0x2000)); // ceil(800 / 8) = 100 cycles
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(s.totalCycles, 120); // max(120, 100), not the sum
+  EXPECT_EQ(s.engines[LOAD].busyCycles, 120);
+  EXPECT_EQ(s.engines[VECTOR].busyCycles, 100);
+  EXPECT_EQ(s.engines[VECTOR].instructions, 1);
+}
+
+TEST(SimTiming, SameEngineSerialises) {
+  auto t = makeTarget();
+  isa::Program p;
+  p.instrs.push_back(vecCopy(*t, 80, 0, 0x2000));
+  p.instrs.push_back(vecCopy(*t, 8, 0, 0x3000));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 1).start, 10);
+  EXPECT_EQ(s.totalCycles, 11);
+}
+
+TEST(SimTiming, LoadAndStoreShareDramBandwidth) {
+  auto t = makeTarget(noBanks());
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 1024));
+  p.instrs.push_back(copy1d(*t, "st", L1, 0x4000, DRAM, 0x4000, 1024));
+  sim::SimStats s = runTraced(*t, p);
+  // Load transfers in [0, 64) and completes after its latency; the store queues behind it.
+  EXPECT_EQ(eventOf(s, 0).end, 164);
+  EXPECT_EQ(eventOf(s, 1).start, 0);
+  EXPECT_EQ(eventOf(s, 1).end, 64 + 64 + 100);
+  EXPECT_EQ(s.totalCycles, 228);
+  EXPECT_EQ(s.dramBytesRead, 1024);
+  EXPECT_EQ(s.dramBytesWritten, 1024);
+}
+
+TEST(SimTiming, DramChannelsServeDisjointBurstsInParallel) {
+  TargetOptions o = noBanks();
+  o.dramChannels = 2; // 8 B/cycle each, interleaved every 64 bytes
+  auto t = makeTarget(o);
+  {
+    isa::Program p; // bursts 0 and 1: different channels, in parallel
+    p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 64));
+    p.instrs.push_back(copy1d(*t, "st", L1, 0x1000, DRAM, 64, 64));
+    sim::SimStats s = runTraced(*t, p);
+    EXPECT_EQ(eventOf(s, 0).end, 108);
+    EXPECT_EQ(eventOf(s, 1).end, 108);
+  }
+  {
+    isa::Program p; // bursts 0 and 2: both on channel 0
+    p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 64));
+    p.instrs.push_back(copy1d(*t, "st", L1, 0x1000, DRAM, 128, 64));
+    sim::SimStats s = runTraced(*t, p);
+    EXPECT_EQ(eventOf(s, 0).end, 108);
+    EXPECT_EQ(eventOf(s, 1).end, 116);
+  }
+  {
+    isa::Program p; // a large transfer uses both channels: full bandwidth
+    p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 1024));
+    EXPECT_EQ(runTraced(*t, p).totalCycles, 164);
+  }
+}
+
+int64_t matmulTotal(int64_t m, int64_t k, int64_t n) {
+  auto t = makeTarget();
+  isa::Program p;
+  p.instrs.push_back(
+      make(*t, "mm", {{"a_addr", 0}, {"b_addr", 0}, {"c_addr", 0}, {"m", m}, {"k", k}, {"n", n}}));
+  return runTraced(*t, p).totalCycles;
+}
+
+TEST(SimTiming, MatmulCycleFormulaAtArrayEdges) {
+  EXPECT_EQ(matmulTotal(3, 4, 4), 10 + 3 * 1 * 1); // k = rows
+  EXPECT_EQ(matmulTotal(3, 5, 4), 10 + 3 * 2 * 1); // k = rows + 1
+  EXPECT_EQ(matmulTotal(3, 4, 5), 10 + 3 * 1 * 2); // n = cols + 1
+  auto t = makeTarget();
+  EXPECT_EQ(sim::matmulCycles(*t, *desc(*t, "mm"), 7, 9, 8), 10 + 7 * 3 * 2);
+}
+
+TEST(SimTiming, BankConflictStallsOnlyOnSharedBanks) {
+  auto t = makeTarget(); // l1: 8 banks x 64 bytes
+  auto total = [&](int64_t mvBase) {
+    isa::Program p;
+    // vector copies 64 bytes within bank 0 ([512,576) and [1024,1088)): 2 cycles.
+    p.instrs.push_back(vecCopy(*t, 16, 512, 1024));
+    // move copies 32 bytes inside one bank: 4 cycles at 8 B/cycle.
+    p.instrs.push_back(copy1d(*t, "mv", L1, mvBase, L1, mvBase + 32, 32));
+    return runTraced(*t, p);
+  };
+  sim::SimStats same = total(0);              // bank 0
+  EXPECT_EQ(same.bankConflictStallCycles, 2); // overlaps [0, 2) on its one bank
+  EXPECT_EQ(eventOf(same, 1).end, 4 + 2);
+  sim::SimStats other = total(64); // bank 1
+  EXPECT_EQ(other.bankConflictStallCycles, 0);
+  EXPECT_EQ(eventOf(other, 1).end, 4);
+}
+
+TEST(SimTiming, DispatchQueueDepthIsModelled) {
+  auto program = [](const isa::Target &t) {
+    isa::Program p; // the vector ops are queued ahead of the loads that feed them
+    p.instrs.push_back(vecCopy(t, 8, 0, 0x100, 1 << LOAD));
+    p.instrs.push_back(vecCopy(t, 8, 0, 0x200, 1 << LOAD));
+    p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x1000, 16, 0, 1 << VECTOR));
+    p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x2000, 16, 0, 1 << VECTOR));
+    return p;
+  };
+  auto deep = makeTarget();
+  sim::SimStats s = runTraced(*deep, program(*deep));
+  EXPECT_EQ(eventOf(s, 0).start, 101); // first load: 100 + 16 / 16
+  EXPECT_EQ(eventOf(s, 1).start, 202); // second load runs after it on the same engine
+  TargetOptions o;
+  o.queueDepth = 1; // the second vector op cannot be dispatched until the first starts
+  auto shallow = makeTarget(o);
+  try {
+    runTraced(*shallow, program(*shallow));
+    FAIL() << "expected a deadlock";
+  } catch (const Error &e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("engine 'load' waits at instruction #2 (ld), not dispatched"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("instruction #1 (vop) because the queue of engine 'vector' (depth 1)"),
+              std::string::npos)
+        << m;
+  }
+}
+
+TEST(SimTiming, TokenQueueDepthBlocksProducer) {
+  TargetOptions o = noBanks();
+  o.tokenQueueDepth = 1;
+  auto t = makeTarget(o);
+  isa::Program p;
+  // Two loads push to vector; the vector unit is busy for 200 cycles before it pops. With a
+  // single-slot FIFO the second load cannot start until the first token is popped (at 200).
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 256, 0, 1 << VECTOR));
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 16, 0, 1 << VECTOR));
+  p.instrs.push_back(vecCopy(*t, 1600, 0x4000, 0x6000));
+  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1100, 1 << LOAD));
+  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1200, 1 << LOAD));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 0).end, 116);
+  EXPECT_EQ(eventOf(s, 3).start, 200);
+  EXPECT_EQ(eventOf(s, 1).start, 200); // 116 with an unbounded FIFO
+  EXPECT_EQ(eventOf(s, 1).end, 200 + 1 + 100);
+  EXPECT_EQ(eventOf(s, 4).start, 301);
+}
+
+TEST(SimTrace, ChromeJsonHasOneTrackPerEngine) {
+  auto t = makeTarget();
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 320, 0, 1 << VECTOR));
+  p.instrs.push_back(vecCopy(*t, 16, 0x4000, 0x5000, 1 << LOAD));
+  p.instrs.push_back(make(*t, "fin", {}));
+  sim::SimStats s = runTraced(*t, p);
+  ASSERT_EQ(s.trace.size(), 2u);
+  nlohmann::json j = nlohmann::json::parse(sim::traceToJson(*t, s));
+  int names = 0, slices = 0;
+  for (const auto &ev : j.at("traceEvents")) {
+    if (ev.at("ph") == "M") {
+      ++names;
+      EXPECT_EQ(ev.at("args").at("name"), t->engines[ev.at("tid").get<size_t>()].name);
+    } else {
+      ++slices;
+      EXPECT_EQ(ev.at("ph"), "X");
+      if (ev.at("name") == "vop") {
+        EXPECT_EQ(ev.at("tid"), VECTOR);
+        EXPECT_EQ(ev.at("ts"), 120);
+        EXPECT_EQ(ev.at("dur"), 2);
+      }
+    }
+  }
+  EXPECT_EQ(names, 5);
+  EXPECT_EQ(slices, 2);
+}
+
+} // namespace
