@@ -43,10 +43,11 @@ int64_t windowOut(const Node &n, int64_t in, int64_t k, int64_t stride, int64_t 
   return out;
 }
 
-Shape windowShape(const Graph &g, const Node &n, int64_t outChannels) {
+Shape windowShape(const Graph &g, const Node &n, int64_t outChannels,
+                  const std::vector<int64_t> &kernel) {
   requireRank(g, n, 0, 4);
   const Shape &x = inShape(g, n, 0);
-  auto k = n.attrInts("kernel_shape");
+  auto k = n.attrInts("kernel_shape", kernel);
   auto s = n.attrInts("strides", {1, 1});
   auto d = n.attrInts("dilations", {1, 1});
   auto p = n.attrInts("pads", {0, 0, 0, 0});
@@ -83,7 +84,7 @@ Shape conv(const Graph &g, const Node &n) {
     fail("{}: kernel_shape does not match the weight shape {}", where(n), shapeToString(w));
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{w[0]})
     fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), w[0]);
-  return windowShape(g, n, w[0]);
+  return windowShape(g, n, w[0], k);
 }
 
 Shape gemm(const Graph &g, const Node &n) {
@@ -212,12 +213,14 @@ bool isViewOp(const std::string &op) {
 void inferNodeShape(Graph &g, NodeId id) {
   Node &n = g.node(id);
   Shape out;
-  DType dt = DType::F32;
+  // Shape-manipulating ops keep their data's dtype (int64 shape tensors flow through
+  // Unsqueeze/Concat/Gather before import-time folding); compute ops are float.
+  DType dt = !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).dtype : DType::F32;
   const std::string &op = n.op;
   if (op == "Conv") {
     out = conv(g, n);
   } else if (op == "MaxPool" || op == "AveragePool") {
-    out = windowShape(g, n, inShape(g, n, 0).size() == 4 ? inShape(g, n, 0)[1] : 0);
+    out = windowShape(g, n, inShape(g, n, 0).size() == 4 ? inShape(g, n, 0)[1] : 0, {});
   } else if (op == "GlobalAveragePool") {
     requireRank(g, n, 0, 4);
     out = inShape(g, n, 0);
@@ -282,7 +285,6 @@ void inferNodeShape(Graph &g, NodeId id) {
                shapeToString(s), shapeToString(out), axis);
       out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
     }
-    dt = g.value(n.inputs[0]).dtype;
   } else if (op == "Pad") {
     const Shape &x = inShape(g, n, 0);
     auto pads = n.attrInts("pads");
@@ -301,7 +303,6 @@ void inferNodeShape(Graph &g, NodeId id) {
     out.assign(x.begin(), x.begin() + axis);
     out.insert(out.end(), idx.begin(), idx.end());
     out.insert(out.end(), x.begin() + axis + 1, x.end());
-    dt = g.value(n.inputs[0]).dtype;
   } else if (op == "Shape") {
     out = {static_cast<int64_t>(inShape(g, n, 0).size())};
     dt = DType::I64;

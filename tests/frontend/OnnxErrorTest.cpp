@@ -1,0 +1,265 @@
+// OnnxErrorTest.cpp - import diagnostics and opset-dependent normalisation, on models built with
+// the ONNX protobuf API (or damaged copies of a bundled model) written to temporary files.
+#include "frontend/Onnx.h"
+#include "graph/Reference.h"
+#include "support/Error.h"
+#include "support/Npy.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace npuc;
+
+namespace {
+
+std::string tempPath(const std::string &name) {
+  return (std::filesystem::temp_directory_path() /
+          ("npuc_frontend_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+// A model with one float input "x" of the given dims ("" entries of dimParams are dynamic).
+onnx::ModelProto baseModel(int64_t opset, const std::vector<int64_t> &dims,
+                           const std::vector<std::string> &dimParams = {}) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  auto *op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  auto *g = m.mutable_graph();
+  g->set_name("t");
+  auto *in = g->add_input();
+  in->set_name("x");
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto *d = tt->mutable_shape()->add_dim();
+    if (i < dimParams.size() && !dimParams[i].empty())
+      d->set_dim_param(dimParams[i]);
+    else
+      d->set_dim_value(dims[i]);
+  }
+  return m;
+}
+
+onnx::NodeProto *addNode(onnx::ModelProto &m, const std::string &op, const std::string &name,
+                         std::vector<std::string> ins, std::vector<std::string> outs) {
+  auto *n = m.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto &i : ins)
+    n->add_input(i);
+  for (auto &o : outs)
+    n->add_output(o);
+  return n;
+}
+
+void addOutput(onnx::ModelProto &m, const std::string &name) {
+  auto *o = m.mutable_graph()->add_output();
+  o->set_name(name);
+  o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+void addInitializer(onnx::ModelProto &m, const std::string &name, const std::vector<int64_t> &dims,
+                    const std::vector<float> &data) {
+  auto *t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  for (float f : data)
+    t->add_float_data(f);
+}
+
+std::string save(const onnx::ModelProto &m, const std::string &name) {
+  std::string path = tempPath(name);
+  std::string bytes;
+  EXPECT_TRUE(m.SerializeToString(&bytes));
+  writeFileAtomic(path, bytes);
+  return path;
+}
+
+// Runs importOnnx and returns the error message ("" when it succeeded).
+std::string importError(const std::string &path, const std::map<std::string, Shape> &pins = {}) {
+  try {
+    frontend::importOnnx(path, pins);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string &s, const std::string &sub) {
+  return s.find(sub) != std::string::npos;
+}
+
+TEST(OnnxErrors, MissingFile) {
+  std::string msg = importError("/nonexistent/dir/model.onnx");
+  EXPECT_TRUE(contains(msg, "/nonexistent/dir/model.onnx")) << msg;
+}
+
+TEST(OnnxErrors, TruncatedModel) {
+  std::string bytes = readFile(std::string(NPUC_MODELS_DIR) + "/tinycnn.onnx");
+  std::string path = tempPath("truncated.onnx");
+  writeFileAtomic(path, bytes.substr(0, bytes.size() / 2));
+  std::string msg = importError(path);
+  EXPECT_TRUE(contains(msg, path + ": not a valid ONNX model (")) << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, UnsupportedOperator) {
+  onnx::ModelProto m = baseModel(14, {1, 4});
+  addNode(m, "HardSwish", "hs", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "unsupported.onnx");
+  std::string msg = importError(path);
+  EXPECT_EQ(msg, path + ": node 'hs' (HardSwish): unsupported operator");
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, UnnamedNodeGetsOpTypeAndIndex) {
+  onnx::ModelProto m = baseModel(13, {1, 4});
+  addNode(m, "Relu", "", {"x"}, {"r"});
+  addNode(m, "HardSigmoid", "", {"r"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "unnamed.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'HardSigmoid_1' (HardSigmoid)"));
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, DynamicDimMustBePinned) {
+  onnx::ModelProto m = baseModel(13, {0, 4}, {"batch", ""});
+  addNode(m, "Relu", "r", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "dynamic.onnx");
+  std::string msg = importError(path);
+  EXPECT_TRUE(contains(msg, "input 'x'")) << msg;
+  EXPECT_TRUE(contains(msg, "dim 0")) << msg;
+  EXPECT_TRUE(contains(msg, "batch")) << msg;
+  // Pinned: imports, and the shape propagates.
+  graph::Graph g = frontend::importOnnx(path, {{"x", {3, 4}}});
+  EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{3, 4}));
+  // A pin contradicting a fixed dim is an error.
+  EXPECT_TRUE(contains(importError(path, {{"x", {3, 5}}}), "model fixes it to 4"));
+  EXPECT_TRUE(contains(importError(path, {{"x", {3, 4}}, {"nope", {3, 4}}}), "'nope'"));
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, OpsetOutOfRange) {
+  onnx::ModelProto m = baseModel(9, {1, 4});
+  addNode(m, "Relu", "r", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "opset9.onnx");
+  EXPECT_TRUE(contains(importError(path), "opset 9 is not supported")) << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, UnsupportedAttributeValue) {
+  onnx::ModelProto m = baseModel(13, {1, 1, 4, 4});
+  auto *n = addNode(m, "Pad", "p", {"x", "pads"}, {"y"});
+  auto *a = n->add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("reflect");
+  auto *t = m.mutable_graph()->add_initializer();
+  t->set_name("pads");
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(8);
+  for (int i = 0; i < 8; ++i)
+    t->add_int64_data(i % 4 >= 2 ? 1 : 0);
+  addOutput(m, "y");
+  std::string path = save(m, "padmode.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=reflect not supported"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxImport, ConvAutoPadSameUpper) {
+  // 1x1x5x5 input, 3x3 kernel of ones, stride 2, SAME_UPPER: output 3x3, total pad 2 -> 1/1.
+  onnx::ModelProto m = baseModel(13, {1, 1, 5, 5});
+  auto *n = addNode(m, "Conv", "c", {"x", "w"}, {"y"});
+  auto *a = n->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_UPPER");
+  auto *s = n->add_attribute();
+  s->set_name("strides");
+  s->set_type(onnx::AttributeProto::INTS);
+  s->add_ints(2);
+  s->add_ints(2);
+  addInitializer(m, "w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  addOutput(m, "y");
+  std::string path = save(m, "samepad.onnx");
+  graph::Graph g = frontend::importOnnx(path);
+  ASSERT_EQ(g.value(g.outputs[0]).shape, (Shape{1, 1, 3, 3}));
+  const graph::Node &c = g.node(g.value(g.outputs[0]).producer);
+  EXPECT_EQ(c.attrInts("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  // Input of ones: the corner output window covers 2x2 real pixels, the centre 3x3.
+  HostTensor x(Shape{1, 1, 5, 5}, std::vector<float>(25, 1.0f));
+  HostTensor y = graph::runReference(g, {{g.inputs[0], x}}).at(g.outputs[0]);
+  EXPECT_FLOAT_EQ(y.data[0], 4.0f);
+  EXPECT_FLOAT_EQ(y.data[4], 9.0f);
+  EXPECT_FLOAT_EQ(y.data[1], 6.0f);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxImport, ShapeIdiomIsFoldedAndReshapeIsStatic) {
+  // torchvision's flatten idiom: Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])).
+  onnx::ModelProto m = baseModel(13, {2, 3, 4});
+  addNode(m, "Shape", "shape", {"x"}, {"s"});
+  auto *idx = m.mutable_graph()->add_initializer();
+  idx->set_name("zero");
+  idx->set_data_type(onnx::TensorProto::INT64);
+  idx->add_int64_data(0);
+  auto *ax = m.mutable_graph()->add_initializer();
+  ax->set_name("axes");
+  ax->set_data_type(onnx::TensorProto::INT64);
+  ax->add_dims(1);
+  ax->add_int64_data(0);
+  auto *neg = m.mutable_graph()->add_initializer();
+  neg->set_name("minus1");
+  neg->set_data_type(onnx::TensorProto::INT64);
+  neg->add_dims(1);
+  neg->add_int64_data(-1);
+  addNode(m, "Gather", "gather", {"s", "zero"}, {"b"});
+  addNode(m, "Unsqueeze", "unsq", {"b", "axes"}, {"b1"});
+  addNode(m, "Concat", "cat", {"b1", "minus1"}, {"spec"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  addNode(m, "Reshape", "reshape", {"x", "spec"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "idiom.onnx");
+  graph::Graph g = frontend::importOnnx(path);
+  std::vector<graph::NodeId> order = g.topoOrder();
+  ASSERT_EQ(order.size(), 1u) << "only the Reshape survives";
+  EXPECT_EQ(g.node(order[0]).op, "Reshape");
+  EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{2, 12}));
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxImport, ClipBoundsAsAttributesBeforeOpset11AreNotAccepted) {
+  // Opset 11+: bounds are inputs; importer turns them into attributes.
+  onnx::ModelProto m = baseModel(12, {1, 4});
+  addInitializer(m, "lo", {}, {-1.0f});
+  addNode(m, "Clip", "clip", {"x", "lo", ""}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "clip.onnx");
+  graph::Graph g = frontend::importOnnx(path);
+  const graph::Node &c = g.node(g.value(g.outputs[0]).producer);
+  EXPECT_EQ(c.inputs.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.attrFloat("min", 0), -1.0);
+  EXPECT_FALSE(c.hasAttr("max"));
+  HostTensor x(Shape{1, 4}, {-3.0f, -0.5f, 2.0f, 100.0f});
+  HostTensor y = graph::runReference(g, {{g.inputs[0], x}}).at(g.outputs[0]);
+  EXPECT_EQ(y.data, (std::vector<float>{-1.0f, -0.5f, 2.0f, 100.0f}));
+  std::filesystem::remove(path);
+}
+
+} // namespace

@@ -1,0 +1,102 @@
+// GraphTest.cpp - graph container operations: topological order (model order on ties, valid
+// order when the model lists nodes out of order), use lists, replaceAllUses, DCE, printing.
+#include "graph/Graph.h"
+#include "graph/Printer.h"
+#include "support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace npuc;
+using namespace npuc::graph;
+
+namespace {
+
+TEST(Graph, TopoOrderKeepsModelOrderWhenAlreadySorted) {
+  Graph g;
+  ValueId x = g.addValue("x", {1, 4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = g.addValue("a", {1, 4}, DType::F32), b = g.addValue("b", {1, 4}, DType::F32);
+  ValueId c = g.addValue("c", {1, 4}, DType::F32);
+  g.addNode("Relu", "n0", {x}, {a});
+  g.addNode("Sigmoid", "n1", {x}, {b}); // independent of n0: a tie
+  g.addNode("Add", "n2", {a, b}, {c});
+  g.outputs = {c};
+  EXPECT_EQ(g.topoOrder(), (std::vector<NodeId>{0, 1, 2}));
+}
+
+TEST(Graph, TopoOrderFixesOutOfOrderModels) {
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
+  ValueId c = g.addValue("c", {4}, DType::F32);
+  // Listed consumer-first: node 0 reads b produced by node 2, which reads a from node 1.
+  g.addNode("Relu", "last", {b}, {c});
+  g.addNode("Relu", "first", {x}, {a});
+  g.addNode("Relu", "middle", {a}, {b});
+  g.outputs = {c};
+  EXPECT_EQ(g.topoOrder(), (std::vector<NodeId>{1, 2, 0}));
+  g.node(2).dead = true;
+  std::vector<NodeId> live = g.topoOrder();
+  EXPECT_EQ(live.size(), 2u);
+  EXPECT_TRUE(std::find(live.begin(), live.end(), 2) == live.end());
+}
+
+TEST(Graph, CycleIsAnError) {
+  Graph g;
+  ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
+  g.addNode("Relu", "p", {b}, {a});
+  g.addNode("Relu", "q", {a}, {b});
+  g.outputs = {b};
+  EXPECT_THROW(g.topoOrder(), Error);
+}
+
+TEST(Graph, ConsumersReplaceAndDce) {
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
+  ValueId d = g.addValue("d", {4}, DType::F32);
+  g.addNode("Relu", "r", {x}, {a});
+  g.addNode("Tanh", "t", {a}, {b});
+  g.addNode("Exp", "unused", {a}, {d});
+  g.outputs = {b};
+  EXPECT_EQ(g.consumers(a), (std::vector<NodeId>{1, 2}));
+  EXPECT_TRUE(g.isGraphOutput(b));
+  EXPECT_FALSE(g.isGraphOutput(a));
+  g.removeDeadNodes();
+  EXPECT_TRUE(g.node(2).dead);
+  EXPECT_FALSE(g.node(0).dead);
+  g.replaceAllUses(a, x); // bypass the Relu: it becomes dead too
+  EXPECT_EQ(g.node(1).inputs[0], x);
+  g.removeDeadNodes();
+  EXPECT_TRUE(g.node(0).dead);
+  EXPECT_EQ(g.topoOrder(), (std::vector<NodeId>{1}));
+  EXPECT_EQ(g.findValue("b"), b);
+  EXPECT_FALSE(g.findValue("zzz").has_value());
+}
+
+TEST(Graph, AttributesAndPrinter) {
+  Graph g;
+  g.name = "p";
+  ValueId x = g.addValue("x", {1, 2}, DType::F32);
+  g.inputs = {x};
+  ValueId w = g.addConstant("w", {2}, {1.0f, 2.0f});
+  ValueId y = g.addValue("y", {1, 2}, DType::F32);
+  NodeId n = g.addNode("Mul", "m", {x, w}, {y});
+  g.outputs = {y};
+  g.node(n).attrs["k"] = int64_t{3};
+  g.node(n).attrs["list"] = std::vector<int64_t>{1, 2};
+  EXPECT_EQ(g.node(n).attrInt("k", 0), 3);
+  EXPECT_EQ(g.node(n).attrInt("missing", 7), 7);
+  EXPECT_EQ(g.node(n).attrInts("list"), (std::vector<int64_t>{1, 2}));
+  EXPECT_THROW(g.node(n).attrString("k", ""), Error);
+  std::string s = printGraph(g);
+  EXPECT_NE(s.find("Mul 'm'(%x, %w) -> %y: f32[1x2]"), std::string::npos) << s;
+  EXPECT_NE(s.find("list=[1,2]"), std::string::npos) << s;
+  EXPECT_NE(printValue(g, w).find("const"), std::string::npos);
+}
+
+} // namespace
