@@ -1,0 +1,34 @@
+// Jit.h - compiles TIR PrimFuncs to host machine code with LLVM ORC (LLJIT) and runs them.
+//
+// add() lowers functions to LLVM IR (Codegen.h), verifies the module, optimises it with LLVM's
+// O3 per-module pipeline for the host CPU (all of its features, JITTargetMachineBuilder::
+// detectHost) and hands it to the JIT. libm/libc symbols (tanhf, malloc, ...) resolve against
+// the current process. lookup() returns the entry point `void fn(void **args)`.
+#pragma once
+
+#include "tir/IR.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace npuc::cpu {
+
+class Jit {
+public:
+  Jit();
+  ~Jit();
+  Jit(const Jit &) = delete;
+  Jit &operator=(const Jit &) = delete;
+
+  void add(const std::vector<tir::PrimFunc> &funcs);
+  using Fn = void (*)(void **);
+  /// The compiled function; a name never added is a compiler bug.
+  Fn lookup(const std::string &name);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace npuc::cpu

@@ -1,0 +1,62 @@
+// LowerInternal.h - shared state and index helpers of the op lowering (LowerOps*.cpp only).
+//
+// LowerCtx owns the value -> buffer map and builds the index arithmetic every op uses: loop
+// variables over a shape, flattened row-major indices, numpy-broadcast indices and perfect loop
+// nests. Op emitters are free functions taking the context and returning one statement.
+#pragma once
+
+#include "graph/Graph.h"
+#include "tir/IR.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npuc::tir::lower {
+
+struct LowerCtx {
+  const graph::Graph &g;
+  const graph::FusedGroup &grp;
+  std::map<graph::ValueId, Buffer> buffers;
+  std::vector<graph::ValueId> constants; // read constants, first-use order
+  std::vector<Buffer> allocated;         // group-internal values
+  int varCount = 0;
+
+  LowerCtx(const graph::Graph &g, const graph::FusedGroup &grp) : g(g), grp(grp) {}
+
+  /// The buffer of a node input (registers constants on first use).
+  Buffer input(const graph::Node &n, size_t i);
+  /// The buffer of a node output (an output param or a new Allocate'd intermediate).
+  Buffer output(const graph::Node &n, size_t i);
+  const Shape &shapeOf(graph::ValueId v) const { return g.value(v).shape; }
+  bool hasInput(const graph::Node &n, size_t i) const {
+    return i < n.inputs.size() && n.inputs[i] != graph::kNoValue;
+  }
+
+  Var var(const std::string &base);
+  std::vector<Var> vars(size_t rank, const std::string &base);
+};
+
+std::vector<int64_t> stridesOf(const Shape &s);
+/// sum idx[d] * stride[d] (row-major over `shape`).
+Expr flatIndex(const std::vector<Expr> &idx, const Shape &shape);
+/// Index into `in` broadcast (numpy rules, right-aligned) to the output coordinates `outIdx`.
+Expr broadcastIndex(const Shape &in, const std::vector<Expr> &outIdx);
+/// for vars[0] { for vars[1] { ... body } } over `shape`.
+Stmt nest(const std::vector<Var> &vars, const Shape &shape, Stmt body);
+std::vector<Expr> asExprs(const std::vector<Var> &vars);
+/// Normalises a possibly negative axis, failing with the node's name when out of range.
+int64_t normAxis(const graph::Node &n, int64_t axis, size_t rank);
+
+Expr f32(double v);
+Expr clampIdx(Expr e, int64_t hi); // max(min(e, hi - 1), 0)
+
+// Op emitters (LowerNN.cpp: reductions / windows; LowerOps.cpp: elementwise and data movement).
+Stmt lowerConv(LowerCtx &c, const graph::Node &n);
+Stmt lowerPool(LowerCtx &c, const graph::Node &n);
+Stmt lowerGlobalAveragePool(LowerCtx &c, const graph::Node &n);
+Stmt lowerGemm(LowerCtx &c, const graph::Node &n);
+Stmt lowerMatMul(LowerCtx &c, const graph::Node &n);
+Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n);
+
+} // namespace npuc::tir::lower

@@ -1,0 +1,219 @@
+// LowerNN.cpp - lowering of the reduction and sliding-window ops: Conv, MaxPool/AveragePool,
+// GlobalAveragePool, Gemm, MatMul and Softmax. Accumulation is fp32 in the output buffer (the
+// reference accumulates in double; tests allow for the difference). Windows read padded
+// positions through Select over a clamped index, so every load is in bounds.
+#include "support/Error.h"
+#include "tir/LowerInternal.h"
+
+#include <cmath>
+#include <limits>
+
+namespace npuc::tir::lower {
+namespace {
+
+std::vector<int64_t> attr2(const graph::Node &n, const char *key, std::vector<int64_t> dflt,
+                           size_t want) {
+  std::vector<int64_t> v = n.attrInts(key, std::move(dflt));
+  if (v.size() != want)
+    fail("node '{}' ({}): attribute {} has {} entries, expected {}", n.name, n.op, key, v.size(),
+         want);
+  return v;
+}
+
+void require4d(const graph::Node &n, const Buffer &b) {
+  if (b->shape.size() != 4)
+    fail("node '{}' ({}): only 2-D spatial (NCHW) tensors are supported, '{}' has rank {}", n.name,
+         n.op, b->name, b->shape.size());
+}
+
+// Input coordinate of a window tap and whether it is inside the unpadded input.
+struct Tap {
+  Expr coord, inside;
+};
+Tap tap(const Expr &o, const Expr &k, int64_t stride, int64_t pad, int64_t dil, int64_t extent) {
+  Expr x = o * stride + k * dil - pad;
+  return {x, x >= 0 && x < extent};
+}
+
+// Number of taps k in [0, K) with 0 <= o*s - p + k*d < H (closed form, for AveragePool).
+Expr validTaps(const Expr &o, int64_t s, int64_t p, int64_t d, int64_t K, int64_t H) {
+  Expr start = o * s - p;
+  Expr lo = max(floordiv(imm(d - 1) - start, d), imm(0));
+  Expr hi = min(floordiv(imm(H - 1) - start, d), imm(K - 1));
+  return max(hi - lo + 1, imm(0));
+}
+
+// Number of taps with o*s - p + k*d < H + padEnd: positions in the explicit padding count for
+// count_include_pad, positions beyond it (ceil_mode) do not.
+Expr paddedTaps(const Expr &o, int64_t s, int64_t p, int64_t padEnd, int64_t d, int64_t K,
+                int64_t H) {
+  Expr start = o * s - p;
+  return min(max(floordiv(imm(H + padEnd - 1) - start, d) + 1, imm(0)), imm(K));
+}
+
+} // namespace
+
+Stmt lowerConv(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), w = c.input(n, 1), out = c.output(n, 0);
+  require4d(n, x);
+  require4d(n, w);
+  auto s = attr2(n, "strides", {1, 1}, 2), d = attr2(n, "dilations", {1, 1}, 2);
+  auto p = attr2(n, "pads", {0, 0, 0, 0}, 4);
+  int64_t group = n.attrInt("group", 1);
+  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  int64_t M = w->shape[0], KH = w->shape[2], KW = w->shape[3];
+  if (group <= 0 || C % group || M % group || w->shape[1] != C / group)
+    fail("node '{}' (Conv): group={} does not divide channels {} -> {} (weight has {} per group)",
+         n.name, group, C, M, w->shape[1]);
+  int64_t cpg = C / group, mpg = M / group;
+  std::vector<Var> ov = c.vars(4, "o"); // n, m, oh, ow
+  Var ci = c.var("c"), kh = c.var("kh"), kw = c.var("kw");
+  Expr oIdx = flatIndex(asExprs(ov), out->shape);
+  Tap th = tap(ov[2], kh, s[0], p[0], d[0], H), tw = tap(ov[3], kw, s[1], p[1], d[1], W);
+  bool padded = p[0] || p[1] || p[2] || p[3];
+  Expr ih = padded ? clampIdx(th.coord, H) : th.coord;
+  Expr iw = padded ? clampIdx(tw.coord, W) : tw.coord;
+  Expr chan = floordiv(ov[1], mpg) * cpg + ci;
+  Expr xv = load(x, flatIndex({ov[0], chan, ih, iw}, x->shape));
+  if (padded)
+    xv = select(th.inside && tw.inside, xv, f32(0));
+  Expr wv = load(w, flatIndex({ov[1], ci, kh, kw}, w->shape));
+  Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
+  Stmt red =
+      forLoop(ci, imm(0), imm(cpg),
+              forLoop(kh, imm(0), imm(KH),
+                      forLoop(kw, imm(0), imm(KW), store(out, load(out, oIdx) + xv * wv, oIdx))));
+  return nest(ov, out->shape, seq({store(out, init, oIdx), red}));
+}
+
+Stmt lowerPool(LowerCtx &c, const graph::Node &n) {
+  bool isMax = n.op == "MaxPool";
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  require4d(n, x);
+  auto k = attr2(n, "kernel_shape", {}, 2);
+  auto s = attr2(n, "strides", {1, 1}, 2), d = attr2(n, "dilations", {1, 1}, 2);
+  auto p = attr2(n, "pads", {0, 0, 0, 0}, 4);
+  bool includePad = n.attrInt("count_include_pad", 0) != 0;
+  int64_t H = x->shape[2], W = x->shape[3];
+  std::vector<Var> ov = c.vars(4, "o");
+  Var kh = c.var("kh"), kw = c.var("kw");
+  Expr oIdx = flatIndex(asExprs(ov), out->shape);
+  Tap th = tap(ov[2], kh, s[0], p[0], d[0], H), tw = tap(ov[3], kw, s[1], p[1], d[1], W);
+  Expr xv =
+      load(x, flatIndex({ov[0], ov[1], clampIdx(th.coord, H), clampIdx(tw.coord, W)}, x->shape));
+  double neutral = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  xv = select(th.inside && tw.inside, xv, f32(neutral));
+  Expr acc = load(out, oIdx);
+  Stmt red =
+      forLoop(kh, imm(0), imm(k[0]),
+              forLoop(kw, imm(0), imm(k[1]), store(out, isMax ? max(acc, xv) : acc + xv, oIdx)));
+  std::vector<Stmt> body{store(out, f32(neutral), oIdx), red};
+  if (!isMax) {
+    Expr count = includePad ? paddedTaps(ov[2], s[0], p[0], p[2], d[0], k[0], H) *
+                                  paddedTaps(ov[3], s[1], p[1], p[3], d[1], k[1], W)
+                            : max(validTaps(ov[2], s[0], p[0], d[0], k[0], H) *
+                                      validTaps(ov[3], s[1], p[1], d[1], k[1], W),
+                                  imm(1));
+    body.push_back(store(out, acc / cast(DataType::Float(32), count), oIdx));
+  }
+  return nest(ov, out->shape, seq(body));
+}
+
+Stmt lowerGlobalAveragePool(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  if (x->shape.size() < 3)
+    fail("node '{}' (GlobalAveragePool): input rank {} < 3", n.name, x->shape.size());
+  int64_t nc = x->shape[0] * x->shape[1];
+  int64_t hw = x->numElements() / std::max<int64_t>(nc, 1);
+  Var o = c.var("o"), r = c.var("r");
+  Expr acc = load(out, o);
+  return forLoop(o, imm(0), imm(nc),
+                 seq({store(out, f32(0), o),
+                      forLoop(r, imm(0), imm(hw), store(out, acc + load(x, o * hw + r), o)),
+                      store(out, acc / f32(static_cast<double>(hw)), o)}));
+}
+
+Stmt lowerGemm(LowerCtx &c, const graph::Node &n) {
+  Buffer a = c.input(n, 0), b = c.input(n, 1), out = c.output(n, 0);
+  if (a->shape.size() != 2 || b->shape.size() != 2)
+    fail("node '{}' (Gemm): A and B must be 2-D", n.name);
+  bool ta = n.attrInt("transA", 0) != 0, tb = n.attrInt("transB", 0) != 0;
+  double alpha = n.attrFloat("alpha", 1.0), beta = n.attrFloat("beta", 1.0);
+  int64_t M = out->shape[0], N = out->shape[1], K = ta ? a->shape[0] : a->shape[1];
+  if ((tb ? b->shape[1] : b->shape[0]) != K)
+    fail("node '{}' (Gemm): inner dimensions differ", n.name);
+  Var i = c.var("i"), j = c.var("j"), k = c.var("k");
+  Expr oIdx = i * N + j;
+  Expr av = load(a, ta ? k * M + i : i * K + k), bv = load(b, tb ? j * K + k : k * N + j);
+  Expr acc = load(out, oIdx);
+  std::vector<Stmt> body{store(out, f32(0), oIdx),
+                         forLoop(k, imm(0), imm(K), store(out, acc + av * bv, oIdx))};
+  Expr fin = alpha == 1.0 ? acc : acc * f32(alpha);
+  if (c.hasInput(n, 2)) {
+    Buffer cb = c.input(n, 2);
+    if (cb->shape.size() > 2)
+      fail("node '{}' (Gemm): C has rank {} > 2", n.name, cb->shape.size());
+    Expr cv = load(cb, broadcastIndex(cb->shape, {i, j}));
+    fin = fin + (beta == 1.0 ? cv : cv * f32(beta));
+  }
+  if (!fin.same(acc))
+    body.push_back(store(out, fin, oIdx));
+  return forLoop(i, imm(0), imm(M), forLoop(j, imm(0), imm(N), seq(body)));
+}
+
+Stmt lowerMatMul(LowerCtx &c, const graph::Node &n) {
+  Buffer a = c.input(n, 0), b = c.input(n, 1), out = c.output(n, 0);
+  if (a->shape.size() < 2 || b->shape.size() < 2)
+    fail("node '{}' (MatMul): 1-D operands are not supported (ranks {} and {})", n.name,
+         a->shape.size(), b->shape.size());
+  size_t r = out->shape.size();
+  int64_t M = out->shape[r - 2], N = out->shape[r - 1], K = a->shape.back();
+  if (b->shape[b->shape.size() - 2] != K)
+    fail("node '{}' (MatMul): inner dimensions {} and {} differ", n.name, K,
+         b->shape[b->shape.size() - 2]);
+  Shape batch(out->shape.begin(), out->shape.end() - 2);
+  std::vector<Var> bv = c.vars(batch.size(), "b");
+  Var i = c.var("i"), j = c.var("j"), k = c.var("k");
+  Shape aBatch(a->shape.begin(), a->shape.end() - 2), bBatch(b->shape.begin(), b->shape.end() - 2);
+  Expr aOff = broadcastIndex(aBatch, asExprs(bv)) * (M * K);
+  Expr bOff = broadcastIndex(bBatch, asExprs(bv)) * (K * N);
+  Expr oIdx = (flatIndex(asExprs(bv), batch) * M + i) * N + j;
+  Expr acc = load(out, oIdx);
+  Stmt inner = forLoop(
+      i, imm(0), imm(M),
+      forLoop(j, imm(0), imm(N),
+              seq({store(out, f32(0), oIdx),
+                   forLoop(k, imm(0), imm(K),
+                           store(out, acc + load(a, aOff + i * K + k) * load(b, bOff + k * N + j),
+                                 oIdx))})));
+  return nest(bv, batch, inner);
+}
+
+Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  size_t axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", -1), x->shape.size()));
+  int64_t outer = 1, inner = 1, len = x->shape[axis];
+  for (size_t d = 0; d < axis; ++d)
+    outer *= x->shape[d];
+  for (size_t d = axis + 1; d < x->shape.size(); ++d)
+    inner *= x->shape[d];
+  Var o = c.var("o"), i = c.var("i"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
+  auto at = [&](const Var &k) { return (o * len + k) * inner + i; };
+  // red[0] = running max, red[1] = sum of exp(x - max): subtracting the max keeps exp finite.
+  Buffer red = Buffer::make(out->name + "_red", DataType::Float(32), {2}, "local");
+  Expr mx = load(red, imm(0)), sum = load(red, imm(1));
+  DataType t = DataType::Float(32);
+  Stmt body = seq({
+      store(red, f32(-std::numeric_limits<double>::infinity()), imm(0)),
+      forLoop(k1, imm(0), imm(len), store(red, max(mx, load(x, at(k1))), imm(0))),
+      store(red, f32(0), imm(1)),
+      forLoop(k2, imm(0), imm(len),
+              store(red, sum + call(t, "exp", {load(x, at(k2)) - mx}), imm(1))),
+      forLoop(k3, imm(0), imm(len),
+              store(out, call(t, "exp", {load(x, at(k3)) - mx}) / sum, at(k3))),
+  });
+  return forLoop(o, imm(0), imm(outer),
+                 forLoop(i, imm(0), imm(inner), AllocateNode::make(red, body)));
+}
+
+} // namespace npuc::tir::lower
