@@ -52,7 +52,8 @@ std::optional<int64_t> parseNumber(const std::string &s) {
   errno = 0;
   unsigned long long u = std::strtoull(digits.c_str(), nullptr, base);
   // Hex may spell a full 64-bit pattern (two's complement); decimal must fit int64.
-  if (errno == ERANGE || (base == 10 && u > uint64_t(INT64_MAX)) || (neg && u > uint64_t(INT64_MAX)))
+  if (errno == ERANGE || (base == 10 && u > uint64_t(INT64_MAX)) ||
+      (neg && u > uint64_t(INT64_MAX)))
     return std::nullopt;
   int64_t v = static_cast<int64_t>(u);
   return neg ? -v : v;

@@ -58,8 +58,8 @@ std::vector<uint8_t> encode(const Target &t, const Program &p) {
           fail("instruction {} ({}): field '{}' is fixed to {} by the target, got {}", i,
                d.mnemonic, name, it->second, value);
       } else if (!d.field(name)) {
-        fail("instruction {} ({}): '{}' is not a field of '{}' in target '{}'", i, d.mnemonic,
-             name, d.mnemonic, t.name);
+        fail("instruction {} ({}): '{}' is not a field of '{}' in target '{}'", i, d.mnemonic, name,
+             d.mnemonic, t.name);
       }
     }
     for (const Field &f : d.fields) {

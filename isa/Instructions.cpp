@@ -22,7 +22,8 @@ std::optional<Semantics> parseSemanticsName(const std::string &s) {
 }
 
 bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// Tracks which instruction bits are taken so overlaps name the other owner.
@@ -129,25 +130,27 @@ void parseFixed(const YNode &map, const Target &t, InstrDesc &d) {
 
 /// Checks that apply once all fields of one instruction are known.
 void checkCoverage(const YNode &y, const Target &t, const InstrDesc &d) {
-  std::string fieldsPath = y.child("fields");
+  // Messages about one field carry the fields list's line; the field may have no node at all.
+  YNode fieldsNode = y.req("fields");
+  std::string fieldsPath = fieldsNode.path();
   for (const std::string &name : primitiveFields(d.semantics))
     if (!d.hasField(name))
-      YNode(YAML::Node(), fieldsPath + "." + name, &y.origin())
+      fieldsNode.relabel(fieldsPath + "." + name)
           .error(fmt::format("missing: the {} primitive reads '{}'; encode it in fields or give "
                              "it in fixed",
                              semanticsName(d.semantics), name));
   int engines = static_cast<int>(t.engines.size());
   for (const Field &f : d.fields) {
-    auto where = [&] { return YNode(YAML::Node(), fieldsPath + "." + f.name, &y.origin()); };
+    auto where = [&] { return fieldsNode.relabel(fieldsPath + "." + f.name); };
     if ((f.name == "pop" || f.name == "push") && (f.width < engines || f.isSigned))
       where().error(fmt::format("{} needs an unsigned bit per engine: width {} < {} engines",
                                 f.name, f.width, engines));
     if (endsWith(f.name, "_space") && f.maxValue() < int64_t(t.levels.size()) - 1)
-      where().error(fmt::format("width {} cannot hold memory level index {}", f.width,
-                                t.levels.size() - 1));
+      where().error(
+          fmt::format("width {} cannot hold memory level index {}", f.width, t.levels.size() - 1));
     if (f.name == "op" && f.maxValue() < int64_t(t.vector.ops.size()) - 1)
-      where().error(fmt::format("width {} cannot hold vector op index {}", f.width,
-                                t.vector.ops.size() - 1));
+      where().error(
+          fmt::format("width {} cannot hold vector op index {}", f.width, t.vector.ops.size() - 1));
   }
   const Engine &e = t.engines[static_cast<size_t>(d.engine)];
   if (d.semantics == Semantics::Dma && !(e.bytesPerCycle > 0))
@@ -208,8 +211,8 @@ void parseInstructions(const YNode &seq, Target &t) {
     for (size_t j = 0; j < t.instrs.size(); ++j) {
       const InstrDesc &o = t.instrs[j];
       if (o.mnemonic == d.mnemonic)
-        y.req("mnemonic").error(
-            fmt::format("duplicate mnemonic '{}' (also instructions[{}])", d.mnemonic, j));
+        y.req("mnemonic")
+            .error(fmt::format("duplicate mnemonic '{}' (also instructions[{}])", d.mnemonic, j));
       if (o.opcode == d.opcode)
         y.req("opcode").error(fmt::format("opcode {} is already used by '{}' (instructions[{}])",
                                           d.opcode, o.mnemonic, j));

@@ -17,7 +17,9 @@ namespace {
 
 using detail::YNode;
 
-bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+bool isPowerOfTwo(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 constexpr int64_t kIntMax = INT32_MAX;
 

@@ -23,7 +23,9 @@ const char *semanticsName(Semantics s) {
   return "";
 }
 
-int elemBytes(ElemType t) { return t == ElemType::F16 ? 2 : 4; }
+int elemBytes(ElemType t) {
+  return t == ElemType::F16 ? 2 : 4;
+}
 
 const char *elemTypeName(ElemType t) {
   int i = static_cast<int>(t);
@@ -34,18 +36,17 @@ const char *elemTypeName(ElemType t) {
 const std::vector<std::string> &primitiveFields(Semantics s) {
   // Mirrors the comment at the top of Target.h; keep the two in sync.
   static const std::vector<std::string> dma = {
-      "pop",     "push",    "src_space", "src_addr", "dst_space", "dst_addr", "elem_bytes",
-      "n0",      "n1",      "n2",        "src_s0",   "src_s1",    "src_s2",   "dst_s0",
-      "dst_s1",  "dst_s2",  "pad0_lo",   "pad0_hi",  "pad1_lo",   "pad1_hi",  "pad2_lo",
-      "pad2_hi", "pad_value"};
-  static const std::vector<std::string> matmul = {"pop", "push", "a_addr", "b_addr", "c_addr",
+      "pop",        "push",    "src_space", "src_addr", "dst_space", "dst_addr",
+      "elem_bytes", "n0",      "n1",        "n2",       "src_s0",    "src_s1",
+      "src_s2",     "dst_s0",  "dst_s1",    "dst_s2",   "pad0_lo",   "pad0_hi",
+      "pad1_lo",    "pad1_hi", "pad2_lo",   "pad2_hi",  "pad_value"};
+  static const std::vector<std::string> matmul = {"pop", "push", "a_addr", "b_addr",    "c_addr",
                                                   "m",   "k",    "n",      "accumulate"};
   static const std::vector<std::string> vector = {
-      "pop",        "push",       "op",         "dst_space",  "dst_addr",   "dst_dtype",
-      "src1_space", "src1_addr",  "src1_dtype", "src2_space", "src2_addr",  "src2_dtype",
-      "n0",         "n1",         "n2",         "dst_s0",     "dst_s1",     "dst_s2",
-      "src1_s0",    "src1_s1",    "src1_s2",    "src2_s0",    "src2_s1",    "src2_s2",
-      "imm0",       "imm1"};
+      "pop",       "push",       "op",         "dst_space", "dst_addr",   "dst_dtype", "src1_space",
+      "src1_addr", "src1_dtype", "src2_space", "src2_addr", "src2_dtype", "n0",        "n1",
+      "n2",        "dst_s0",     "dst_s1",     "dst_s2",    "src1_s0",    "src1_s1",   "src1_s2",
+      "src2_s0",   "src2_s1",    "src2_s2",    "imm0",      "imm1"};
   static const std::vector<std::string> finish = {"pop", "push"};
   switch (s) {
   case Semantics::Dma:
@@ -61,7 +62,9 @@ const std::vector<std::string> &primitiveFields(Semantics s) {
   return finish;
 }
 
-bool VectorUnit::supports(const std::string &op) const { return opCode(op) >= 0; }
+bool VectorUnit::supports(const std::string &op) const {
+  return opCode(op) >= 0;
+}
 
 int VectorUnit::opCode(const std::string &op) const {
   for (size_t i = 0; i < ops.size(); ++i)

@@ -79,13 +79,15 @@ std::vector<std::pair<std::string, YNode>> YNode::entries() const {
 
 std::string YNode::scalarText() const {
   if (!node_.IsScalar())
-    error(node_.IsMap() ? "expected a scalar value, found a map"
-                        : node_.IsSequence() ? "expected a scalar value, found a sequence"
-                                             : "expected a scalar value");
+    error(node_.IsMap()        ? "expected a scalar value, found a map"
+          : node_.IsSequence() ? "expected a scalar value, found a sequence"
+                               : "expected a scalar value");
   return node_.Scalar();
 }
 
-std::string YNode::asString() const { return scalarText(); }
+std::string YNode::asString() const {
+  return scalarText();
+}
 
 int64_t YNode::asInt() const {
   std::string s = scalarText();

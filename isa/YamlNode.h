@@ -27,7 +27,9 @@ public:
   /// The same node under another path label (e.g. "instructions[2] (mm)").
   YNode relabel(std::string path) const { return YNode(node_, std::move(path), origin_); }
   /// Path of a child key, for messages about values that are not nodes themselves.
-  std::string child(const std::string &key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string child(const std::string &key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
 
   /// Throws npuc::Error "origin: path: msg (line N)".
   [[noreturn]] void error(const std::string &msg) const;

@@ -1,0 +1,174 @@
+// ValidationTest.cpp - every class of bad target description is rejected with a message naming
+// the file and the field path. Each case derives a bad YAML text from the good npu-base by one
+// textual edit, so the failure is attributable to exactly that edit.
+#include "TestUtil.h"
+
+#include "support/Error.h"
+
+#include <gtest/gtest.h>
+
+using namespace npuc::isa;
+using namespace npuc::isa::test;
+
+TEST(Validation, BaseTextParses) {
+  EXPECT_EQ(parseTarget(baseText(), "x.yaml").name, "npu-base");
+}
+
+TEST(Validation, YamlSyntaxErrorHasLine) {
+  // Line 3 opens a flow map that is never closed.
+  expectParseError("name: x\nclock_ghz: 1\nopcode: {lsb: 0, width: 8\n", {"bad.yaml:", "syntax"});
+  try {
+    parseTarget("name: x\nfoo: [1, 2\nbar: 3\n", "bad.yaml");
+    FAIL();
+  } catch (const npuc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("YAML syntax error"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Validation, NotAMap) {
+  expectParseError("- 1\n- 2\n", {"bad.yaml", "must be a YAML map"});
+}
+
+TEST(Validation, MissingRequiredField) {
+  expectParseError(edit(baseText(), "  rows: 16 ", "  #rows "),
+                   {"bad.yaml: tensor_unit.rows: missing required field"});
+  expectParseError(edit(baseText(), "clock_ghz: 1.0", "#"), {"clock_ghz: missing required field"});
+  expectParseError(edit(baseText(), "    engine: tensor\n", ""),
+                   {"instructions[3] (mm).engine: missing required field"});
+}
+
+TEST(Validation, IllTypedFields) {
+  expectParseError(edit(baseText(), "rows: 16 ", "rows: sixteen "),
+                   {"bad.yaml: tensor_unit.rows: expected an integer, found 'sixteen'"});
+  expectParseError(edit(baseText(), "clock_ghz: 1.0", "clock_ghz: fast"),
+                   {"clock_ghz: expected a number, found 'fast'"});
+  expectParseError(edit(baseText(), "{name: accumulate, width: 1}",
+                        "{name: accumulate, width: 1, signed: maybe}"),
+                   {"instructions[3] (mm).fields.accumulate.signed: expected true or false"});
+  expectParseError(edit(baseText(), "{name: k, width: 16}", "{name: k, width: [16]}"),
+                   {"instructions[3] (mm).fields.k.width: expected a scalar value"});
+  expectParseError(
+      edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd]", "ops: copy"),
+      {"vector_unit.ops: expected a sequence"});
+  expectParseError(edit(baseText(), "latency: 100 ", "latency: 1e99999 "),
+                   {"dram.latency: expected an integer"});
+}
+
+TEST(Validation, UnknownKey) {
+  expectParseError(edit(baseText(), "  cols: 16 ", "  colz: 16 "),
+                   {"tensor_unit.colz: unknown key"});
+}
+
+TEST(Validation, MissingPrimitiveField) {
+  expectParseError(edit(baseText(), "      - {name: k, width: 16}\n", ""),
+                   {"bad.yaml: instructions[3] (mm).fields.k: missing", "matmul"});
+  expectParseError(edit(baseText(), "    fixed: {src_space: dram}\n", ""),
+                   {"instructions[0] (ld).fields.src_space: missing"});
+}
+
+TEST(Validation, UnknownFieldForSemantics) {
+  expectParseError(edit(baseText(), "{name: k, width: 16}", "{name: kk, width: 16}"),
+                   {"instructions[3] (mm).fields.kk: unknown field 'kk' for matmul"});
+}
+
+TEST(Validation, DuplicateAndOverlappingOpcodes) {
+  expectParseError(edit(baseText(), "opcode: 0x02", "opcode: 0x01"),
+                   {"instructions[1] (mov).opcode: opcode 1 is already used by 'ld'"});
+  expectParseError(edit(baseText(), "opcode: 0x02", "opcode: 0x100"),
+                   {"instructions[1] (mov).opcode: opcode 256 does not fit the 8-bit opcode"});
+}
+
+TEST(Validation, FieldLayout) {
+  // An explicit lsb inside another field.
+  expectParseError(edit(baseText(), "{name: n, width: 16}", "{name: n, width: 16, lsb: 30}"),
+                   {"instructions[3] (mm).fields.n: bits [30, 46) overlap field 'a_addr'"});
+  expectParseError(
+      edit(baseText(), "{name: accumulate, width: 1}", "{name: accumulate, width: 1, lsb: 3}"),
+      {"fields.accumulate: bits [3, 4) overlap the opcode"});
+  // Past the end of the word: vop needs 409 bits.
+  expectParseError(edit(baseText(), "instruction_bits: 512", "instruction_bits: 384"),
+                   {"instructions[4] (vop).fields.", "exceed instruction_bits 384"});
+  expectParseError(edit(baseText(), "{name: k, width: 16}", "{name: k, width: 65}"),
+                   {"fields.k.width: value 65 is out of range [1, 64]"});
+  expectParseError(edit(baseText(), "instruction_bits: 512", "instruction_bits: 500"),
+                   {"instruction_bits: 500 is not a multiple of 8"});
+  expectParseError(edit(baseText(), "opcode: {lsb: 0, width: 8}", "opcode: {lsb: 510, width: 8}"),
+                   {"opcode: bits [510, 518) exceed instruction_bits 512"});
+}
+
+TEST(Validation, MemoryLevels) {
+  expectParseError(edit(baseText(), "size: 1 MiB, banks: 16", "size: 1 MiB, banks: 12"),
+                   {"memory[1] (l1).size: size 1048576 is not a multiple of banks*bank_width"});
+  expectParseError(edit(baseText(), "size: 128 KiB, banks: 4, bank_width: 64, alignment: 64",
+                        "size: 128 KiB, banks: 4, bank_width: 64, alignment: 48"),
+                   {"memory[4] (acc).alignment: alignment 48 is not a power of two"});
+  expectParseError(edit(baseText(), "{name: l0b, kind: sram", "{name: l0a, kind: sram"),
+                   {"memory[3] (l0a).name: duplicate memory level name 'l0a'"});
+  expectParseError(edit(baseText(), "{name: l1, kind: sram", "{name: l1, kind: flash"),
+                   {"memory[1] (l1).kind: unknown kind 'flash'"});
+  expectParseError(edit(baseText(), "{name: l1, kind: sram", "{name: l1, kind: dram"),
+                   {"memory: exactly one level must have kind dram, found 2"});
+}
+
+TEST(Validation, UnknownNames) {
+  expectParseError(edit(baseText(), "engine: feed", "engine: feeder"),
+                   {"instructions[1] (mov).engine: unknown engine 'feeder'"});
+  expectParseError(edit(baseText(), "fixed: {src_space: dram}", "fixed: {src_space: dram2}"),
+                   {"instructions[0] (ld).fixed.src_space: unknown memory level 'dram2'"});
+  expectParseError(edit(baseText(), "a_level: l0a", "a_level: l0c"),
+                   {"tensor_unit.a_level: unknown memory level 'l0c'"});
+  expectParseError(edit(baseText(), "acc_level: acc", "acc_level: dram"),
+                   {"tensor_unit.acc_level: level 'dram' is the dram"});
+  expectParseError(edit(baseText(), "levels: [l1, acc]", "levels: [l1, l3]"),
+                   {"vector_unit.levels[1]: unknown memory level 'l3'"});
+  expectParseError(edit(baseText(), "semantics: matmul", "semantics: conv"),
+                   {"instructions[3] (mm).semantics: unknown semantics 'conv'"});
+}
+
+TEST(Validation, Units) {
+  expectParseError(
+      edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd]", "ops: []"),
+      {"vector_unit.ops: the vector op list is empty"});
+  expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, copy,"),
+                   {"vector_unit.ops[1]: duplicate vector op 'copy'"});
+  expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: int8"),
+                   {"tensor_unit.acc_dtype: unknown dtype 'int8'"});
+  expectParseError(edit(baseText(), "max_dims: 3", "max_dims: 4"),
+                   {"vector_unit.max_dims: value 4 is out of range [1, 3]"});
+}
+
+TEST(Validation, DuplicateNames) {
+  expectParseError(
+      edit(baseText(), "{name: vector, queue_depth: 16}", "{name: tensor, queue_depth: 16}"),
+      {"engines[3] (tensor).name: duplicate engine name 'tensor'"});
+  expectParseError(edit(baseText(), "mnemonic: st ", "mnemonic: ld "),
+                   {"instructions[2] (ld).mnemonic: duplicate mnemonic 'ld'"});
+  expectParseError(edit(baseText(), "{name: n, width: 16}", "{name: k, width: 16}"),
+                   {"instructions[3] (mm).fields.k: duplicate field 'k'"});
+}
+
+TEST(Validation, TokensAndFixedFields) {
+  // pop must have one bit per engine (5 engines).
+  std::string text =
+      edit(baseText(),
+           "  - mnemonic: finish          # end of program once every engine has "
+           "drained\n    opcode: 0xff\n    engine: vector\n    semantics: finish\n"
+           "    timing: {latency: 1, per_element: 0}\n    fields:\n"
+           "      - {name: pop, width: 8}",
+           "  - mnemonic: finish\n    opcode: 0xff\n    engine: vector\n    semantics: finish\n"
+           "    fields:\n      - {name: pop, width: 4}");
+  expectParseError(text, {"instructions[5] (finish).fields.pop: pop needs an unsigned bit per "
+                          "engine: width 4 < 5 engines"});
+  expectParseError(
+      edit(baseText(), "fixed: {dst_space: dram}", "fixed: {dst_space: dram, push: 0}"),
+      {"instructions[2] (st).fixed.push: pop and push", "must be encoded"});
+  expectParseError(
+      edit(baseText(), "fixed: {dst_space: dram}", "fixed: {dst_space: dram, n0: 4}"),
+      {"instructions[2] (st).fixed.n0: field 'n0' is both encoded in fields and fixed"});
+  expectParseError(edit(baseText(), "fixed: {dst_space: dram}", "fixed: {dst_space: 9}"),
+                   {"fixed.dst_space: 9 is not a memory level index"});
+  // A DMA on an engine without a transfer rate.
+  expectParseError(edit(baseText(), "engine: feed", "engine: tensor"),
+                   {"instructions[1] (mov).engine: engine 'tensor' runs a dma instruction"});
+}
