@@ -8,6 +8,7 @@
 // equivalent and several times faster.
 #include "simulator/Functional.h"
 
+#include "simulator/HalfTable.h"
 #include "simulator/Simulator.h"
 #include "support/Half.h"
 
@@ -27,7 +28,7 @@ inline float load(const uint8_t *p, isa::ElemType t) {
   }
   uint16_t h;
   std::memcpy(&h, p, 2);
-  return halfToFloat(h);
+  return fastHalfToFloat(h);
 }
 
 inline void store(uint8_t *p, isa::ElemType t, float v) {
