@@ -20,13 +20,13 @@ struct OneOp {
   std::vector<ValueId> ins;
 
   void input(Shape s, std::vector<float> d) {
-    ValueId v = g.addValue("in" + std::to_string(ins.size()), s, DType::F32);
+    ValueId v = g.addValue(fmt::format("in{}", ins.size()), s, DType::F32);
     g.inputs.push_back(v);
     feeds[v] = HostTensor(s, std::move(d));
     ins.push_back(v);
   }
   void constant(Shape s, std::vector<float> d) {
-    ins.push_back(g.addConstant("c" + std::to_string(ins.size()), s, std::move(d)));
+    ins.push_back(g.addConstant(fmt::format("c{}", ins.size()), s, std::move(d)));
   }
   HostTensor run(const std::string &op, std::map<std::string, AttrValue> attrs = {}) {
     ValueId o = g.addValue("out", {}, DType::F32);
