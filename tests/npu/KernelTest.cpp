@@ -1,0 +1,263 @@
+// KernelTest.cpp - NPU kernels compiled, simulated and compared with naive fp64 references.
+//
+// Tolerance (derived, not measured): operands are rounded to fp16 before both computations, so
+// products are exact; the NPU sums them in fp32 (error <= K * 2^-24 * sum|x*w| for K terms),
+// adds the fp32 bias, and rounds the result to fp16 (<= 2^-11 * |y|).
+#include "NpuTestUtil.h"
+
+#include "npu/Plan.h"
+
+#include <cctype>
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+
+struct ConvCase {
+  int64_t C, H, W, OC, K, S, P, D, G;
+  bool bias, relu;
+  std::string target = "npu-base.yaml";
+  bool doubleBuffer = true;
+};
+
+std::ostream &operator<<(std::ostream &os, const ConvCase &c) {
+  return os << "C" << c.C << "_H" << c.H << "_W" << c.W << "_OC" << c.OC << "_K" << c.K << "_S"
+            << c.S << "_P" << c.P << "_D" << c.D << "_G" << c.G << "_" << c.target
+            << (c.doubleBuffer ? "" : "_single");
+}
+
+class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvKernel, MatchesReference) {
+  const ConvCase c = GetParam();
+  isa::Target t = isa::loadTarget(configPath(c.target));
+  int64_t OH = (c.H + 2 * c.P - c.D * (c.K - 1) - 1) / c.S + 1;
+  int64_t OW = (c.W + 2 * c.P - c.D * (c.K - 1) - 1) / c.S + 1;
+  int64_t icg = c.C / c.G;
+  Graph g;
+  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
+  g.inputs = {x};
+  auto wdata = halves(randomData(static_cast<size_t>(c.OC * icg * c.K * c.K), 2));
+  auto bdata = randomData(static_cast<size_t>(c.OC), 3);
+  auto w = g.addConstant("w", {c.OC, icg, c.K, c.K}, wdata);
+  std::vector<graph::ValueId> ins = {x, w};
+  if (c.bias)
+    ins.push_back(g.addConstant("b", {c.OC}, bdata));
+  auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
+  auto conv = g.addNode("Conv", "conv", ins, {y});
+  g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
+  g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
+  g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
+  g.node(conv).attrs["group"] = c.G;
+  auto out = y;
+  if (c.relu) {
+    out = g.addValue("r", {1, c.OC, OH, OW}, graph::DType::F32);
+    g.addNode("Relu", "relu", {y}, {out});
+  }
+  oneGroup(g, out);
+  HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
+  npu::CompileOptions opt;
+  opt.doubleBuffer = c.doubleBuffer;
+  NpuRun r = compileAndRun(g, t, {in}, opt);
+
+  int64_t checked = 0;
+  for (int64_t oc = 0; oc < c.OC; ++oc)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        double sum = c.bias ? bdata[static_cast<size_t>(oc)] : 0.0, mag = 0;
+        int64_t gi = oc / (c.OC / c.G);
+        for (int64_t ic = 0; ic < icg; ++ic)
+          for (int64_t kh = 0; kh < c.K; ++kh)
+            for (int64_t kw = 0; kw < c.K; ++kw) {
+              int64_t iy = oy * c.S - c.P + kh * c.D, ix = ox * c.S - c.P + kw * c.D;
+              if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W)
+                continue;
+              double p = double(in.data[static_cast<size_t>(((gi * icg + ic) * c.H + iy) * c.W + ix)]) *
+                         wdata[static_cast<size_t>(((oc * icg + ic) * c.K + kh) * c.K + kw)];
+              sum += p;
+              mag += std::fabs(p);
+            }
+        if (c.relu)
+          sum = std::max(sum, 0.0);
+        double got = r.out.data[static_cast<size_t>((oc * OH + oy) * OW + ox)];
+        double tol = std::ldexp(std::fabs(sum), -11) + icg * c.K * c.K * std::ldexp(mag, -24) +
+                     std::ldexp(std::fabs(c.bias ? bdata[static_cast<size_t>(oc)] : 0.0), -23) + 1e-7;
+        ASSERT_NEAR(got, sum, tol) << "oc=" << oc << " oy=" << oy << " ox=" << ox;
+        ++checked;
+      }
+  EXPECT_EQ(checked, c.OC * OH * OW);
+  EXPECT_EQ(r.stats.macs, c.OC * OH * OW * icg * c.K * c.K);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvKernel,
+    ::testing::Values(ConvCase{3, 17, 19, 20, 3, 1, 1, 1, 1, true, true},
+                      ConvCase{16, 8, 8, 32, 1, 1, 0, 1, 1, false, false},
+                      ConvCase{8, 15, 15, 8, 3, 2, 1, 1, 8, true, true},     // depthwise
+                      ConvCase{5, 9, 11, 7, 3, 1, 2, 2, 1, true, false},     // dilation 2
+                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true},     // odd channels
+                      ConvCase{3, 32, 32, 16, 7, 2, 3, 1, 1, false, true},   // stem-like
+                      ConvCase{64, 14, 14, 48, 3, 1, 1, 1, 2, true, true},   // grouped
+                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-tiny.yaml"},
+                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false}),
+    [](const ::testing::TestParamInfo<ConvCase> &i) {
+      std::ostringstream os;
+      os << i.param;
+      std::string name = os.str();
+      for (char &ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
+      return name + "_" + std::to_string(i.index);
+    });
+
+TEST(GemmKernel, BiasAndTransB) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  const int64_t M = 3, K = 50, N = 20;
+  Graph g;
+  auto a = g.addValue("a", {M, K}, graph::DType::F32);
+  g.inputs = {a};
+  auto wdata = halves(randomData(static_cast<size_t>(N * K), 5));
+  auto cdata = randomData(static_cast<size_t>(N), 6);
+  auto w = g.addConstant("w", {N, K}, wdata);
+  auto bias = g.addConstant("c", {N}, cdata);
+  auto y = g.addValue("y", {M, N}, graph::DType::F32);
+  auto n = g.addNode("Gemm", "fc", {a, w, bias}, {y});
+  g.node(n).attrs["transB"] = int64_t(1);
+  g.node(n).attrs["alpha"] = 0.5;
+  oneGroup(g, y);
+  HostTensor in({M, K}, halves(randomData(static_cast<size_t>(M * K), 4)));
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = cdata[static_cast<size_t>(j)], mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        // alpha = 0.5 is folded into the fp16 weights exactly (a power of two).
+        double p = double(in.data[static_cast<size_t>(i * K + k)]) * 0.5 * wdata[static_cast<size_t>(j * K + k)];
+        s += p;
+        mag += std::fabs(p);
+      }
+      double tol = std::ldexp(std::fabs(s), -11) + K * std::ldexp(mag, -24) + 1e-6;
+      EXPECT_NEAR(r.out.data[static_cast<size_t>(i * N + j)], s, tol) << i << "," << j;
+    }
+}
+
+// Pooling: exact up to the final fp16 rounding (max is exact; the average sums at most 9 fp16
+// values in fp32, exact for these magnitudes, then multiplies by an fp32 reciprocal).
+struct PoolCase {
+  bool isMax;
+  int64_t C, H, W, K, S, P;
+  bool countPad;
+};
+
+class PoolKernel : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolKernel, MatchesReference) {
+  const PoolCase c = GetParam();
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  int64_t OH = (c.H + 2 * c.P - c.K) / c.S + 1, OW = (c.W + 2 * c.P - c.K) / c.S + 1;
+  Graph g;
+  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, c.C, OH, OW}, graph::DType::F32);
+  auto n = g.addNode(c.isMax ? "MaxPool" : "AveragePool", "pool", {x}, {y});
+  g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{c.K, c.K};
+  g.node(n).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
+  g.node(n).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
+  g.node(n).attrs["count_include_pad"] = int64_t(c.countPad);
+  oneGroup(g, y);
+  HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 7)));
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t ch = 0; ch < c.C; ++ch)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        double acc = c.isMax ? -INFINITY : 0;
+        int64_t cnt = 0;
+        for (int64_t kh = 0; kh < c.K; ++kh)
+          for (int64_t kw = 0; kw < c.K; ++kw) {
+            int64_t iy = oy * c.S - c.P + kh, ix = ox * c.S - c.P + kw;
+            bool inside = iy >= 0 && iy < c.H && ix >= 0 && ix < c.W;
+            cnt += inside || c.countPad;
+            if (!inside)
+              continue;
+            double v = in.data[static_cast<size_t>((ch * c.H + iy) * c.W + ix)];
+            acc = c.isMax ? std::max(acc, v) : acc + v;
+          }
+        double want = c.isMax ? acc : acc / double(cnt);
+        double got = r.out.data[static_cast<size_t>((ch * OH + oy) * OW + ox)];
+        ASSERT_NEAR(got, want, std::ldexp(std::fabs(want), -10) + 1e-6) << ch << "," << oy << "," << ox;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolKernel,
+                         ::testing::Values(PoolCase{true, 16, 17, 17, 3, 2, 1, false},
+                                           PoolCase{true, 70, 8, 9, 2, 2, 0, false},
+                                           PoolCase{false, 24, 9, 9, 3, 2, 1, false},
+                                           PoolCase{false, 24, 9, 9, 3, 2, 1, true},
+                                           PoolCase{false, 5, 6, 6, 3, 1, 0, false}));
+
+TEST(GlobalPoolKernel, MeanOverPixels) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  const int64_t C = 40, H = 7, W = 9;
+  Graph g;
+  auto x = g.addValue("x", {1, C, H, W}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, C, 1, 1}, graph::DType::F32);
+  g.addNode("GlobalAveragePool", "gap", {x}, {y});
+  oneGroup(g, y);
+  HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 8)));
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t ch = 0; ch < C; ++ch) {
+    double s = 0, mag = 0;
+    for (int64_t i = 0; i < H * W; ++i) {
+      s += in.data[static_cast<size_t>(ch * H * W + i)];
+      mag += std::fabs(in.data[static_cast<size_t>(ch * H * W + i)]);
+    }
+    double want = s / (H * W);
+    EXPECT_NEAR(r.out.data[static_cast<size_t>(ch)], want,
+                std::ldexp(std::fabs(want), -10) + H * W * std::ldexp(mag, -24) + 1e-6);
+  }
+}
+
+TEST(EltwiseKernel, ResidualAddReluAndPerChannelScale) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  const int64_t C = 12, H = 5, W = 7;
+  Graph g;
+  auto a = g.addValue("a", {1, C, H, W}, graph::DType::F32);
+  auto b = g.addValue("b", {1, C, H, W}, graph::DType::F32);
+  g.inputs = {a, b};
+  auto scale = randomData(static_cast<size_t>(C), 9, 0.5f, 2.f);
+  auto s = g.addConstant("s", {C, 1, 1}, scale);
+  auto sum = g.addValue("sum", {1, C, H, W}, graph::DType::F32);
+  auto rel = g.addValue("rel", {1, C, H, W}, graph::DType::F32);
+  auto out = g.addValue("out", {1, C, H, W}, graph::DType::F32);
+  g.addNode("Add", "add", {a, b}, {sum});
+  g.addNode("Relu", "relu", {sum}, {rel});
+  g.addNode("Mul", "scale", {s, rel}, {out});
+  oneGroup(g, out);
+  HostTensor ta({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 10)));
+  HostTensor tb({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 11)));
+  NpuRun r = compileAndRun(g, t, {ta, tb});
+  for (int64_t i = 0; i < C * H * W; ++i) {
+    double want = std::max(0.0, double(ta.data[static_cast<size_t>(i)]) + tb.data[static_cast<size_t>(i)]) *
+                  scale[static_cast<size_t>(i / (H * W))];
+    EXPECT_NEAR(r.out.data[static_cast<size_t>(i)], want, std::ldexp(std::fabs(want), -10) + 1e-6);
+  }
+}
+
+TEST(Placement, SoftmaxNeedsExp) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  Graph g;
+  auto x = g.addValue("x", {1, 10}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, 10}, graph::DType::F32);
+  g.addNode("Softmax", "sm", {x}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], t);
+  EXPECT_NE(why.find("sm (Softmax)"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace npuc::test

@@ -1,0 +1,80 @@
+// NpuTestUtil.h - builds one-group graphs by hand, compiles them for a target, runs them on the
+// simulator and returns the fp32 output, so kernel tests compare against naive references.
+#pragma once
+
+#include "graph/Graph.h"
+#include "isa/Target.h"
+#include "npu/Compile.h"
+#include "simulator/Simulator.h"
+#include "support/Half.h"
+
+#include <random>
+#include <string>
+
+namespace npuc::test {
+
+inline std::string configPath(const std::string &name) {
+  return std::string(NPUC_SOURCE_DIR) + "/configs/" + name;
+}
+
+inline std::vector<float> randomData(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// Rounds every value to fp16 (what the NPU stores).
+inline std::vector<float> halves(std::vector<float> v) {
+  for (float &x : v)
+    x = roundToHalf(x);
+  return v;
+}
+
+/// Makes graph.groups hold one group of all live nodes (in order), anchored at the first.
+inline void oneGroup(graph::Graph &g, graph::ValueId out) {
+  graph::FusedGroup grp;
+  grp.id = 0;
+  for (const graph::Node &n : g.nodes)
+    grp.nodes.push_back(n.id);
+  grp.anchor = grp.nodes.front();
+  grp.name = g.node(grp.anchor).name;
+  for (graph::ValueId v : g.inputs)
+    grp.inputs.push_back(v);
+  grp.outputs = {out};
+  grp.placement = graph::Placement::Npu;
+  g.groups = {grp};
+  g.outputs = {out};
+}
+
+struct NpuRun {
+  HostTensor out;
+  sim::SimStats stats;
+  npu::Segment seg;
+};
+
+/// Compiles group 0 and runs it with `inputs` (one per graph input, in order).
+inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
+                            const std::vector<HostTensor> &inputs,
+                            const npu::CompileOptions &opt = {}) {
+  NpuRun r;
+  r.seg = npu::compileSegment(g, {0}, t, opt);
+  sim::Memory mem(t, r.seg.dramBytes);
+  auto &dram = mem.dram();
+  std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
+  for (const npu::DramTensor &in : r.seg.inputs) {
+    size_t idx = 0;
+    while (g.inputs[idx] != in.value)
+      ++idx;
+    auto bytes = npu::packTensor(inputs[idx], in.layout);
+    std::copy(bytes.begin(), bytes.end(), dram.begin() + in.addr);
+  }
+  r.stats = sim::run(t, r.seg.program, mem);
+  const npu::DramTensor &o = r.seg.outputs.at(0);
+  r.out = npu::unpackTensor(dram.data() + o.addr, o.shape, o.layout);
+  return r;
+}
+
+} // namespace npuc::test
