@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 #include <unordered_map>
 
@@ -77,7 +78,7 @@ public:
                                           : fmt::format("{}", op->value);
       if (s.find_first_of(".eni") == std::string::npos)
         s += ".0";
-      if (op->type.bits == 32)
+      if (op->type.bits == 32 && std::isfinite(op->value))
         return s + "f";
       return toString(op->type) + "(" + s + ")";
     }

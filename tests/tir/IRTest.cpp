@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace npuc::tir;
 
 namespace {
@@ -71,6 +73,7 @@ TEST(Printer, UniqueNamesParensAndStatements) {
                        "  }\n"
                        "}\n");
   EXPECT_EQ(toText(fimm(1.5)), "1.5f");
+  EXPECT_EQ(toText(fimm(-INFINITY)), "float32(-inf)");
   EXPECT_EQ(toText(fimm(2.0, DataType::Float(16))), "float16(2.0)");
 }
 
