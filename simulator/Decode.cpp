@@ -281,7 +281,6 @@ bool vecOpReadsSrc2(VecOp op) {
   case VecOp::Mul:
   case VecOp::Max:
   case VecOp::Min:
-  case VecOp::MulAdd:
   case VecOp::Div:
     return true;
   default:

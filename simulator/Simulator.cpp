@@ -17,6 +17,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace npuc::sim {
@@ -148,8 +149,13 @@ private:
       bool dram = d.dma.src.level == mem_.dramIndex() || d.dma.dst.level == mem_.dramIndex();
       if (!dram)
         return dmaCycles(t_, desc, d.bytes, false);
-      // The transfer queues for DRAM channels; latency and fixed costs come on top.
+      // The transfer queues for DRAM channels and cannot be faster than the engine itself;
+      // latency and fixed costs come on top.
       int64_t transferEnd = dram_.transfer(d, start, mem_.dramIndex());
+      double engineRate = t_.engines[static_cast<size_t>(d.engine)].bytesPerCycle;
+      if (engineRate > 0)
+        transferEnd = std::max(
+            transferEnd, start + static_cast<int64_t>(std::ceil(double(d.bytes) / engineRate)));
       int64_t fixed = dmaCycles(t_, desc, 0, true);
       return transferEnd - start + fixed;
     }
@@ -158,7 +164,7 @@ private:
     case isa::Semantics::Vector:
       return vectorCycles(t_, desc, d.elements);
     case isa::Semantics::Finish:
-      return 0;
+      return desc.timing.latency;
     }
     return 0;
   }

@@ -28,12 +28,14 @@ int64_t perElementCycles(const isa::InstrDesc &d, int64_t elements) {
 
 int64_t dmaCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t bytes, bool touchesDram) {
   int64_t lat = d.timing.latency;
+  const isa::Engine &e = t.engines.at(static_cast<size_t>(d.engine));
   if (touchesDram) {
     if (t.dram.bytesPerCycle <= 0)
       fail("target '{}': dram bytes_per_cycle must be positive", t.name);
-    return lat + t.dram.latency + cyclesFor(double(bytes), t.dram.bytesPerCycle);
+    double rate = e.bytesPerCycle > 0 ? std::min(e.bytesPerCycle, t.dram.bytesPerCycle)
+                                      : t.dram.bytesPerCycle;
+    return lat + t.dram.latency + cyclesFor(double(bytes), rate);
   }
-  const isa::Engine &e = t.engines.at(static_cast<size_t>(d.engine));
   if (e.bytesPerCycle <= 0)
     fail("target '{}': engine '{}' runs DMA instruction '{}' but has no bytes_per_cycle", t.name,
          e.name, d.mnemonic);

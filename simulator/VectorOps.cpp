@@ -60,7 +60,7 @@ template <VecOp OP> inline float apply(float a, float b, float imm0, float imm1)
     return std::min(std::max(a, imm0), imm1);
   else if constexpr (OP == VecOp::MulAdd) {
     float prod = a * imm0; // two fp32 roundings, no fused multiply-add
-    return prod + b;
+    return prod + imm1;
   } else if constexpr (OP == VecOp::Exp)
     return std::exp(a);
   else if constexpr (OP == VecOp::Tanh)
@@ -112,8 +112,7 @@ bool sameAccess(const Operand &a, const Operand &b, const int64_t *n) {
 
 template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequential) {
   constexpr bool two = OP == VecOp::Add || OP == VecOp::Sub || OP == VecOp::Mul ||
-                       OP == VecOp::Max || OP == VecOp::Min || OP == VecOp::MulAdd ||
-                       OP == VecOp::Div;
+                       OP == VecOp::Max || OP == VecOp::Min || OP == VecOp::Div;
   uint8_t *d = mem.level(o.dst.level).data();
   const uint8_t *s1 = mem.level(o.src1.level).data();
   const uint8_t *s2 = two ? mem.level(o.src2.level).data() : nullptr;

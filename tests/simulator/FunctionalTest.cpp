@@ -213,11 +213,11 @@ TEST(SimFunctional, VectorOpsRoundToDestinationType) {
         0.75f);
     vectorCase(
         "muladd", dt,
-        [](float a, float b) {
+        [](float a, float) {
           volatile float p = a * 0.3f;
-          return p + b;
+          return p + -1.25f;
         },
-        0.3f);
+        0.3f, -1.25f);
     vectorCase("exp", dt, [](float a, float) { return std::exp(a); });
     vectorCase("tanh", dt, [](float a, float) { return std::tanh(a); });
     vectorCase("sigmoid", dt, [](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });

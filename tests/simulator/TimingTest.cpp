@@ -97,6 +97,16 @@ TEST(SimTiming, LoadAndStoreShareDramBandwidth) {
   EXPECT_EQ(s.dramBytesWritten, 1024);
 }
 
+TEST(SimTiming, DramDmaIsCappedByItsEngineRate) {
+  TargetOptions o = noBanks();
+  o.dramBytesPerCycle = 64; // faster than the load engine's 32 B/cycle
+  auto t = makeTarget(o);
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 1024));
+  EXPECT_EQ(runTraced(*t, p).totalCycles, 100 + 1024 / 32);
+  EXPECT_EQ(sim::dmaCycles(*t, *desc(*t, "ld"), 1024, true), 100 + 1024 / 32);
+}
+
 TEST(SimTiming, DramChannelsServeDisjointBurstsInParallel) {
   TargetOptions o = noBanks();
   o.dramChannels = 2; // 8 B/cycle each, interleaved every 64 bytes
