@@ -247,3 +247,38 @@ TEST(SimTrace, ChromeJsonHasOneTrackPerEngine) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(SimTrace, LongTracesMergeConsecutiveSameMnemonic) {
+  auto t = makeTarget();
+  sim::SimStats s;
+  // 250k events: runs of 5 "ld" on load alternate with one "st" on store; 50k loads in runs.
+  const int64_t groups = 250000 / 6 + 1;
+  int64_t cycle = 0, index = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int r = 0; r < 5; ++r, cycle += 2)
+      s.trace.push_back({LOAD, index++, cycle, cycle + 2, "ld"});
+    s.trace.push_back({STORE, index++, cycle, cycle + 1, "st"});
+  }
+  nlohmann::json j = nlohmann::json::parse(sim::traceToJson(*t, s));
+  int64_t loads = 0, stores = 0;
+  for (const auto &ev : j.at("traceEvents")) {
+    if (ev.at("ph") != "X")
+      continue;
+    if (ev.at("tid") == LOAD)
+      ++loads;
+    else
+      ++stores;
+  }
+  // Every engine's consecutive same-mnemonic events merge: one slice per engine here.
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(stores, 1);
+  for (const auto &ev : j.at("traceEvents"))
+    if (ev.at("ph") == "X" && ev.at("tid") == LOAD) {
+      EXPECT_EQ(ev.at("name"), "ld x" + std::to_string(groups * 5));
+      EXPECT_EQ(ev.at("dur"), groups * 10);
+    }
+}
+
+} // namespace
