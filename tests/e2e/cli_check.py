@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""cli_check.py - CLI tests of `npuc`: each case builds its bad input at test time, runs npuc,
+and asserts the exit status (1), the `npuc: error:` message substring(s), and that no output file
+was left behind. The "flow" case checks the happy path of compile/run/disasm/inspect/ref.
+
+usage: cli_check.py CASE --npuc PATH --root REPO_ROOT --work SCRATCH_DIR
+Only the standard library is used for fixtures (.npy files are written by hand); the
+unsupported-op model needs the `onnx` package and the case is skipped (exit 77) without it.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def write_npy(path, shape, dtype="<f4", values=None):
+    """Writes a C-order .npy (format 1.0) with the given dtype descriptor."""
+    n = 1
+    for d in shape:
+        n *= d
+    dims = ", ".join("%d" % d for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (dtype, dims)
+    total = 10 + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    fmt = {"<f4": "f", "<f8": "d", "<i8": "q"}[dtype]
+    values = values if values is not None else [0.25 * (i % 7) for i in range(n)]
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (n, fmt), *values))
+
+
+def run(npuc, args):
+    p = subprocess.run([npuc] + args, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Case:
+    def __init__(self, a):
+        self.npuc, self.root, self.work = a.npuc, a.root, a.work
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+        self.target = os.path.join(self.root, "configs", "npu-base.yaml")
+        self.model = os.path.join(self.root, "models", "tinycnn.onnx")
+
+    def w(self, name):
+        return os.path.join(self.work, name)
+
+    def require(self, *paths):
+        for p in paths:
+            if not os.path.exists(p):
+                print("SKIP: missing bundled file", p)
+                sys.exit(SKIP)
+
+    def expect_fail(self, args, substrings, outputs):
+        rc, out, err = run(self.npuc, args)
+        msg = "args: %s\nrc=%d\nstdout:\n%s\nstderr:\n%s" % (args, rc, out, err)
+        assert rc == 1, "expected exit status 1\n" + msg
+        assert err.startswith("npuc: error: "), "stderr must start with 'npuc: error: '\n" + msg
+        for s in substrings:
+            assert s in err, "stderr lacks %r\n%s" % (s, msg)
+        for o in outputs:
+            assert not os.path.exists(o), "output %s left behind\n%s" % (o, msg)
+        print("ok:", err.strip())
+
+    def expect_ok(self, args):
+        rc, out, err = run(self.npuc, args)
+        assert rc == 0, "args: %s\nrc=%d\nstdout:\n%s\nstderr:\n%s" % (args, rc, out, err)
+        return out
+
+    def compile_tinycnn(self):
+        self.require(self.model, self.target)
+        pkg = self.w("tinycnn.npub")
+        self.expect_ok(["compile", self.model, "--target", self.target, "-o", pkg])
+        return pkg
+
+    def edited_target(self, edit):
+        self.require(self.target)
+        with open(self.target) as f:
+            lines = f.read().split("\n")
+        out = edit(lines)
+        path = self.w("edited.yaml")
+        with open(path, "w") as f:
+            f.write("\n".join(out))
+        return path
+
+
+def case_missing_model(c):
+    c.require(c.target)
+    out = c.w("out.npub")
+    c.expect_fail(["compile", c.w("no_such_model.onnx"), "--target", c.target, "-o", out],
+                  ["no_such_model.onnx"], [out])
+
+
+def case_truncated_onnx(c):
+    c.require(c.model, c.target)
+    with open(c.model, "rb") as f:
+        data = f.read()
+    bad = c.w("truncated.onnx")
+    with open(bad, "wb") as f:
+        f.write(data[: len(data) // 2])
+    out = c.w("out.npub")
+    c.expect_fail(["compile", bad, "--target", c.target, "-o", out], ["truncated.onnx"], [out])
+
+
+def first_scalar_key(lines, pred):
+    """Index and key of the first 'key: value' line whose value satisfies pred."""
+    for i, line in enumerate(lines):
+        s = line.split("#")[0].rstrip()
+        if ":" in s and not s.lstrip().startswith("-"):
+            key, _, val = s.strip().partition(":")
+            if pred(val.strip()):
+                return i, key
+    raise AssertionError("no suitable field in the target YAML")
+
+
+def is_number(v):
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+
+
+def case_target_missing_field(c):
+    # Drop the first top-level scalar field (e.g. the target's name or word size).
+    def edit(lines):
+        i, key = first_scalar_key([l if not l.startswith(" ") else "" for l in lines],
+                                  lambda v: v != "")
+        case_target_missing_field.key = key
+        return lines[:i] + lines[i + 1:]
+    target = c.edited_target(edit)
+    c.require(c.model)
+    out = c.w("out.npub")
+    c.expect_fail(["compile", c.model, "--target", target, "-o", out],
+                  ["edited.yaml", case_target_missing_field.key], [out])
+
+
+def case_target_bad_type(c):
+    # Replace the first numeric field's value by a word.
+    def edit(lines):
+        i, key = first_scalar_key(lines, is_number)
+        case_target_bad_type.key = key
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        lines[i] = "%s%s: lots" % (indent, key)
+        return lines
+    target = c.edited_target(edit)
+    c.require(c.model)
+    out = c.w("out.npub")
+    c.expect_fail(["compile", c.model, "--target", target, "-o", out],
+                  ["edited.yaml", case_target_bad_type.key], [out])
+
+
+def case_input_wrong_shape(c):
+    pkg = c.compile_tinycnn()
+    npy = c.w("x.npy")
+    write_npy(npy, (1, 3, 16, 16))
+    outdir = c.w("out")
+    c.expect_fail(["run", pkg, "--input", "input=" + npy, "--output-dir", outdir,
+                   "--report", c.w("r.json")],
+                  ["input 'input'", "1x3x32x32", "1x3x16x16"], [outdir, c.w("r.json")])
+
+
+def case_input_wrong_dtype(c):
+    pkg = c.compile_tinycnn()
+    npy = c.w("x64.npy")
+    write_npy(npy, (1, 3, 32, 32), "<f8")
+    outdir = c.w("out")
+    c.expect_fail(["run", pkg, "--input", "input=" + npy, "--output-dir", outdir],
+                  ["x64.npy"], [outdir])
+
+
+def case_unknown_input(c):
+    pkg = c.compile_tinycnn()
+    npy = c.w("x.npy")
+    write_npy(npy, (1, 3, 32, 32))
+    outdir = c.w("out")
+    c.expect_fail(["run", pkg, "--input", "image=" + npy, "--output-dir", outdir],
+                  ["unknown input 'image'"], [outdir])
+
+
+def case_truncated_package(c):
+    pkg = c.compile_tinycnn()
+    with open(pkg, "rb") as f:
+        data = f.read()
+    bad = c.w("cut.npub")
+    with open(bad, "wb") as f:
+        f.write(data[: len(data) // 2])
+    npy = c.w("x.npy")
+    write_npy(npy, (1, 3, 32, 32))
+    outdir = c.w("out")
+    c.expect_fail(["run", bad, "--input", "input=" + npy, "--output-dir", outdir],
+                  ["cut.npub", "npuc package"], [outdir])
+    c.expect_fail(["disasm", c.model], ["tinycnn.onnx: not an npuc package"], [])
+
+
+def case_unsupported_op(c):
+    try:
+        import onnx
+        from onnx import TensorProto, helper
+    except ImportError:
+        print("SKIP: python onnx package not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    node = helper.make_node("Hardmax", ["x"], ["y"], name="odd_op")
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = c.w("hardmax.onnx")
+    onnx.save(model, path)
+    out = c.w("out.npub")
+    c.expect_fail(["compile", path, "--target", c.target, "-o", out], ["Hardmax"], [out])
+
+
+def case_bad_arguments(c):
+    c.expect_fail(["compile"], [], [])
+    c.expect_fail(["frobnicate"], [], [])
+    c.require(c.model, c.target)
+    out = c.w("o.npub")
+    c.expect_fail(["compile", c.model, "--target", c.target, "-o", out,
+                   "--input-shape", "input=1,x"], ["--input-shape", "not an integer"], [out])
+
+
+def case_flow(c):
+    """The happy path: compile, run (outputs, report, trace), disasm, inspect, ref."""
+    pkg = c.compile_tinycnn()
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(inp)
+    outdir, rep, trace = c.w("out"), c.w("report.json"), c.w("trace.json")
+    text = c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                        "--report", rep, "--trace", trace])
+    assert "MAC utilisation" in text and "roofline" in text, text
+    assert os.path.exists(os.path.join(outdir, "output.npy"))
+    with open(rep) as f:
+        r = json.load(f)
+    for k in ["target", "total_cycles", "peak_macs_per_cycle", "macs", "mac_utilization",
+              "roofline_cycles", "dram_bytes_read", "dram_bytes_written",
+              "bank_conflict_stall_cycles", "engines", "cpu_ms_total", "ops"]:
+        assert k in r, "report lacks " + k
+    with open(trace) as f:
+        assert json.load(f)["traceEvents"]
+    dis = c.expect_ok(["disasm", pkg])
+    assert "# ===== segment 0" in dis and "# --- group" in dis, dis[:2000]
+    ins = c.expect_ok(["inspect", pkg, "--tir"])
+    assert "tiling:" in ins and "tir:" in ins, ins[:2000]
+    refdir = c.w("ref")
+    c.expect_ok(["ref", c.model, "--input", "input=" + inp, "--output-dir", refdir])
+    assert os.path.exists(os.path.join(refdir, "output.npy"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--npuc", required=True)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    fn = globals().get("case_" + a.case)
+    if fn is None:
+        print("unknown case", a.case)
+        return 2
+    fn(Case(a))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+// Commands.cpp - the model-level subcommands: compile, run, ref, disasm, inspect, and the
+// argument helpers and output bookkeeping they share.
+//
+// Every command computes everything first and writes files last, through OutputSet, so an error
+// (bad input, simulator fault, unwritable directory) leaves no partial set of outputs behind.
+#include "tools/cli/Commands.h"
+
+#include "frontend/Onnx.h"
+#include "graph/Reference.h"
+#include "isa/Program.h"
+#include "support/Error.h"
+#include "support/Npy.h"
+#include "tools/driver/Package.h"
+#include "tools/driver/Report.h"
+#include "tools/driver/Runtime.h"
+
+#include <charconv>
+#include <filesystem>
+
+namespace npuc::cli {
+
+namespace fs = std::filesystem;
+
+OutputSet::~OutputSet() {
+  if (committed_)
+    return;
+  for (const std::string &p : written_) {
+    std::error_code ec; // best effort: we are already unwinding from an error
+    fs::remove(p, ec);
+  }
+}
+
+void OutputSet::writeFile(const std::string &path, const std::string &bytes) {
+  writeFileAtomic(path, bytes);
+  written_.push_back(path);
+}
+
+void OutputSet::writeNpy(const std::string &path, const HostTensor &t) {
+  npuc::writeNpy(path, t);
+  written_.push_back(path);
+}
+
+static int64_t parseInt(const std::string &s, const std::string &what) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    fail("{}: '{}' is not an integer", what, s);
+  return v;
+}
+
+std::pair<std::string, Shape> parseInputShape(const std::string &arg) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    fail("--input-shape '{}': expected NAME=D0,D1,...", arg);
+  Shape s;
+  std::string dims = arg.substr(eq + 1);
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    size_t comma = dims.find(',', pos);
+    std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    int64_t v = parseInt(d, "--input-shape '" + arg + "'");
+    if (v <= 0)
+      fail("--input-shape '{}': dimension {} must be positive", arg, v);
+    s.push_back(v);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return {arg.substr(0, eq), s};
+}
+
+std::pair<std::string, HostTensor> parseInputFile(const std::string &arg) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    fail("--input '{}': expected NAME=FILE.npy", arg);
+  return {arg.substr(0, eq), readNpy(arg.substr(eq + 1))};
+}
+
+std::string sanitizeName(const std::string &name) {
+  std::string out = name;
+  for (char &c : out) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok)
+      c = '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+static std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
+  std::map<std::string, Shape> m;
+  for (const std::string &a : args) {
+    auto [name, s] = parseInputShape(a);
+    if (!m.emplace(name, s).second)
+      fail("--input-shape: input '{}' given twice", name);
+  }
+  return m;
+}
+
+static std::map<std::string, HostTensor> inputMap(const std::vector<std::string> &args) {
+  std::map<std::string, HostTensor> m;
+  for (const std::string &a : args) {
+    auto [name, t] = parseInputFile(a);
+    if (!m.emplace(name, std::move(t)).second)
+      fail("--input: input '{}' given twice", name);
+  }
+  return m;
+}
+
+/// Writes each output as DIR/<sanitized name>.npy; two outputs mapping to one file is an error.
+static void writeOutputs(OutputSet &outs, const std::string &dir,
+                         const std::map<std::string, HostTensor> &tensors) {
+  std::map<std::string, std::string> files;
+  for (const auto &[name, t] : tensors) {
+    std::string file = sanitizeName(name) + ".npy";
+    auto [it, fresh] = files.emplace(file, name);
+    if (!fresh)
+      fail("outputs '{}' and '{}' would both be written to {}", it->second, name, file);
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    fail("{}: cannot create output directory: {}", dir, ec.message());
+  for (const auto &[name, t] : tensors)
+    outs.writeNpy((fs::path(dir) / (sanitizeName(name) + ".npy")).string(), t);
+}
+
+void cmdCompile(const CompileArgs &a, std::ostream &out) {
+  npu::CompileOptions opt;
+  opt.doubleBuffer = !a.noDoubleBuffer;
+  driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  OutputSet outs;
+  outs.writeFile(a.output, driver::packageBytes(m));
+  outs.commit();
+  size_t npuGroups = 0;
+  for (const graph::FusedGroup &g : m.graph.groups)
+    npuGroups += g.placement == graph::Placement::Npu;
+  out << fmt::format("compiled {} for {}: {} groups ({} on the NPU, {} on the CPU), {} segments "
+                     "-> {}\n",
+                     a.model, m.target.name, m.graph.groups.size(), npuGroups,
+                     m.graph.groups.size() - npuGroups, m.segments.size(), a.output);
+}
+
+void cmdRun(const RunArgs &a, std::ostream &out) {
+  driver::CompiledModel m = driver::loadPackage(a.package);
+  std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
+  driver::RunResult r = driver::runModel(m, inputs, !a.trace.empty());
+  OutputSet outs;
+  writeOutputs(outs, a.outputDir, r.outputs);
+  if (!a.report.empty())
+    outs.writeFile(a.report, r.report.dump(2) + "\n");
+  if (!a.trace.empty())
+    outs.writeFile(a.trace, r.traceJson);
+  outs.commit();
+  out << driver::formatReport(r.report);
+}
+
+void cmdRef(const RefArgs &a, std::ostream &out) {
+  graph::Graph g = frontend::importOnnx(a.model, shapeMap(a.inputShapes));
+  std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
+  driver::validateInputs(g, inputs);
+  std::map<graph::ValueId, HostTensor> byId;
+  for (auto &[name, t] : inputs)
+    byId[*g.findValue(name)] = std::move(t);
+  std::map<graph::ValueId, HostTensor> res = graph::runReference(g, byId);
+  std::map<std::string, HostTensor> named;
+  for (graph::ValueId v : g.outputs)
+    named[g.value(v).name] = res.at(v);
+  OutputSet outs;
+  writeOutputs(outs, a.outputDir, named);
+  outs.commit();
+  for (const auto &[name, t] : named)
+    out << fmt::format("{}: {} -> {}\n", name, shapeToString(t.shape),
+                       (fs::path(a.outputDir) / (sanitizeName(name) + ".npy")).string());
+}
+
+/// Disassembles program indices [begin, end) (instructions carry no cross-references).
+static std::string disasmRange(const isa::Target &t, const isa::Program &p, int64_t begin,
+                               int64_t end) {
+  isa::Program part;
+  part.instrs.assign(p.instrs.begin() + begin, p.instrs.begin() + end);
+  return isa::disassemble(t, part);
+}
+
+void cmdDisasm(const std::string &package, std::ostream &out) {
+  driver::CompiledModel m = driver::loadPackage(package);
+  out << fmt::format("# {} for target {}: {} NPU segment(s)\n", package, m.target.name,
+                     m.npuSegments.size());
+  for (size_t si = 0; si < m.npuSegments.size(); ++si) {
+    const npu::Segment &s = m.npuSegments[si];
+    const int64_t n = int64_t(s.program.instrs.size());
+    out << fmt::format("\n# ===== segment {}: {} instructions, DRAM image {} bytes, constants at "
+                       "{:#x} ({} bytes)\n",
+                       si, n, s.dramBytes, s.constBase, s.constImage.size());
+    for (const npu::DramTensor &t : s.inputs)
+      out << fmt::format("#   input  {} {} @ {:#x}\n", t.name, shapeToString(t.shape), t.addr);
+    for (const npu::DramTensor &t : s.outputs)
+      out << fmt::format("#   output {} {} @ {:#x}\n", t.name, shapeToString(t.shape), t.addr);
+    int64_t pos = 0;
+    std::vector<const npu::GroupInfo *> infos;
+    for (const npu::GroupInfo &gi : s.groupInfo)
+      infos.push_back(&gi);
+    std::sort(infos.begin(), infos.end(),
+              [](auto *x, auto *y) { return x->instrBegin < y->instrBegin; });
+    for (const npu::GroupInfo *gi : infos) {
+      if (gi->instrBegin > pos)
+        out << disasmRange(m.target, s.program, pos, gi->instrBegin);
+      std::string ops;
+      for (const std::string &o : gi->ops)
+        ops += (ops.empty() ? std::string() : std::string("+")) + o;
+      out << fmt::format("# --- group {} '{}' ({}): instructions [{}, {})\n", gi->groupId, gi->name,
+                         ops, gi->instrBegin, gi->instrEnd);
+      out << disasmRange(m.target, s.program, std::max(pos, gi->instrBegin), gi->instrEnd);
+      pos = std::max(pos, gi->instrEnd);
+    }
+    if (pos < n) {
+      out << "# --- segment epilogue\n";
+      out << disasmRange(m.target, s.program, pos, n);
+    }
+  }
+}
+
+void cmdInspect(const InspectArgs &a, std::ostream &out) {
+  driver::CompiledModel m = driver::loadPackage(a.package);
+  const graph::Graph &g = m.graph;
+  std::map<int, std::pair<int, const npu::GroupInfo *>> info; // group -> (segment, info)
+  for (size_t si = 0; si < m.npuSegments.size(); ++si)
+    for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
+      info[gi.groupId] = {int(si), &gi};
+  out << fmt::format("model '{}' compiled for target '{}' (double buffering {})\n", g.name,
+                     m.target.name, m.options.doubleBuffer ? "on" : "off");
+  for (size_t si = 0; si < m.segments.size(); ++si) {
+    const driver::Seg &s = m.segments[si];
+    out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",
+                       s.groups.size());
+    for (int gid : s.groups) {
+      const graph::FusedGroup &grp = g.groups.at(size_t(gid));
+      std::string ops;
+      for (graph::NodeId n : grp.nodes)
+        ops += (ops.empty() ? std::string() : std::string("+")) + g.node(n).op;
+      out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
+      if (!s.npu) {
+        out << fmt::format("    reason: {}\n", grp.cpuReason);
+        continue;
+      }
+      auto it = info.find(gid);
+      if (it == info.end())
+        continue;
+      const npu::GroupInfo &gi = *it->second.second;
+      out << fmt::format("    tiling: {}\n", gi.tiling);
+      std::string counts;
+      int64_t total = 0;
+      for (const auto &[mn, c] : gi.instrCounts) {
+        counts += fmt::format(" {}={}", mn, c);
+        total += c;
+      }
+      out << fmt::format("    instructions: {} [{}, {}):{}\n", total, gi.instrBegin, gi.instrEnd,
+                         counts);
+      out << fmt::format("    macs: {}, roofline cycles: {}\n", gi.macs, gi.rooflineCycles);
+      if (a.tir) {
+        out << "    tir:\n";
+        size_t pos = 0;
+        while (pos < gi.tir.size()) {
+          size_t nl = gi.tir.find('\n', pos);
+          out << "      " << gi.tir.substr(pos, nl == std::string::npos ? nl : nl - pos) << "\n";
+          pos = nl == std::string::npos ? gi.tir.size() : nl + 1;
+        }
+      }
+    }
+  }
+}
+
+} // namespace npuc::cli

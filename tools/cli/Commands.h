@@ -1,0 +1,82 @@
+// Commands.h - the `npuc` subcommands as plain functions (the CLI in tools/npuc.cpp only parses
+// arguments into these option structs). Each command throws npuc::Error on bad input and leaves
+// no output file behind when it fails (OutputSet).
+#pragma once
+
+#include "support/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace npuc::cli {
+
+/// Files a command has written; unless commit() is called, the destructor removes them, so a
+/// failing command leaves none of its outputs.
+class OutputSet {
+public:
+  OutputSet() = default;
+  OutputSet(const OutputSet &) = delete;
+  OutputSet &operator=(const OutputSet &) = delete;
+  ~OutputSet();
+  void writeFile(const std::string &path, const std::string &bytes);
+  void writeNpy(const std::string &path, const HostTensor &t);
+  void commit() { committed_ = true; }
+
+private:
+  std::vector<std::string> written_;
+  bool committed_ = false;
+};
+
+/// "NAME=1,3,224,224" -> (NAME, shape); errors name the offending argument.
+std::pair<std::string, Shape> parseInputShape(const std::string &arg);
+/// "NAME=FILE.npy" -> (NAME, tensor read from FILE.npy).
+std::pair<std::string, HostTensor> parseInputFile(const std::string &arg);
+/// Output file stem: characters outside [A-Za-z0-9_.-] become '_'.
+std::string sanitizeName(const std::string &name);
+
+struct CompileArgs {
+  std::string model, target, output;
+  std::vector<std::string> inputShapes;
+  bool noDoubleBuffer = false;
+};
+struct RunArgs {
+  std::string package;
+  std::vector<std::string> inputs;
+  std::string outputDir, report, trace;
+};
+struct RefArgs {
+  std::string model;
+  std::vector<std::string> inputs, inputShapes;
+  std::string outputDir;
+};
+struct InspectArgs {
+  std::string package;
+  bool tir = false;
+};
+struct AsmArgs {
+  std::string program, target, output;
+};
+struct SimArgs {
+  std::string program, target, report, trace;
+  std::vector<std::string> dramInit; // FILE@ADDR
+  std::vector<std::string> dumps;    // ADDR:BYTES=FILE
+  int64_t dramBytes = 0;             // 0: the target's DRAM size, capped (see ProgramCommands)
+};
+struct DemoArgs {
+  std::string root; // the repository root (models/, configs/)
+};
+
+void cmdCompile(const CompileArgs &a, std::ostream &out);
+void cmdRun(const RunArgs &a, std::ostream &out);
+void cmdRef(const RefArgs &a, std::ostream &out);
+void cmdDisasm(const std::string &package, std::ostream &out);
+void cmdInspect(const InspectArgs &a, std::ostream &out);
+void cmdAsm(const AsmArgs &a, std::ostream &out);
+void cmdSim(const SimArgs &a, std::ostream &out);
+/// Returns false when the NPU result disagrees with the reference beyond tolerance.
+bool cmdDemo(const DemoArgs &a, std::ostream &out);
+
+} // namespace npuc::cli

@@ -1,0 +1,51 @@
+// Compiler.h - the compile driver: ONNX model + target description -> a CompiledModel.
+//
+// compileModel() runs the whole front half of npuc in a fixed order (import, graph
+// simplification, batch-norm folding, fusion, placement against the loaded target) and then
+// splits the fused groups, in execution order, into maximal runs with the same placement. Each
+// NPU run becomes one npu::Segment (one instruction program, one DRAM image); CPU runs are kept
+// as group lists and are lowered/JIT-compiled by the runtime. A CompiledModel is everything
+// `npuc run` needs, and it is what a .npub package stores (Package.h).
+#pragma once
+
+#include "graph/Graph.h"
+#include "isa/Target.h"
+#include "npu/Compile.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npuc::driver {
+
+/// One execution segment: consecutive fused groups with the same placement.
+struct Seg {
+  bool npu = false;
+  std::vector<int> groups; // group ids, in execution order
+  int npuIndex = -1;       // index into CompiledModel::npuSegments, -1 for CPU segments
+};
+
+struct CompiledModel {
+  isa::Target target;
+  graph::Graph graph;
+  std::vector<Seg> segments;
+  std::vector<npu::Segment> npuSegments;
+  npu::CompileOptions options; // what the NPU segments were compiled with
+};
+
+/// Compiles an ONNX model for a target. `inputShapes` pins graph inputs by name (dynamic dims).
+/// Throws npuc::Error naming the file, node or field on bad input.
+CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,
+                           const std::map<std::string, Shape> &inputShapes,
+                           const npu::CompileOptions &opt = {});
+
+/// The same, from an already loaded target (tests reuse one parsed target).
+CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
+                           const std::map<std::string, Shape> &inputShapes,
+                           const npu::CompileOptions &opt = {});
+
+/// Splits groups (in vector order, which is execution order) into maximal same-placement runs.
+/// Every group must have been placed; an Unassigned group is a compiler bug.
+std::vector<Seg> splitSegments(const graph::Graph &g);
+
+} // namespace npuc::driver

@@ -1,0 +1,248 @@
+// Package.cpp - writing and reading .npub packages (format described in Package.h).
+//
+// The reader is defensive by design: a package is a file the user hands us, so every size,
+// offset, id and address in it is checked before use, and the embedded target and programs are
+// re-validated by the isa library (parseTarget, decode). Errors always start with the file name.
+#include "tools/driver/Package.h"
+
+#include "isa/Program.h"
+#include "support/Error.h"
+#include "support/Npy.h"
+#include "tools/driver/PackageCodec.h"
+
+#include <cstring>
+
+namespace npuc::driver {
+
+using detail::BlobWriter;
+using detail::json;
+using detail::JsonIn;
+
+namespace {
+
+constexpr char kMagic[4] = {'N', 'P', 'U', 'B'};
+constexpr size_t kPreamble = 16; // magic + version + header length
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+json dramTensorToJson(const npu::DramTensor &t) {
+  return {{"value", t.value},
+          {"name", t.name},
+          {"addr", t.addr},
+          {"shape", t.shape},
+          {"layout", t.layout == npu::DramLayout::NHWC ? "nhwc" : "row_major"}};
+}
+
+npu::DramTensor dramTensorFromJson(const JsonIn &j, const graph::Graph &g, int64_t dramBytes) {
+  npu::DramTensor t;
+  t.value = int(j["value"].asIntIn(0, int64_t(g.values.size()) - 1));
+  t.name = j["name"].asString();
+  t.shape = j["shape"].asShape();
+  t.addr = j["addr"].asIntIn(0, dramBytes);
+  std::string layout = j["layout"].asString();
+  if (layout == "nhwc")
+    t.layout = npu::DramLayout::NHWC;
+  else if (layout == "row_major")
+    t.layout = npu::DramLayout::RowMajor;
+  else
+    j["layout"].bad("expected \"nhwc\" or \"row_major\", got '" + layout + "'");
+  if (t.shape != g.value(t.value).shape)
+    j["shape"].bad(fmt::format("{} differs from value '{}' ({})", shapeToString(t.shape),
+                               g.value(t.value).name, shapeToString(g.value(t.value).shape)));
+  if (t.bytes() > dramBytes - t.addr)
+    j.bad(fmt::format("tensor [{}, +{}) exceeds the segment's {} DRAM bytes", t.addr, t.bytes(),
+                      dramBytes));
+  return t;
+}
+
+json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter &blobs) {
+  json inputs = json::array(), outputs = json::array(), infos = json::array();
+  for (const npu::DramTensor &t : s.inputs)
+    inputs.push_back(dramTensorToJson(t));
+  for (const npu::DramTensor &t : s.outputs)
+    outputs.push_back(dramTensorToJson(t));
+  for (const npu::GroupInfo &gi : s.groupInfo)
+    infos.push_back({{"group_id", gi.groupId},
+                     {"name", gi.name},
+                     {"ops", gi.ops},
+                     {"tiling", gi.tiling},
+                     {"tir", gi.tir},
+                     {"instr_begin", gi.instrBegin},
+                     {"instr_end", gi.instrEnd},
+                     {"instr_counts", gi.instrCounts},
+                     {"macs", gi.macs},
+                     {"roofline_cycles", gi.rooflineCycles}});
+  std::vector<uint8_t> code = isa::encode(target, s.program);
+  return {{"groups", s.groups},
+          {"program", blobs.addVector(code)},
+          {"instructions", s.program.instrs.size()},
+          {"dram_bytes", s.dramBytes},
+          {"const_base", s.constBase},
+          {"const_image", blobs.addVector(s.constImage)},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"group_info", infos}};
+}
+
+npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std::string &origin) {
+  npu::Segment s;
+  const int64_t ng = int64_t(m.graph.groups.size());
+  JsonIn groups = j["groups"];
+  for (size_t i = 0; i < groups.size(); ++i)
+    s.groups.push_back(int(groups.at(i).asIntIn(0, ng - 1)));
+  std::string code = j["program"].blob();
+  try {
+    s.program = isa::decode(m.target, std::vector<uint8_t>(code.begin(), code.end()));
+  } catch (const Error &e) {
+    fail("{}: corrupt npuc package: {}: {}", origin, j.path(), e.what());
+  }
+  int64_t n = j["instructions"].asInt();
+  if (n != int64_t(s.program.instrs.size()))
+    j["instructions"].bad(
+        fmt::format("says {} instructions, the program decodes to {}", n, s.program.instrs.size()));
+  s.dramBytes = j["dram_bytes"].asIntIn(0, int64_t(1) << 40);
+  s.constBase = j["const_base"].asIntIn(0, s.dramBytes);
+  std::string image = j["const_image"].blob();
+  if (int64_t(image.size()) > s.dramBytes - s.constBase)
+    j["const_image"].bad("extends past the segment's DRAM image");
+  s.constImage.assign(image.begin(), image.end());
+  JsonIn ins = j["inputs"], outs = j["outputs"], infos = j["group_info"];
+  for (size_t i = 0; i < ins.size(); ++i)
+    s.inputs.push_back(dramTensorFromJson(ins.at(i), m.graph, s.dramBytes));
+  for (size_t i = 0; i < outs.size(); ++i)
+    s.outputs.push_back(dramTensorFromJson(outs.at(i), m.graph, s.dramBytes));
+  for (size_t i = 0; i < infos.size(); ++i) {
+    JsonIn ji = infos.at(i);
+    npu::GroupInfo gi;
+    gi.groupId = int(ji["group_id"].asIntIn(0, ng - 1));
+    gi.name = ji["name"].asString();
+    gi.ops = ji["ops"].asStrings();
+    gi.tiling = ji["tiling"].asString();
+    gi.tir = ji["tir"].asString();
+    gi.instrBegin = ji["instr_begin"].asIntIn(0, n);
+    gi.instrEnd = ji["instr_end"].asIntIn(gi.instrBegin, n);
+    JsonIn counts = ji["instr_counts"];
+    if (!counts.raw().is_object())
+      counts.bad("expected an object");
+    for (const auto &[k, v] : counts.raw().items())
+      gi.instrCounts[k] = counts[k.c_str()].asIntIn(0, n);
+    gi.macs = ji["macs"].asIntIn(0, INT64_MAX);
+    gi.rooflineCycles = ji["roofline_cycles"].asIntIn(0, INT64_MAX);
+    s.groupInfo.push_back(std::move(gi));
+  }
+  return s;
+}
+
+} // namespace
+
+std::string packageBytes(const CompiledModel &m) {
+  BlobWriter blobs;
+  json segs = json::array(), npuSegs = json::array();
+  for (const Seg &s : m.segments)
+    segs.push_back({{"npu", s.npu}, {"groups", s.groups}, {"npu_index", s.npuIndex}});
+  for (const npu::Segment &s : m.npuSegments)
+    npuSegs.push_back(segmentToJson(m.target, s, blobs));
+  json header = {{"format", "npuc-package"},
+                 {"target", {{"name", m.target.name}, {"source_text", m.target.sourceText}}},
+                 {"options", {{"double_buffer", m.options.doubleBuffer}}},
+                 {"graph", detail::graphToJson(m.graph, blobs)},
+                 {"segments", segs},
+                 {"npu_segments", npuSegs}};
+  // The blob area's size and checksum go last, once every blob has been added.
+  header["blob_bytes"] = blobs.bytes().size();
+  header["blob_fnv1a"] = fmt::format("{:016x}", fnv1a(blobs.bytes()));
+  std::string text = header.dump();
+  std::string out(kMagic, 4);
+  uint32_t version = kPackageVersion;
+  uint64_t len = text.size();
+  out.append(reinterpret_cast<const char *>(&version), 4);
+  out.append(reinterpret_cast<const char *>(&len), 8);
+  out += text;
+  out += blobs.bytes();
+  return out;
+}
+
+CompiledModel parsePackage(const std::string &bytes, const std::string &origin) {
+  if (bytes.size() < kPreamble || std::memcmp(bytes.data(), kMagic, 4) != 0)
+    fail("{}: not an npuc package (missing the 'NPUB' magic{})", origin,
+         bytes.size() < kPreamble ? fmt::format("; the file has only {} bytes", bytes.size())
+                                  : std::string());
+  uint32_t version = 0;
+  uint64_t len = 0;
+  std::memcpy(&version, bytes.data() + 4, 4);
+  std::memcpy(&len, bytes.data() + 8, 8);
+  if (version != kPackageVersion)
+    fail("{}: not an npuc package (format version {}, this npuc reads version {})", origin, version,
+         kPackageVersion);
+  if (len > bytes.size() - kPreamble)
+    fail("{}: not an npuc package (truncated: the header needs {} bytes, {} remain)", origin, len,
+         bytes.size() - kPreamble);
+  json header = json::parse(bytes.begin() + kPreamble, bytes.begin() + long(kPreamble + len),
+                            nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    fail("{}: corrupt npuc package: the JSON header does not parse", origin);
+  std::string blobArea = bytes.substr(kPreamble + len);
+  JsonIn root(header, origin, "", &blobArea);
+  if (root["format"].asString() != "npuc-package")
+    fail("{}: not an npuc package (header format is '{}')", origin, root["format"].asString());
+  int64_t blobBytes = root["blob_bytes"].asIntIn(0, INT64_MAX);
+  if (uint64_t(blobBytes) != blobArea.size())
+    fail("{}: not an npuc package (truncated or padded: {} blob bytes expected, {} present)",
+         origin, blobBytes, blobArea.size());
+  if (root["blob_fnv1a"].asString() != fmt::format("{:016x}", fnv1a(blobArea)))
+    fail("{}: corrupt npuc package: blob checksum mismatch", origin);
+
+  CompiledModel m;
+  try {
+    m.target = isa::parseTarget(root["target"]["source_text"].asString(), origin + ":target");
+  } catch (const Error &e) {
+    fail("{}: corrupt npuc package: embedded target: {}", origin, e.what());
+  }
+  m.options.doubleBuffer = root["options"]["double_buffer"].asBool();
+  m.graph = detail::graphFromJson(root["graph"]);
+  JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
+  for (size_t i = 0; i < npuSegs.size(); ++i)
+    m.npuSegments.push_back(segmentFromJson(npuSegs.at(i), m, origin));
+  // Segments must cover every group exactly once, in order, with consistent NPU indices.
+  size_t nextGroup = 0;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    JsonIn js = segs.at(i);
+    Seg s;
+    s.npu = js["npu"].asBool();
+    s.npuIndex = int(js["npu_index"].asIntIn(-1, int64_t(m.npuSegments.size()) - 1));
+    JsonIn groups = js["groups"];
+    for (size_t k = 0; k < groups.size(); ++k) {
+      int gid = int(groups.at(k).asIntIn(0, int64_t(m.graph.groups.size()) - 1));
+      if (size_t(gid) != nextGroup++)
+        groups.at(k).bad("segments must list every group once, in order");
+      bool groupOnNpu = m.graph.groups[size_t(gid)].placement == graph::Placement::Npu;
+      if (groupOnNpu != s.npu)
+        groups.at(k).bad("group placement disagrees with the segment's");
+      s.groups.push_back(gid);
+    }
+    if (s.npu != (s.npuIndex >= 0) ||
+        (s.npu && m.npuSegments[size_t(s.npuIndex)].groups != s.groups))
+      js.bad("npu_index does not match an NPU segment with the same groups");
+    m.segments.push_back(std::move(s));
+  }
+  if (nextGroup != m.graph.groups.size())
+    segs.bad(fmt::format("segments cover {} of {} groups", nextGroup, m.graph.groups.size()));
+  return m;
+}
+
+void savePackage(const CompiledModel &m, const std::string &path) {
+  writeFileAtomic(path, packageBytes(m));
+}
+
+CompiledModel loadPackage(const std::string &path) {
+  return parsePackage(readFile(path), path);
+}
+
+} // namespace npuc::driver

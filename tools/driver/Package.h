@@ -1,0 +1,35 @@
+// Package.h - the .npub compiled-model package: save a CompiledModel, load it back.
+//
+// Layout (all integers little endian):
+//   bytes 0..3   magic "NPUB"
+//   bytes 4..7   uint32 format version (kPackageVersion)
+//   bytes 8..15  uint64 length H of the JSON header
+//   bytes 16..   H bytes of JSON (nlohmann), then the blob area
+// The header describes the graph (values, nodes, fused groups, placement), the target YAML source
+// text (re-parsed with isa::parseTarget on load, so the package does not depend on the original
+// file), and each NPU segment. Bulk data (constant tensors, encoded programs, constant images)
+// lives in the blob area and is referenced from the header as {"off", "len"}; the header stores
+// the blob area's size and an FNV-1a checksum, so truncation and corruption are detected.
+// Loading validates everything and reports "<file>: not an npuc package (...)" for foreign files
+// and "<file>: corrupt npuc package: ..." for damaged ones.
+#pragma once
+
+#include "tools/driver/Compiler.h"
+
+#include <cstdint>
+#include <string>
+
+namespace npuc::driver {
+
+constexpr uint32_t kPackageVersion = 1;
+
+/// Serialises to bytes (what savePackage writes).
+std::string packageBytes(const CompiledModel &m);
+/// Parses bytes; `origin` names the file in error messages.
+CompiledModel parsePackage(const std::string &bytes, const std::string &origin);
+
+/// Writes atomically: on error no file (and no partial file) exists at `path`.
+void savePackage(const CompiledModel &m, const std::string &path);
+CompiledModel loadPackage(const std::string &path);
+
+} // namespace npuc::driver

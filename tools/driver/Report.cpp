@@ -1,0 +1,260 @@
+// Report.cpp - report JSON, text report and merged trace (contract in Report.h).
+//
+// The JSON report is the machine-readable source of truth; the text report is rendered from the
+// JSON (not from the raw stats) so that the two can never disagree.
+#include "tools/driver/Report.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace npuc::driver {
+
+using nlohmann::json;
+
+namespace {
+
+json engineJson(const isa::Target &t, const std::vector<sim::EngineStats> &engines,
+                int64_t totalCycles) {
+  json out = json::object();
+  for (size_t i = 0; i < engines.size(); ++i) {
+    const sim::EngineStats &e = engines[i];
+    std::string name = e.name.empty() && i < t.engines.size() ? t.engines[i].name : e.name;
+    out[name] = {
+        {"busy_cycles", e.busyCycles},
+        {"busy_pct", totalCycles > 0 ? 100.0 * double(e.busyCycles) / double(totalCycles) : 0.0},
+        {"instructions", e.instructions}};
+  }
+  return out;
+}
+
+void addEngines(std::vector<sim::EngineStats> &acc, const std::vector<sim::EngineStats> &add) {
+  if (acc.size() < add.size())
+    acc.resize(add.size());
+  for (size_t i = 0; i < add.size(); ++i) {
+    acc[i].name = add[i].name;
+    acc[i].busyCycles += add[i].busyCycles;
+    acc[i].instructions += add[i].instructions;
+  }
+}
+
+double utilization(int64_t macs, int64_t peak, int64_t cycles) {
+  return peak > 0 && cycles > 0 ? double(macs) / (double(peak) * double(cycles)) : 0.0;
+}
+
+/// Cycles spanned by the instructions [begin, end) in a simulator trace (0 when none ran).
+int64_t spanCycles(const std::vector<sim::TraceEvent> &trace, int64_t begin, int64_t end) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const sim::TraceEvent &e : trace)
+    if (e.index >= begin && e.index < end) {
+      lo = std::min(lo, e.start);
+      hi = std::max(hi, e.end);
+    }
+  return hi >= lo ? hi - lo : 0;
+}
+
+std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp) {
+  std::vector<std::string> ops;
+  for (graph::NodeId n : grp.nodes)
+    ops.push_back(g.node(n).op);
+  return ops;
+}
+
+} // namespace
+
+int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp) {
+  int64_t macs = 0;
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    if (n.outputs.empty() || n.inputs.size() < 2 || n.inputs[1] == graph::kNoValue)
+      continue;
+    int64_t outElems = numElements(g.value(n.outputs[0]).shape);
+    const Shape &a = g.value(n.inputs[0]).shape;
+    const Shape &b = g.value(n.inputs[1]).shape;
+    if (n.op == "Conv" && !b.empty() && b[0] > 0) // weight [Cout, Cin/group, kh, kw]
+      macs += outElems * (numElements(b) / b[0]);
+    else if (n.op == "Gemm" && a.size() == 2) // K is A's inner dim unless transposed
+      macs += outElems * (n.attrInt("transA", 0) ? a[0] : a[1]);
+    else if (n.op == "MatMul" && !a.empty())
+      macs += outElems * a.back();
+  }
+  return macs;
+}
+
+json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
+  int64_t peak = t.tensor.peakMacsPerCycle();
+  return {{"target", t.name},
+          {"total_cycles", s.totalCycles},
+          {"peak_macs_per_cycle", peak},
+          {"macs", s.macs},
+          {"mac_utilization", utilization(s.macs, peak, s.totalCycles)},
+          {"dram_bytes_read", s.dramBytesRead},
+          {"dram_bytes_written", s.dramBytesWritten},
+          {"bank_conflict_stall_cycles", s.bankConflictStallCycles},
+          {"engines", engineJson(t, s.engines, s.totalCycles)}};
+}
+
+json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
+  NPUC_ASSERT(runs.size() == m.segments.size(), "one SegmentRun per segment");
+  const graph::Graph &g = m.graph;
+  sim::SimStats total;
+  int64_t roofline = 0;
+  double cpuMs = 0;
+  json ops = json::array(), segments = json::array();
+  for (size_t si = 0; si < m.segments.size(); ++si) {
+    const Seg &seg = m.segments[si];
+    const SegmentRun &run = runs[si];
+    if (seg.npu) {
+      const npu::Segment &ns = m.npuSegments.at(size_t(seg.npuIndex));
+      const sim::SimStats &s = run.stats;
+      total.totalCycles += s.totalCycles;
+      total.macs += s.macs;
+      total.dramBytesRead += s.dramBytesRead;
+      total.dramBytesWritten += s.dramBytesWritten;
+      total.bankConflictStallCycles += s.bankConflictStallCycles;
+      addEngines(total.engines, s.engines);
+      segments.push_back({{"placement", "npu"},
+                          {"groups", seg.groups},
+                          {"cycles", s.totalCycles},
+                          {"instructions", ns.program.instrs.size()}});
+      for (const npu::GroupInfo &gi : ns.groupInfo) {
+        roofline += gi.rooflineCycles;
+        ops.push_back({{"name", gi.name},
+                       {"group", gi.groupId},
+                       {"ops", gi.ops},
+                       {"placement", "npu"},
+                       {"cycles", spanCycles(s.trace, gi.instrBegin, gi.instrEnd)},
+                       {"instructions", gi.instrEnd - gi.instrBegin},
+                       {"macs", gi.macs},
+                       {"roofline_cycles", gi.rooflineCycles}});
+      }
+    } else {
+      double segMs = 0;
+      for (int gid : seg.groups) {
+        const graph::FusedGroup &grp = g.groups.at(size_t(gid));
+        double ms = run.cpuMs.count(gid) ? run.cpuMs.at(gid) : 0.0;
+        segMs += ms;
+        ops.push_back({{"name", grp.name},
+                       {"group", gid},
+                       {"ops", groupOps(g, grp)},
+                       {"placement", "cpu"},
+                       {"cpu_ms", ms},
+                       {"macs", graphMacs(g, grp)},
+                       {"reason", grp.cpuReason}});
+      }
+      cpuMs += segMs;
+      segments.push_back({{"placement", "cpu"}, {"groups", seg.groups}, {"cpu_ms", segMs}});
+    }
+  }
+  json r = buildProgramReport(m.target, total);
+  r["roofline_cycles"] = roofline;
+  r["roofline_fraction"] =
+      total.totalCycles > 0 ? double(roofline) / double(total.totalCycles) : 0.0;
+  r["cpu_ms_total"] = cpuMs;
+  r["segments"] = segments;
+  r["ops"] = ops;
+  return r;
+}
+
+std::string buildTrace(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
+  NPUC_ASSERT(runs.size() == m.segments.size(), "one SegmentRun per segment");
+  // The simulator's trace timestamps are cycles; CPU wall time is converted at the target clock
+  // so that both share one axis.
+  const double cyclesPerMs = m.target.clockGhz * 1e6;
+  json events = json::array();
+  const int cpuTid = int(m.target.engines.size()); // a track after every engine's
+  bool cpuTrack = false;
+  double offset = 0;
+  std::map<std::string, bool> seenMeta; // metadata events (track names) are emitted once
+  for (size_t si = 0; si < m.segments.size(); ++si) {
+    const Seg &seg = m.segments[si];
+    const SegmentRun &run = runs[si];
+    if (seg.npu) {
+      json t = json::parse(sim::traceToJson(m.target, run.stats));
+      json segEvents = t.is_object() && t.contains("traceEvents") ? t["traceEvents"] : t;
+      NPUC_ASSERT(segEvents.is_array(), "sim::traceToJson writes Chrome trace events");
+      for (json &e : segEvents) {
+        if (e.value("ph", "") == "M") {
+          if (seenMeta.emplace(e.dump(), true).second)
+            events.push_back(e);
+          continue;
+        }
+        if (e.contains("ts") && e["ts"].is_number())
+          e["ts"] = e["ts"].get<double>() + offset;
+        if (e.contains("args") && e["args"].is_object())
+          e["args"]["segment"] = si;
+        events.push_back(std::move(e));
+      }
+      offset += double(run.stats.totalCycles);
+    } else {
+      cpuTrack = true;
+      for (int gid : seg.groups) {
+        double dur = (run.cpuMs.count(gid) ? run.cpuMs.at(gid) : 0.0) * cyclesPerMs;
+        const graph::FusedGroup &grp = m.graph.groups.at(size_t(gid));
+        events.push_back({{"name", grp.name},
+                          {"cat", "cpu"},
+                          {"ph", "X"},
+                          {"pid", 0},
+                          {"tid", cpuTid},
+                          {"ts", offset},
+                          {"dur", dur},
+                          {"args", {{"group", gid}, {"segment", si}, {"reason", grp.cpuReason}}}});
+        offset += dur;
+      }
+    }
+  }
+  if (cpuTrack)
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", cpuTid},
+                      {"args", {{"name", "cpu"}}}});
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump(1);
+}
+
+std::string formatReport(const json &r) {
+  std::string out;
+  int64_t total = r.at("total_cycles").get<int64_t>();
+  int64_t roof = r.value("roofline_cycles", int64_t(0));
+  out += fmt::format("target: {}\n", r.at("target").get<std::string>());
+  out += fmt::format("total NPU cycles: {}\n", total);
+  out += fmt::format("MAC utilisation: {:.2f}% ({} MACs, peak {} MACs/cycle)\n",
+                     100.0 * r.at("mac_utilization").get<double>(), r.at("macs").get<int64_t>(),
+                     r.at("peak_macs_per_cycle").get<int64_t>());
+  if (r.contains("roofline_cycles"))
+    out += fmt::format("roofline cycles: {} ({:.1f}% of roofline achieved)\n", roof,
+                       total > 0 ? 100.0 * double(roof) / double(total) : 0.0);
+  out += fmt::format("DRAM: {:.3f} MB read, {:.3f} MB written, {} bank-conflict stall cycles\n",
+                     double(r.at("dram_bytes_read").get<int64_t>()) / 1e6,
+                     double(r.at("dram_bytes_written").get<int64_t>()) / 1e6,
+                     r.at("bank_conflict_stall_cycles").get<int64_t>());
+  out += "engines:";
+  for (const auto &[name, e] : r.at("engines").items())
+    out += fmt::format(" {} {:.1f}%", name, e.at("busy_pct").get<double>());
+  out += "\n";
+  if (r.contains("cpu_ms_total"))
+    out += fmt::format("CPU fallback time: {:.3f} ms\n", r.at("cpu_ms_total").get<double>());
+  if (!r.contains("ops"))
+    return out;
+  out +=
+      fmt::format("{:<28} {:<5} {:>14} {:>12}  {}\n", "group", "place", "cycles/ms", "MACs", "ops");
+  for (const json &op : r.at("ops")) {
+    std::string ops;
+    for (const json &o : op.at("ops"))
+      ops += (ops.empty() ? std::string() : std::string("+")) + o.get<std::string>();
+    bool npu = op.at("placement") == "npu";
+    std::string time = npu ? fmt::format("{}", op.at("cycles").get<int64_t>())
+                           : fmt::format("{:.3f} ms", op.at("cpu_ms").get<double>());
+    std::string name = op.at("name").get<std::string>();
+    if (name.size() > 28)
+      name = name.substr(0, 25) + "...";
+    out += fmt::format(
+        "{:<28} {:<5} {:>14} {:>12}  {}{}\n", name, op.at("placement").get<std::string>(), time,
+        op.at("macs").get<int64_t>(), ops,
+        npu ? std::string() : fmt::format("  ({})", op.at("reason").get<std::string>()));
+  }
+  return out;
+}
+
+} // namespace npuc::driver

@@ -1,0 +1,177 @@
+// Runtime.cpp - executing a CompiledModel segment by segment (contract in Runtime.h).
+//
+// All CPU groups are lowered and JIT-compiled once, before anything runs, so a model whose CPU
+// code fails to compile fails before any simulation time is spent, and so the per-group timings
+// measure execution only. The simulator always records a trace: the report derives per-group
+// cycles from it, even when the caller did not ask for a trace file.
+#include "tools/driver/Runtime.h"
+
+#include "cpu_fallback/Jit.h"
+#include "graph/Reference.h"
+#include "support/Error.h"
+#include "tir/LowerOps.h"
+#include "tools/driver/Report.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace npuc::driver {
+
+namespace {
+
+using graph::ValueId;
+
+/// Host-side values of one run; constants are materialised on first use.
+class ValueStore {
+public:
+  explicit ValueStore(const graph::Graph &g) : g_(g) {}
+  const HostTensor &get(ValueId v) {
+    auto it = vals_.find(v);
+    if (it != vals_.end())
+      return it->second;
+    const graph::Value &val = g_.value(v);
+    NPUC_ASSERT(val.isConstant(), "segments run in order, so every non-constant value read by a "
+                                  "segment was produced earlier: " +
+                                      val.name);
+    return vals_[v] = graph::constantTensor(val);
+  }
+  void set(ValueId v, HostTensor t) { vals_[v] = std::move(t); }
+
+private:
+  const graph::Graph &g_;
+  std::map<ValueId, HostTensor> vals_;
+};
+
+void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &vals,
+                   SegmentRun &out) {
+  sim::Memory mem(m.target, seg.dramBytes);
+  std::vector<uint8_t> &dram = mem.dram();
+  NPUC_ASSERT(int64_t(dram.size()) >= seg.dramBytes, "Memory allocates the requested DRAM");
+  NPUC_ASSERT(seg.constBase + int64_t(seg.constImage.size()) <= seg.dramBytes,
+              "compileSegment places the constant image inside the DRAM image");
+  std::memcpy(dram.data() + seg.constBase, seg.constImage.data(), seg.constImage.size());
+  for (const npu::DramTensor &dt : seg.inputs) {
+    const HostTensor &t = vals.get(dt.value);
+    NPUC_ASSERT(t.shape == dt.shape, "segment input shapes are the graph's value shapes");
+    std::vector<uint8_t> bytes = npu::packTensor(t, dt.layout);
+    NPUC_ASSERT(int64_t(bytes.size()) == dt.bytes() && dt.addr + dt.bytes() <= seg.dramBytes,
+                "packed tensors are fp16 and fit the DRAM image");
+    std::memcpy(dram.data() + dt.addr, bytes.data(), bytes.size());
+  }
+  sim::SimOptions opt;
+  opt.trace = true;
+  out.stats = sim::run(m.target, seg.program, mem, opt);
+  for (const npu::DramTensor &dt : seg.outputs)
+    vals.set(dt.value, npu::unpackTensor(dram.data() + dt.addr, dt.shape, dt.layout));
+}
+
+struct CpuKernel {
+  std::string symbol;
+  std::vector<ValueId> params; // the graph value bound to each parameter (lowerGroup's order)
+  cpu::Jit::Fn fn = nullptr;
+};
+
+} // namespace
+
+void validateInputs(const graph::Graph &g, const std::map<std::string, HostTensor> &inputs) {
+  std::string names;
+  for (ValueId v : g.inputs)
+    names += (names.empty() ? std::string() : std::string(", ")) + g.value(v).name;
+  for (const auto &[name, t] : inputs) {
+    std::optional<ValueId> v = g.findValue(name);
+    if (!v || std::find(g.inputs.begin(), g.inputs.end(), *v) == g.inputs.end())
+      fail("unknown input '{}' (the model's inputs are: {})", name, names);
+  }
+  for (ValueId v : g.inputs) {
+    const graph::Value &val = g.value(v);
+    auto it = inputs.find(val.name);
+    if (it == inputs.end())
+      fail("missing input '{}' (expected shape {})", val.name, shapeToString(val.shape));
+    if (it->second.shape != val.shape)
+      fail("input '{}': expected shape {}, got {}", val.name, shapeToString(val.shape),
+           shapeToString(it->second.shape));
+    NPUC_ASSERT(it->second.size() == numElements(it->second.shape),
+                "HostTensor data matches its shape");
+  }
+}
+
+RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
+                   bool trace) {
+  const graph::Graph &g = m.graph;
+  validateInputs(g, inputs);
+
+  // Lower and JIT every CPU group up front, into one module set.
+  std::map<int, CpuKernel> kernels;
+  std::vector<tir::PrimFunc> funcs;
+  for (const Seg &s : m.segments) {
+    if (s.npu)
+      continue;
+    for (int gid : s.groups) {
+      const graph::FusedGroup &grp = g.groups.at(size_t(gid));
+      CpuKernel k;
+      tir::PrimFunc f = tir::lowerGroup(g, grp, &k.params);
+      // Group names are not unique symbols; the group id is.
+      f.name = fmt::format("npuc_cpu_group_{}", gid);
+      k.symbol = f.name;
+      NPUC_ASSERT(k.params.size() == f.params.size(), "lowerGroup binds every parameter");
+      for (size_t i = 0; i < k.params.size(); ++i)
+        NPUC_ASSERT(f.params[i]->numElements() == numElements(g.value(k.params[i]).shape),
+                    "lowerGroup's parameter buffers have the values' sizes");
+      kernels[gid] = std::move(k);
+      funcs.push_back(std::move(f));
+    }
+  }
+  cpu::Jit jit;
+  if (!funcs.empty())
+    jit.add(funcs);
+  for (auto &[gid, k] : kernels) {
+    k.fn = jit.lookup(k.symbol);
+    NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
+  }
+
+  ValueStore vals(g);
+  for (const auto &[name, t] : inputs)
+    vals.set(*g.findValue(name), t);
+
+  RunResult r;
+  for (const Seg &s : m.segments) {
+    SegmentRun run;
+    run.npu = s.npu;
+    if (s.npu) {
+      runNpuSegment(m, m.npuSegments.at(size_t(s.npuIndex)), vals, run);
+    } else {
+      for (int gid : s.groups) {
+        const CpuKernel &k = kernels.at(gid);
+        const graph::FusedGroup &grp = g.groups.at(size_t(gid));
+        std::vector<void *> args;
+        std::vector<HostTensor> outs;
+        outs.reserve(grp.outputs.size()); // args point into outs: no reallocation
+        size_t firstOut = k.params.size() - grp.outputs.size();
+        for (size_t i = 0; i < k.params.size(); ++i) {
+          ValueId v = k.params[i];
+          if (i >= firstOut) {
+            outs.emplace_back(g.value(v).shape);
+            args.push_back(outs.back().data.data());
+          } else { // inputs and constants (int64 constants materialise as fp32)
+            args.push_back(const_cast<float *>(vals.get(v).data.data()));
+          }
+        }
+        auto t0 = std::chrono::steady_clock::now();
+        k.fn(args.data());
+        auto t1 = std::chrono::steady_clock::now();
+        run.cpuMs[gid] = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        for (size_t i = 0; i < grp.outputs.size(); ++i)
+          vals.set(grp.outputs[i], std::move(outs[i]));
+      }
+    }
+    r.segments.push_back(std::move(run));
+  }
+  for (ValueId v : g.outputs)
+    r.outputs[g.value(v).name] = vals.get(v);
+  r.report = buildReport(m, r.segments);
+  if (trace)
+    r.traceJson = buildTrace(m, r.segments);
+  return r;
+}
+
+} // namespace npuc::driver

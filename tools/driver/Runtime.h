@@ -1,0 +1,44 @@
+// Runtime.h - the graph runtime: executes a CompiledModel on host inputs.
+//
+// NPU segments run on the cycle-approximate simulator (one fresh DRAM image per segment, the
+// constant image copied in, inputs packed to fp16 in the NPU layout); CPU segments run the
+// LLVM-JIT-compiled TIR of their groups on fp32 host buffers. Values cross segments as fp32 NCHW
+// host tensors, so an NPU->CPU->NPU model converts at each boundary exactly like real hardware
+// with a host in the loop would. The result carries the outputs, the report (Report.h) and
+// optionally a merged Chrome trace.
+#pragma once
+
+#include "simulator/Simulator.h"
+#include "support/Tensor.h"
+#include "tools/driver/Compiler.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npuc::driver {
+
+/// Measurements of one segment's execution (inputs to the report and the trace).
+struct SegmentRun {
+  bool npu = false;
+  sim::SimStats stats;         // NPU segments (the simulator always runs with trace on)
+  std::map<int, double> cpuMs; // CPU segments: wall time per group id
+};
+
+struct RunResult {
+  std::map<std::string, HostTensor> outputs; // by graph output name
+  std::vector<SegmentRun> segments;          // parallel to CompiledModel::segments
+  nlohmann::json report;                     // schema: docs/REPORT.md
+  std::string traceJson;                     // Chrome trace; empty unless requested
+};
+
+/// Checks `inputs` against the graph's inputs: every input present, no unknown names, shapes
+/// equal. Errors name the input and the expected and given shapes.
+void validateInputs(const graph::Graph &g, const std::map<std::string, HostTensor> &inputs);
+
+RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
+                   bool trace = false);
+
+} // namespace npuc::driver

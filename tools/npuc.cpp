@@ -1,0 +1,118 @@
+// npuc.cpp - the `npuc` command-line driver (CLI11): argument parsing and error reporting only.
+//
+// The subcommands live in tools/cli/ as plain functions. Every failure - npuc::Error from any
+// component, a CLI parse error, or any other std::exception as a last resort - is printed as
+// `npuc: error: <message>` on stderr with exit status 1; commands remove their own outputs on
+// failure, so an error never leaves partial results behind.
+#include "support/Error.h"
+#include "tools/cli/Commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#ifndef NPUC_SOURCE_DIR
+#define NPUC_SOURCE_DIR "."
+#endif
+
+namespace {
+
+int reportError(const std::string &msg) {
+  std::cerr << "npuc: error: " << msg << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace npuc::cli;
+  CLI::App app{"npuc - compiler, runtime and simulator for deep-learning accelerators"};
+  app.require_subcommand(1);
+
+  CompileArgs compile;
+  auto *c = app.add_subcommand("compile", "compile an ONNX model into a .npub package");
+  c->add_option("model", compile.model, "ONNX model")->required();
+  c->add_option("--target", compile.target, "target description YAML")->required();
+  c->add_option("-o,--output", compile.output, "output package (.npub)")->required();
+  c->add_option("--input-shape", compile.inputShapes, "pin an input's shape: NAME=1,3,224,224");
+  c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
+
+  RunArgs run;
+  auto *r = app.add_subcommand("run", "run a compiled package");
+  r->add_option("package", run.package, ".npub package")->required();
+  r->add_option("--input", run.inputs, "an input: NAME=FILE.npy");
+  r->add_option("--output-dir", run.outputDir, "where <output>.npy files go")->required();
+  r->add_option("--report", run.report, "write the JSON report here");
+  r->add_option("--trace", run.trace, "write a Chrome trace here");
+
+  RefArgs ref;
+  auto *f = app.add_subcommand("ref", "run the fp32 reference executor on an ONNX model");
+  f->add_option("model", ref.model, "ONNX model")->required();
+  f->add_option("--input", ref.inputs, "an input: NAME=FILE.npy");
+  f->add_option("--output-dir", ref.outputDir, "where <output>.npy files go")->required();
+  f->add_option("--input-shape", ref.inputShapes, "pin an input's shape: NAME=1,3,224,224");
+
+  std::string disasmPkg;
+  auto *d = app.add_subcommand("disasm", "disassemble a package's NPU programs");
+  d->add_option("package", disasmPkg, ".npub package")->required();
+
+  InspectArgs inspect;
+  auto *i = app.add_subcommand("inspect", "show a package's partition, tiling and instructions");
+  i->add_option("package", inspect.package, ".npub package")->required();
+  i->add_flag("--tir", inspect.tir, "print each NPU group's tiled TIR");
+
+  AsmArgs asmArgs;
+  auto *as = app.add_subcommand("asm", "assemble a hand-written NPU program");
+  as->add_option("program", asmArgs.program, "assembly source (.s)")->required();
+  as->add_option("--target", asmArgs.target, "target description YAML")->required();
+  as->add_option("-o,--output", asmArgs.output, "binary output")->required();
+
+  SimArgs sim;
+  auto *s = app.add_subcommand("sim", "simulate a hand-written program (.s or .bin)");
+  s->add_option("program", sim.program, "assembly (.s) or binary (.bin)")->required();
+  s->add_option("--target", sim.target, "target description YAML")->required();
+  s->add_option("--report", sim.report, "write the JSON report here");
+  s->add_option("--trace", sim.trace, "write a Chrome trace here");
+  s->add_option("--dram-init", sim.dramInit, "load FILE at DRAM byte address: FILE@ADDR");
+  s->add_option("--dump", sim.dumps, "after the run, write DRAM bytes: ADDR:BYTES=FILE");
+  s->add_option("--dram-bytes", sim.dramBytes, "DRAM image size (default: target's, <= 64 MiB)");
+
+  DemoArgs demo;
+  demo.root = NPUC_SOURCE_DIR;
+  auto *dm = app.add_subcommand("demo", "compile, run and check the bundled TinyCNN");
+  dm->add_option("--root", demo.root, "repository root holding models/ and configs/");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return reportError(e.what());
+  }
+
+  try {
+    if (*c)
+      cmdCompile(compile, std::cout);
+    else if (*r)
+      cmdRun(run, std::cout);
+    else if (*f)
+      cmdRef(ref, std::cout);
+    else if (*d)
+      cmdDisasm(disasmPkg, std::cout);
+    else if (*i)
+      cmdInspect(inspect, std::cout);
+    else if (*as)
+      cmdAsm(asmArgs, std::cout);
+    else if (*s)
+      cmdSim(sim, std::cout);
+    else if (*dm)
+      return cmdDemo(demo, std::cout) ? 0 : reportError("demo: results differ from the reference");
+  } catch (const npuc::Error &e) {
+    return reportError(e.what());
+  } catch (const std::exception &e) {
+    return reportError(std::string("internal error: ") + e.what());
+  }
+  return 0;
+}
