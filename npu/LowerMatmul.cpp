@@ -65,6 +65,13 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
   const int64_t fill = t.tensor.fillLatency;
   const int64_t opsPerElem = epilogueOpsPerElement(p);
+  // With unit horizontal dilation, the KW taps of one kernel row read KW*icg consecutive elements
+  // of an input-tile row, so they can form one longer k dimension. That pays when icg is small
+  // (the stem's 3 channels would otherwise fill 3 of the array's rows per pass).
+  const bool fold = c.DW == 1 && c.KW > 1 &&
+                    ceilDiv(geo.icg, hw.tensorRows) * c.KW > ceilDiv(c.KW * geo.icg, hw.tensorRows);
+  const int64_t KWl = fold ? 1 : c.KW;           // kernel columns iterated by the k loop
+  const int64_t Kl = fold ? c.KW * geo.icg : geo.icg; // k extent per iteration
 
   auto fits = [&](int64_t toc, int64_t tk, int64_t toh) {
     int64_t M = toh * c.OW;
@@ -83,9 +90,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     return l1 <= l1Free;
   };
   auto cost = [&](int64_t toc, int64_t tk, int64_t toh) {
-    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(geo.icg, tk);
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(Kl, tk);
     double M = static_cast<double>(toh * c.OW);
-    double mms = double(c.N * c.G * OCB * OHB * c.KH * c.KW * KC);
+    double mms = double(c.N * c.G * OCB * OHB * c.KH * KWl * KC);
     double tensor = mms * (fill + M * ceilDiv(tk, hw.tensorRows) * ceilDiv(toc, hw.tensorCols));
     double inBytes = double(c.N * c.G * OCB * OHB) * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
     double dram = inBytes + double(c.N) * c.weights.size() * 2 +
@@ -106,9 +113,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
     tocs.push_back(v);
   tocs.push_back(geo.ocg);
-  for (int64_t v = hw.tensorRows; v < geo.icg; v += hw.tensorRows)
+  for (int64_t v = hw.tensorRows; v < Kl; v += hw.tensorRows)
     tks.push_back(v);
-  tks.push_back(geo.icg);
+  tks.push_back(Kl);
   for (int64_t toc : tocs) {
     if (toc > maxDim)
       continue;
@@ -136,7 +143,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     return k;
   }
   const int64_t toc = best.toc, tk = best.tk, toh = best.toh;
-  const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(geo.icg, tk);
+  const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(Kl, tk);
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
 
   // Weights, block-major: [G][OCB][KH][KW][icg][toc_b] in fp16, each block at a full-block stride.
@@ -233,8 +240,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   }
 
   // The k loop: gather A, slice B, multiply-accumulate.
-  Expr step = ((it * c.KH + kh) * c.KW + kw) * KC + kc; // L0 buffer counter
-  Expr kcur = min(imm(tk), geo.icg - Expr(kc) * tk);
+  Expr step = ((it * c.KH + kh) * KWl + kw) * KC + kc; // L0 buffer counter
+  Expr kcur = min(imm(tk), Kl - Expr(kc) * tk);
   View asrc{hw.l1, xbuf.at(it) + (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * geo.icg +
                                   Expr(kc) * tk) * 2};
   asrc.s1 = imm(c.SW * geo.icg);
@@ -246,12 +253,12 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   bsrc.s1 = tocb;
   View bdst{hw.l0b, bbuf.at(step)};
   bdst.s1 = tocb;
-  Expr first = min(((Expr(kh) * c.KW + kw) * KC + kc), 1); // 0 on the first tap: overwrite
+  Expr first = min(((Expr(kh) * KWl + kw) * KC + kc), 1); // 0 on the first tap: overwrite
   Stmt kbody = seq({b.move(asrc, adst, Dims{kcur, imm(c.OW), tohc}),
                     b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
                     b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
   tileBody.push_back(forLoop(kh, imm(0), imm(c.KH),
-                             forLoop(kw, imm(0), imm(c.KW), forLoop(kc, imm(0), imm(KC), kbody))));
+                             forLoop(kw, imm(0), imm(KWl), forLoop(kc, imm(0), imm(KC), kbody))));
 
   // Epilogue on the accumulator tile, then the store.
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
@@ -275,9 +282,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 + static_cast<int64_t>(c.weights.size()) * 2 +
                 c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
   k.tiling = fmt::format(
-      "implicit GEMM: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}; "
+      "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}; "
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}; estimated {:.0f} cycles",
-      toh, c.OW, toc, M, tk, geo.icg, rowsMax, geo.Wp, geo.icg, c.KH, c.KW, geo.icg, toc,
+      fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, Kl, rowsMax, geo.Wp, geo.icg, c.KH, c.KW, geo.icg, toc,
       nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
       best.cost);
