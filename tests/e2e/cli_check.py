@@ -226,6 +226,63 @@ def case_bad_arguments(c):
                    "--input-shape", "input=1,x"], ["--input-shape", "not an integer"], [out])
 
 
+def case_no_partial_outputs(c):
+    """A failure after some outputs were written (the report's directory does not exist) must
+    remove those outputs and the output directory the command created."""
+    pkg = c.compile_tinycnn()
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    outdir = c.w("fresh/out")
+    c.expect_fail(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                   "--report", c.w("no_such_dir/r.json")],
+                  ["no_such_dir"], [os.path.join(outdir, "output.npy"), outdir, c.w("fresh")])
+
+
+def case_sim_program(c):
+    """asm + sim of a hand-written relu program; data and expected bytes derived by hand."""
+    c.require(c.target)
+    src = c.w("relu.s")
+    with open(src, "w") as f:
+        f.write("# engines: load=0 feed=1 tensor=2 vector=3 store=4\n"
+                "ld push=8 src_addr=0 dst_space=l1 dst_addr=0 elem_bytes=2 n0=4 n1=1 n2=1"
+                " src_s0=1 dst_s0=1\n"
+                "vop pop=1 push=16 op=relu dst_space=l1 dst_addr=0x100 dst_dtype=fp16"
+                " src1_space=l1 src1_addr=0 src1_dtype=fp16 n0=4 n1=1 n2=1 dst_s0=1 src1_s0=1\n"
+                "st pop=8 src_space=l1 src_addr=0x100 dst_addr=0x200 elem_bytes=2 n0=4 n1=1 n2=1"
+                " src_s0=1 dst_s0=1\n"
+                "finish\n")
+    # fp16 bit patterns of 1.0, -2.0, 0.5, -0.25; relu keeps the positives and zeroes the rest.
+    data = c.w("data.bin")
+    with open(data, "wb") as f:
+        f.write(struct.pack("<4H", 0x3C00, 0xC000, 0x3800, 0xB400))
+    expected = struct.pack("<4H", 0x3C00, 0x0000, 0x3800, 0x0000)
+    binf = c.w("relu.bin")
+    c.expect_ok(["asm", src, "--target", c.target, "-o", binf])
+    assert os.path.getsize(binf) % 64 == 0 and os.path.getsize(binf) > 0
+    for prog in (src, binf):
+        dump, rep, trace = c.w("dump.bin"), c.w("r.json"), c.w("t.json")
+        text = c.expect_ok(["sim", prog, "--target", c.target, "--dram-init", data + "@0",
+                            "--dump", "0x200:8=" + dump, "--report", rep, "--trace", trace])
+        with open(dump, "rb") as f:
+            got = f.read()
+        assert got == expected, (prog, got.hex(), expected.hex())
+        with open(rep) as f:
+            r = json.load(f)
+        assert r["total_cycles"] > 0 and r["instructions"] == 4, r
+        assert r["dram_bytes_read"] == 8 and r["dram_bytes_written"] == 8, r
+        assert "total NPU cycles" in text
+    bad = c.w("bad.s")
+    with open(bad, "w") as f:
+        f.write("finish\nfrobnicate x=1\n")
+    c.expect_fail(["sim", bad, "--target", c.target, "--report", c.w("bad.json")],
+                  ["bad.s", "frobnicate"], [c.w("bad.json")])
+
+
+def case_demo(c):
+    c.require(c.model, c.target)
+    text = c.expect_ok(["demo", "--root", c.root])
+    assert "PASS" in text and "FAIL" not in text, text
+
+
 def case_flow(c):
     """The happy path: compile, run (outputs, report, trace), disasm, inspect, ref."""
     pkg = c.compile_tinycnn()

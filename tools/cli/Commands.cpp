@@ -28,6 +28,26 @@ OutputSet::~OutputSet() {
     std::error_code ec; // best effort: we are already unwinding from an error
     fs::remove(p, ec);
   }
+  for (auto it = createdDirs_.rbegin(); it != createdDirs_.rend(); ++it) {
+    std::error_code ec;
+    fs::remove(*it, ec); // only succeeds when empty: never deletes anything not ours
+  }
+}
+
+void OutputSet::createDirs(const std::string &dir) {
+  std::vector<fs::path> missing;
+  for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p);
+       p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path())
+      break;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    fail("{}: cannot create output directory: {}", dir, ec.message());
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it)
+    createdDirs_.push_back(it->string());
 }
 
 void OutputSet::writeFile(const std::string &path, const std::string &bytes) {
@@ -117,10 +137,7 @@ static void writeOutputs(OutputSet &outs, const std::string &dir,
     if (!fresh)
       fail("outputs '{}' and '{}' would both be written to {}", it->second, name, file);
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    fail("{}: cannot create output directory: {}", dir, ec.message());
+  outs.createDirs(dir);
   for (const auto &[name, t] : tensors)
     outs.writeNpy((fs::path(dir) / (sanitizeName(name) + ".npy")).string(), t);
 }

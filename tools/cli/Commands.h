@@ -13,8 +13,8 @@
 
 namespace npuc::cli {
 
-/// Files a command has written; unless commit() is called, the destructor removes them, so a
-/// failing command leaves none of its outputs.
+/// Files (and directories) a command has created; unless commit() is called, the destructor
+/// removes them, so a failing command leaves none of its outputs.
 class OutputSet {
 public:
   OutputSet() = default;
@@ -23,10 +23,13 @@ public:
   ~OutputSet();
   void writeFile(const std::string &path, const std::string &bytes);
   void writeNpy(const std::string &path, const HostTensor &t);
+  /// Creates `dir` and missing parents; the ones created here are removed again on failure.
+  void createDirs(const std::string &dir);
   void commit() { committed_ = true; }
 
 private:
   std::vector<std::string> written_;
+  std::vector<std::string> createdDirs_; // outermost first
   bool committed_ = false;
 };
 
