@@ -48,6 +48,12 @@ std::vector<float> channelConstant(const Value &c, const Shape &out) {
   return *c.f32; // every other dim is 1, so the data is the C values in order
 }
 
+bool isElementwise(const std::string &op) {
+  static const char *ops[] = {"Add",  "Sub",     "Mul",  "Div", "Max", "Min",
+                              "Relu", "Sigmoid", "Tanh", "Exp", "Clip"};
+  return std::any_of(std::begin(ops), std::end(ops), [&](const char *o) { return op == o; });
+}
+
 struct Analyzer {
   const Graph &g;
   const graph::FusedGroup &grp;
@@ -337,6 +343,12 @@ struct Analyzer {
         ok = reject(a.name + " (GlobalAveragePool): only 4-D inputs run on the NPU");
       ok = ok && needOp("add", a) && needOp("mul", a);
       p.input = a.inputs[0];
+    } else if (!isElementwise(a.op)) {
+      std::string why = a.name + " (" + a.op + "): the NPU backend has no kernel for " + a.op;
+      if ((a.op == "Softmax" || a.op == "LogSoftmax") && !hw.vectorHas("exp"))
+        why += ", and the target's vector unit has no 'exp' op";
+      reject(why);
+      return;
     } else {
       p.kind = KernelKind::Eltwise;
       first = 0;

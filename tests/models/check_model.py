@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""check_model.py - compiles a model with npuc, runs it on the simulator, runs `npuc ref`, and
+checks the outputs agree: cosine similarity >= 0.999 and the same top-1 class (the criteria the
+project set for whole classifiers, where fp16 storage makes element-wise bounds too loose to be
+useful), plus the report's own consistency and the share of MACs that ran on the NPU."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run(cmd):
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print(r.stdout[-4000:], r.stderr[-4000:], sep="\n", flush=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {cmd[1]} exited with {r.returncode}")
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--npuc", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--input-name", default="input")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--min-npu-mac-share", type=float, default=0.5)
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    pkg = os.path.join(a.workdir, "model.npub")
+    out, ref = os.path.join(a.workdir, "npu"), os.path.join(a.workdir, "ref")
+    report = os.path.join(a.workdir, "report.json")
+    inp = f"{a.input_name}={a.input}"
+    run([a.npuc, "compile", a.model, "--target", a.target, "-o", pkg])
+    run([a.npuc, "run", pkg, "--input", inp, "--output-dir", out, "--report", report])
+    run([a.npuc, "ref", a.model, "--input", inp, "--output-dir", ref])
+    failures = []
+    for name in sorted(os.listdir(ref)):
+        x = np.load(os.path.join(out, name)).astype(np.float64).ravel()
+        y = np.load(os.path.join(ref, name)).astype(np.float64).ravel()
+        cos = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+        print(f"{name}: cosine {cos:.7f}, top-1 {x.argmax()} vs {y.argmax()}, "
+              f"max abs err {np.abs(x - y).max():.3g}")
+        if cos < 0.999:
+            failures.append(f"{name}: cosine {cos} < 0.999")
+        if x.argmax() != y.argmax():
+            failures.append(f"{name}: top-1 {x.argmax()} != {y.argmax()}")
+    rep = json.load(open(report))
+    util = rep["macs"] / (rep["peak_macs_per_cycle"] * rep["total_cycles"])
+    if abs(util - rep["mac_utilization"]) > 1e-9:
+        failures.append(f"mac_utilization {rep['mac_utilization']} != macs/(peak*cycles) {util}")
+    all_macs = sum(op["macs"] for op in rep["ops"])
+    npu_macs = sum(op["macs"] for op in rep["ops"] if op["placement"] == "npu")
+    if rep["macs"] != npu_macs:
+        failures.append(f"simulated MACs {rep['macs']} != compiled NPU MACs {npu_macs}")
+    share = npu_macs / all_macs if all_macs else 0
+    print(f"NPU MAC share {share:.4f}, utilisation {util:.4f}, cycles {rep['total_cycles']}")
+    if share < a.min_npu_mac_share:
+        failures.append(f"only {share:.3f} of the MACs ran on the NPU")
+    if failures:
+        sys.exit("FAIL: " + "; ".join(failures))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
