@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--target", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--min-npu-mac-share", type=float, default=0.5)
+    ap.add_argument("--expected", help="torch's output for the input: checks `npuc ref` itself")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     pkg = os.path.join(a.workdir, "model.npub")
@@ -50,6 +51,15 @@ def main():
             failures.append(f"{name}: cosine {cos} < 0.999")
         if x.argmax() != y.argmax():
             failures.append(f"{name}: top-1 {x.argmax()} != {y.argmax()}")
+    if a.expected:
+        # The reference executor against torch (an independent implementation): both are fp32
+        # with different summation orders, so agreement to 1e-4 of the output range is expected.
+        y = np.load(os.path.join(ref, sorted(os.listdir(ref))[0])).ravel()
+        t = np.load(a.expected).ravel()
+        err = float(np.abs(y - t).max())
+        print(f"npuc ref vs torch: max abs err {err:.3g}")
+        if err > 1e-4 * max(1.0, float(np.abs(t).max())):
+            failures.append(f"npuc ref differs from torch by {err}")
     rep = json.load(open(report))
     util = rep["macs"] / (rep["peak_macs_per_cycle"] * rep["total_cycles"])
     if abs(util - rep["mac_utilization"]) > 1e-9:
