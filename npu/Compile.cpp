@@ -13,6 +13,8 @@
 #include "tir/Printer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <set>
 
 namespace npuc::npu {
@@ -42,6 +44,25 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   return {};
 }
 
+// Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
+// (and says so in the tiling text) before giving up on the NPU.
+Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw,
+                         const DramCtx &d, const KernelOptions &o,
+                         const std::function<void()> &undo = [] {}) {
+  Builder b(hw);
+  Kernel k = lowerKernel(p, g, b, d, o);
+  if (k.reject.empty() || !o.doubleBuffer)
+    return k;
+  undo();
+  KernelOptions single = o;
+  single.doubleBuffer = false;
+  Builder b1(hw);
+  Kernel k1 = lowerKernel(p, g, b1, d, single);
+  if (k1.reject.empty())
+    k1.tiling += " (double buffers did not fit: " + k.reject + ")";
+  return k1;
+}
+
 } // namespace
 
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
@@ -53,10 +74,9 @@ std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
   if (!p.reject.empty())
     return p.reject;
   // Dry-run the kernel's tiling against the target (addresses do not matter here).
-  Builder b(hw);
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
             [](const std::vector<uint8_t> &) { return int64_t(0); }};
-  Kernel k = lowerKernel(p, g, b, d, KernelOptions{});
+  Kernel k = lowerWithFallback(p, g, hw, d, KernelOptions{});
   return k.reject.empty() ? "" : grp.name + ": " + k.reject;
 }
 
@@ -128,12 +148,12 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
               return at;
             }};
 
-  KernelOptions ko{opt.doubleBuffer};
+  KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
   const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
   for (size_t i = 0; i < groupIds.size(); ++i) {
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
-    Builder b(hw);
-    Kernel k = lowerKernel(plans[i], g, b, d, ko);
+    const size_t constMark = seg.constImage.size();
+    Kernel k = lowerWithFallback(plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); });
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
     GroupInfo info;
@@ -149,9 +169,12 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
       ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];
     info.macs = k.macs;
-    double roof = std::max({k.macs / peak, k.dramBytes / t.dram.bytesPerCycle,
-                            static_cast<double>(k.vectorElems) / t.vector.lanes});
-    info.rooflineCycles = static_cast<int64_t>(std::ceil(roof));
+    const double terms[3] = {k.macs / peak, k.dramBytes / t.dram.bytesPerCycle,
+                             static_cast<double>(k.vectorElems) / t.vector.lanes};
+    static const char *names[3] = {"tensor", "dram", "vector"};
+    size_t arg = static_cast<size_t>(std::max_element(terms, terms + 3) - terms);
+    info.rooflineCycles = static_cast<int64_t>(std::ceil(terms[arg]));
+    info.bound = names[arg];
     seg.groupInfo.push_back(std::move(info));
   }
   insertTokens(t, seg.program);

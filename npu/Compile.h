@@ -32,6 +32,7 @@ struct DramTensor {
 
 struct CompileOptions {
   bool doubleBuffer = true;
+  bool naiveTiling = false; // ablation: one fixed tile shape instead of the cost model's choice
 };
 
 /// What `npuc inspect` shows for one group, and what the report attributes to it.
@@ -45,6 +46,7 @@ struct GroupInfo {
   std::map<std::string, int64_t> instrCounts; // by mnemonic
   int64_t macs = 0;               // useful MACs
   int64_t rooflineCycles = 0;     // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
+  std::string bound;              // which term sets the roofline: "tensor", "dram" or "vector"
 };
 
 struct Segment {

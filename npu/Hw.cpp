@@ -70,6 +70,10 @@ std::string Hw::derive(const isa::Target &t, Hw &h) {
     return "the target has no matmul instruction";
   if (vops.empty())
     return "the target has no vector instruction";
+  if (t.tensor.operandType != isa::ElemType::F16 || t.tensor.accType != isa::ElemType::F32)
+    return std::string("the NPU backend compiles for fp16 operands with fp32 accumulation; this "
+                       "target's tensor unit uses ") +
+           isa::elemTypeName(t.tensor.operandType) + "/" + isa::elemTypeName(t.tensor.accType);
   h.mm = mms.front();
   h.vop = vops.front();
   h.l0a = t.tensor.aLevel;

@@ -33,6 +33,7 @@ struct Kernel {
 /// Options a kernel reads.
 struct KernelOptions {
   bool doubleBuffer = true;
+  bool naiveTiling = false; // matmul kernels: tensor-unit-sized tiles, one output row at a time
 };
 
 Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,

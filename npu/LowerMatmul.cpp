@@ -109,13 +109,21 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   };
 
   Tile best;
-  std::vector<int64_t> tocs, tks;
-  for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
-    tocs.push_back(v);
-  tocs.push_back(geo.ocg);
-  for (int64_t v = hw.tensorRows; v < Kl; v += hw.tensorRows)
-    tks.push_back(v);
-  tks.push_back(Kl);
+  std::vector<int64_t> tocs, tks; // candidate channel tiles and k-chunks
+  if (o.naiveTiling) {
+    // The ablation baseline: array-sized tiles, one output row per tile.
+    int64_t toc = std::min<int64_t>(hw.tensorCols, geo.ocg);
+    int64_t tk = std::min<int64_t>(hw.tensorRows, Kl);
+    if (fits(toc, tk, 1))
+      best = {toc, tk, 1, cost(toc, tk, 1)};
+  } else {
+    for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
+      tocs.push_back(v);
+    tocs.push_back(geo.ocg);
+    for (int64_t v = hw.tensorRows; v < Kl; v += hw.tensorRows)
+      tks.push_back(v);
+    tks.push_back(Kl);
+  }
   for (int64_t toc : tocs) {
     if (toc > maxDim)
       continue;
@@ -283,11 +291,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
                 c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
   k.tiling = fmt::format(
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}; "
-      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}; estimated {:.0f} cycles",
+      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
       fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, Kl, rowsMax, geo.Wp, geo.icg, c.KH, c.KW, geo.icg, toc,
       nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
-      best.cost);
+      o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
   return k;
 }
 

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   c->add_option("-o,--output", compile.output, "output package (.npub)")->required();
   c->add_option("--input-shape", compile.inputShapes, "pin an input's shape: NAME=1,3,224,224");
   c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
+  c->add_option("--tiling", compile.tiling, "tile choice: auto (cost model) or naive (ablation)");
 
   RunArgs run;
   auto *r = app.add_subcommand("run", "run a compiled package");

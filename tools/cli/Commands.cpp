@@ -145,6 +145,9 @@ static void writeOutputs(OutputSet &outs, const std::string &dir,
 void cmdCompile(const CompileArgs &a, std::ostream &out) {
   npu::CompileOptions opt;
   opt.doubleBuffer = !a.noDoubleBuffer;
+  if (a.tiling != "auto" && a.tiling != "naive")
+    fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
+  opt.naiveTiling = a.tiling == "naive";
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   OutputSet outs;
   outs.writeFile(a.output, driver::packageBytes(m));
@@ -273,7 +276,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       }
       out << fmt::format("    instructions: {} [{}, {}):{}\n", total, gi.instrBegin, gi.instrEnd,
                          counts);
-      out << fmt::format("    macs: {}, roofline cycles: {}\n", gi.macs, gi.rooflineCycles);
+      out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
+                         gi.rooflineCycles, gi.bound);
       if (a.tir) {
         out << "    tir:\n";
         size_t pos = 0;

@@ -44,6 +44,7 @@ struct CompileArgs {
   std::string model, target, output;
   std::vector<std::string> inputShapes;
   bool noDoubleBuffer = false;
+  std::string tiling = "auto"; // "auto" (cost model) or "naive" (ablation)
 };
 struct RunArgs {
   std::string package;

@@ -78,7 +78,8 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"instr_end", gi.instrEnd},
                      {"instr_counts", gi.instrCounts},
                      {"macs", gi.macs},
-                     {"roofline_cycles", gi.rooflineCycles}});
+                     {"roofline_cycles", gi.rooflineCycles},
+                     {"bound", gi.bound}});
   std::vector<uint8_t> code = isa::encode(target, s.program);
   return {{"groups", s.groups},
           {"program", blobs.addVector(code)},
@@ -135,6 +136,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
       gi.instrCounts[k] = counts[k.c_str()].asIntIn(0, n);
     gi.macs = ji["macs"].asIntIn(0, INT64_MAX);
     gi.rooflineCycles = ji["roofline_cycles"].asIntIn(0, INT64_MAX);
+    gi.bound = ji["bound"].asString();
     s.groupInfo.push_back(std::move(gi));
   }
   return s;
@@ -151,7 +153,8 @@ std::string packageBytes(const CompiledModel &m) {
     npuSegs.push_back(segmentToJson(m.target, s, blobs));
   json header = {{"format", "npuc-package"},
                  {"target", {{"name", m.target.name}, {"source_text", m.target.sourceText}}},
-                 {"options", {{"double_buffer", m.options.doubleBuffer}}},
+                 {"options",
+                  {{"double_buffer", m.options.doubleBuffer}, {"naive_tiling", m.options.naiveTiling}}},
                  {"graph", detail::graphToJson(m.graph, blobs)},
                  {"segments", segs},
                  {"npu_segments", npuSegs}};
@@ -206,6 +209,7 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
     fail("{}: corrupt npuc package: embedded target: {}", origin, e.what());
   }
   m.options.doubleBuffer = root["options"]["double_buffer"].asBool();
+  m.options.naiveTiling = root["options"]["naive_tiling"].asBool();
   m.graph = detail::graphFromJson(root["graph"]);
   JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
   for (size_t i = 0; i < npuSegs.size(); ++i)

@@ -120,14 +120,18 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                           {"instructions", ns.program.instrs.size()}});
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;
+        int64_t cycles = spanCycles(s.trace, gi.instrBegin, gi.instrEnd);
         ops.push_back({{"name", gi.name},
                        {"group", gi.groupId},
                        {"ops", gi.ops},
                        {"placement", "npu"},
-                       {"cycles", spanCycles(s.trace, gi.instrBegin, gi.instrEnd)},
+                       {"cycles", cycles},
                        {"instructions", gi.instrEnd - gi.instrBegin},
                        {"macs", gi.macs},
-                       {"roofline_cycles", gi.rooflineCycles}});
+                       {"roofline_cycles", gi.rooflineCycles},
+                       {"roofline_fraction", cycles > 0 ? double(gi.rooflineCycles) / cycles : 0.0},
+                       {"bound", gi.bound},
+                       {"tiling", gi.tiling}});
       }
     } else {
       double segMs = 0;
