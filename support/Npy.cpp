@@ -13,8 +13,11 @@ namespace npuc {
 
 std::string shapeToString(const Shape &s) {
   std::string out;
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i)
+      out += 'x';
+    out += std::to_string(s[i]);
+  }
   return out.empty() ? "scalar" : out;
 }
 
