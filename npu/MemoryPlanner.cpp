@@ -16,22 +16,24 @@
 #include <chrono>
 #include <functional>
 #include <limits>
-#include <numeric>
 
 namespace npuc::npu {
 
 namespace detail {
 double nowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 } // namespace detail
 
 namespace {
 
-bool isLive(const BufferReq &b) { return b.start < b.end && b.size > 0; }
+bool isLive(const BufferReq &b) {
+  return b.start < b.end && b.size > 0;
+}
 
-int64_t alignUp(int64_t x, int64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
+int64_t alignUp(int64_t x, int64_t a) {
+  return a <= 1 ? x : (x + a - 1) / a * a;
+}
 
 /// The largest total size live at one step: no plan can have a lower peak.
 int64_t liveLowerBound(const std::vector<BufferReq> &buffers) {
@@ -72,8 +74,7 @@ int64_t greedyPlace(const std::vector<BufferReq> &buffers, const std::vector<int
         busy.push_back({offsets[p], offsets[p] + o.size});
     }
     std::sort(busy.begin(), busy.end(), [](auto &x, auto &y) { return x.lo < y.lo; });
-    int64_t cursor = 0, firstFit = -1, bestOff = -1,
-            bestGap = std::numeric_limits<int64_t>::max();
+    int64_t cursor = 0, firstFit = -1, bestOff = -1, bestGap = std::numeric_limits<int64_t>::max();
     auto consider = [&](int64_t gapLo, int64_t gapHi) {
       int64_t off = alignUp(gapLo, b.alignment);
       if (off + b.size > gapHi)
@@ -144,10 +145,13 @@ MemoryPlan planMemory(const std::vector<BufferReq> &buffers, int64_t capacity,
   // ---- greedy phase: keep the lowest peak over all orderings and both gap rules ----
   auto len = [](const BufferReq &b) { return b.end - b.start; };
   const std::vector<Ordering> orderings = {
-      {"size", [&](auto &a, auto &b) { return a.size != b.size ? a.size > b.size : len(a) > len(b); }},
-      {"lifetime", [&](auto &a, auto &b) { return len(a) != len(b) ? len(a) > len(b) : a.size > b.size; }},
+      {"size",
+       [&](auto &a, auto &b) { return a.size != b.size ? a.size > b.size : len(a) > len(b); }},
+      {"lifetime",
+       [&](auto &a, auto &b) { return len(a) != len(b) ? len(a) > len(b) : a.size > b.size; }},
       {"area", [&](auto &a, auto &b) { return a.size * len(a) > b.size * len(b); }},
-      {"start", [&](auto &a, auto &b) { return a.start != b.start ? a.start < b.start : a.size > b.size; }},
+      {"start",
+       [&](auto &a, auto &b) { return a.start != b.start ? a.start < b.start : a.size > b.size; }},
   };
   plan.peak = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> offs;
@@ -165,13 +169,12 @@ MemoryPlan planMemory(const std::vector<BufferReq> &buffers, int64_t capacity,
     }
   }
   bool fits = plan.peak <= capacity;
-  if (plan.peak == plan.stats.lowerBound || !options.useSearch ||
-      (fits && !options.minimizePeak))
-    return finish(plan);
   if (plan.stats.lowerBound > capacity) {
     plan.stats.provedInfeasible = true; // more is live at one step than the capacity holds
     return finish(plan);
   }
+  if (plan.peak == plan.stats.lowerBound || !options.useSearch || (fits && !options.minimizePeak))
+    return finish(plan);
 
   // ---- exact phase ----
   double deadline = t0 + options.timeLimitSeconds;

@@ -39,12 +39,12 @@ struct PlannerOptions {
 };
 
 struct PlanStats {
-  std::string method;         // "empty", "greedy:<ordering>", "search" or "none"
-  int64_t lowerBound = 0;     // largest total size of the buffers live at one step
-  int64_t searchNodes = 0;    // branch-and-bound nodes expanded
+  std::string method;            // "empty", "greedy:<ordering>", "search" or "none"
+  int64_t lowerBound = 0;        // largest total size of the buffers live at one step
+  int64_t searchNodes = 0;       // branch-and-bound nodes expanded
   bool provedInfeasible = false; // no plan fits the capacity (the search was exhaustive)
-  bool optimal = false;       // peak == lowerBound, or the search proved nothing lower fits
-  double seconds = 0;         // total planning time
+  bool optimal = false;          // peak == lowerBound, or the search proved nothing lower fits
+  double seconds = 0;            // total planning time
 };
 
 struct MemoryPlan {
@@ -77,8 +77,7 @@ enum class SearchResult { Solved, Infeasible, Timeout };
 /// Exact skyline branch-and-bound (PlannerSearch.cpp). On Solved, `offsets` holds a plan within
 /// `capacity`. `deadline` is a steady_clock time in seconds since its epoch.
 SearchResult searchPlacement(const std::vector<BufferReq> &buffers, int64_t capacity,
-                             double deadlineSeconds, std::vector<int64_t> &offsets,
-                             int64_t &nodes);
+                             double deadlineSeconds, std::vector<int64_t> &offsets, int64_t &nodes);
 
 /// steady_clock now, in seconds.
 double nowSeconds();

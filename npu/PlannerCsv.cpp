@@ -14,8 +14,7 @@ namespace npuc::npu {
 
 namespace {
 
-int64_t parseField(const std::string &text, const std::string &path, int line,
-                   const char *column) {
+int64_t parseField(const std::string &text, const std::string &path, int line, const char *column) {
   int64_t v = 0;
   const char *b = text.data(), *e = text.data() + text.size();
   while (b < e && (*b == ' ' || *b == '\t'))
@@ -57,8 +56,8 @@ std::vector<BufferReq> readBufferCsv(const std::string &path) {
     if (v[0] < 0 || v[0] > 100000000)
       fail("{}:{}: buffer id {} out of range", path, line, v[0]);
     if (v[2] < v[1] || v[3] < 0)
-      fail("{}:{}: buffer {} has upper {} < lower {} or negative size {}", path, line, v[0],
-           v[2], v[1], v[3]);
+      fail("{}:{}: buffer {} has upper {} < lower {} or negative size {}", path, line, v[0], v[2],
+           v[1], v[3]);
     size_t id = static_cast<size_t>(v[0]);
     if (bufs.size() <= id) {
       bufs.resize(id + 1);
