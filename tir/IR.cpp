@@ -98,7 +98,9 @@ Expr IntImmNode::make(int64_t value, DataType t) {
 Expr FloatImmNode::make(double value, DataType t) {
   NPUC_ASSERT(t.isFloat(), "FloatImm of non-float type " + toString(t));
   auto n = std::make_shared<FloatImmNode>(t);
-  n->value = value;
+  // A float32 constant holds a float32 value: rounding here keeps the printed shortest form
+  // (which is of the float) and the node's value the same number.
+  n->value = t.bits == 32 ? static_cast<double>(static_cast<float>(value)) : value;
   return Expr(std::move(n));
 }
 

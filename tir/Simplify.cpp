@@ -5,6 +5,7 @@
 #include "tir/IRMutator.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace npuc::tir {
 namespace {
@@ -72,6 +73,9 @@ protected:
         if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
           return simplifyAgain(inner->a +
                                IntImmNode::make(wrap(cb - inner->b.as<IntImmNode>()->value, t), t));
+        // x + -c reads as x - c.
+        if (t.isInt() && cb < 0 && cb != INT64_MIN)
+          return simplifyAgain(a - IntImmNode::make(-cb, t));
         break;
       case NodeKind::Sub:
         if (cb == 0)
@@ -79,12 +83,24 @@ protected:
         if (const auto *inner = a.as<AddNode>(); inner && inner->b.as<IntImmNode>())
           return simplifyAgain(inner->a +
                                IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value - cb, t), t));
+        if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
+          return simplifyAgain(inner->a -
+                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value + cb, t), t));
+        if (t.isInt() && cb < 0 && cb != INT64_MIN)
+          return simplifyAgain(a + IntImmNode::make(-cb, t));
         break;
       case NodeKind::Mul:
         if (cb == 1)
           return a;
         if (cb == 0)
           return b;
+        // (x + c1) * c2 -> x * c2 + c1 * c2: constants stay outermost in index expressions.
+        if (const auto *inner = a.as<AddNode>(); inner && inner->b.as<IntImmNode>())
+          return simplifyAgain(inner->a * b +
+                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
+        if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
+          return simplifyAgain(inner->a * b -
+                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
         if (const auto *inner = a.as<MulNode>(); inner && inner->b.as<IntImmNode>())
           return simplifyAgain(inner->a *
                                IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
@@ -107,6 +123,10 @@ protected:
         break;
       }
     }
+    if ((t.isInt() || t.isUInt()) && !ib && (k == NodeKind::Add || k == NodeKind::Sub)) {
+      if (Expr moved = constantsOutward(k, a, b); moved.defined())
+        return simplifyAgain(moved);
+    }
     if (t.isIntegral() && (k == NodeKind::Sub) && a.same(b) && a.as<VarNode>())
       return IntImmNode::make(0, t);
     if ((k == NodeKind::Min || k == NodeKind::Max) && a.same(b))
@@ -121,6 +141,32 @@ protected:
     if (a.same(op->a) && b.same(op->b))
       return self;
     return makeBinary(k, a, b);
+  }
+
+  // Moves a constant term of either operand of x +/- y outward: (x + c) + y -> (x + y) + c,
+  // x - (y - c) -> (x - y) + c, ...; so shifted indices such as (i + 1) * 2 + j - 2 fold.
+  static Expr constantsOutward(NodeKind k, const Expr &a, const Expr &b) {
+    auto split = [](const Expr &e, Expr &x, Expr &c, bool &plus) {
+      const auto *op = static_cast<const BinaryNode *>(e.get());
+      if ((e.kind() != NodeKind::Add && e.kind() != NodeKind::Sub) || !op->b.as<IntImmNode>())
+        return false;
+      x = op->a;
+      c = op->b;
+      plus = e.kind() == NodeKind::Add;
+      return true;
+    };
+    Expr x, c;
+    bool plus = false;
+    if (split(a, x, c, plus)) { // (x +/- c) +/- b
+      Expr rest = k == NodeKind::Add ? x + b : x - b;
+      return plus ? rest + c : rest - c;
+    }
+    if (split(b, x, c, plus)) { // a +/- (x +/- c)
+      Expr rest = k == NodeKind::Add ? a + x : a - x;
+      bool addC = (k == NodeKind::Add) == plus;
+      return addC ? rest + c : rest - c;
+    }
+    return Expr();
   }
 
   // Rules produce new nodes whose children may enable further folding (e.g. (x+1)+(-1)).

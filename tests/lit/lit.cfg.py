@@ -1,0 +1,23 @@
+# lit.cfg.py - lit configuration of the TIR golden-text tests (run by ctest, see CMakeLists.txt).
+#
+# Tests are .tir files with `// RUN:` lines; %npuc is the npuc binary under test and FileCheck is
+# LLVM 16's. Both come in as lit parameters from CMake (`--param npuc=... --param
+# filecheck=...`), so the suite always tests the build it belongs to.
+import os
+
+import lit.formats
+
+config.name = "npuc-tir"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".tir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = lit_config.params.get("exec_root", config.test_source_root)
+
+npuc = lit_config.params.get("npuc")
+filecheck = lit_config.params.get("filecheck", "/usr/bin/FileCheck-16")
+if not npuc:
+    lit_config.fatal("pass --param npuc=PATH/TO/npuc")
+config.substitutions.append(("%npuc", npuc))
+config.substitutions.append(("FileCheck", filecheck))
+# `not` inverts an exit status (expected-error tests); LLVM ships it next to FileCheck.
+config.substitutions.append(("not ", lit_config.params.get("not", "/usr/lib/llvm-16/bin/not") + " "))

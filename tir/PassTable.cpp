@@ -1,0 +1,80 @@
+// PassTable.cpp - THE list of TIR passes (see PassManager.h). Adding a pass: one file pair in
+// tir/transform/, one entry here, lit tests in tests/lit/transform/.
+#include "support/Error.h"
+#include "tir/PassManager.h"
+#include "tir/Simplify.h"
+#include "tir/transform/IfPromotion.h"
+#include "tir/transform/LoopCollapse.h"
+#include "tir/transform/LoopFission.h"
+#include "tir/transform/LoopPartition.h"
+#include "tir/transform/LoopShift.h"
+#include "tir/transform/RemoveNoOp.h"
+
+namespace npuc::tir {
+namespace {
+
+ProverOptions proverOptions(const char *pass, const PassOptions &o) {
+  const PassInfo &p = *findPass(pass);
+  ProverOptions po;
+  po.useZ3 = passOptionInt(p, o, "z3") != 0;
+  int64_t t = passOptionInt(p, o, "z3-timeout-ms");
+  if (t <= 0)
+    npuc::fail("pass '{}': z3-timeout-ms must be positive, not {}", pass, t);
+  po.timeoutMs = static_cast<unsigned>(t);
+  return po;
+}
+
+} // namespace
+
+const std::vector<PassInfo> &passTable() {
+  static const std::vector<PassInfo> table = {
+      {"simplify",
+       "constant folding and local algebraic rewrites of every expression; drops dead loops",
+       {},
+       [](const PrimFunc &f, const PassOptions &) {
+         PrimFunc out = f;
+         out.body = simplify(f.body);
+         return out;
+       }},
+      {"remove-no-op",
+       "deletes statements without effect and the loops/ifs/allocations left empty",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return removeNoOp(f); }},
+      {"loop-shift",
+       "rebases every loop to start at 0",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return loopShift(f); }},
+      {"loop-collapse",
+       "merges perfectly nested loops whose buffer accesses are contiguous over both",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return loopCollapse(f); }},
+      {"loop-partition",
+       "splits loops where a condition changes value, leaving condition-free middle parts",
+       {{"max-pieces", "5", "leave a loop alone that would need more pieces"},
+        {"z3", "1", "ask Z3 when the interval/modular rules cannot decide a condition"},
+        {"z3-timeout-ms", "200", "Z3 time per query"}},
+       [](const PrimFunc &f, const PassOptions &o) {
+         LoopPartitionOptions lo;
+         lo.prover = proverOptions("loop-partition", o);
+         lo.maxPieces =
+             static_cast<int>(passOptionInt(*findPass("loop-partition"), o, "max-pieces"));
+         if (lo.maxPieces < 1)
+           npuc::fail("pass 'loop-partition': max-pieces must be at least 1");
+         return loopPartition(f, lo);
+       }},
+      {"loop-fission",
+       "splits a loop whose body is a sequence into one loop per independent statement",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return loopFission(f); }},
+      {"if-promotion",
+       "hoists loop-invariant conditions out of loops; removes conditions decided on the range",
+       {{"z3", "1", "ask Z3 when the interval/modular rules cannot decide a condition"},
+        {"z3-timeout-ms", "200", "Z3 time per query"}},
+       [](const PrimFunc &f, const PassOptions &o) {
+         return ifPromotion(f, proverOptions("if-promotion", o));
+       }},
+  };
+  return table;
+}
+
+} // namespace npuc::tir
