@@ -65,18 +65,26 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
   const int64_t fill = t.tensor.fillLatency;
   const int64_t opsPerElem = epilogueOpsPerElement(p);
-  // With unit horizontal dilation, the KW taps of one kernel row read KW*icg consecutive elements
-  // of an input-tile row, so they can form one longer k dimension. That pays when icg is small
-  // (the stem's 3 channels would otherwise fill 3 of the array's rows per pass).
-  const bool fold = c.DW == 1 && c.KW > 1 &&
-                    ceilDiv(geo.icg, hw.tensorRows) * c.KW > ceilDiv(c.KW * geo.icg, hw.tensorRows);
-  const int64_t KWl = fold ? 1 : c.KW;           // kernel columns iterated by the k loop
-  const int64_t Kl = fold ? c.KW * geo.icg : geo.icg; // k extent per iteration
 
-  auto fits = [&](int64_t toc, int64_t tk, int64_t toh) {
+  // L1 holds the input rows and the weight block of `tic` input channels; tic = icg unless that
+  // cannot fit, in which case the channels are blocked at L1 too (accumulating across blocks).
+  // With unit horizontal dilation, the KW taps of one kernel row read KW*tic consecutive
+  // elements of an input-tile row, so they can form one longer k dimension. That pays when tic is
+  // small (the stem's 3 channels would otherwise fill 3 of the array's rows per pass).
+  struct Chan {
+    int64_t tic, ICB, KWl, Kl;
+    bool fold;
+  };
+  auto chanFor = [&](int64_t tic) {
+    bool fold = c.DW == 1 && c.KW > 1 &&
+                ceilDiv(tic, hw.tensorRows) * c.KW > ceilDiv(c.KW * tic, hw.tensorRows);
+    return Chan{tic, ceilDiv(geo.icg, tic), fold ? 1 : c.KW, fold ? c.KW * tic : tic, fold};
+  };
+  auto fits = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
     int64_t M = toh * c.OW;
     int64_t rows = geo.rowsFor(toh);
-    if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || geo.Wp > maxDim)
+    if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || geo.Wp > maxDim ||
+        c.KH * c.KW > maxDim)
       return false;
     if (al(hw.l0a, M * tk * 2) * nb > hw.capacity(hw.l0a))
       return false;
@@ -84,18 +92,19 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       return false;
     if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
       return false;
-    int64_t l1 = nb * (al(hw.l1, rows * geo.Wp * geo.icg * 2) +
-                       al(hw.l1, c.KH * c.KW * geo.icg * toc * 2) +
+    int64_t l1 = nb * (al(hw.l1, rows * geo.Wp * ch.tic * 2) +
+                       al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
                        al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
-  auto cost = [&](int64_t toc, int64_t tk, int64_t toh) {
-    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(Kl, tk);
+  auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(ch.Kl, tk);
     double M = static_cast<double>(toh * c.OW);
-    double mms = double(c.N * c.G * OCB * OHB * c.KH * KWl * KC);
+    double mms = double(c.N * c.G * OCB * OHB * ch.ICB * c.KH * ch.KWl * KC);
     double tensor = mms * (fill + M * ceilDiv(tk, hw.tensorRows) * ceilDiv(toc, hw.tensorCols));
     double inBytes = double(c.N * c.G * OCB * OHB) * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
-    double dram = inBytes + double(c.N) * c.weights.size() * 2 +
+    double wLoads = ch.ICB > 1 ? double(OHB) : 1.0; // blocked channels reload weights per row tile
+    double dram = inBytes + double(c.N) * wLoads * c.weights.size() * 2 +
                   double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
     double feed = mms * (M * tk * 2 + tk * toc * 2);
     double vec = double(c.N * c.OH * c.OW * c.OC) * opsPerElem / t.vector.lanes;
@@ -107,42 +116,52 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     }
     return o.doubleBuffer ? best : sum;
   };
-
-  Tile best;
-  std::vector<int64_t> tocs, tks; // candidate channel tiles and k-chunks
-  if (o.naiveTiling) {
-    // The ablation baseline: array-sized tiles, one output row per tile.
-    int64_t toc = std::min<int64_t>(hw.tensorCols, geo.ocg);
-    int64_t tk = std::min<int64_t>(hw.tensorRows, Kl);
-    if (fits(toc, tk, 1))
-      best = {toc, tk, 1, cost(toc, tk, 1)};
-  } else {
+  // The best (toc, tk, toh) for a channel blocking, or a Tile with toc == 0 when nothing fits.
+  auto search = [&](const Chan &ch) {
+    Tile best;
+    if (o.naiveTiling) { // the ablation baseline: array-sized tiles, one output row per tile
+      int64_t toc = std::min<int64_t>(hw.tensorCols, geo.ocg);
+      int64_t tk = std::min<int64_t>(hw.tensorRows, ch.Kl);
+      if (fits(ch, toc, tk, 1))
+        best = {toc, tk, 1, cost(ch, toc, tk, 1)};
+      return best;
+    }
+    std::vector<int64_t> tocs, tks; // candidate channel tiles and k-chunks
     for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
       tocs.push_back(v);
     tocs.push_back(geo.ocg);
-    for (int64_t v = hw.tensorRows; v < Kl; v += hw.tensorRows)
+    for (int64_t v = hw.tensorRows; v < ch.Kl; v += hw.tensorRows)
       tks.push_back(v);
-    tks.push_back(Kl);
-  }
-  for (int64_t toc : tocs) {
-    if (toc > maxDim)
-      continue;
-    for (int64_t tk : tks) {
-      if (tk > maxDim || !fits(toc, tk, 1))
+    tks.push_back(ch.Kl);
+    for (int64_t toc : tocs) {
+      if (toc > maxDim)
         continue;
-      int64_t lo = 1, hi = c.OH; // largest feasible toh (feasibility is monotone in toh)
-      while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (fits(toc, tk, mid))
-          lo = mid;
-        else
-          hi = mid - 1;
+      for (int64_t tk : tks) {
+        if (tk > maxDim || !fits(ch, toc, tk, 1))
+          continue;
+        int64_t lo = 1, hi = c.OH; // largest feasible toh (feasibility is monotone in toh)
+        while (lo < hi) {
+          int64_t mid = (lo + hi + 1) / 2;
+          if (fits(ch, toc, tk, mid))
+            lo = mid;
+          else
+            hi = mid - 1;
+        }
+        double cst = cost(ch, toc, tk, lo);
+        if (best.toc == 0 || cst < best.cost * 0.999 ||
+            (cst <= best.cost * 1.001 && toc * tk * lo > best.toc * best.tk * best.toh))
+          best = {toc, tk, lo, cst};
       }
-      double cst = cost(toc, tk, lo);
-      if (best.toc == 0 || cst < best.cost * 0.999 ||
-          (cst <= best.cost * 1.001 && toc * tk * lo > best.toc * best.tk * best.toh))
-        best = {toc, tk, lo, cst};
     }
+    return best;
+  };
+  Chan ch = chanFor(geo.icg);
+  Tile best = search(ch);
+  // Channel blocking at L1, largest block first, when the whole channel depth does not fit.
+  for (int64_t tic = (geo.icg - 1) / hw.tensorRows * hw.tensorRows; best.toc == 0 && tic > 0;
+       tic -= hw.tensorRows) {
+    ch = chanFor(tic);
+    best = search(ch);
   }
   if (best.toc == 0) {
     k.reject = fmt::format("no tiling of {}x{} output rows of width {} ({} input channels per "
@@ -150,32 +169,34 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
                            c.OH, c.OC, c.OW, geo.icg);
     return k;
   }
-  const int64_t toc = best.toc, tk = best.tk, toh = best.toh;
-  const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(Kl, tk);
+  const int64_t toc = best.toc, tk = best.tk, toh = best.toh, tic = ch.tic, ICB = ch.ICB;
+  const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(ch.Kl, tk);
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
 
-  // Weights, block-major: [G][OCB][KH][KW][icg][toc_b] in fp16, each block at a full-block stride.
-  const int64_t blockElems = c.KH * c.KW * geo.icg * toc;
-  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * blockElems * 2), 0);
+  // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in fp16, each block at a
+  // full-block stride (the last channel blocks are narrower).
+  const int64_t blockElems = c.KH * c.KW * tic * toc;
+  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * ICB * blockElems * 2), 0);
   for (int64_t gi = 0; gi < c.G; ++gi)
-    for (int64_t ob = 0; ob < OCB; ++ob) {
-      int64_t tocb = std::min(toc, geo.ocg - ob * toc);
-      int64_t base = (gi * OCB + ob) * blockElems;
-      for (int64_t kh = 0; kh < c.KH; ++kh)
-        for (int64_t kw = 0; kw < c.KW; ++kw)
-          for (int64_t ic = 0; ic < geo.icg; ++ic)
-            for (int64_t j = 0; j < tocb; ++j) {
-              int64_t oc = gi * geo.ocg + ob * toc + j;
-              float w = c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
-              uint16_t h = floatToHalf(w);
-              size_t at = static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * geo.icg + ic) * tocb + j));
-              wbytes[at] = static_cast<uint8_t>(h & 0xff);
-              wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
-            }
-    }
+    for (int64_t ob = 0; ob < OCB; ++ob)
+      for (int64_t ib = 0; ib < ICB; ++ib) {
+        int64_t tocb = std::min(toc, geo.ocg - ob * toc), ticb = std::min(tic, geo.icg - ib * tic);
+        int64_t base = ((gi * OCB + ob) * ICB + ib) * blockElems;
+        for (int64_t kh = 0; kh < c.KH; ++kh)
+          for (int64_t kw = 0; kw < c.KW; ++kw)
+            for (int64_t i = 0; i < ticb; ++i)
+              for (int64_t j = 0; j < tocb; ++j) {
+                int64_t oc = gi * geo.ocg + ob * toc + j, ic = ib * tic + i;
+                float w = c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
+                uint16_t h = floatToHalf(w);
+                size_t at = static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * ticb + i) * tocb + j));
+                wbytes[at] = static_cast<uint8_t>(h & 0xff);
+                wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
+              }
+      }
   const int64_t wAddr = d.addConst(wbytes);
 
-  OnChip xbuf{"x_l1", hw.l1, rowsMax * geo.Wp * geo.icg * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, rowsMax * geo.Wp * tic * 2, nb};
   OnChip wbuf{"w_l1", hw.l1, blockElems * 2, nb};
   OnChip obuf{"y_l1", hw.l1, M * toc * 2, nb};
   OnChip abuf{"a_l0a", hw.l0a, M * tk * 2, nb};
@@ -192,24 +213,31 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
 
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   Var n = Var::make("n"), gi = Var::make("g"), ob = Var::make("ocb"), hb = Var::make("ohb");
-  Var kh = Var::make("kh"), kw = Var::make("kw"), kc = Var::make("kc");
-  Expr itO = (Expr(n) * c.G + gi) * OCB + ob;  // weight-block counter
+  Var ib = Var::make("icb"), kh = Var::make("kh"), kw = Var::make("kw"), kc = Var::make("kc");
+  Expr itO = (Expr(n) * c.G + gi) * OCB + ob;  // output-channel-block counter
   Expr it = itO * OHB + hb;                      // output-tile counter
+  Expr itx = it * ICB + ib;                      // input-block counter
+  Expr wpar = ICB == 1 ? itO : itx;              // weight-block counter
   Expr tocb = min(imm(toc), geo.ocg - Expr(ob) * toc);
+  Expr ticb = min(imm(tic), geo.icg - Expr(ib) * tic);
   Expr tohc = min(imm(toh), c.OH - Expr(hb) * toh);
   Expr Mc = tohc * c.OW;
   Expr oc0 = Expr(gi) * geo.ocg + Expr(ob) * toc; // first output channel of the tile
 
-  // Weight block -> L1 (once per block; stays across the row tiles).
-  View wsrc{hw.dram, imm(wAddr) + ((Expr(gi) * OCB + ob) * blockElems) * 2};
-  wsrc.s1 = tocb;
-  wsrc.s2 = tocb * geo.icg;
-  View wdst{hw.l1, wbuf.at(itO)};
-  wdst.s1 = wsrc.s1;
-  wdst.s2 = wsrc.s2;
-  Stmt loadW = b.load(wsrc, wdst, Dims{tocb, imm(geo.icg), imm(c.KH * c.KW)});
+  // Weight block -> L1: once per output-channel block when the channels are not blocked (it then
+  // stays across the row tiles), else per (row tile, channel block).
+  auto weightLoad = [&](const Expr &icb) {
+    Expr ticbW = min(imm(tic), geo.icg - icb * tic);
+    View wsrc{hw.dram, imm(wAddr) + (((Expr(gi) * OCB + ob) * ICB + icb) * blockElems) * 2};
+    wsrc.s1 = tocb;
+    wsrc.s2 = tocb * ticbW;
+    View wdst{hw.l1, wbuf.at(wpar)};
+    wdst.s1 = wsrc.s1;
+    wdst.s2 = wsrc.s2;
+    return b.load(wsrc, wdst, Dims{tocb, ticbW, imm(c.KH * c.KW)});
+  };
 
-  // Input rows (with halo) -> L1, zero padding by the DMA.
+  // Input rows (with halo) of one channel block -> L1, zero padding by the DMA.
   Expr ih0 = Expr(hb) * (toh * c.SH) - c.padT;
   Expr rows = (tohc - 1) * c.SH + (c.KH - 1) * c.DH + 1;
   Pad pad;
@@ -217,16 +245,20 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.hi[1] = imm(geo.Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
-  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * geo.icg) * 2};
+  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
+                                   Expr(gi) * geo.icg + Expr(ib) * tic) * 2};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
-  View xdst{hw.l1, xbuf.at(it)};
-  xdst.s1 = imm(geo.icg);
-  xdst.s2 = imm(geo.Wp * geo.icg);
-  std::vector<Stmt> tileBody;
-  tileBody.push_back(b.load(xsrc, xdst, Dims{imm(geo.icg), imm(geo.Wp), rows}, pad));
+  View xdst{hw.l1, xbuf.at(itx)};
+  xdst.s1 = ticb;
+  xdst.s2 = ticb * geo.Wp;
+  std::vector<Stmt> blockBody;
+  if (ICB > 1)
+    blockBody.push_back(weightLoad(ib));
+  blockBody.push_back(b.load(xsrc, xdst, Dims{ticb, imm(geo.Wp), rows}, pad));
 
   // Residual tiles -> L1, and the epilogue operand views of this tile.
+  std::vector<Stmt> tileBody;
   Expr pix0 = (Expr(n) * c.OH + Expr(hb) * toh) * c.OW; // first output pixel of the tile
   std::vector<View> ops(p.epilogue.size());
   int r = 0;
@@ -247,26 +279,30 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     }
   }
 
-  // The k loop: gather A, slice B, multiply-accumulate.
-  Expr step = ((it * c.KH + kh) * KWl + kw) * KC + kc; // L0 buffer counter
-  Expr kcur = min(imm(tk), Kl - Expr(kc) * tk);
-  View asrc{hw.l1, xbuf.at(it) + (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * geo.icg +
-                                  Expr(kc) * tk) * 2};
-  asrc.s1 = imm(c.SW * geo.icg);
-  asrc.s2 = imm(c.SH * geo.Wp * geo.icg);
+  // The k loop: gather A, slice B, multiply-accumulate. A chunk past the end of a narrower last
+  // channel block has k = 0 and emits nothing; the first chunk of block 0 is never empty, so the
+  // accumulator is always initialised by an overwriting matmul.
+  Expr step = (((itx * c.KH + kh) * ch.KWl + kw) * KC + kc); // L0 buffer counter
+  Expr klen = ch.fold ? ticb * c.KW : ticb;
+  Expr kcur = max(min(imm(tk), klen - Expr(kc) * tk), 0);
+  View asrc{hw.l1, xbuf.at(itx) + (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb +
+                                   Expr(kc) * tk) * 2};
+  asrc.s1 = ticb * c.SW;
+  asrc.s2 = ticb * (c.SH * geo.Wp);
   View adst{hw.l0a, abuf.at(step)};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
-  View bsrc{hw.l1, wbuf.at(itO) + (((Expr(kh) * c.KW + kw) * geo.icg + Expr(kc) * tk) * tocb) * 2};
+  View bsrc{hw.l1, wbuf.at(wpar) + (((Expr(kh) * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
   bsrc.s1 = tocb;
   View bdst{hw.l0b, bbuf.at(step)};
   bdst.s1 = tocb;
-  Expr first = min(((Expr(kh) * KWl + kw) * KC + kc), 1); // 0 on the first tap: overwrite
+  Expr first = min((((Expr(ib) * c.KH + kh) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt kbody = seq({b.move(asrc, adst, Dims{kcur, imm(c.OW), tohc}),
                     b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
                     b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
-  tileBody.push_back(forLoop(kh, imm(0), imm(c.KH),
-                             forLoop(kw, imm(0), imm(KWl), forLoop(kc, imm(0), imm(KC), kbody))));
+  blockBody.push_back(forLoop(
+      kh, imm(0), imm(c.KH), forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
+  tileBody.push_back(forLoop(ib, imm(0), imm(ICB), seq(blockBody)));
 
   // Epilogue on the accumulator tile, then the store.
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
@@ -279,21 +315,24 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   ydst.s1 = imm(c.OC);
   tileBody.push_back(b.store(out, ydst, ed));
 
-  Stmt rowLoop = forLoop(hb, imm(0), imm(OHB), seq(tileBody));
+  std::vector<Stmt> blockLoop;
+  if (ICB == 1)
+    blockLoop.push_back(weightLoad(imm(0)));
+  blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
   Stmt body = forLoop(n, imm(0), imm(c.N),
-                      forLoop(gi, imm(0), imm(c.G),
-                              forLoop(ob, imm(0), imm(OCB), seq({loadW, rowLoop}))));
+                      forLoop(gi, imm(0), imm(c.G), forLoop(ob, imm(0), imm(OCB), seq(blockLoop))));
   prologue.push_back(body);
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
-  k.dramBytes = numElements(g.value(plan.input).shape) * 2 + static_cast<int64_t>(c.weights.size()) * 2 +
-                c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
+  k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
+                static_cast<int64_t>(c.weights.size()) * 2 + c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
   k.tiling = fmt::format(
-      "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}; "
+      "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
-      fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, Kl, rowsMax, geo.Wp, geo.icg, c.KH, c.KW, geo.icg, toc,
-      nres ? fmt::format(" + {} residual", nres) : "",
+      ch.fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, ch.Kl,
+      ICB > 1 ? fmt::format(", input channels blocked by {} at L1", tic) : "", rowsMax, geo.Wp,
+      tic, c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
       o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
   return k;

@@ -6,6 +6,7 @@
 #include "NpuTestUtil.h"
 
 #include "npu/Plan.h"
+#include "support/Npy.h"
 
 #include <cctype>
 #include <cmath>
@@ -112,6 +113,48 @@ INSTANTIATE_TEST_SUITE_P(
           ch = '_';
       return name + "_" + std::to_string(i.index);
     });
+
+// A target whose L1 cannot hold the whole channel depth: the kernel blocks input channels at L1
+// and accumulates across blocks, and the result is still exact to the fp16 bound.
+TEST(ConvKernel, TightL1BlocksInputChannels) {
+  std::string yaml = readFile(configPath("npu-tiny.yaml"));
+  const std::string from = "size: 256 KiB", to = "size: 32 KiB";
+  ASSERT_NE(yaml.find(from), std::string::npos) << "npu-tiny's L1 line changed";
+  yaml.replace(yaml.find(from), from.size(), to);
+  isa::Target t = isa::parseTarget(yaml, "npu-tiny-32k");
+  const int64_t C = 96, H = 6, W = 6, OC = 24, K = 3;
+  Graph g;
+  auto x = g.addValue("x", {1, C, H, W}, graph::DType::F32);
+  g.inputs = {x};
+  auto wdata = halves(randomData(static_cast<size_t>(OC * C * K * K), 21));
+  auto w = g.addConstant("w", {OC, C, K, K}, wdata);
+  auto y = g.addValue("y", {1, OC, H, W}, graph::DType::F32);
+  auto n = g.addNode("Conv", "conv", {x, w}, {y});
+  g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  oneGroup(g, y);
+  HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 22)));
+  NpuRun r = compileAndRun(g, t, {in});
+  EXPECT_NE(r.seg.groupInfo.at(0).tiling.find("input channels blocked"), std::string::npos)
+      << r.seg.groupInfo.at(0).tiling;
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t oy = 0; oy < H; ++oy)
+      for (int64_t ox = 0; ox < W; ++ox) {
+        double s = 0, mag = 0;
+        for (int64_t ic = 0; ic < C; ++ic)
+          for (int64_t kh = 0; kh < K; ++kh)
+            for (int64_t kw = 0; kw < K; ++kw) {
+              int64_t iy = oy - 1 + kh, ix = ox - 1 + kw;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                continue;
+              double p = double(in.data[static_cast<size_t>((ic * H + iy) * W + ix)]) *
+                         wdata[static_cast<size_t>(((oc * C + ic) * K + kh) * K + kw)];
+              s += p;
+              mag += std::fabs(p);
+            }
+        double tol = std::ldexp(std::fabs(s), -11) + C * K * K * std::ldexp(mag, -24) + 1e-7;
+        ASSERT_NEAR(r.out.data[static_cast<size_t>((oc * H + oy) * W + ox)], s, tol);
+      }
+}
 
 TEST(GemmKernel, BiasAndTransB) {
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
