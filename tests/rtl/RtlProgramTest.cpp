@@ -100,3 +100,130 @@ TEST(RtlDma, PaddingAndStrides) {
       EXPECT_EQ(getHalfBits(out.dram(), 0x100 + 2 * (6 * row + c)), want) << row << "," << c;
     }
 }
+
+namespace {
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+const char *kMatmulProg =
+    "ld dst_space=l0a dst_addr=0 elem_bytes=2 n0=15 n1=1 n2=1 src_addr=0 src_s0=1 dst_s0=1\n"
+    "ld push=0x4 dst_space=l0b dst_addr=0 elem_bytes=2 n0=30 n1=1 n2=1 src_addr=0x40 src_s0=1 "
+    "dst_s0=1\n"
+    "mm pop=0x1 push=0x10 a_addr=0 b_addr=0 c_addr=0 m=3 k=5 n=6 accumulate=0\n"
+    "st pop=0x4 src_space=acc src_addr=0 dst_addr=0x200 elem_bytes=4 n0=18 n1=1 n2=1 src_s0=1 "
+    "dst_s0=1\n"
+    "finish\n";
+} // namespace
+
+// C[3x6] = A[3x5] * B[5x6] with small integers (exact in fp32): checked against a naive loop,
+// and the total derived from docs/ISA.md: ld A 4+20+ceil(30/8)=28, ld B 4+20+ceil(60/8)=32
+// (ends 60), mm 8 + 3*ceil(5/4)*ceil(6/4) = 20 (ends 80), st 4+20+ceil(72/8) = 33 -> 113.
+TEST(RtlMatmul, SmallIntegersExact) {
+  isa::Target t = rtlTarget();
+  sim::Memory mem(t, 4096);
+  float a[3][5], b[5][6];
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 5; ++k)
+      putHalf(mem.dram(), 2 * (i * 5 + k), a[i][k] = float((i + 2 * k) % 7 - 3));
+  for (int k = 0; k < 5; ++k)
+    for (int j = 0; j < 6; ++j)
+      putHalf(mem.dram(), 0x40 + 2 * (k * 6 + j), b[k][j] = float((3 * k + j) % 5 - 2));
+  rtl::CosimResult r = expectAgree(t, kMatmulProg, mem);
+  EXPECT_EQ(r.rtl.totalCycles, 113);
+  EXPECT_EQ(r.rtl.macs, 3 * 5 * 6);
+  sim::Memory out = runRtlOnly(t, kMatmulProg, mem);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 6; ++j) {
+      float want = 0;
+      for (int k = 0; k < 5; ++k)
+        want += a[i][k] * b[k][j];
+      float got;
+      std::memcpy(&got, out.dram().data() + 0x200 + 4 * (i * 6 + j), 4);
+      EXPECT_EQ(got, want) << i << "," << j;
+    }
+}
+
+// Random fp16 operands (rounding in every partial sum) and accumulate=1 on top of a first
+// product: bit-identical to the simulator's fp32 k-order accumulation.
+TEST(RtlMatmul, RandomAccumulateBitExact) {
+  isa::Target t = rtlTarget();
+  sim::Memory mem(t, 8192);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-2.f, 2.f);
+  // A: 5x13 at 0, B: 13x7 at 0x100; second A at 0x300.
+  for (int i = 0; i < 5 * 13; ++i) {
+    putHalf(mem.dram(), 2 * i, d(rng));
+    putHalf(mem.dram(), 0x300 + 2 * i, d(rng) * 100.f);
+  }
+  for (int i = 0; i < 13 * 7; ++i)
+    putHalf(mem.dram(), 0x100 + 2 * i, d(rng) * 1e-3f);
+  const std::string prog =
+      "ld dst_space=l0a dst_addr=0 elem_bytes=2 n0=65 n1=1 n2=1 src_addr=0 src_s0=1 dst_s0=1\n"
+      "ld dst_space=l0a dst_addr=0x100 elem_bytes=2 n0=65 n1=1 n2=1 src_addr=0x300 src_s0=1 "
+      "dst_s0=1\n"
+      "ld push=0x4 dst_space=l0b dst_addr=0 elem_bytes=2 n0=91 n1=1 n2=1 src_addr=0x100 "
+      "src_s0=1 dst_s0=1\n"
+      "mm pop=0x1 a_addr=0 b_addr=0 c_addr=0x40 m=5 k=13 n=7 accumulate=0\n"
+      "mm push=0x10 a_addr=0x100 b_addr=0 c_addr=0x40 m=5 k=13 n=7 accumulate=1\n"
+      "st pop=0x4 src_space=acc src_addr=0x40 dst_addr=0x800 elem_bytes=4 n0=35 n1=1 n2=1 "
+      "src_s0=1 dst_s0=1\n"
+      "finish\n";
+  expectAgree(t, prog, mem);
+}
+
+// Every vector op of the preset, fp16 and fp32 operands and destinations, imm operands,
+// and reductions through a zero destination stride; values include +-inf, -0 and fp16-subnormal
+// results. Data bit-identical with the simulator (C++ float), cycles exact.
+TEST(RtlVector, EveryOpBitExact) {
+  isa::Target t = rtlTarget();
+  sim::Memory mem(t, 16384);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  const int N = 23;
+  std::vector<float> x(N), y(N);
+  for (int i = 0; i < N; ++i) {
+    x[i] = d(rng);
+    y[i] = d(rng) * std::ldexp(1.0f, int(rng() % 40) - 20);
+  }
+  x[0] = -0.0f;
+  y[1] = INFINITY;
+  y[2] = -INFINITY;
+  x[3] = 3.0e-5f; // fp16 subnormal after rounding
+  y[4] = 6.0e-8f;
+  y[5] = 60000.f; // near the fp16 maximum: products overflow to inf in fp16
+  for (int i = 0; i < N; ++i) {
+    putHalf(mem.dram(), 2 * i, x[i]);
+    std::memcpy(mem.dram().data() + 0x100 + 4 * i, &y[i], 4);
+  }
+  std::string prog =
+      "ld dst_space=l1 dst_addr=0 elem_bytes=2 n0=23 n1=1 n2=1 src_addr=0 src_s0=1 dst_s0=1\n"
+      "ld push=0x8 dst_space=l1 dst_addr=0x100 elem_bytes=4 n0=23 n1=1 n2=1 src_addr=0x100 "
+      "src_s0=1 dst_s0=1\n";
+  const float imm0 = -0.75f, imm1 = 0.3f;
+  int slot = 0;
+  for (size_t op = 0; op < t.vector.ops.size(); ++op)
+    for (int dt = 0; dt < 2; ++dt)
+      for (int swap = 0; swap < 2; ++swap) {
+        // src1/src2 = (x fp16, y fp32) or swapped; destination at 0x400 + 0x80 * slot.
+        int64_t s1 = swap ? 0x100 : 0, s2 = swap ? 0 : 0x100;
+        prog += fmt::format("vop {}op={} dst_space=l1 dst_addr={} dst_dtype={} src1_space=l1 "
+                            "src1_addr={} src1_dtype={} src2_space=l1 src2_addr={} src2_dtype={} "
+                            "n0={} n1=1 n2=1 dst_s0=1 src1_s0=1 src2_s0=1 imm0=0x{:x} imm1=0x{:x}\n",
+                            slot == 0 ? "pop=0x1 " : "", t.vector.ops[op], 0x400 + 0x80 * slot,
+                            dt ? "fp32" : "fp16", s1, swap ? "fp32" : "fp16", s2,
+                            swap ? "fp16" : "fp32", N, bitsOf(imm0), bitsOf(imm1));
+        ++slot;
+      }
+  // Reductions: sum of y into one fp32 (dst stride 0, src2 = dst), max of x over a 2-D box.
+  prog += "vop op=add dst_space=acc dst_addr=0 dst_dtype=fp32 src1_space=l1 src1_addr=0x100 "
+          "src1_dtype=fp32 src2_space=acc src2_addr=0 src2_dtype=fp32 n0=23 n1=1 n2=1 src1_s0=1\n";
+  prog += "vop push=0x10 op=max dst_space=acc dst_addr=0x10 dst_dtype=fp32 src1_space=l1 "
+          "src1_addr=0 src1_dtype=fp16 src2_space=acc src2_addr=0x10 src2_dtype=fp32 n0=5 n1=4 "
+          "n2=1 src1_s0=1 src1_s1=5\n";
+  prog += "st pop=0x8 src_space=l1 src_addr=0x400 dst_addr=0x1000 elem_bytes=4 n0=" +
+          std::to_string(0x80 * slot / 4) + " n1=1 n2=1 src_s0=1 dst_s0=1\n";
+  prog += "finish\n";
+  expectAgree(t, prog, mem);
+}
