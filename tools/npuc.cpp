@@ -83,6 +83,16 @@ int main(int argc, char **argv) {
   auto *dm = app.add_subcommand("demo", "compile, run and check the bundled TinyCNN");
   dm->add_option("--root", demo.root, "repository root holding models/ and configs/");
 
+  OptArgs opt;
+  auto *o = app.add_subcommand("opt", "run TIR passes on a .tir file and print the result");
+  o->add_option("file", opt.file, "TIR text (.tir)");
+  o->add_option("--passes", opt.passes, "pipeline: a,b{option=value},c (see --list-passes)");
+  o->add_flag("--print-after-all", opt.printAfterAll, "print the IR after every pass");
+  o->add_option("--stop-after", opt.stopAfter, "stop after the named pass");
+  o->add_flag("--time-passes", opt.timePasses, "report each pass's time on stderr");
+  o->add_flag("--split-input-file", opt.splitInputFile, "handle `// -----` chunks separately");
+  o->add_flag("--list-passes", opt.listPasses, "list the passes and their options");
+
   CosimArgs cosimArgs;
   auto *cs = app.add_subcommand("cosim", "run a program or package on the simulator and the RTL "
                                          "core and compare data and cycles");
@@ -120,6 +130,8 @@ int main(int argc, char **argv) {
       cmdAsm(asmArgs, std::cout);
     else if (*s)
       cmdSim(sim, std::cout);
+    else if (*o)
+      return cmdOpt(opt, std::cout, std::cerr) ? 0 : 1;
     else if (*cs)
       return cmdCosim(cosimArgs, std::cout) ? 0 : reportError("cosim: RTL and simulator disagree");
     else if (*dm)

@@ -69,6 +69,10 @@ struct SimArgs {
   std::vector<std::string> dumps;    // ADDR:BYTES=FILE
   int64_t dramBytes = 0;             // 0: the target's DRAM size, capped (see ProgramCommands)
 };
+struct OptArgs {
+  std::string file, passes, stopAfter;
+  bool printAfterAll = false, timePasses = false, splitInputFile = false, listPasses = false;
+};
 struct DemoArgs {
   std::string root; // the repository root (models/, configs/)
 };
@@ -89,6 +93,9 @@ void cmdDisasm(const std::string &package, std::ostream &out);
 void cmdInspect(const InspectArgs &a, std::ostream &out);
 void cmdAsm(const AsmArgs &a, std::ostream &out);
 void cmdSim(const SimArgs &a, std::ostream &out);
+/// `npuc opt`: runs a TIR pass pipeline on a .tir file and prints the result (tools/cli/Opt.cpp).
+/// Returns false when a chunk of a --split-input-file run failed (its error went to `err`).
+bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err);
 /// Returns false when the NPU result disagrees with the reference beyond tolerance.
 bool cmdDemo(const DemoArgs &a, std::ostream &out);
 
