@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
 using namespace npuc;
 using namespace npuc::test;
@@ -41,6 +42,9 @@ rtl::CosimResult cosimKernel(const isa::Target &t, const Kernel &k) {
   for (const npu::DramTensor &o : k.seg.outputs)
     regions.push_back({o.name, k.mem.dramIndex(), o.addr, o.bytes()});
   rtl::CosimResult r = rtl::cosim(t, k.seg.program, k.mem, regions);
+  // The figures bench/rtl/cosim_bench.sh collects for docs/PERFORMANCE.md.
+  std::cout << ::testing::UnitTest::GetInstance()->current_test_info()->name() << ": "
+            << k.seg.program.instrs.size() << " instructions\n" << r.summary(t);
   EXPECT_TRUE(r.dataMatch) << r.dataDivergence;
   EXPECT_LE(r.cycleError(), 0.02) << r.summary(t);
   EXPECT_EQ(r.rtl.macs, r.sim.macs);
