@@ -8,6 +8,7 @@
 
 #include "npu/Emit.h"
 #include "npu/Kernels.h"
+#include "npu/MemoryPlanner.h"
 #include "npu/Sync.h"
 #include "support/Error.h"
 #include "tir/Printer.h"
@@ -100,44 +101,80 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                 "placement only puts groups the NPU accepts on it: " + plans.back().reject);
   }
 
-  // Activations: inputs from outside the segment, then each group's output (views alias).
-  std::map<graph::ValueId, int64_t> addr;
-  int64_t top = 0;
-  auto place = [&](graph::ValueId v) {
-    if (addr.count(v))
-      return;
-    addr[v] = top;
-    top = alignUp(top + numElements(g.value(v).shape) * 2, kDramAlign);
+  // Activations. Step i is group i of the segment: a value is live from the step that produces
+  // it (step 0 for segment inputs, which the host writes first) to its last use in the segment,
+  // or to the end for values the host reads back. A view aliases its input, so an alias chain is
+  // one buffer whose lifetime is the union. The memory planner then reuses the space of dead
+  // tensors; the token pass orders the reuse (it sees DRAM ranges like any other).
+  const int64_t steps = static_cast<int64_t>(groupIds.size());
+  std::map<graph::ValueId, graph::ValueId> aliasOf; // view output -> the value it aliases
+  auto rootOf = [&](graph::ValueId v) {
+    while (aliasOf.count(v))
+      v = aliasOf.at(v);
+    return v;
+  };
+  std::map<graph::ValueId, std::pair<int64_t, int64_t>> life; // root -> [start, end)
+  auto touch = [&](graph::ValueId v, int64_t from, int64_t to) {
+    auto [it, fresh] = life.try_emplace(rootOf(v), from, to);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, from);
+      it->second.second = std::max(it->second.second, to);
+    }
   };
   std::set<graph::ValueId> produced;
-  for (size_t i = 0; i < groupIds.size(); ++i) {
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
-    for (graph::ValueId v : grp.inputs)
+  for (int64_t i = 0; i < steps; ++i) {
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[static_cast<size_t>(i)]));
+    for (graph::ValueId v : grp.inputs) {
       if (!produced.count(v)) {
-        place(v);
+        touch(v, 0, i + 1);
         if (std::none_of(seg.inputs.begin(), seg.inputs.end(),
                          [&](const DramTensor &x) { return x.value == v; }))
           seg.inputs.push_back({v, g.value(v).name, 0, g.value(v).shape,
                                 isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor});
       }
+      touch(v, i, i + 1);
+    }
     for (graph::ValueId v : grp.outputs) {
       produced.insert(v);
-      if (plans[i].kind == KernelKind::View)
-        addr[v] = addr.at(plans[i].input);
-      else
-        place(v);
+      if (plans[static_cast<size_t>(i)].kind == KernelKind::View)
+        aliasOf[v] = plans[static_cast<size_t>(i)].input;
+      touch(v, i, i + 1);
     }
   }
-  for (DramTensor &x : seg.inputs)
-    x.addr = addr.at(x.value);
   for (graph::ValueId v : produced) {
     bool usedOutside = g.isGraphOutput(v);
     for (graph::NodeId c : g.consumers(v))
       usedOutside = usedOutside || !inSeg.count(groupOf[static_cast<size_t>(c)]);
-    if (usedOutside)
-      seg.outputs.push_back({v, g.value(v).name, addr.at(v), g.value(v).shape,
+    if (usedOutside) {
+      touch(v, 0, steps); // the host reads it after the run
+      seg.outputs.push_back({v, g.value(v).name, 0, g.value(v).shape,
                              isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor});
+    }
   }
+  std::vector<graph::ValueId> roots;
+  std::vector<BufferReq> reqs;
+  for (const auto &[v, span] : life) {
+    roots.push_back(v);
+    reqs.push_back({span.first, span.second, numElements(g.value(v).shape) * 2, kDramAlign});
+    seg.activationBytesNoReuse += alignUp(reqs.back().size, kDramAlign);
+  }
+  const isa::MemoryLevel &dramLevel = t.levels.at(static_cast<size_t>(hw.dram));
+  MemoryPlan mp = planMemory(reqs, dramLevel.size);
+  if (!mp.solved)
+    fail("target '{}': the segment's activations need {} bytes of DRAM at their peak, the target "
+         "has {}",
+         t.name, mp.peak, dramLevel.size);
+  std::map<graph::ValueId, int64_t> addr;
+  for (size_t i = 0; i < roots.size(); ++i)
+    addr[roots[i]] = mp.offsets[i];
+  for (const auto &alias : aliasOf)
+    addr[alias.first] = addr.at(rootOf(alias.first));
+  for (DramTensor &x : seg.inputs)
+    x.addr = addr.at(x.value);
+  for (DramTensor &x : seg.outputs)
+    x.addr = addr.at(x.value);
+  seg.activationBytes = mp.peak;
+  const int64_t top = mp.peak;
   seg.constBase = alignUp(top, kDramAlign);
   DramCtx d{[&](graph::ValueId v) { return addr.at(v); },
             [&](const std::vector<uint8_t> &bytes) {

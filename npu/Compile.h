@@ -53,6 +53,8 @@ struct Segment {
   std::vector<int> groups;        // group ids, in execution order
   isa::Program program;
   int64_t dramBytes = 0;          // size of the DRAM image the program addresses
+  int64_t activationBytes = 0;    // peak DRAM footprint of the activations (liveness-planned)
+  int64_t activationBytesNoReuse = 0; // what they would take without reusing dead tensors' space
   int64_t constBase = 0;          // constants (weights, biases) live at [constBase, +constImage)
   std::vector<uint8_t> constImage;
   std::vector<DramTensor> inputs;  // values the host writes before the run

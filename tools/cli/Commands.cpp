@@ -253,6 +253,12 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",
                        s.groups.size());
+    if (s.npu) {
+      const npu::Segment &ns = m.npuSegments.at(size_t(s.npuIndex));
+      out << fmt::format("  DRAM: activations peak {} bytes (planned by liveness; {} without "
+                         "reuse), constants {} bytes\n",
+                         ns.activationBytes, ns.activationBytesNoReuse, ns.constImage.size());
+    }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
       std::string ops;

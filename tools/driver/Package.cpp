@@ -85,6 +85,8 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
           {"program", blobs.addVector(code)},
           {"instructions", s.program.instrs.size()},
           {"dram_bytes", s.dramBytes},
+          {"activation_bytes", s.activationBytes},
+          {"activation_bytes_no_reuse", s.activationBytesNoReuse},
           {"const_base", s.constBase},
           {"const_image", blobs.addVector(s.constImage)},
           {"inputs", inputs},
@@ -109,6 +111,8 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     j["instructions"].bad(
         fmt::format("says {} instructions, the program decodes to {}", n, s.program.instrs.size()));
   s.dramBytes = j["dram_bytes"].asIntIn(0, int64_t(1) << 40);
+  s.activationBytes = j["activation_bytes"].asIntIn(0, s.dramBytes);
+  s.activationBytesNoReuse = j["activation_bytes_no_reuse"].asIntIn(0, int64_t(1) << 40);
   s.constBase = j["const_base"].asIntIn(0, s.dramBytes);
   std::string image = j["const_image"].blob();
   if (int64_t(image.size()) > s.dramBytes - s.constBase)
