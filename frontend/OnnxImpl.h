@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace npuc::frontend::detail {
@@ -26,5 +27,19 @@ graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std:
 /// Adds ONNX node `n` (index `index` in the model) to the graph with normalised attributes,
 /// infers its output shapes and folds it when its inputs are constant.
 void importNode(Importer &im, const onnx::NodeProto &n, int index);
+
+// Helpers shared by the per-operator files (OnnxOps.cpp, OnnxOps2.cpp). Errors name the node.
+std::string where(const graph::Node &n);
+const graph::Value &constInput(Importer &im, const graph::Node &n, size_t i, const char *what);
+std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, const char *what);
+double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what);
+int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
+
+/// Whether the extended operator set (OnnxOps2.cpp) imports `op`.
+bool isExtSupported(const std::string &op);
+/// Normalises an extended op's attributes (OnnxOps2.cpp). Returns nullopt for ops it does not
+/// handle, false when the node is removed (its output aliases its input or was set to a
+/// constant), true when it stays.
+std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
 } // namespace npuc::frontend::detail

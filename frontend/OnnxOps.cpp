@@ -7,15 +7,47 @@
 #include "support/Error.h"
 
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace npuc::frontend::detail {
 
-namespace {
-
 using graph::kNoValue;
 using graph::Node;
 using graph::ValueId;
+
+std::string where(const Node &n) {
+  return fmt::format("node '{}' ({})", n.name, n.op);
+}
+
+const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue || !im.g.value(n.inputs[i]).isConstant())
+    fail("{}: {} (input {}) must be a constant", where(n), what, i);
+  return im.g.value(n.inputs[i]);
+}
+
+std::vector<int64_t> constInts(Importer &im, const Node &n, size_t i, const char *what) {
+  const graph::Value &v = constInput(im, n, i, what);
+  if (!v.i64)
+    fail("{}: {} must be an integer tensor", where(n), what);
+  return *v.i64;
+}
+
+double constScalar(Importer &im, const Node &n, size_t i, const char *what) {
+  const graph::Value &v = constInput(im, n, i, what);
+  if (numElements(v.shape) != 1)
+    fail("{}: {} must be a scalar, got shape {}", where(n), what, shapeToString(v.shape));
+  return v.f32 ? (*v.f32)[0] : static_cast<double>((*v.i64)[0]);
+}
+
+int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    fail("{}: axis {} out of range for rank {}", where(n), axis, rank);
+  return axis < 0 ? axis + r : axis;
+}
+
+namespace {
 
 const std::set<std::string> &supportedOps() {
   static const std::set<std::string> ops{"Conv",
@@ -53,10 +85,6 @@ const std::set<std::string> &supportedOps() {
   return ops;
 }
 
-std::string where(const Node &n) {
-  return fmt::format("node '{}' ({})", n.name, n.op);
-}
-
 void readAttributes(Node &n, const onnx::NodeProto &p) {
   using AP = onnx::AttributeProto;
   for (const auto &a : p.attribute()) {
@@ -82,26 +110,6 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
       fail("{}: attribute {} has an unsupported type", where(n), a.name());
     }
   }
-}
-
-const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue || !im.g.value(n.inputs[i]).isConstant())
-    fail("{}: {} (input {}) must be a constant", where(n), what, i);
-  return im.g.value(n.inputs[i]);
-}
-
-std::vector<int64_t> constInts(Importer &im, const Node &n, size_t i, const char *what) {
-  const graph::Value &v = constInput(im, n, i, what);
-  if (!v.i64)
-    fail("{}: {} must be an integer tensor", where(n), what);
-  return *v.i64;
-}
-
-double constScalar(Importer &im, const Node &n, size_t i, const char *what) {
-  const graph::Value &v = constInput(im, n, i, what);
-  if (numElements(v.shape) != 1)
-    fail("{}: {} must be a scalar, got shape {}", where(n), what, shapeToString(v.shape));
-  return v.f32 ? (*v.f32)[0] : static_cast<double>((*v.i64)[0]);
 }
 
 // Resolves auto_pad and fills defaults for a 2-D window op (Conv, MaxPool, AveragePool).
@@ -158,19 +166,14 @@ void normaliseWindow(Importer &im, Node &n) {
   }
 }
 
-int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r)
-    fail("{}: axis {} out of range for rank {}", where(n), axis, rank);
-  return axis < 0 ? axis + r : axis;
-}
-
 // Returns false when the node is removed (its output aliases its input).
-bool normalise(Importer &im, Node &n) {
+bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   graph::Graph &g = im.g;
+  if (std::optional<bool> keep = normaliseExt(im, n, proto))
+    return *keep;
   const std::string &op = n.op;
   auto rank = [&](size_t i) { return g.value(n.inputs.at(i)).shape.size(); };
-  if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
+  if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     normaliseWindow(im, n);
   } else if (op == "Gemm") {
     n.attrs["alpha"] = n.attrFloat("alpha", 1.0);
@@ -194,7 +197,7 @@ bool normalise(Importer &im, Node &n) {
     if (hi != std::numeric_limits<double>::infinity())
       n.attrs["max"] = hi;
     n.inputs.resize(1);
-  } else if (op == "Softmax") {
+  } else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
     int64_t axis = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
     // Before opset 13 Softmax flattened [axis, rank) into one dimension; that equals the new
     // semantics only when axis is the last one or every later dimension is 1.
@@ -264,8 +267,7 @@ bool normalise(Importer &im, Node &n) {
     const graph::Value &x = g.value(n.inputs.at(0));
     if (to == onnx::TensorProto::FLOAT && x.dtype == graph::DType::F32)
       return false;
-    if (!x.isConstant())
-      fail("{}: attribute to={} not supported on a non-constant float input", where(n), to);
+    // Non-constant casts stay nodes: runtime tensors are fp32 holding the cast values.
   }
   return true;
 }
@@ -279,7 +281,7 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();
   if (!p.domain().empty() && p.domain() != "ai.onnx")
     fail("node '{}' ({}): operator domain '{}' is not supported", n.name, n.op, p.domain());
-  if (!supportedOps().count(n.op))
+  if (!supportedOps().count(n.op) && !isExtSupported(n.op))
     fail("node '{}' ({}): unsupported operator", n.name, n.op);
   readAttributes(n, p);
   if (p.output_size() == 0)
@@ -312,16 +314,16 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   for (size_t i = 0; i < n.outputs.size(); ++i)
     if (n.outputs[i] == kNoValue)
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
-  bool keep = normalise(im, n);
+  bool keep = normalise(im, n, p);
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.
-    ValueId alias = n.op == "Shape" ? n.outputs[0] : n.inputs.at(0);
+    ValueId alias = n.op == "Shape" || n.op == "Size" ? n.outputs[0] : n.inputs.at(0);
     if (n.op == "Cast" || n.op == "Identity" || n.op == "Dropout")
       alias = n.inputs.at(0);
     im.names[p.output(0)] = alias;
     return;
   }
-  if (n.op == "Cast") {
+  if (n.op == "Cast" && g.value(n.inputs[0]).isConstant()) {
     // Constant input, non-trivial cast: fold here.
     const graph::Value &x = g.value(n.inputs[0]);
     int64_t to = n.attrInt("to", 0);

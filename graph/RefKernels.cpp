@@ -3,6 +3,7 @@
 // Each kernel is the textbook loop nest of its ONNX definition, written for readability: this is
 // the oracle other back ends are compared against. Attributes are in the normalised form the
 // frontend produces (explicit pads/strides/dilations, Clip bounds as attributes, ...).
+#include "graph/ExtOps.h"
 #include "graph/Reference.h"
 
 #include "support/Error.h"
@@ -393,6 +394,8 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
       out.data[i] = static_cast<float>(in(0).shape[i]);
     return {out};
   }
+  if (std::vector<HostTensor> outs; evalExtNode(g, n, ins, outs))
+    return outs;
   fail("node '{}' ({}): the reference executor has no kernel for this operator", n.name, op);
 }
 

@@ -1,6 +1,7 @@
 // ShapeInference.cpp - output shapes of the supported operators (normalised attribute form).
 // Kept independent of ONNX's own inference so that every value gets a static shape we computed.
 #include "graph/ShapeInference.h"
+#include "graph/ExtOps.h"
 
 #include "support/Error.h"
 
@@ -212,6 +213,8 @@ bool isViewOp(const std::string &op) {
 
 void inferNodeShape(Graph &g, NodeId id) {
   Node &n = g.node(id);
+  if (inferExtShape(g, n))
+    return;
   Shape out;
   // Shape-manipulating ops keep their data's dtype (int64 shape tensors flow through
   // Unsqueeze/Concat/Gather before import-time folding); compute ops are float.
@@ -219,7 +222,7 @@ void inferNodeShape(Graph &g, NodeId id) {
   const std::string &op = n.op;
   if (op == "Conv") {
     out = conv(g, n);
-  } else if (op == "MaxPool" || op == "AveragePool") {
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     out = windowShape(g, n, inShape(g, n, 0).size() == 4 ? inShape(g, n, 0)[1] : 0, {});
   } else if (op == "GlobalAveragePool") {
     requireRank(g, n, 0, 4);

@@ -49,9 +49,7 @@ Buffer LowerCtx::input(const graph::Node &n, size_t i) {
 Buffer LowerCtx::output(const graph::Node &n, size_t i) {
   graph::ValueId v = n.outputs.at(i);
   const graph::Value &val = g.value(v);
-  if (val.dtype != graph::DType::F32)
-    fail("node '{}' ({}): output '{}' has dtype {}; CPU lowering supports fp32 only", n.name, n.op,
-         val.name, graph::dtypeName(val.dtype));
+  // Bool and int64 values are stored as fp32 (0/1, exact integers below 2^24): graph/ExtOps.h.
   if (auto it = buffers.find(v); it != buffers.end())
     return it->second; // a group output, registered up front
   Buffer b = Buffer::make(val.name, DataType::Float(32), val.shape);
@@ -285,6 +283,10 @@ Stmt lowerNode(LowerCtx &c, const graph::Node &n) {
     return lowerMatMul(c, n);
   if (op == "Softmax")
     return lowerSoftmax(c, n);
+  if (Stmt s = lowerExtMath(c, n); s.defined())
+    return s;
+  if (Stmt s = lowerExtData(c, n); s.defined())
+    return s;
   fail("node '{}' ({}): no TIR lowering for this operator", n.name, op);
 }
 

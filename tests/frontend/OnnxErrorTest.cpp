@@ -112,21 +112,22 @@ TEST(OnnxErrors, TruncatedModel) {
 
 TEST(OnnxErrors, UnsupportedOperator) {
   onnx::ModelProto m = baseModel(14, {1, 4});
-  addNode(m, "HardSwish", "hs", {"x"}, {"y"});
+  addNode(m, "MeanVarianceNormalization", "nz", {"x"}, {"y"});
   addOutput(m, "y");
   std::string path = save(m, "unsupported.onnx");
   std::string msg = importError(path);
-  EXPECT_EQ(msg, path + ": node 'hs' (HardSwish): unsupported operator");
+  EXPECT_EQ(msg, path + ": node 'nz' (MeanVarianceNormalization): unsupported operator");
   std::filesystem::remove(path);
 }
 
 TEST(OnnxErrors, UnnamedNodeGetsOpTypeAndIndex) {
   onnx::ModelProto m = baseModel(13, {1, 4});
   addNode(m, "Relu", "", {"x"}, {"r"});
-  addNode(m, "HardSigmoid", "", {"r"}, {"y"});
+  addNode(m, "MeanVarianceNormalization", "", {"r"}, {"y"});
   addOutput(m, "y");
   std::string path = save(m, "unnamed.onnx");
-  EXPECT_TRUE(contains(importError(path), "node 'HardSigmoid_1' (HardSigmoid)"));
+  EXPECT_TRUE(contains(importError(path),
+                       "node 'MeanVarianceNormalization_1' (MeanVarianceNormalization)"));
   std::filesystem::remove(path);
 }
 
@@ -173,6 +174,31 @@ TEST(OnnxErrors, UnsupportedAttributeValue) {
   addOutput(m, "y");
   std::string path = save(m, "padmode.onnx");
   EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=reflect not supported"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, ResizeCubicNamesTheAttribute) {
+  onnx::ModelProto m = baseModel(13, {1, 1, 2, 2});
+  auto *n = addNode(m, "Resize", "rs", {"x", "", "scales"}, {"y"});
+  auto *a = n->add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("cubic");
+  addInitializer(m, "scales", {4}, {1, 1, 2, 2});
+  addOutput(m, "y");
+  std::string path = save(m, "cubic.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'rs' (Resize): attribute mode=cubic not supported"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, RuntimeSliceBoundIsAnError) {
+  onnx::ModelProto m = baseModel(13, {4});
+  addNode(m, "Slice", "sl", {"x", "x", "x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "slice.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'sl' (Slice): starts (input 1) must be a constant"))
       << importError(path);
   std::filesystem::remove(path);
 }

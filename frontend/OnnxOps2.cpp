@@ -1,0 +1,362 @@
+// OnnxOps2.cpp - import of the extended operator set (graph/ExtOps.h): reads inputs that ONNX
+// passes as tensors (Reduce axes, Slice starts/ends, Resize scales/sizes, TopK's K, ...) as
+// constants and stores them as attributes, resolves defaults and negative axes, and rejects
+// attribute values we do not implement with an error naming the node and the attribute.
+#include "frontend/OnnxImpl.h"
+
+#include "graph/ExtOps.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace npuc::frontend::detail {
+
+using graph::kNoValue;
+using graph::Node;
+
+namespace {
+
+const std::set<std::string> kOther{"LayerNormalization",
+                                   "InstanceNormalization",
+                                   "LpNormalization",
+                                   "LRN",
+                                   "LogSoftmax",
+                                   "Hardmax",
+                                   "CumSum",
+                                   "Trilu",
+                                   "GlobalMaxPool",
+                                   "GlobalLpPool",
+                                   "LpPool",
+                                   "ConvTranspose",
+                                   "Split",
+                                   "Slice",
+                                   "Expand",
+                                   "Tile",
+                                   "Resize",
+                                   "DepthToSpace",
+                                   "SpaceToDepth",
+                                   "ConstantOfShape",
+                                   "Range",
+                                   "Size",
+                                   "TopK",
+                                   "GatherElements",
+                                   "EyeLike"};
+
+bool present(const Node &n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] != kNoValue;
+}
+
+// Optional constant input i as ints, or `dflt` when omitted.
+std::vector<int64_t> optInts(Importer &im, const Node &n, size_t i, const char *what,
+                             std::vector<int64_t> dflt) {
+  return present(n, i) ? constInts(im, n, i, what) : dflt;
+}
+
+std::vector<double> constFloats(Importer &im, const Node &n, size_t i, const char *what) {
+  const graph::Value &v = constInput(im, n, i, what);
+  if (v.f32)
+    return {v.f32->begin(), v.f32->end()};
+  return {v.i64->begin(), v.i64->end()};
+}
+
+void requireOneOf(const Node &n, const char *attr, const std::string &v,
+                  std::initializer_list<const char *> ok) {
+  for (const char *o : ok)
+    if (v == o)
+      return;
+  fail("{}: attribute {}={} not supported", where(n), attr, v);
+}
+
+const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
+  return im.g.value(n.inputs.at(i)).shape;
+}
+
+// Reduce*: axes from the attribute or (ReduceSum >= 13, others >= 18) the second input.
+bool reduceAxes(Importer &im, Node &n) {
+  std::vector<int64_t> axes = n.attrInts("axes");
+  if (present(n, 1))
+    axes = constInts(im, n, 1, "axes");
+  n.inputs.resize(1);
+  size_t r = shapeOf(im, n, 0).size();
+  for (int64_t &a : axes)
+    a = normaliseAxis(n, a, r);
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    fail("{}: attribute axes repeats an axis", where(n));
+  if (axes.empty() && n.attrInt("noop_with_empty_axes", 0) != 0)
+    return false; // the identity
+  n.attrs.erase("noop_with_empty_axes");
+  n.attrs["axes"] = axes;
+  n.attrs["keepdims"] = n.attrInt("keepdims", 1);
+  return true;
+}
+
+void sliceAttrs(Importer &im, Node &n) {
+  const Shape &x = shapeOf(im, n, 0);
+  size_t r = x.size();
+  std::vector<int64_t> st, en, ax, sp;
+  if (im.opset >= 10) {
+    st = constInts(im, n, 1, "starts");
+    en = constInts(im, n, 2, "ends");
+    ax = optInts(im, n, 3, "axes", {});
+    sp = optInts(im, n, 4, "steps", {});
+  } else {
+    st = n.attrInts("starts");
+    en = n.attrInts("ends");
+    ax = n.attrInts("axes");
+  }
+  if (ax.empty())
+    for (size_t i = 0; i < st.size(); ++i)
+      ax.push_back(static_cast<int64_t>(i));
+  if (sp.empty())
+    sp.assign(st.size(), 1);
+  if (en.size() != st.size() || ax.size() != st.size() || sp.size() != st.size())
+    fail("{}: starts, ends, axes and steps have different lengths", where(n));
+  std::vector<int64_t> b(r, 0), e(x.begin(), x.end()), s(r, 1);
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < st.size(); ++i) {
+    auto a = static_cast<size_t>(normaliseAxis(n, ax[i], r));
+    if (!seen.insert(static_cast<int64_t>(a)).second)
+      fail("{}: axis {} appears twice", where(n), a);
+    int64_t dim = x[a], step = sp[i];
+    if (step == 0)
+      fail("{}: steps[{}] is 0", where(n), i);
+    // Negative positions count from the end; the int64 sentinels exporters use for "to the
+    // end" saturate in the clamps below.
+    int64_t bb = st[i] < 0 ? std::max<int64_t>(st[i], -dim - 1) + dim : st[i];
+    int64_t ee = en[i] < 0 ? std::max<int64_t>(en[i], -dim - 1) + dim : en[i];
+    if (step > 0) {
+      bb = std::clamp<int64_t>(bb, 0, dim);
+      ee = std::clamp<int64_t>(ee, 0, dim);
+    } else {
+      bb = std::clamp<int64_t>(bb, 0, dim - 1);
+      ee = std::clamp<int64_t>(ee, -1, dim - 1);
+    }
+    b[a] = bb;
+    e[a] = ee;
+    s[a] = step;
+  }
+  n.inputs.resize(1);
+  n.attrs.erase("axes");
+  n.attrs["starts"] = b;
+  n.attrs["ends"] = e;
+  n.attrs["steps"] = s;
+}
+
+void resizeAttrs(Importer &im, Node &n) {
+  const Shape &x = shapeOf(im, n, 0);
+  std::string mode = n.attrString("mode", "nearest");
+  requireOneOf(n, "mode", mode, {"nearest", "linear"});
+  std::string ctm = n.attrString("coordinate_transformation_mode", "half_pixel");
+  requireOneOf(
+      n, "coordinate_transformation_mode", ctm,
+      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"});
+  requireOneOf(n, "nearest_mode", n.attrString("nearest_mode", "round_prefer_floor"),
+               {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  size_t scaleIn = im.opset >= 11 ? 2 : 1;
+  if (present(n, scaleIn) && numElements(shapeOf(im, n, scaleIn)) > 0)
+    scales = constFloats(im, n, scaleIn, "scales");
+  if (im.opset >= 11 && present(n, 3) && numElements(shapeOf(im, n, 3)) > 0)
+    sizes = constInts(im, n, 3, "sizes");
+  if (scales.empty() == sizes.empty())
+    fail("{}: exactly one of scales and sizes must be given", where(n));
+  if (!scales.empty()) {
+    if (scales.size() != x.size())
+      fail("{}: scales has {} entries for rank {}", where(n), scales.size(), x.size());
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (scales[d] <= 0)
+        fail("{}: scales[{}] = {} must be positive", where(n), d, scales[d]);
+      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * scales[d])));
+    }
+  } else {
+    if (sizes.size() != x.size())
+      fail("{}: sizes has {} entries for rank {}", where(n), sizes.size(), x.size());
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (sizes[d] <= 0)
+        fail("{}: sizes[{}] = {} must be positive", where(n), d, sizes[d]);
+      scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x[d]));
+    }
+  }
+  n.inputs.resize(1);
+  n.attrs.erase("cubic_coeff_a");
+  n.attrs.erase("exclude_outside");
+  n.attrs.erase("extrapolation_value");
+  n.attrs["mode"] = mode;
+  n.attrs["coordinate_transformation_mode"] = ctm;
+  n.attrs["scales"] = scales;
+  n.attrs["sizes"] = sizes;
+}
+
+void convTransposeAttrs(Importer &im, Node &n) {
+  const Shape &x = shapeOf(im, n, 0), &w = shapeOf(im, n, 1);
+  if (x.size() != 4 || w.size() != 4)
+    fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
+  auto k = n.attrInts("kernel_shape", {w[2], w[3]});
+  if (k != std::vector<int64_t>{w[2], w[3]})
+    fail("{}: attribute kernel_shape does not match the weight shape {}", where(n),
+         shapeToString(w));
+  auto s = n.attrInts("strides", {1, 1}), d = n.attrInts("dilations", {1, 1});
+  auto p = n.attrInts("pads", {0, 0, 0, 0}), op = n.attrInts("output_padding", {0, 0});
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4 || op.size() != 2)
+    fail("{}: strides/dilations/output_padding need 2 entries and pads 4", where(n));
+  std::string autoPad = n.attrString("auto_pad", "NOTSET");
+  requireOneOf(n, "auto_pad", autoPad, {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"});
+  std::vector<int64_t> outShape = n.attrInts("output_shape");
+  if (!outShape.empty() && outShape.size() != 2)
+    fail("{}: attribute output_shape needs 2 (spatial) entries", where(n));
+  if (autoPad == "VALID")
+    p = {0, 0, 0, 0};
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || !outShape.empty()) {
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t in = x[2 + i];
+      int64_t out = outShape.empty() ? in * s[i] : outShape[i];
+      int64_t total = s[i] * (in - 1) + op[i] + (k[i] - 1) * d[i] + 1 - out;
+      if (total < 0)
+        fail("{}: output_shape {} is larger than the input allows", where(n), out);
+      // ONNX: SAME_UPPER puts the extra padding at the end, SAME_LOWER at the start.
+      bool upper = autoPad != "SAME_LOWER";
+      p[i] = upper ? total / 2 : total - total / 2;
+      p[i + 2] = total - p[i];
+    }
+  }
+  n.attrs.erase("auto_pad");
+  n.attrs.erase("output_shape");
+  n.attrs["kernel_shape"] = k;
+  n.attrs["strides"] = s;
+  n.attrs["dilations"] = d;
+  n.attrs["pads"] = p;
+  n.attrs["output_padding"] = op;
+  n.attrs["group"] = n.attrInt("group", 1);
+}
+
+void splitAttrs(Importer &im, Node &n) {
+  const Shape &x = shapeOf(im, n, 0);
+  int64_t axis = normaliseAxis(n, n.attrInt("axis", 0), x.size());
+  std::vector<int64_t> split = n.attrInts("split");
+  if (present(n, 1))
+    split = constInts(im, n, 1, "split");
+  if (split.empty()) {
+    int64_t parts = static_cast<int64_t>(n.outputs.size());
+    int64_t dim = x[static_cast<size_t>(axis)];
+    if (dim % parts)
+      fail("{}: axis extent {} does not split evenly into {} outputs", where(n), dim, parts);
+    split.assign(static_cast<size_t>(parts), dim / parts);
+  }
+  n.inputs.resize(1);
+  n.attrs["axis"] = axis;
+  n.attrs["split"] = split;
+}
+
+} // namespace
+
+bool isExtSupported(const std::string &op) {
+  return graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op) || graph::isReduceOp(op) ||
+         kOther.count(op) != 0;
+}
+
+std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p) {
+  graph::Graph &g = im.g;
+  const std::string &op = n.op;
+  auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };
+  if (op == "Gelu") {
+    requireOneOf(n, "approximate", n.attrString("approximate", "none"), {"none", "tanh"});
+  } else if (op == "Mod") {
+    if (g.value(n.inputs.at(0)).dtype == graph::DType::F32 && n.attrInt("fmod", 0) == 0)
+      n.attrs["fmod"] = int64_t{0}; // float inputs with fmod=0: the remainder takes the
+                                    // divisor's sign (numpy.mod), the integer rule
+  } else if (graph::isReduceOp(op)) {
+    if (op == "ArgMax" || op == "ArgMin") {
+      n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
+      n.attrs["keepdims"] = n.attrInt("keepdims", 1);
+      return true;
+    }
+    return reduceAxes(im, n);
+  } else if (op == "LayerNormalization") {
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
+    if (n.attrInt("stash_type", 1) != 1)
+      fail("{}: attribute stash_type={} not supported", where(n), n.attrInt("stash_type", 1));
+    for (int i = 1; i < p.output_size(); ++i)
+      if (!p.output(i).empty())
+        fail("{}: output {} (Mean/InvStdDev) is not supported", where(n), i);
+    n.outputs.resize(1);
+  } else if (op == "LpNormalization") {
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
+    int64_t pw = n.attrInt("p", 2);
+    if (pw != 1 && pw != 2)
+      fail("{}: attribute p={} not supported (1 or 2)", where(n), pw);
+  } else if (op == "LRN") {
+    if (n.attrInt("size", 0) <= 0)
+      fail("{}: attribute size must be positive", where(n));
+  } else if (op == "CumSum") {
+    std::vector<int64_t> a = constInts(im, n, 1, "axis");
+    if (a.size() != 1)
+      fail("{}: axis must be a scalar", where(n));
+    n.attrs["axis"] = normaliseAxis(n, a[0], rank(0));
+    n.inputs.resize(1);
+  } else if (op == "Trilu") {
+    if (present(n, 1))
+      n.attrs["k"] = constInts(im, n, 1, "k").at(0);
+    n.inputs.resize(1);
+  } else if (op == "GlobalLpPool" || op == "LpPool") {
+    if (n.attrInt("p", 2) <= 0)
+      fail("{}: attribute p={} must be positive", where(n), n.attrInt("p", 2));
+    return std::nullopt; // LpPool's window attributes: the core normaliseWindow
+  } else if (op == "ConvTranspose") {
+    convTransposeAttrs(im, n);
+  } else if (op == "Split") {
+    splitAttrs(im, n);
+  } else if (op == "Slice") {
+    sliceAttrs(im, n);
+  } else if (op == "Expand") {
+    n.attrs["shape"] = constInts(im, n, 1, "shape");
+    n.inputs.resize(1);
+  } else if (op == "Tile") {
+    n.attrs["repeats"] = constInts(im, n, 1, "repeats");
+    n.inputs.resize(1);
+  } else if (op == "Resize") {
+    resizeAttrs(im, n);
+  } else if (op == "DepthToSpace") {
+    requireOneOf(n, "mode", n.attrString("mode", "DCR"), {"DCR", "CRD"});
+  } else if (op == "ConstantOfShape") {
+    double v = 0;
+    int64_t dt = 0;
+    for (const auto &a : p.attribute())
+      if (a.name() == "value") {
+        graph::ValueId t = importTensor(im, a.t(), n.name + ".value");
+        const graph::Value &tv = g.value(t);
+        if (numElements(tv.shape) != 1)
+          fail("{}: attribute value must hold one element", where(n));
+        v = tv.f32 ? (*tv.f32)[0] : static_cast<double>((*tv.i64)[0]);
+        dt = a.t().data_type() == onnx::TensorProto::BOOL ? 2 : tv.f32 ? 0 : 1;
+      }
+    n.attrs["value"] = v;
+    n.attrs["dtype"] = dt;
+  } else if (op == "Size") {
+    graph::Value &out = g.value(n.outputs.at(0));
+    out.dtype = graph::DType::I64;
+    out.shape = {};
+    out.i64 = std::make_shared<const std::vector<int64_t>>(
+        std::vector<int64_t>{numElements(shapeOf(im, n, 0))});
+    return false;
+  } else if (op == "TopK") {
+    std::vector<int64_t> k =
+        im.opset >= 10 ? constInts(im, n, 1, "K") : std::vector<int64_t>{n.attrInt("k", -1)};
+    if (k.size() != 1)
+      fail("{}: K must hold one value", where(n));
+    n.attrs["k"] = k[0];
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
+    n.inputs.resize(1);
+  } else if (op == "GatherElements") {
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
+  } else if (!isExtSupported(op)) {
+    return std::nullopt;
+  }
+  return true;
+}
+
+} // namespace npuc::frontend::detail

@@ -1,0 +1,48 @@
+// ExtOps.h - the wider ONNX operator set (issue 6): shape/dtype rules and reference kernels of
+// the operators beyond the NPU-oriented core (elementwise math, comparisons and logic,
+// reductions, normalisations, ConvTranspose, LpPool, Slice/Split/Expand/Tile/Resize, ...).
+//
+// The core rules in ShapeInference.cpp and RefKernels.cpp delegate here for any op they do not
+// know. Attributes are in the normalised form the frontend produces (see frontend/Onnx.h):
+// explicit per-axis Slice starts/ends/steps, Reduce axes as a sorted non-negative attribute,
+// Resize output sizes and scales, ConvTranspose explicit pads and output_padding, ...
+//
+// Runtime dtypes: the executor and the CPU fallback keep every tensor as fp32. Bool tensors hold
+// 0/1 and int64 tensors (ArgMax/TopK indices, runtime Casts) hold integers, exact below 2^24;
+// int64 values that only shape computations use are constants folded at import.
+#pragma once
+
+#include "graph/Graph.h"
+#include "support/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace npuc::graph {
+
+/// Unary elementwise maps with ONNX semantics (Abs, Erf, LeakyRelu, HardSwish, Not, ...).
+bool isExtUnaryOp(const std::string &op);
+/// Broadcasting n-ary maps (Pow, Mod, Equal, Less, And, PRelu, Sum, Mean, Where, ...).
+bool isExtBroadcastOp(const std::string &op);
+/// Reduce* ops and ArgMax/ArgMin.
+bool isReduceOp(const std::string &op);
+
+/// Shape and dtype rule of an extended op; returns false when `op` is not one of them.
+bool inferExtShape(Graph &g, Node &n);
+
+/// Reference kernel of an extended op; returns false when `op` is not one of them.
+bool evalExtNode(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
+                 std::vector<HostTensor> &outs);
+
+/// The scalar function of an extended unary op (double precision, node attributes applied).
+double evalUnary(const Node &n, double x);
+/// The scalar function of an extended binary op (Where is ternary and handled by the kernel).
+double evalBinary(const Node &n, double a, double b);
+
+/// Resize's source coordinate of output position xOut along `axis` (before clamping), per the
+/// node's coordinate_transformation_mode and scales.
+double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen, int64_t outLen);
+/// Resize's nearest input index for source coordinate c (nearest_mode), clamped to the input.
+int64_t resizeNearest(const Node &n, double c, int64_t inLen);
+
+} // namespace npuc::graph

@@ -1,0 +1,445 @@
+// RefKernels2.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
+// unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce*/ArgMax,
+// normalisations (Layer/Instance/Lp/LRN), LogSoftmax/Hardmax, CumSum, TopK. Textbook loops in
+// double precision: these are the oracle the CPU fallback is compared against.
+// Data-movement and window ops are in RefKernels3.cpp.
+#include "graph/ExtOps.h"
+#include "graph/RefInternal.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace npuc::graph {
+
+using ref::Index;
+
+double evalUnary(const Node &n, double x) {
+  const std::string &op = n.op;
+  if (op == "Abs")
+    return std::fabs(x);
+  if (op == "Neg")
+    return -x;
+  if (op == "Sqrt")
+    return std::sqrt(x);
+  if (op == "Log")
+    return std::log(x);
+  if (op == "Erf")
+    return std::erf(x);
+  if (op == "Reciprocal")
+    return 1.0 / x;
+  if (op == "Floor")
+    return std::floor(x);
+  if (op == "Ceil")
+    return std::ceil(x);
+  if (op == "Round")
+    return std::nearbyint(x); // default rounding mode: halves to even, as ONNX specifies
+  if (op == "Sin")
+    return std::sin(x);
+  if (op == "Cos")
+    return std::cos(x);
+  if (op == "Tan")
+    return std::tan(x);
+  if (op == "Asin")
+    return std::asin(x);
+  if (op == "Acos")
+    return std::acos(x);
+  if (op == "Atan")
+    return std::atan(x);
+  if (op == "Sinh")
+    return std::sinh(x);
+  if (op == "Cosh")
+    return std::cosh(x);
+  if (op == "Asinh")
+    return std::asinh(x);
+  if (op == "Acosh")
+    return std::acosh(x);
+  if (op == "Atanh")
+    return std::atanh(x);
+  if (op == "Sign")
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+  if (op == "Softplus")
+    return std::log1p(std::exp(x));
+  if (op == "Softsign")
+    return x / (1.0 + std::fabs(x));
+  if (op == "LeakyRelu")
+    return x < 0 ? n.attrFloat("alpha", 0.01) * x : x;
+  if (op == "Elu")
+    return x < 0 ? n.attrFloat("alpha", 1.0) * (std::exp(x) - 1.0) : x;
+  if (op == "Selu") {
+    double a = n.attrFloat("alpha", 1.67326319217681884765625);
+    double gm = n.attrFloat("gamma", 1.05070102214813232421875);
+    return x > 0 ? gm * x : gm * (a * std::exp(x) - a);
+  }
+  if (op == "Celu") {
+    double a = n.attrFloat("alpha", 1.0);
+    return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
+  }
+  if (op == "HardSigmoid")
+    return std::clamp(n.attrFloat("alpha", 0.2) * x + n.attrFloat("beta", 0.5), 0.0, 1.0);
+  if (op == "HardSwish")
+    return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+  if (op == "ThresholdedRelu")
+    return x > n.attrFloat("alpha", 1.0) ? x : 0.0;
+  if (op == "Shrink") {
+    double l = n.attrFloat("lambd", 0.5), b = n.attrFloat("bias", 0.0);
+    return x < -l ? x + b : x > l ? x - b : 0.0;
+  }
+  if (op == "Gelu") {
+    if (n.attrString("approximate", "none") == "tanh")
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  if (op == "Not")
+    return x == 0 ? 1.0 : 0.0;
+  if (op == "IsNaN")
+    return std::isnan(x) ? 1.0 : 0.0;
+  if (op == "IsInf")
+    return (std::isinf(x) && ((x > 0 && n.attrInt("detect_positive", 1)) ||
+                              (x < 0 && n.attrInt("detect_negative", 1))))
+               ? 1.0
+               : 0.0;
+  fail("node '{}' ({}): not a unary operator", n.name, op);
+}
+
+double evalBinary(const Node &n, double a, double b) {
+  const std::string &op = n.op;
+  if (op == "Pow")
+    return std::pow(a, b);
+  if (op == "Mod")
+    return n.attrInt("fmod", 0) ? std::fmod(a, b) : a - std::floor(a / b) * b;
+  if (op == "Equal")
+    return a == b;
+  if (op == "Less")
+    return a < b;
+  if (op == "Greater")
+    return a > b;
+  if (op == "LessOrEqual")
+    return a <= b;
+  if (op == "GreaterOrEqual")
+    return a >= b;
+  if (op == "And")
+    return a != 0 && b != 0;
+  if (op == "Or")
+    return a != 0 || b != 0;
+  if (op == "Xor")
+    return (a != 0) != (b != 0);
+  if (op == "PRelu")
+    return a < 0 ? a * b : a;
+  if (op == "Sum" || op == "Mean")
+    return a + b;
+  fail("node '{}' ({}): not a binary operator", n.name, op);
+}
+
+namespace {
+
+HostTensor broadcastOp(const Node &n, const std::vector<const HostTensor *> &ins, const Shape &os) {
+  HostTensor out(os);
+  if (n.op == "Where") {
+    std::vector<Index> st;
+    for (size_t k = 0; k < 3; ++k)
+      st.push_back(ref::broadcastStrides(ins[k]->shape, os));
+    ref::forEachBroadcast(os, st, [&](int64_t o, const std::vector<int64_t> &off) {
+      out.data[o] = ins[0]->data[off[0]] != 0 ? ins[1]->data[off[1]] : ins[2]->data[off[2]];
+    });
+    return out;
+  }
+  std::vector<double> acc(out.data.size());
+  for (size_t k = 0; k < ins.size(); ++k) {
+    Index st = ref::broadcastStrides(ins[k]->shape, os);
+    ref::forEachBroadcast(os, {st}, [&](int64_t o, const std::vector<int64_t> &off) {
+      double v = ins[k]->data[off[0]];
+      acc[o] = k == 0 ? v : evalBinary(n, acc[o], v);
+    });
+  }
+  double scale = n.op == "Mean" ? 1.0 / static_cast<double>(ins.size()) : 1.0;
+  for (size_t i = 0; i < acc.size(); ++i)
+    out.data[i] = static_cast<float>(acc[i] * scale);
+  return out;
+}
+
+// Splits x around `axis` into outer x len x inner (the usual softmax-style view).
+struct AxisView {
+  int64_t outer, len, inner;
+  int64_t at(int64_t o, int64_t k, int64_t i) const { return (o * len + k) * inner + i; }
+};
+AxisView axisView(const Shape &s, int64_t axis) {
+  auto a = static_cast<size_t>(axis);
+  return {numElements(Shape(s.begin(), s.begin() + axis)), s[a],
+          numElements(Shape(s.begin() + axis + 1, s.end()))};
+}
+
+HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
+  const std::string &op = n.op;
+  size_t r = x.shape.size();
+  std::vector<bool> red(r, false);
+  bool arg = op == "ArgMax" || op == "ArgMin";
+  if (arg) {
+    red[static_cast<size_t>(n.attrInt("axis", 0))] = true;
+  } else {
+    auto axes = n.attrInts("axes");
+    for (size_t d = 0; d < r; ++d)
+      red[d] = axes.empty();
+    for (int64_t a : axes)
+      red[static_cast<size_t>(a)] = true;
+  }
+  Shape keep = x.shape;
+  for (size_t d = 0; d < r; ++d)
+    if (red[d])
+      keep[d] = 1;
+  Index kst = ref::stridesOf(keep), xst = ref::stridesOf(x.shape);
+  int64_t outN = numElements(keep);
+  double init = op == "ReduceMax"    ? -std::numeric_limits<double>::infinity()
+                : op == "ReduceMin"  ? std::numeric_limits<double>::infinity()
+                : op == "ReduceProd" ? 1.0
+                                     : 0.0;
+  std::vector<double> acc(static_cast<size_t>(outN), init), best(acc.size());
+  std::vector<int64_t> cnt(acc.size(), 0);
+  bool last = n.attrInt("select_last_index", 0) != 0;
+  for (int64_t i = 0; i < x.size(); ++i) {
+    int64_t o = 0, pos = 0;
+    for (size_t d = 0; d < r; ++d) {
+      int64_t c = (i / xst[d]) % x.shape[d];
+      if (!red[d])
+        o += c * kst[d];
+      else
+        pos = c;
+    }
+    double v = x.data[i];
+    auto u = static_cast<size_t>(o);
+    if (arg) {
+      bool better = cnt[u] == 0 || (op == "ArgMax" ? (last ? v >= best[u] : v > best[u])
+                                                   : (last ? v <= best[u] : v < best[u]));
+      if (better) {
+        best[u] = v;
+        acc[u] = static_cast<double>(pos);
+      }
+    } else if (op == "ReduceMax") {
+      acc[u] = std::max(acc[u], v);
+    } else if (op == "ReduceMin") {
+      acc[u] = std::min(acc[u], v);
+    } else if (op == "ReduceProd") {
+      acc[u] *= v;
+    } else if (op == "ReduceL1") {
+      acc[u] += std::fabs(v);
+    } else if (op == "ReduceL2" || op == "ReduceSumSquare") {
+      acc[u] += v * v;
+    } else if (op == "ReduceLogSumExp") {
+      acc[u] += std::exp(v);
+    } else {
+      acc[u] += v; // Sum, Mean, LogSum
+    }
+    ++cnt[u];
+  }
+  HostTensor out(os);
+  for (size_t u = 0; u < acc.size(); ++u) {
+    double v = acc[u];
+    if (op == "ReduceMean")
+      v /= static_cast<double>(cnt[u]);
+    else if (op == "ReduceL2")
+      v = std::sqrt(v);
+    else if (op == "ReduceLogSum" || op == "ReduceLogSumExp")
+      v = std::log(v);
+    out.data[u] = static_cast<float>(v);
+  }
+  return out;
+}
+
+// (x - mean) / sqrt(var + eps) over blocks of `len` consecutive elements; scale/bias indexed by
+// the element's position inside the block (LayerNorm) or by the block's channel (InstanceNorm).
+HostTensor normalize(const Node &n, const std::vector<const HostTensor *> &ins) {
+  const HostTensor &x = *ins[0];
+  double eps = n.attrFloat("epsilon", 1e-5);
+  bool layer = n.op == "LayerNormalization";
+  int64_t axis = layer ? n.attrInt("axis", -1) : 2;
+  Shape norm(x.shape.begin() + axis, x.shape.end());
+  int64_t len = numElements(norm), blocks = x.size() / std::max<int64_t>(len, 1);
+  HostTensor out(x.shape);
+  Index sst, bst;
+  if (layer) {
+    sst = ref::broadcastStrides(ins[1]->shape, norm);
+    if (ins.size() > 2 && ins[2])
+      bst = ref::broadcastStrides(ins[2]->shape, norm);
+  }
+  Index nst = ref::stridesOf(norm);
+  auto param = [&](const HostTensor *t, const Index &st, int64_t k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < norm.size(); ++d)
+      off += (k / nst[d]) % norm[d] * st[d];
+    return static_cast<double>(t->data[off]);
+  };
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float *p = x.data.data() + b * len;
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < len; ++k)
+      mean += p[k];
+    mean /= static_cast<double>(len);
+    for (int64_t k = 0; k < len; ++k)
+      var += (p[k] - mean) * (p[k] - mean);
+    var /= static_cast<double>(len);
+    double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t k = 0; k < len; ++k) {
+      double s, bias;
+      if (layer) {
+        s = param(ins[1], sst, k);
+        bias = bst.empty() ? 0.0 : param(ins[2], bst, k);
+      } else {
+        int64_t c = b % x.shape[1];
+        s = ins[1]->data[c];
+        bias = ins[2]->data[c];
+      }
+      out.data[b * len + k] = static_cast<float>((p[k] - mean) * inv * s + bias);
+    }
+  }
+  return out;
+}
+
+HostTensor alongAxis(const Node &n, const HostTensor &x) {
+  const std::string &op = n.op;
+  int64_t axis = n.attrInt("axis", op == "LpNormalization" ? -1 : 0);
+  axis = axis < 0 ? axis + static_cast<int64_t>(x.shape.size()) : axis;
+  AxisView v = axisView(x.shape, axis);
+  HostTensor out(x.shape);
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t i = 0; i < v.inner; ++i) {
+      auto at = [&](int64_t k) { return v.at(o, k, i); };
+      if (op == "LogSoftmax") {
+        double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+        for (int64_t k = 0; k < v.len; ++k)
+          mx = std::max(mx, static_cast<double>(x.data[at(k)]));
+        for (int64_t k = 0; k < v.len; ++k)
+          sum += std::exp(x.data[at(k)] - mx);
+        for (int64_t k = 0; k < v.len; ++k)
+          out.data[at(k)] = static_cast<float>(x.data[at(k)] - mx - std::log(sum));
+      } else if (op == "Hardmax") {
+        int64_t best = 0; // the first maximum wins
+        for (int64_t k = 1; k < v.len; ++k)
+          if (x.data[at(k)] > x.data[at(best)])
+            best = k;
+        for (int64_t k = 0; k < v.len; ++k)
+          out.data[at(k)] = k == best ? 1.0f : 0.0f;
+      } else if (op == "LpNormalization") {
+        bool l1 = n.attrInt("p", 2) == 1;
+        double norm = 0;
+        for (int64_t k = 0; k < v.len; ++k)
+          norm += l1 ? std::fabs(x.data[at(k)]) : double(x.data[at(k)]) * x.data[at(k)];
+        norm = l1 ? norm : std::sqrt(norm);
+        for (int64_t k = 0; k < v.len; ++k)
+          out.data[at(k)] = static_cast<float>(x.data[at(k)] / norm);
+      } else if (op == "CumSum") {
+        bool excl = n.attrInt("exclusive", 0) != 0, rev = n.attrInt("reverse", 0) != 0;
+        double acc = 0;
+        for (int64_t j = 0; j < v.len; ++j) {
+          int64_t k = rev ? v.len - 1 - j : j;
+          if (excl) {
+            out.data[at(k)] = static_cast<float>(acc);
+            acc += x.data[at(k)];
+          } else {
+            acc += x.data[at(k)];
+            out.data[at(k)] = static_cast<float>(acc);
+          }
+        }
+      } else {
+        NPUC_ASSERT(false, "alongAxis called for " + op);
+      }
+    }
+  return out;
+}
+
+HostTensor lrn(const Node &n, const HostTensor &x) {
+  double alpha = n.attrFloat("alpha", 1e-4), beta = n.attrFloat("beta", 0.75);
+  double bias = n.attrFloat("bias", 1.0);
+  int64_t size = n.attrInt("size", 1);
+  int64_t C = x.shape[1], inner = numElements(Shape(x.shape.begin() + 2, x.shape.end()));
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  HostTensor out(x.shape);
+  for (int64_t b = 0; b < x.shape[0]; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sq = 0;
+        for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) {
+          double v = x.data[(b * C + k) * inner + i];
+          sq += v * v;
+        }
+        int64_t at = (b * C + c) * inner + i;
+        out.data[at] = static_cast<float>(
+            x.data[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+  return out;
+}
+
+std::vector<HostTensor> topk(const Node &n, const HostTensor &x, const Shape &os) {
+  int64_t axis = n.attrInt("axis", -1), k = n.attrInt("k", 1);
+  bool largest = n.attrInt("largest", 1) != 0;
+  AxisView v = axisView(x.shape, axis);
+  HostTensor vals(os), idx(os);
+  std::vector<int64_t> order(static_cast<size_t>(v.len));
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t i = 0; i < v.inner; ++i) {
+      std::iota(order.begin(), order.end(), 0);
+      // Ties keep the lower index first (ONNX's rule), hence the stable sort.
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        float xa = x.data[v.at(o, a, i)], xb = x.data[v.at(o, b, i)];
+        return largest ? xa > xb : xa < xb;
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t at = (o * k + j) * v.inner + i;
+        vals.data[at] = x.data[v.at(o, order[static_cast<size_t>(j)], i)];
+        idx.data[at] = static_cast<float>(order[static_cast<size_t>(j)]);
+      }
+    }
+  return {vals, idx};
+}
+
+HostTensor globalPool(const Node &n, const HostTensor &x, const Shape &os) {
+  int64_t nc = x.shape[0] * x.shape[1], len = x.size() / std::max<int64_t>(nc, 1);
+  double p = static_cast<double>(n.attrInt("p", 2));
+  HostTensor out(os);
+  for (int64_t c = 0; c < nc; ++c) {
+    double acc = n.op == "GlobalMaxPool" ? -std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t i = 0; i < len; ++i) {
+      double v = x.data[c * len + i];
+      acc = n.op == "GlobalMaxPool" ? std::max(acc, v) : acc + std::pow(std::fabs(v), p);
+    }
+    out.data[c] = static_cast<float>(n.op == "GlobalMaxPool" ? acc : std::pow(acc, 1.0 / p));
+  }
+  return out;
+}
+
+} // namespace
+
+bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
+                 std::vector<HostTensor> &outs) {
+  const Shape &os = g.value(n.outputs.at(0)).shape;
+  const std::string &op = n.op;
+  for (size_t i = 0; i < ins.size(); ++i)
+    NPUC_ASSERT(ins[i] || i > 0, "the first input of every extended op is present");
+  if (isExtUnaryOp(op)) {
+    HostTensor out(os);
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.data[i] = static_cast<float>(evalUnary(n, ins[0]->data[i]));
+    outs = {out};
+  } else if (isExtBroadcastOp(op)) {
+    outs = {broadcastOp(n, ins, os)};
+  } else if (isReduceOp(op)) {
+    outs = {reduce(n, *ins[0], os)};
+  } else if (op == "LayerNormalization" || op == "InstanceNormalization") {
+    outs = {normalize(n, ins)};
+  } else if (op == "LogSoftmax" || op == "Hardmax" || op == "LpNormalization" || op == "CumSum") {
+    outs = {alongAxis(n, *ins[0])};
+  } else if (op == "LRN") {
+    outs = {lrn(n, *ins[0])};
+  } else if (op == "TopK") {
+    outs = topk(n, *ins[0], os);
+  } else if (op == "GlobalMaxPool" || op == "GlobalLpPool") {
+    outs = {globalPool(n, *ins[0], os)};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+} // namespace npuc::graph

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""check_ops.py - the single-operator suite: for every case make_ops.py generated (optionally
+only one family), compiles the model with `npuc compile`, runs it (`npuc run`: NPU groups on the
+simulator, the rest through the CPU fallback's JIT), runs `npuc ref`, and checks
+  * npuc run vs npuc ref: 1e-4 of the output's range for CPU-only models, 2e-2 when a group ran
+    on the NPU (fp16 storage);
+  * npuc ref vs the generator's independent oracle (numpy/torch/hand values): 1e-4 of the range.
+Prints one line per case and exits non-zero listing the failures."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(cmd[0])} {cmd[1]} failed ({r.returncode}):\n"
+                           f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def close(x, y, tol):
+    if x.shape != y.shape and x.size == y.size:
+        x = x.reshape(y.shape)
+    if x.shape != y.shape:
+        return False, f"shape {x.shape} vs {y.shape}"
+    scale = max(1.0, float(np.nanmax(np.abs(y))) if y.size and not np.all(np.isnan(y)) else 1.0)
+    same_nan = np.array_equal(np.isnan(x), np.isnan(y))
+    err = float(np.nanmax(np.abs(x.astype(np.float64) - y))) if x.size else 0.0
+    if np.isnan(err):
+        err = 0.0
+    return same_nan and err <= tol * scale, f"max abs err {err:.3g} (scale {scale:.3g})"
+
+
+def check(a, c):
+    d = os.path.join(a.dir, c["name"])
+    work = os.path.join(a.workdir, c["name"])
+    os.makedirs(work, exist_ok=True)
+    pkg = os.path.join(work, "model.npub")
+    ins = []
+    for nm in c["inputs"]:
+        ins += ["--input", f"{nm}={os.path.join(d, 'in_' + nm + '.npy')}"]
+    model = os.path.join(d, "model.onnx")
+    run([a.npuc, "compile", model, "--target", a.target, "-o", pkg])
+    report = os.path.join(work, "report.json")
+    run([a.npuc, "run", pkg, *ins, "--output-dir", os.path.join(work, "run"), "--report", report])
+    run([a.npuc, "ref", model, *ins, "--output-dir", os.path.join(work, "ref")])
+    rep = json.load(open(report))
+    npu = any(op.get("placement") == "npu" for op in rep.get("ops", []))
+    msgs = []
+    ok = True
+    for f in sorted(os.listdir(os.path.join(work, "ref"))):
+        y = np.load(os.path.join(work, "ref", f))
+        x = np.load(os.path.join(work, "run", f))
+        good, m = close(x, y, 2e-2 if npu else 1e-4)
+        ok &= good
+        msgs.append(f"{f}: run vs ref {m}")
+        exp = os.path.join(d, "exp_" + f)
+        if os.path.exists(exp):
+            good, m = close(y, np.load(exp).astype(np.float64), 1e-4)
+            ok &= good
+            msgs.append(f"ref vs oracle {m}")
+    return ok, ("npu" if npu else "cpu") + "; " + "; ".join(msgs)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--npuc", required=True)
+    ap.add_argument("--dir", required=True, help="make_ops.py's output directory")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--family", help="only this family of cases")
+    a = ap.parse_args()
+    cases = json.load(open(os.path.join(a.dir, "cases.json")))
+    if a.family:
+        cases = [c for c in cases if c["family"] == a.family]
+    if not cases:
+        sys.exit(f"FAIL: no cases (family {a.family})")
+    failures = []
+    for c in cases:
+        try:
+            ok, msg = check(a, c)
+        except RuntimeError as e:
+            ok, msg = False, str(e)
+        print(f"{'PASS' if ok else 'FAIL'} {c['name']} ({c['op']}): {msg}", flush=True)
+        if not ok:
+            failures.append(c["name"])
+    if failures:
+        sys.exit(f"FAIL: {len(failures)} of {len(cases)} cases: {' '.join(failures)}")
+    print(f"PASS: {len(cases)} cases")
+
+
+if __name__ == "__main__":
+    main()

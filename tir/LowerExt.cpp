@@ -1,0 +1,450 @@
+// LowerExt.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
+// unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce* and
+// ArgMax/ArgMin, LayerNormalization/InstanceNormalization, LpNormalization, LRN, LogSoftmax,
+// Hardmax, CumSum, TopK and the global Max/Lp pools. Bool and int64 results are stored as fp32
+// 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no intrinsic or libm call for here
+// (asin, sinh, ...) are built from exp/log/atan/sqrt in forms that avoid cancellation.
+#include "graph/ExtOps.h"
+#include "support/Error.h"
+#include "tir/LowerInternal.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace npuc::tir::lower {
+namespace {
+
+const DataType kF = DataType::Float(32);
+
+Expr fcall(const char *name, Expr x) {
+  return call(kF, name, {std::move(x)});
+}
+Expr fsel(Expr cond) {
+  return select(std::move(cond), f32(1), f32(0));
+}
+Expr inf() {
+  return f32(std::numeric_limits<double>::infinity());
+}
+Expr toF(Expr i) {
+  return cast(kF, std::move(i));
+}
+
+Expr unaryExpr(const graph::Node &n, const Expr &x) {
+  const std::string &op = n.op;
+  auto a = [&](const char *k, double d) { return f32(n.attrFloat(k, d)); };
+  if (op == "Abs")
+    return fcall("fabs", x);
+  if (op == "Neg")
+    return -x;
+  if (op == "Sqrt" || op == "Log" || op == "Erf" || op == "Floor" || op == "Ceil" || op == "Sin" ||
+      op == "Cos" || op == "Tan" || op == "Atan") {
+    std::string name = op == "Sqrt"    ? "sqrt"
+                       : op == "Log"   ? "log"
+                       : op == "Erf"   ? "erf"
+                       : op == "Floor" ? "floor"
+                       : op == "Ceil"  ? "ceil"
+                       : op == "Sin"   ? "sin"
+                       : op == "Cos"   ? "cos"
+                       : op == "Tan"   ? "tan"
+                                       : "atan";
+    return call(kF, name, {x});
+  }
+  if (op == "Reciprocal")
+    return f32(1) / x;
+  if (op == "Round") { // halves to even; llvm.round would send them away from zero
+    Expr f = fcall("floor", x), d = x - f;
+    Expr fEven = f - f32(2) * fcall("floor", f * f32(0.5)) == f32(0);
+    return select(d > f32(0.5), f + f32(1), select(d < f32(0.5), f, select(fEven, f, f + f32(1))));
+  }
+  if (op == "Asin")
+    return fcall("atan", x / fcall("sqrt", f32(1) - x * x));
+  if (op == "Acos")
+    return f32(M_PI / 2) - fcall("atan", x / fcall("sqrt", f32(1) - x * x));
+  if (op == "Sinh")
+    return (fcall("expm1", x) - fcall("expm1", -x)) * f32(0.5);
+  if (op == "Cosh")
+    return (fcall("exp", x) + fcall("exp", -x)) * f32(0.5);
+  if (op == "Asinh") { // odd function: evaluate on |x| to avoid cancellation for x < 0
+    Expr ax = fcall("fabs", x);
+    Expr r = fcall("log", ax + fcall("sqrt", ax * ax + f32(1)));
+    return select(x < f32(0), -r, r);
+  }
+  if (op == "Acosh")
+    return fcall("log", x + fcall("sqrt", x * x - f32(1)));
+  if (op == "Atanh")
+    return f32(0.5) * fcall("log1p", f32(2) * x / (f32(1) - x));
+  if (op == "Sign")
+    return select(x > f32(0), f32(1), select(x < f32(0), f32(-1), f32(0)));
+  if (op == "Softplus") // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
+    return select(x > f32(30), x, fcall("log1p", fcall("exp", x)));
+  if (op == "Softsign")
+    return x / (f32(1) + fcall("fabs", x));
+  if (op == "LeakyRelu")
+    return select(x < f32(0), a("alpha", 0.01) * x, x);
+  if (op == "Elu")
+    return select(x < f32(0), a("alpha", 1.0) * fcall("expm1", x), x);
+  if (op == "Selu") {
+    double al = n.attrFloat("alpha", 1.67326319217681884765625);
+    double gm = n.attrFloat("gamma", 1.05070102214813232421875);
+    return select(x > f32(0), f32(gm) * x, f32(gm * al) * fcall("expm1", x));
+  }
+  if (op == "Celu") {
+    Expr al = a("alpha", 1.0);
+    return max(x, f32(0)) + min(f32(0), al * fcall("expm1", x / al));
+  }
+  if (op == "HardSigmoid")
+    return max(f32(0), min(f32(1), a("alpha", 0.2) * x + a("beta", 0.5)));
+  if (op == "HardSwish")
+    return x * max(f32(0), min(f32(1), x / f32(6) + f32(0.5)));
+  if (op == "ThresholdedRelu")
+    return select(x > a("alpha", 1.0), x, f32(0));
+  if (op == "Shrink") {
+    Expr l = a("lambd", 0.5), b = a("bias", 0.0);
+    return select(x < -l, x + b, select(x > l, x - b, f32(0)));
+  }
+  if (op == "Gelu") {
+    if (n.attrString("approximate", "none") == "tanh")
+      return f32(0.5) * x *
+             (f32(1) + fcall("tanh", f32(std::sqrt(2.0 / M_PI)) * (x + f32(0.044715) * x * x * x)));
+    return f32(0.5) * x * (f32(1) + fcall("erf", x * f32(M_SQRT1_2)));
+  }
+  if (op == "Not")
+    return fsel(x == f32(0));
+  if (op == "IsNaN") // ordered comparisons are false for NaN only
+    return select(fcall("fabs", x) <= inf(), f32(0), f32(1));
+  if (op == "IsInf") {
+    bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
+    Expr r = f32(0);
+    if (pos)
+      r = select(x == inf(), f32(1), r);
+    if (neg)
+      r = select(x == -inf(), f32(1), r);
+    return r;
+  }
+  fail("node '{}' ({}): no TIR lowering for this unary operator", n.name, op);
+}
+
+Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
+  const std::string &op = n.op;
+  if (op == "Pow")
+    return call(kF, "pow", {a, b});
+  if (op == "Mod")
+    return n.attrInt("fmod", 0) ? a % b : floormod(a, b);
+  if (op == "Equal")
+    return fsel(a == b);
+  if (op == "Less")
+    return fsel(a < b);
+  if (op == "Greater")
+    return fsel(a > b);
+  if (op == "LessOrEqual")
+    return fsel(a <= b);
+  if (op == "GreaterOrEqual")
+    return fsel(a >= b);
+  if (op == "And")
+    return select(a != f32(0), fsel(b != f32(0)), f32(0));
+  if (op == "Or")
+    return select(a != f32(0), f32(1), fsel(b != f32(0)));
+  if (op == "Xor")
+    return select(a != f32(0), fsel(b == f32(0)), fsel(b != f32(0)));
+  if (op == "PRelu")
+    return select(a < f32(0), a * b, a);
+  if (op == "Sum" || op == "Mean")
+    return a + b;
+  fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
+}
+
+Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
+  Buffer out = c.output(n, 0);
+  std::vector<Var> iv = c.vars(out->shape.size(), "i");
+  std::vector<Expr> idx = asExprs(iv);
+  auto operand = [&](size_t i) {
+    Buffer b = c.input(n, i);
+    return load(b, broadcastIndex(b->shape, idx));
+  };
+  Expr v;
+  if (graph::isExtUnaryOp(n.op)) {
+    v = unaryExpr(n, operand(0));
+  } else if (n.op == "Where") {
+    v = select(operand(0) != f32(0), operand(1), operand(2));
+  } else {
+    v = operand(0);
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      v = binaryExpr(n, v, operand(i));
+    if (n.op == "Mean")
+      v = v / f32(static_cast<double>(n.inputs.size()));
+  }
+  return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
+}
+
+// Reduce*/ArgMax/ArgMin: a loop nest over the kept axes, the reduced axes inside it.
+Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  const std::string &op = n.op;
+  size_t r = x->shape.size();
+  bool arg = op == "ArgMax" || op == "ArgMin";
+  std::set<int64_t> axes;
+  if (arg) {
+    axes.insert(normAxis(n, n.attrInt("axis", 0), r));
+  } else {
+    for (int64_t a : n.attrInts("axes"))
+      axes.insert(normAxis(n, a, r));
+    if (axes.empty())
+      for (size_t d = 0; d < r; ++d)
+        axes.insert(static_cast<int64_t>(d));
+  }
+  std::vector<Var> kv, rv; // kept-axis loops, reduced-axis loops
+  Shape kShape, rShape, keep = x->shape;
+  std::vector<Expr> xIdx;
+  for (size_t d = 0; d < r; ++d) {
+    Var v = c.var(axes.count(static_cast<int64_t>(d)) ? "r" : "i");
+    xIdx.push_back(v);
+    if (axes.count(static_cast<int64_t>(d))) {
+      rv.push_back(v);
+      rShape.push_back(x->shape[d]);
+      keep[d] = 1;
+    } else {
+      kv.push_back(v);
+      kShape.push_back(x->shape[d]);
+    }
+  }
+  std::vector<Expr> oIdxV;
+  for (size_t d = 0, k = 0; d < r; ++d)
+    oIdxV.push_back(keep[d] == 1 && axes.count(static_cast<int64_t>(d)) ? imm(0) : Expr(kv[k++]));
+  Expr oIdx = flatIndex(oIdxV, keep);
+  Expr xv = load(x, flatIndex(xIdx, x->shape));
+  Expr acc = load(out, oIdx);
+  double count = static_cast<double>(numElements(rShape));
+  if (arg) {
+    // red[0] = best value so far, red[1] = its index; the first (or, with select_last_index,
+    // the last) extreme wins.
+    Buffer red = Buffer::make(out->name + "_best", kF, {2}, "local");
+    Expr best = load(red, imm(0));
+    bool last = n.attrInt("select_last_index", 0) != 0;
+    Expr better =
+        op == "ArgMax" ? (last ? xv >= best : xv > best) : (last ? xv <= best : xv < best);
+    Expr k = toF(rv[0]);
+    Stmt body =
+        seq({store(red, op == "ArgMax" ? -inf() : inf(), imm(0)), store(red, f32(0), imm(1)),
+             nest(rv, rShape,
+                  seq({store(red, select(better, k, load(red, imm(1))), imm(1)),
+                       store(red, select(better, xv, best), imm(0))})),
+             store(out, load(red, imm(1)), oIdx)});
+    return nest(kv, kShape, AllocateNode::make(red, body));
+  }
+  Expr init = op == "ReduceMax"    ? -inf()
+              : op == "ReduceMin"  ? inf()
+              : op == "ReduceProd" ? f32(1)
+                                   : f32(0);
+  Expr step = op == "ReduceMax"                             ? max(acc, xv)
+              : op == "ReduceMin"                           ? min(acc, xv)
+              : op == "ReduceProd"                          ? acc * xv
+              : op == "ReduceL1"                            ? acc + fcall("fabs", xv)
+              : op == "ReduceL2" || op == "ReduceSumSquare" ? acc + xv * xv
+              : op == "ReduceLogSumExp"                     ? acc + fcall("exp", xv)
+                                                            : acc + xv;
+  std::vector<Stmt> body{store(out, init, oIdx), nest(rv, rShape, store(out, step, oIdx))};
+  if (op == "ReduceMean")
+    body.push_back(store(out, acc / f32(count), oIdx));
+  else if (op == "ReduceL2")
+    body.push_back(store(out, fcall("sqrt", acc), oIdx));
+  else if (op == "ReduceLogSum" || op == "ReduceLogSumExp")
+    body.push_back(store(out, fcall("log", acc), oIdx));
+  return nest(kv, kShape, seq(body));
+}
+
+// outer x len x inner view around `axis`.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView axisView(const Shape &s, size_t axis) {
+  AxisView v;
+  v.len = s[axis];
+  for (size_t d = 0; d < axis; ++d)
+    v.outer *= s[d];
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    v.inner *= s[d];
+  return v;
+}
+
+// LayerNormalization (blocks = the trailing dims from axis) and InstanceNormalization (blocks =
+// the spatial dims of one (n, c)): mean, then variance, then the scaled output; red holds them.
+Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0), scale = c.input(n, 1);
+  bool layer = n.op == "LayerNormalization";
+  size_t axis =
+      layer ? static_cast<size_t>(normAxis(n, n.attrInt("axis", -1), x->shape.size())) : 2;
+  Shape norm(x->shape.begin() + static_cast<int64_t>(axis), x->shape.end());
+  int64_t len = numElements(norm), blocks = x->numElements() / std::max<int64_t>(len, 1);
+  double eps = n.attrFloat("epsilon", 1e-5);
+  Var b = c.var("b"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
+  Buffer red = Buffer::make(out->name + "_stat", kF, {2}, "local");
+  Expr mean = load(red, imm(0)), var = load(red, imm(1));
+  auto at = [&](const Var &k) { return b * len + k; };
+  // Index of parameter p for element k of the block (numpy broadcast against `norm`).
+  auto param = [&](const Buffer &p, const Var &k) -> Expr {
+    if (!layer)
+      return load(p, floormod(b, x->shape[1]));
+    std::vector<int64_t> st = stridesOf(norm);
+    std::vector<Expr> idx;
+    for (size_t d = 0; d < norm.size(); ++d)
+      idx.push_back(floormod(floordiv(k, st[d]), norm[d]));
+    return load(p, broadcastIndex(p->shape, idx));
+  };
+  Expr y = (load(x, at(k3)) - mean) / fcall("sqrt", var + f32(eps)) * param(scale, k3);
+  if (c.hasInput(n, 2))
+    y = y + param(c.input(n, 2), k3);
+  Stmt body = seq({
+      store(red, f32(0), imm(0)),
+      forLoop(k1, imm(0), imm(len), store(red, mean + load(x, at(k1)), imm(0))),
+      store(red, mean / f32(static_cast<double>(len)), imm(0)),
+      store(red, f32(0), imm(1)),
+      forLoop(k2, imm(0), imm(len),
+              store(red, var + (load(x, at(k2)) - mean) * (load(x, at(k2)) - mean), imm(1))),
+      store(red, var / f32(static_cast<double>(len)), imm(1)),
+      forLoop(k3, imm(0), imm(len), store(out, y, at(k3))),
+  });
+  return forLoop(b, imm(0), imm(blocks), AllocateNode::make(red, body));
+}
+
+// LogSoftmax, Hardmax, LpNormalization and CumSum: per (outer, inner) line along the axis.
+Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  const std::string &op = n.op;
+  size_t axis = static_cast<size_t>(
+      normAxis(n, n.attrInt("axis", op == "LpNormalization" ? -1 : 0), x->shape.size()));
+  AxisView v = axisView(x->shape, axis);
+  Var o = c.var("o"), i = c.var("i"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
+  auto at = [&](const Expr &k) { return (o * v.len + k) * v.inner + i; };
+  Buffer red = Buffer::make(out->name + "_red", kF, {2}, "local");
+  Expr r0 = load(red, imm(0)), r1 = load(red, imm(1));
+  std::vector<Stmt> body;
+  if (op == "LogSoftmax") {
+    body = {store(red, -inf(), imm(0)),
+            forLoop(k1, imm(0), imm(v.len), store(red, max(r0, load(x, at(k1))), imm(0))),
+            store(red, f32(0), imm(1)),
+            forLoop(k2, imm(0), imm(v.len),
+                    store(red, r1 + fcall("exp", load(x, at(k2)) - r0), imm(1))),
+            forLoop(k3, imm(0), imm(v.len),
+                    store(out, load(x, at(k3)) - r0 - fcall("log", r1), at(k3)))};
+  } else if (op == "Hardmax") {
+    Expr xv = load(x, at(k1));
+    body = {store(red, -inf(), imm(0)), store(red, f32(0), imm(1)),
+            forLoop(k1, imm(0), imm(v.len),
+                    seq({store(red, select(xv > r0, toF(k1), r1), imm(1)),
+                         store(red, max(r0, xv), imm(0))})),
+            forLoop(k3, imm(0), imm(v.len), store(out, fsel(toF(k3) == r1), at(k3)))};
+  } else if (op == "LpNormalization") {
+    bool l1 = n.attrInt("p", 2) == 1;
+    Expr xv = load(x, at(k1));
+    body = {store(red, f32(0), imm(0)),
+            forLoop(k1, imm(0), imm(v.len),
+                    store(red, r0 + (l1 ? fcall("fabs", xv) : xv * xv), imm(0))),
+            forLoop(k3, imm(0), imm(v.len),
+                    store(out, load(x, at(k3)) / (l1 ? r0 : fcall("sqrt", r0)), at(k3)))};
+  } else { // CumSum
+    bool excl = n.attrInt("exclusive", 0) != 0, rev = n.attrInt("reverse", 0) != 0;
+    Expr k = rev ? imm(v.len - 1) - k1 : Expr(k1);
+    Expr xv = load(x, at(k));
+    body = {store(red, f32(0), imm(0)),
+            forLoop(k1, imm(0), imm(v.len),
+                    excl ? seq({store(out, r0, at(k)), store(red, r0 + xv, imm(0))})
+                         : seq({store(red, r0 + xv, imm(0)), store(out, r0, at(k))}))};
+  }
+  return forLoop(o, imm(0), imm(v.outer),
+                 forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, seq(body))));
+}
+
+Stmt lowerLrn(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  double alpha = n.attrFloat("alpha", 1e-4), beta = n.attrFloat("beta", 0.75);
+  double bias = n.attrFloat("bias", 1.0);
+  int64_t size = n.attrInt("size", 1), lo = (size - 1) / 2;
+  int64_t N = x->shape[0], C = x->shape[1], inner = x->numElements() / std::max<int64_t>(N * C, 1);
+  Var b = c.var("b"), ch = c.var("c"), i = c.var("i"), j = c.var("j");
+  Buffer red = Buffer::make(out->name + "_sq", kF, {1}, "local");
+  Expr cc = ch - lo + j;
+  Expr xv = load(x, (b * C + clampIdx(cc, C)) * inner + i);
+  Expr sq = select(cc >= 0 && cc < C, xv * xv, f32(0));
+  Expr at = (b * C + ch) * inner + i;
+  Stmt body =
+      seq({store(red, f32(0), imm(0)),
+           forLoop(j, imm(0), imm(size), store(red, load(red, imm(0)) + sq, imm(0))),
+           store(out,
+                 load(x, at) /
+                     call(kF, "pow",
+                          {f32(bias) + f32(alpha / static_cast<double>(size)) * load(red, imm(0)),
+                           f32(beta)}),
+                 at)});
+  return forLoop(
+      b, imm(0), imm(N),
+      forLoop(ch, imm(0), imm(C), forLoop(i, imm(0), imm(inner), AllocateNode::make(red, body))));
+}
+
+// TopK without scratch arrays: the j-th pick is the best element strictly after the previous
+// pick in (value, index) order, so k passes over the line give the sorted top k, ties by index.
+Stmt lowerTopK(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), vals = c.output(n, 0), idxs = c.output(n, 1);
+  size_t axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", -1), x->shape.size()));
+  int64_t k = n.attrInt("k", 1);
+  bool largest = n.attrInt("largest", 1) != 0;
+  AxisView v = axisView(x->shape, axis);
+  Var o = c.var("o"), i = c.var("i"), j = c.var("j"), q = c.var("q");
+  // red: previous value, previous index, best value, best index, take flag
+  Buffer red = Buffer::make(vals->name + "_sel", kF, {5}, "local");
+  auto R = [&](int s) { return load(red, imm(s)); };
+  Expr xv = load(x, (o * v.len + q) * v.inner + i), qf = toF(q);
+  Expr after =
+      largest ? (xv < R(0) || (xv == R(0) && qf > R(1))) : (xv > R(0) || (xv == R(0) && qf > R(1)));
+  Expr better = R(3) < f32(0) || (largest ? xv > R(2) : xv < R(2));
+  Expr oAt = (o * k + j) * v.inner + i;
+  Stmt pick = seq({store(red, largest ? -inf() : inf(), imm(2)), store(red, f32(-1), imm(3)),
+                   forLoop(q, imm(0), imm(v.len),
+                           seq({store(red, fsel(after && better), imm(4)),
+                                store(red, select(R(4) != f32(0), xv, R(2)), imm(2)),
+                                store(red, select(R(4) != f32(0), qf, R(3)), imm(3))})),
+                   store(vals, R(2), oAt), store(idxs, R(3), oAt), store(red, R(2), imm(0)),
+                   store(red, R(3), imm(1))});
+  Stmt body = seq({store(red, largest ? inf() : -inf(), imm(0)), store(red, f32(-1), imm(1)),
+                   forLoop(j, imm(0), imm(k), pick)});
+  return forLoop(o, imm(0), imm(v.outer),
+                 forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, body)));
+}
+
+Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  int64_t nc = x->shape[0] * x->shape[1], len = x->numElements() / std::max<int64_t>(nc, 1);
+  bool isMax = n.op == "GlobalMaxPool";
+  double p = static_cast<double>(n.attrInt("p", 2));
+  Var o = c.var("o"), r = c.var("r");
+  Expr acc = load(out, o), xv = load(x, o * len + r);
+  Expr step = isMax ? max(acc, xv) : acc + call(kF, "pow", {fcall("fabs", xv), f32(p)});
+  std::vector<Stmt> body{store(out, isMax ? -inf() : f32(0), o),
+                         forLoop(r, imm(0), imm(len), store(out, step, o))};
+  if (!isMax)
+    body.push_back(store(out, call(kF, "pow", {acc, f32(1.0 / p)}), o));
+  return forLoop(o, imm(0), imm(nc), seq(body));
+}
+
+} // namespace
+
+Stmt lowerExtMath(LowerCtx &c, const graph::Node &n) {
+  const std::string &op = n.op;
+  if (graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op))
+    return lowerMap(c, n);
+  if (graph::isReduceOp(op))
+    return lowerReduce(c, n);
+  if (op == "LayerNormalization" || op == "InstanceNormalization")
+    return lowerNormalize(c, n);
+  if (op == "LogSoftmax" || op == "Hardmax" || op == "LpNormalization" || op == "CumSum")
+    return lowerAlongAxis(c, n);
+  if (op == "LRN")
+    return lowerLrn(c, n);
+  if (op == "TopK")
+    return lowerTopK(c, n);
+  if (op == "GlobalMaxPool" || op == "GlobalLpPool")
+    return lowerGlobalPool(c, n);
+  return Stmt();
+}
+
+} // namespace npuc::tir::lower
