@@ -99,7 +99,7 @@ int64_t fixedValue(const YNode &y, const std::string &name, const Target &t) {
     for (int i = 0; i < kNumDtypes; ++i)
       if (s == kDtypeNames[i])
         return i;
-    y.error("unknown dtype '" + s + "' (expected fp16 or fp32)");
+    y.error("unknown dtype '" + s + "' (expected fp16, fp32, int8 or int32)");
   }
   if (name == "op") {
     int code = t.vector.opCode(s);

@@ -99,7 +99,7 @@ ElemType dtype(const YNode &y) {
   for (int i = 0; i < kNumDtypes; ++i)
     if (s == kDtypeNames[i])
       return static_cast<ElemType>(i);
-  y.error("unknown dtype '" + s + "' (expected fp16 or fp32)");
+  y.error("unknown dtype '" + s + "' (expected fp16, fp32, int8 or int32)");
 }
 
 void parseTensorUnit(const YNode &y, Target &t) {
@@ -110,8 +110,13 @@ void parseTensorUnit(const YNode &y, Target &t) {
   u.cols = static_cast<int>(y.req("cols").asIntIn(1, 4096));
   u.operandType = dtype(y.req("operand_dtype"));
   u.accType = dtype(y.req("acc_dtype"));
-  if (u.accType != ElemType::F32)
-    y.req("acc_dtype").error("the tensor unit accumulates in fp32 (Matmul semantics)");
+  // Matmul semantics: float operands accumulate in fp32, int8 operands in int32.
+  if (isIntegerType(u.operandType) ? (u.operandType != ElemType::I8 || u.accType != ElemType::I32)
+                                   : u.accType != ElemType::F32)
+    y.req("acc_dtype")
+        .error(std::string("operand_dtype ") + kDtypeNames[int(u.operandType)] +
+               " needs acc_dtype " + (isIntegerType(u.operandType) ? "int32" : "fp32") +
+               " (Matmul semantics: fp16/fp32 operands accumulate in fp32, int8 in int32)");
   YNode df = y.req("dataflow");
   u.dataflow = df.asString();
   if (u.dataflow != "weight-stationary" && u.dataflow != "output-stationary" &&

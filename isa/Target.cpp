@@ -24,7 +24,17 @@ const char *semanticsName(Semantics s) {
 }
 
 int elemBytes(ElemType t) {
-  return t == ElemType::F16 ? 2 : 4;
+  switch (t) {
+  case ElemType::F16:
+    return 2;
+  case ElemType::I8:
+    return 1;
+  case ElemType::F32:
+  case ElemType::I32:
+    return 4;
+  }
+  NPUC_ASSERT(false, "ElemType value out of range");
+  return 0;
 }
 
 const char *elemTypeName(ElemType t) {

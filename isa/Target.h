@@ -43,12 +43,16 @@ enum class Semantics { Dma, Matmul, Vector, Finish };
 const char *semanticsName(Semantics s);
 
 /// Element dtypes an instruction's dtype field can name, by code.
-enum class ElemType : int { F16 = 0, F32 = 1 };
+/// Integer types (int8 operands, int32 accumulators) are for quantised targets
+/// (configs/npu-int8.yaml, configs/vta-like.yaml); docs/ISA.md gives their rounding/saturation.
+enum class ElemType : int { F16 = 0, F32 = 1, I8 = 2, I32 = 3 };
 int elemBytes(ElemType t);
 const char *elemTypeName(ElemType t);
 /// Names of the dtype codes, index = ElemType value (the YAML and assembly spell dtypes so).
-inline constexpr const char *kDtypeNames[] = {"fp16", "fp32"};
-inline constexpr int kNumDtypes = 2;
+inline constexpr const char *kDtypeNames[] = {"fp16", "fp32", "int8", "int32"};
+inline constexpr int kNumDtypes = 4;
+/// Whether a dtype is one of the integer types.
+inline bool isIntegerType(ElemType t) { return t == ElemType::I8 || t == ElemType::I32; }
 
 /// The named fields a primitive reads, in the order of the comment above (opcode excluded;
 /// pop and push first). The loader requires each to be encoded or fixed by every instruction.

@@ -5,6 +5,7 @@
 // operand lies inside its level. The models then run without per-element checks.
 #include "simulator/Decode.h"
 
+#include "simulator/Hazards.h"
 #include "simulator/Simulator.h"
 #include "support/Error.h"
 
@@ -28,7 +29,7 @@ constexpr OpName kVecOps[] = {
 };
 
 int dtypeBytes(isa::ElemType t) {
-  return t == isa::ElemType::F16 ? 2 : 4;
+  return isa::elemBytes(t);
 }
 
 /// Reads one field: the instruction's own value, else the description's fixed value, else 0 when
@@ -115,8 +116,9 @@ private:
   }
 
   isa::ElemType dtype(int64_t v, const char *field) {
-    if (v != int64_t(isa::ElemType::F16) && v != int64_t(isa::ElemType::F32))
-      fail("{}: {}={} is not a known dtype code (0 = f16, 1 = f32)", where_, field, v);
+    if (v < 0 || v >= isa::kNumDtypes)
+      fail("{}: {}={} is not a known dtype code (0 = fp16, 1 = fp32, 2 = int8, 3 = int32)",
+           where_, field, v);
     return static_cast<isa::ElemType>(v);
   }
 
@@ -226,8 +228,12 @@ private:
       fail("{}: vector op '{}' (op={}) is not implemented by the simulator", where_,
            ops[static_cast<size_t>(code)], code);
     static const char *nNames[3] = {"n0", "n1", "n2"};
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
       o.n[i] = nonNegative(f.get(nNames[i], 1), nNames[i]);
+      if (i >= t_.vector.maxDims && o.n[i] > 1)
+        fail("{}: {}={} uses dimension {} but the vector unit has max_dims {}", where_, nNames[i],
+             o.n[i], i + 1, t_.vector.maxDims);
+    }
     auto operand = [&](Operand &x, const char *prefix) {
       std::string p = prefix;
       x.level = level(f.get((p + "_space").c_str()), (p + "_space").c_str());
@@ -298,7 +304,13 @@ std::vector<Decoded> decodeProgram(const isa::Target &t, const isa::Program &p, 
   out.reserve(p.instrs.size());
   Decoder dec(t, p, mem);
   for (size_t i = 0; i < p.instrs.size(); ++i) {
-    out.push_back(dec.decode(static_cast<int64_t>(i)));
+    try {
+      out.push_back(dec.decode(static_cast<int64_t>(i)));
+    } catch (const Error &e) {
+      // Illegal field values: name the program counter and the instruction's text too.
+      fail("{}\n  {}\n  engines: none started (the program is checked before it runs)", e.what(),
+           instrText(t, p, static_cast<int64_t>(i)));
+    }
     if (out.back().sem == isa::Semantics::Finish && i + 1 < p.instrs.size())
       fail("{}: follows the program's finish ({}); nothing may come after it",
            instrName(p, static_cast<int64_t>(i + 1)), instrName(p, static_cast<int64_t>(i)));

@@ -109,10 +109,32 @@ void loadFloats(const uint8_t *p, isa::ElemType t, int64_t count, float *out) {
 
 } // namespace
 
+/// int8 x int8 -> int32: exact products, int32 accumulation wrapping modulo 2^32 like the
+/// hardware's adders (VTA's GEMM core does the same).
+void executeMatmulInt8(const isa::TensorUnit &tu, const MatmulOp &o, Memory &mem) {
+  const int64_t m = o.m, k = o.k, n = o.n;
+  const int8_t *a = reinterpret_cast<const int8_t *>(mem.level(tu.aLevel).data() + o.aAddr);
+  const int8_t *b = reinterpret_cast<const int8_t *>(mem.level(tu.bLevel).data() + o.bAddr);
+  uint8_t *cp = mem.level(tu.accLevel).data() + o.cAddr;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t acc = 0;
+      if (o.accumulate)
+        std::memcpy(&acc, cp + 4 * (i * n + j), 4);
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += static_cast<uint32_t>(int32_t(a[i * k + kk]) * int32_t(b[kk * n + j]));
+      std::memcpy(cp + 4 * (i * n + j), &acc, 4);
+    }
+}
+
 void executeMatmul(const isa::TensorUnit &tu, const MatmulOp &o, Memory &mem) {
   const int64_t m = o.m, k = o.k, n = o.n;
   if (m == 0 || n == 0)
     return;
+  if (tu.operandType == isa::ElemType::I8) {
+    executeMatmulInt8(tu, o, mem);
+    return;
+  }
   // Thread-local scratch: the buffers are reused across the millions of matmuls of a model run.
   thread_local std::vector<float> a, b, c;
   a.resize(static_cast<size_t>(m * k));

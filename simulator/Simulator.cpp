@@ -13,12 +13,14 @@
 
 #include "simulator/Decode.h"
 #include "simulator/Functional.h"
+#include "simulator/Hazards.h"
 #include "simulator/Timing.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace npuc::sim {
 
@@ -27,12 +29,20 @@ namespace {
 struct Fifo {
   std::vector<int64_t> pushTimes; // arrival time of each token, in push order
   std::vector<int64_t> popTimes;  // time of each pop, in pop order
+  std::vector<int64_t> pushers, poppers; // program index of each push / pop
 };
 
 /// Why an engine's head instruction cannot start yet.
 struct Blocked {
   enum Kind { Ready, NotDispatched, NoToken, FifoFull } kind = Ready;
   int other = -1; // the engine whose token/slot it waits for
+};
+
+/// What fixed a ready instruction's start, for the critical path: the instruction whose end
+/// (engine free, token arrival) or start (dispatch slot, token-queue slot) it equals.
+struct Cause {
+  int64_t instr = -1;
+  int64_t ready = 0; // max(engine free, dispatch): when it could have started without tokens
 };
 
 class Scheduler {
@@ -50,6 +60,17 @@ public:
     pos_.assign(code_.size(), 0);
     dispatch_.assign(code_.size(), -1);
     start_.assign(code_.size(), -1);
+    end_.assign(code_.size(), -1);
+    pred_.assign(code_.size(), -1);
+    dispatchSrc_.assign(code_.size(), -1);
+    lastOnEngine_.assign(E, -1);
+    if (opt_.check)
+      checker_ = std::make_unique<HazardChecker>(t_, p_);
+    stats_.levels.resize(t_.levels.size());
+    for (const isa::MemoryLevel &l : t_.levels)
+      if (static_cast<size_t>(l.index) < stats_.levels.size())
+        stats_.levels[static_cast<size_t>(l.index)].name = l.name;
+    levelStall_.assign(stats_.levels.size(), 0);
     for (const Decoded &d : code_)
       if (d.engine >= 0) {
         pos_[static_cast<size_t>(d.index)] = static_cast<int64_t>(queue_[d.engine].size());
@@ -80,6 +101,7 @@ public:
         deadlock();
       execute(best, bestStart);
     }
+    finishStats();
     return std::move(stats_);
   }
 
@@ -104,21 +126,30 @@ private:
           int64_t older = queue_[static_cast<size_t>(d.engine)][static_cast<size_t>(k - depth)];
           if (start_[static_cast<size_t>(older)] < 0)
             return; // the queue is full until that instruction starts
-          when = std::max(when, start_[static_cast<size_t>(older)]);
+          if (start_[static_cast<size_t>(older)] > when) {
+            when = start_[static_cast<size_t>(older)];
+            lastDispatchSrc_ = older;
+          }
         }
       }
       dispatch_[nextDispatch_] = lastDispatch_ = when;
+      dispatchSrc_[nextDispatch_] = lastDispatchSrc_;
       ++nextDispatch_;
     }
   }
 
   /// Whether engine e's head can start, and if so at which cycle.
-  Blocked check(int e, int64_t &s) {
+  Blocked check(int e, int64_t &s, Cause *cause = nullptr) {
     int64_t i = headOf(e);
     const Decoded &d = code_[static_cast<size_t>(i)];
     if (dispatch_[static_cast<size_t>(i)] < 0)
       return {Blocked::NotDispatched, -1};
-    s = std::max(free_[static_cast<size_t>(e)], dispatch_[static_cast<size_t>(i)]);
+    const size_t ue = static_cast<size_t>(e);
+    s = std::max(free_[ue], dispatch_[static_cast<size_t>(i)]);
+    Cause c;
+    c.ready = s;
+    c.instr = free_[ue] >= dispatch_[static_cast<size_t>(i)] ? lastOnEngine_[ue]
+                                                              : dispatchSrc_[size_t(i)];
     const int E = static_cast<int>(t_.engines.size());
     for (int q = 0; q < E; ++q) {
       if (d.pop >> q & 1) {
@@ -126,7 +157,10 @@ private:
         size_t next = f.popTimes.size();
         if (f.pushTimes.size() <= next)
           return {Blocked::NoToken, q};
-        s = std::max(s, f.pushTimes[next]);
+        if (f.pushTimes[next] > s) {
+          s = f.pushTimes[next];
+          c.instr = f.pushers[next];
+        }
       }
       if (d.push >> q & 1) {
         Fifo &f = fifo(e, q);
@@ -135,10 +169,15 @@ private:
         if (depth > 0 && j >= depth) {
           if (static_cast<int64_t>(f.popTimes.size()) <= j - depth)
             return {Blocked::FifoFull, q};
-          s = std::max(s, f.popTimes[static_cast<size_t>(j - depth)]);
+          if (f.popTimes[static_cast<size_t>(j - depth)] > s) {
+            s = f.popTimes[static_cast<size_t>(j - depth)];
+            c.instr = f.poppers[static_cast<size_t>(j - depth)];
+          }
         }
       }
     }
+    if (cause)
+      *cause = c;
     return {};
   }
 
@@ -171,20 +210,39 @@ private:
 
   void execute(int e, int64_t s) {
     int64_t i = headOf(e);
-    const Decoded &d = code_[static_cast<size_t>(i)];
+    const size_t ui = static_cast<size_t>(i), ue = static_cast<size_t>(e);
+    const Decoded &d = code_[ui];
     const int E = static_cast<int>(t_.engines.size());
+    Cause cause;
+    check(e, s, &cause);
+    if (checker_) {
+      std::string hazard = checker_->check(d, e);
+      if (!hazard.empty())
+        fail("{}\n  engines at cycle {}:{}", hazard, s, engineStates(e, s));
+    }
     for (int q = 0; q < E; ++q)
-      if (d.pop >> q & 1)
+      if (d.pop >> q & 1) {
         fifo(q, e).popTimes.push_back(s);
+        fifo(q, e).poppers.push_back(i);
+      }
     int64_t dur = duration(d, s);
-    int64_t stall = banks_.stall(d, e, s, s + dur);
+    int64_t stall = banks_.stall(d, e, s, s + dur, &levelStall_);
     int64_t end = s + dur + stall;
     for (int q = 0; q < E; ++q)
-      if (d.push >> q & 1)
+      if (d.push >> q & 1) {
         fifo(e, q).pushTimes.push_back(end);
-    start_[static_cast<size_t>(i)] = s;
-    free_[static_cast<size_t>(e)] = end;
-    ++head_[static_cast<size_t>(e)];
+        fifo(e, q).pushers.push_back(i);
+      }
+    start_[ui] = s;
+    end_[ui] = end;
+    pred_[ui] = cause.instr;
+    free_[ue] = end;
+    lastOnEngine_[ue] = i;
+    ++head_[ue];
+    stats_.engines[ue].tokenWaitCycles += s - cause.ready;
+    stats_.engines[ue].bankConflictStallCycles += stall;
+    if (opt_.trace)
+      recordActivity(d, s, dur, end);
 
     if (opt_.functional) {
       switch (d.sem) {
@@ -212,6 +270,131 @@ private:
     stats_.totalCycles = std::max(stats_.totalCycles, end);
     if (opt_.trace)
       stats_.trace.push_back({e, i, s, end, d.desc->mnemonic});
+  }
+
+  /// Counter-track deltas: DRAM bytes/cycle while a DMA's DRAM transfer runs, and per on-chip
+  /// level the number of instructions touching it.
+  void recordActivity(const Decoded &d, int64_t s, int64_t dur, int64_t end) {
+    if (d.dramRead + d.dramWritten > 0) {
+      int64_t bytes = d.dramRead + d.dramWritten;
+      // The transfer proper ends before the fixed latency terms; it lasts at least
+      // bytes / bandwidth cycles.
+      int64_t fixed = dmaCycles(t_, *d.desc, 0, true);
+      int64_t xferEnd = std::max(s + 1, s + dur - fixed);
+      int64_t xfer = std::max<int64_t>(
+          1, static_cast<int64_t>(std::ceil(double(bytes) / t_.dram.bytesPerCycle)));
+      int64_t xferStart = std::max(s, xferEnd - xfer);
+      double rate = double(bytes) / double(xferEnd - xferStart);
+      dramDeltas_.push_back({xferStart, rate});
+      dramDeltas_.push_back({xferEnd, -rate});
+    }
+    uint64_t seen = 0;
+    for (const AccessRange &r : d.ranges) {
+      if (r.level == mem_.dramIndex() || r.level >= 64 || (seen >> r.level & 1))
+        continue;
+      seen |= uint64_t(1) << r.level;
+      if (levelDeltas_.size() <= static_cast<size_t>(r.level))
+        levelDeltas_.resize(static_cast<size_t>(r.level) + 1);
+      levelDeltas_[static_cast<size_t>(r.level)].push_back({s, 1});
+      levelDeltas_[static_cast<size_t>(r.level)].push_back({end, -1});
+    }
+  }
+
+  static std::vector<CounterSample> integrate(std::vector<CounterSample> deltas) {
+    std::stable_sort(deltas.begin(), deltas.end(),
+                     [](const CounterSample &a, const CounterSample &b) { return a.time < b.time; });
+    std::vector<CounterSample> out;
+    double v = 0;
+    for (const CounterSample &c : deltas) {
+      v += c.value;
+      if (std::abs(v) < 1e-9)
+        v = 0;
+      if (!out.empty() && out.back().time == c.time)
+        out.back().value = v;
+      else
+        out.push_back({c.time, v});
+    }
+    return out;
+  }
+
+  void finishStats() {
+    const int64_t total = stats_.totalCycles;
+    for (EngineStats &es : stats_.engines)
+      es.idleCycles = std::max<int64_t>(0, total - es.busyCycles - es.tokenWaitCycles);
+    for (size_t l = 0; l < stats_.levels.size(); ++l)
+      stats_.levels[l].bankConflictStallCycles = levelStall_[l];
+    double cap = t_.dram.bytesPerCycle * double(total);
+    stats_.dramUtilization =
+        cap > 0 ? double(stats_.dramBytesRead + stats_.dramBytesWritten) / cap : 0.0;
+    // Critical path: from the instruction that ends last, follow what fixed each start.
+    int64_t cur = -1;
+    for (size_t i = 0; i < end_.size(); ++i)
+      if (end_[i] >= 0 && (cur < 0 || end_[i] > end_[size_t(cur)]))
+        cur = static_cast<int64_t>(i);
+    int64_t tcur = total;
+    while (cur >= 0) {
+      const size_t uc = static_cast<size_t>(cur);
+      int64_t s = start_[uc];
+      int eng = code_[uc].engine;
+      if (eng >= 0)
+        stats_.engines[static_cast<size_t>(eng)].criticalPathCycles += tcur - s;
+      else
+        stats_.criticalPathOtherCycles += tcur - s;
+      tcur = s;
+      int64_t p = pred_[uc];
+      // A predecessor ends (or starts) exactly at s; anything else is time no instruction
+      // accounts for.
+      if (p < 0 || (end_[size_t(p)] != s && start_[size_t(p)] != s))
+        break;
+      if (end_[size_t(p)] != s) {
+        // Bound by p's start (a queue slot): continue from p with nothing to add for it.
+        tcur = start_[size_t(p)];
+      }
+      cur = p;
+    }
+    stats_.criticalPathOtherCycles += tcur;
+    if (opt_.trace) {
+      stats_.dramCounter = integrate(std::move(dramDeltas_));
+      stats_.levelActivity.resize(stats_.levels.size());
+      for (size_t l = 0; l < levelDeltas_.size() && l < stats_.levels.size(); ++l)
+        stats_.levelActivity[l] = integrate(std::move(levelDeltas_[l]));
+    }
+  }
+
+  /// One line per engine: what it is doing at cycle `now` (for hazard diagnostics).
+  std::string engineStates(int current, int64_t now) {
+    std::string out;
+    for (size_t e = 0; e < queue_.size(); ++e) {
+      std::string st;
+      int64_t last = lastOnEngine_[e];
+      if (static_cast<int>(e) == current) {
+        st = fmt::format("starting {}", instrName(p_, headOf(current)));
+      } else if (last >= 0 && end_[size_t(last)] > now) {
+        st = fmt::format("running {} (cycles {}..{})", instrName(p_, last), start_[size_t(last)],
+                         end_[size_t(last)]);
+      } else if (head_[e] < queue_[e].size()) {
+        int64_t s = 0;
+        Blocked b = check(static_cast<int>(e), s);
+        std::string next = instrName(p_, headOf(static_cast<int>(e)));
+        if (b.kind == Blocked::NoToken)
+          st = fmt::format("waiting at {} for a token from '{}'", next,
+                           t_.engines[size_t(b.other)].name);
+        else if (b.kind == Blocked::FifoFull)
+          st = fmt::format("waiting at {} for room in its token queue to '{}'", next,
+                           t_.engines[size_t(b.other)].name);
+        else if (b.kind == Blocked::NotDispatched)
+          st = fmt::format("idle; {} not dispatched yet", next);
+        else
+          st = fmt::format("idle; {} can start at cycle {}", next, s);
+      } else {
+        st = "done";
+      }
+      if (last >= 0 && static_cast<int>(e) != current && end_[size_t(last)] <= now)
+        st += fmt::format("; last started {} ended at cycle {}", instrName(p_, last),
+                          end_[size_t(last)]);
+      out += fmt::format("\n    {}: {}", t_.engines[e].name, st);
+    }
+    return out;
   }
 
   [[noreturn]] void deadlock() {
@@ -251,8 +434,14 @@ private:
   std::vector<int64_t> free_;                   // per engine: busy until
   std::vector<Fifo> fifos_;                     // producer * E + consumer
   std::vector<int64_t> pos_, dispatch_, start_; // per instruction
+  std::vector<int64_t> end_, pred_, dispatchSrc_; // per instruction
+  std::vector<int64_t> lastOnEngine_;             // per engine: last started instruction
+  std::vector<int64_t> levelStall_;               // per level: bank stall cycles
+  std::vector<CounterSample> dramDeltas_;
+  std::vector<std::vector<CounterSample>> levelDeltas_;
+  std::unique_ptr<HazardChecker> checker_;
   size_t nextDispatch_ = 0;
-  int64_t lastDispatch_ = 0;
+  int64_t lastDispatch_ = 0, lastDispatchSrc_ = -1;
   SimStats stats_;
 };
 

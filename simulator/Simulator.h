@@ -46,8 +46,30 @@ struct TraceEvent {
 
 struct EngineStats {
   std::string name;
-  int64_t busyCycles = 0;
+  int64_t busyCycles = 0; // sum of instruction durations (bank stalls included)
   int64_t instructions = 0;
+  /// Cycles the engine had a dispatched head instruction that could not start because a token
+  /// it pops (or room in a token queue it pushes to) had not arrived: time lost to ordering.
+  int64_t tokenWaitCycles = 0;
+  /// totalCycles - busyCycles - tokenWaitCycles: nothing to do (queue empty or not dispatched).
+  int64_t idleCycles = 0;
+  int64_t bankConflictStallCycles = 0; // part of busyCycles
+  /// Critical path composition: cycles of the run's critical path spent in this engine's
+  /// instructions (the path walks back from the last instruction through whatever made each
+  /// instruction start when it did: its engine's previous instruction, or a token's producer).
+  int64_t criticalPathCycles = 0;
+};
+
+/// Per memory level (index = MemoryLevel::index).
+struct LevelStats {
+  std::string name;
+  int64_t bankConflictStallCycles = 0; // stalls of instructions conflicting on this level's banks
+};
+
+/// One point of a counter track in the trace: from `time` on, `value` is in effect.
+struct CounterSample {
+  int64_t time = 0;
+  double value = 0;
 };
 
 struct SimStats {
@@ -56,13 +78,28 @@ struct SimStats {
   int64_t dramBytesRead = 0;
   int64_t dramBytesWritten = 0;
   int64_t bankConflictStallCycles = 0;
+  /// DRAM bandwidth utilisation: (dramBytesRead + dramBytesWritten) /
+  /// (dram.bytesPerCycle * totalCycles), in [0, 1].
+  double dramUtilization = 0;
+  /// Cycles on the critical path not spent in any instruction (dispatch waits); with the
+  /// engines' criticalPathCycles it sums to totalCycles.
+  int64_t criticalPathOtherCycles = 0;
   std::vector<EngineStats> engines; // indexed by engine index
+  std::vector<LevelStats> levels;   // indexed by level index
   std::vector<TraceEvent> trace;    // filled when SimOptions::trace
+  /// Counter tracks, filled when SimOptions::trace: DRAM bytes/cycle in flight, and per level
+  /// the number of instructions touching its banks (`levelActivity[level]`).
+  std::vector<CounterSample> dramCounter;
+  std::vector<std::vector<CounterSample>> levelActivity;
 };
 
 struct SimOptions {
   bool trace = false;
-  bool functional = true; // false: timing only (data untouched)
+  /// false: timing only (no data is read or written); the cycle count is exactly the same.
+  bool functional = true;
+  /// Hazard checking (docs/SIMULATOR.md): races between engines on overlapping bytes with no
+  /// token ordering, misaligned accesses. A hazard is an npuc::Error. Off only for speed runs.
+  bool check = true;
 };
 
 /// Runs `p` to completion. Throws npuc::Error on deadlock, out-of-bounds access or a malformed

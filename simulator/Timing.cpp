@@ -130,7 +130,8 @@ BankModel::BankModel(const isa::Target &t) {
   }
 }
 
-int64_t BankModel::stall(const Decoded &d, int engine, int64_t start, int64_t end) {
+int64_t BankModel::stall(const Decoded &d, int engine, int64_t start, int64_t end,
+                         std::vector<int64_t> *perLevel) {
   int64_t total = 0;
   std::vector<int> seen, added;
   for (const AccessRange &r : d.ranges) {
@@ -170,6 +171,8 @@ int64_t BankModel::stall(const Decoded &d, int engine, int64_t start, int64_t en
       levelStall += overlap * shared / (mine * lv.ports);
     }
     total += levelStall;
+    if (perLevel && levelStall > 0)
+      (*perLevel)[static_cast<size_t>(r.level)] += levelStall;
     lv.active.push_back({engine, start, end, std::move(bits)});
     added.push_back(r.level);
   }

@@ -40,8 +40,9 @@ class BankModel {
 public:
   explicit BankModel(const isa::Target &t);
   /// Stall cycles for `d` on `engine`, running [start, end) before stalls; then records it as
-  /// active until end + stall.
-  int64_t stall(const Decoded &d, int engine, int64_t start, int64_t end);
+  /// active until end + stall. When `perLevel` is given, each level's share is added to it.
+  int64_t stall(const Decoded &d, int engine, int64_t start, int64_t end,
+                std::vector<int64_t> *perLevel = nullptr);
 
 private:
   struct Active {

@@ -3,7 +3,8 @@
 // One thread track per engine (pid 0, tid = engine index, named by metadata events), one "X"
 // slice per instruction with cycles shown as microseconds. Very long runs are condensed: above
 // kMaxEvents slices, consecutive instructions with the same mnemonic on one engine merge into a
-// single slice ("mnemonic xN") so the file stays loadable.
+// single slice ("mnemonic xN") so the file stays loadable. Counter ("C") events add a DRAM
+// bandwidth track and one activity track per on-chip level.
 #include "simulator/Simulator.h"
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,24 @@ std::string traceToJson(const isa::Target &t, const SimStats &stats) {
   }
   for (size_t e = 0; e < open.size(); ++e)
     flush(e);
+  // Counter tracks: DRAM bandwidth in use and, per banked on-chip level, how many instructions
+  // touch it (two or more from different engines is where bank conflicts can happen).
+  for (const CounterSample &c : stats.dramCounter)
+    events.push_back({{"name", "dram bytes/cycle"},
+                      {"ph", "C"},
+                      {"pid", 0},
+                      {"ts", c.time},
+                      {"args", {{"bytes_per_cycle", c.value}}}});
+  for (size_t l = 0; l < stats.levelActivity.size(); ++l) {
+    std::string name = (l < stats.levels.size() ? stats.levels[l].name : std::to_string(l)) +
+                       " active instructions";
+    for (const CounterSample &c : stats.levelActivity[l])
+      events.push_back({{"name", name},
+                        {"ph", "C"},
+                        {"pid", 0},
+                        {"ts", c.time},
+                        {"args", {{"instructions", c.value}}}});
+  }
   nlohmann::json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
   return doc.dump();
 }

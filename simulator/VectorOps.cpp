@@ -15,16 +15,34 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace npuc::sim {
 
 namespace {
+
+/// Integer results: round to nearest (ties to even), then saturate to the type's range; NaN
+/// becomes 0. This is the quantised targets' requantisation (docs/ISA.md).
+template <typename I> inline I saturate(float v) {
+  if (std::isnan(v))
+    return 0;
+  double r = std::nearbyint(double(v));
+  double lo = double(std::numeric_limits<I>::min()), hi = double(std::numeric_limits<I>::max());
+  return static_cast<I>(std::min(hi, std::max(lo, r)));
+}
 
 inline float load(const uint8_t *p, isa::ElemType t) {
   if (t == isa::ElemType::F32) {
     float f;
     std::memcpy(&f, p, 4);
     return f;
+  }
+  if (t == isa::ElemType::I8)
+    return float(static_cast<int8_t>(*p));
+  if (t == isa::ElemType::I32) {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return float(i); // exact for |i| < 2^24
   }
   uint16_t h;
   std::memcpy(&h, p, 2);
@@ -34,6 +52,11 @@ inline float load(const uint8_t *p, isa::ElemType t) {
 inline void store(uint8_t *p, isa::ElemType t, float v) {
   if (t == isa::ElemType::F32) {
     std::memcpy(p, &v, 4);
+  } else if (t == isa::ElemType::I8) {
+    *p = static_cast<uint8_t>(saturate<int8_t>(v));
+  } else if (t == isa::ElemType::I32) {
+    int32_t i = saturate<int32_t>(v);
+    std::memcpy(p, &i, 4);
   } else {
     uint16_t h = floatToHalf(v);
     std::memcpy(p, &h, 2);

@@ -55,7 +55,10 @@ int main(int argc, char **argv) {
 
   std::string disasmPkg;
   auto *d = app.add_subcommand("disasm", "disassemble a package's NPU programs");
-  d->add_option("package", disasmPkg, ".npub package")->required();
+  d->add_option("package", disasmPkg, ".npub package, or a program binary (.bin) with --target")
+      ->required();
+  std::string disasmTarget;
+  d->add_option("--target", disasmTarget, "target YAML: disassemble a program binary");
 
   InspectArgs inspect;
   auto *i = app.add_subcommand("inspect", "show a package's partition, tiling and instructions");
@@ -75,7 +78,10 @@ int main(int argc, char **argv) {
   s->add_option("--report", sim.report, "write the JSON report here");
   s->add_option("--trace", sim.trace, "write a Chrome trace here");
   s->add_option("--dram-init", sim.dramInit, "load FILE at DRAM byte address: FILE@ADDR");
-  s->add_option("--dump", sim.dumps, "after the run, write DRAM bytes: ADDR:BYTES=FILE");
+  s->add_option("--dump", sim.dumps,
+                "after the run, write REGION=FILE.npy (a .region) or DRAM bytes ADDR:BYTES=FILE");
+  s->add_flag("--no-check", sim.noCheck, "skip hazard checking (speed measurements only)");
+  s->add_flag("--timing-only", sim.timingOnly, "no data: cycles only (same count as functional)");
   s->add_option("--dram-bytes", sim.dramBytes, "DRAM image size (default: target's, <= 64 MiB)");
 
   DemoArgs demo;
@@ -123,7 +129,8 @@ int main(int argc, char **argv) {
     else if (*f)
       cmdRef(ref, std::cout);
     else if (*d)
-      cmdDisasm(disasmPkg, std::cout);
+      disasmTarget.empty() ? cmdDisasm(disasmPkg, std::cout)
+                           : cmdDisasmProgram(disasmPkg, disasmTarget, std::cout);
     else if (*i)
       cmdInspect(inspect, std::cout);
     else if (*as)

@@ -61,11 +61,11 @@ TEST(Assembly, HandWrittenProgram) {
   EXPECT_EQ(p.instrs[2].get("pop"), 31);
 
   std::string dis = disassemble(t, p);
-  EXPECT_EQ(dis, "ld push=0x2 src_addr=4096 dst_space=l1 dst_addr=128 elem_bytes=2 n0=64 n1=1 "
+  EXPECT_EQ(dis, "ld push=feed src_addr=4096 dst_space=l1 dst_addr=128 elem_bytes=2 n0=64 n1=1 "
                  "n2=1\n"
                  "vop op=relu dst_space=l1 src1_space=acc src1_dtype=fp32 n0=16 "
                  "imm0=0x3f800000\n"
-                 "finish pop=0x1f\n");
+                 "finish pop=load|feed|tensor|vector|store\n");
   EXPECT_EQ(disassemble(t, assemble(t, dis, "dis.s")), dis);
 }
 
@@ -109,4 +109,52 @@ TEST(Assembly, Errors) {
   expectAsmError(t, "vop dst_space=l9\n", {"bad value 'l9'"});
   // Fixed fields may be restated with their value, by number or by name.
   EXPECT_NO_THROW(assemble(t, "ld src_space=dram\nst dst_space=0\n", "prog.s"));
+}
+
+TEST(Assembly, LabelsRegionsAndTokenNames) {
+  Target t = base();
+  std::string text = ".region weights l1 0x1000 4096 fp16 32x64   # 32x64 fp16 = 4096 bytes\n"
+                     ".region in dram 0x200 128\n"
+                     "start:\n"
+                     "  ld push=feed|tensor src_addr=in+64 dst_space=l1 dst_addr=weights+64 "
+                     "elem_bytes=2 n0=4\n"
+                     "mid: again: mov pop=load push=0x4|vector src_space=l1 src_addr=weights "
+                     "dst_space=l0a dst_addr=weights-0x1000\n"
+                     "end:\n";
+  AsmSymbols sym;
+  Program p = assemble(t, text, "prog.s", &sym);
+  ASSERT_EQ(p.instrs.size(), 2u);
+  EXPECT_EQ(p.instrs[0].get("src_addr"), 0x200 + 64);
+  EXPECT_EQ(p.instrs[0].get("dst_addr"), 0x1000 + 64);
+  EXPECT_EQ(p.instrs[0].get("push"), (1 << 1) | (1 << 2)); // feed is engine 1, tensor 2
+  EXPECT_EQ(p.instrs[1].get("pop"), 1);
+  EXPECT_EQ(p.instrs[1].get("push"), 4 | 8);
+  EXPECT_EQ(p.instrs[1].get("src_addr"), 0x1000);
+  EXPECT_EQ(p.instrs[1].get("dst_addr"), 0);
+  std::map<std::string, int64_t> labels = {{"start", 0}, {"mid", 1}, {"again", 1}, {"end", 2}};
+  EXPECT_EQ(sym.labels, labels);
+  ASSERT_EQ(sym.regions.size(), 2u);
+  EXPECT_EQ(sym.regions[0].name, "weights");
+  EXPECT_EQ(sym.regions[0].level, 1);
+  EXPECT_EQ(sym.regions[0].dtype, "fp16");
+  EXPECT_EQ(sym.regions[0].shape, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(sym.regions[1].dtype, "u8");
+  // Disassembly names the engines; it carries no regions or labels but the same bytes.
+  std::string dis = disassemble(t, p);
+  EXPECT_NE(dis.find("ld push=feed|tensor src_addr=576"), std::string::npos) << dis;
+  EXPECT_EQ(encode(t, assemble(t, dis, "dis.s")), encode(t, p));
+
+  expectAsmError(t, "a:\na:\n", {"prog.s:2: label 'a' defined twice"});
+  expectAsmError(t, "1x: finish\n", {"prog.s:1: bad label '1x'"});
+  expectAsmError(t, ".region r l7 0 64\n", {"prog.s:1: region 'r': unknown memory level 'l7'"});
+  expectAsmError(t, ".region r l1 0xffff0 0x100\n",
+                 {"prog.s:1: region 'r' [0xffff0, 0x1000f0) lies outside level 'l1'"});
+  expectAsmError(t, ".region r l1 0 64\n.region r l1 64 64\n",
+                 {"prog.s:2: region 'r' defined twice"});
+  expectAsmError(t, ".region r l1 0 64 fp32 4x5\n",
+                 {"prog.s:1: region 'r': 64 bytes is not 20 fp32 elements"});
+  expectAsmError(t, ".region r l1 0 64 bf16\n", {"unknown dtype 'bf16'"});
+  expectAsmError(t, ".org 5\n", {"prog.s:1: unknown directive '.org'"});
+  expectAsmError(t, "ld dst_addr=nowhere+4\n", {"prog.s:1: bad value 'nowhere+4'"});
+  expectAsmError(t, "ld push=load|dsp\n", {"prog.s:1: bad value 'load|dsp' for field 'push'"});
 }

@@ -142,3 +142,48 @@ TEST(Load, EnumNames) {
   EXPECT_EQ(f.maxValue(), 255);
   EXPECT_EQ(f.minValue(), 0);
 }
+
+// The presets' numbers come from the description of each machine (VTA's default
+// configuration; a datacenter core; int8/int32 edge NPU), not from the loader.
+TEST(Load, VtaLikeIsVtasDefaultConfiguration) {
+  Target t = loadTarget(configPath("vta-like.yaml"));
+  EXPECT_EQ(t.tensor.rows, 16);
+  EXPECT_EQ(t.tensor.cols, 16);
+  EXPECT_EQ(t.tensor.peakMacsPerCycle(), 256);
+  EXPECT_EQ(t.tensor.operandType, ElemType::I8);
+  EXPECT_EQ(t.tensor.accType, ElemType::I32);
+  EXPECT_EQ(t.levels[size_t(t.tensor.aLevel)].size, 32 * 1024);
+  EXPECT_EQ(t.levels[size_t(t.tensor.bLevel)].size, 256 * 1024);
+  EXPECT_EQ(t.levels[size_t(t.tensor.accLevel)].size, 128 * 1024);
+  ASSERT_EQ(t.engines.size(), 3u);
+  EXPECT_EQ(t.engines[0].name, "load");
+  EXPECT_EQ(t.engines[1].name, "compute");
+  EXPECT_EQ(t.engines[2].name, "store");
+  // GEMM and ALU share the compute module.
+  EXPECT_EQ(t.findInstr("gemm")->engine, 1);
+  EXPECT_EQ(t.findInstr("alu")->engine, 1);
+}
+
+TEST(Load, NpuLargeAndInt8) {
+  Target base = loadTarget(configPath("npu-base.yaml"));
+  Target large = loadTarget(configPath("npu-large.yaml"));
+  EXPECT_GT(large.tensor.peakMacsPerCycle(), base.tensor.peakMacsPerCycle());
+  EXPECT_GT(large.level("l1").banks, base.level("l1").banks);
+  EXPECT_GT(large.dram.bytesPerCycle, base.dram.bytesPerCycle);
+  EXPECT_EQ(large.tensor.peakMacsPerCycle(), 64 * 64);
+  Target i8 = loadTarget(configPath("npu-int8.yaml"));
+  EXPECT_EQ(i8.tensor.operandType, ElemType::I8);
+  EXPECT_EQ(i8.tensor.accType, ElemType::I32);
+  EXPECT_EQ(elemBytes(ElemType::I8), 1);
+  EXPECT_EQ(elemBytes(ElemType::I32), 4);
+  EXPECT_STREQ(elemTypeName(ElemType::I32), "int32");
+}
+
+TEST(Load, IntegerOperandsNeedInt32Accumulators) {
+  expectParseError(edit(baseText(), "operand_dtype: fp16", "operand_dtype: int8"),
+                   {"tensor_unit.acc_dtype", "operand_dtype int8 needs acc_dtype int32"});
+  expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: int32"),
+                   {"operand_dtype fp16 needs acc_dtype fp32"});
+  expectParseError(edit(baseText(), "operand_dtype: fp16", "operand_dtype: int4"),
+                   {"unknown dtype 'int4' (expected fp16, fp32, int8 or int32)"});
+}

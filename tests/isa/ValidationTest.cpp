@@ -132,8 +132,10 @@ TEST(Validation, Units) {
       {"vector_unit.ops: the vector op list is empty"});
   expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, copy,"),
                    {"vector_unit.ops[1]: duplicate vector op 'copy'"});
+  expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: bf16"),
+                   {"tensor_unit.acc_dtype: unknown dtype 'bf16'"});
   expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: int8"),
-                   {"tensor_unit.acc_dtype: unknown dtype 'int8'"});
+                   {"tensor_unit.acc_dtype: operand_dtype fp16 needs acc_dtype fp32"});
   expectParseError(edit(baseText(), "max_dims: 3", "max_dims: 4"),
                    {"vector_unit.max_dims: value 4 is out of range [1, 3]"});
 }

@@ -228,10 +228,16 @@ TEST(SimTrace, ChromeJsonHasOneTrackPerEngine) {
   ASSERT_EQ(s.trace.size(), 2u);
   nlohmann::json j = nlohmann::json::parse(sim::traceToJson(*t, s));
   int names = 0, slices = 0;
+  std::vector<std::pair<int64_t, double>> dram, l1;
   for (const auto &ev : j.at("traceEvents")) {
     if (ev.at("ph") == "M") {
       ++names;
       EXPECT_EQ(ev.at("args").at("name"), t->engines[ev.at("tid").get<size_t>()].name);
+    } else if (ev.at("ph") == "C") {
+      if (ev.at("name") == "dram bytes/cycle")
+        dram.emplace_back(ev.at("ts"), ev.at("args").at("bytes_per_cycle"));
+      if (ev.at("name") == "l1 active instructions")
+        l1.emplace_back(ev.at("ts"), ev.at("args").at("instructions"));
     } else {
       ++slices;
       EXPECT_EQ(ev.at("ph"), "X");
@@ -244,6 +250,13 @@ TEST(SimTrace, ChromeJsonHasOneTrackPerEngine) {
   }
   EXPECT_EQ(names, 5);
   EXPECT_EQ(slices, 2);
+  // DRAM counter: the load's 320 bytes cross DRAM at its 16 B/cycle in cycles [0, 20), after
+  // which the 100-cycle latency runs with no data moving.
+  std::vector<std::pair<int64_t, double>> wantDram = {{0, 16.0}, {20, 0.0}};
+  EXPECT_EQ(dram, wantDram);
+  // L1 activity: the load occupies L1 [0, 120), the vop [120, 122).
+  std::vector<std::pair<int64_t, double>> wantL1 = {{0, 1.0}, {120, 1.0}, {122, 0.0}};
+  EXPECT_EQ(l1, wantL1);
 }
 
 } // namespace

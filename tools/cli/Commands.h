@@ -66,7 +66,8 @@ struct AsmArgs {
 struct SimArgs {
   std::string program, target, report, trace;
   std::vector<std::string> dramInit; // FILE@ADDR
-  std::vector<std::string> dumps;    // ADDR:BYTES=FILE
+  std::vector<std::string> dumps;    // REGION=FILE.npy or ADDR:BYTES=FILE
+  bool noCheck = false, timingOnly = false;
   int64_t dramBytes = 0;             // 0: the target's DRAM size, capped (see ProgramCommands)
 };
 struct OptArgs {
@@ -93,6 +94,9 @@ void cmdDisasm(const std::string &package, std::ostream &out);
 void cmdInspect(const InspectArgs &a, std::ostream &out);
 void cmdAsm(const AsmArgs &a, std::ostream &out);
 void cmdSim(const SimArgs &a, std::ostream &out);
+/// Disassembles a program binary (`npuc asm` output) against a target: `npuc asm` of the text
+/// gives the same bytes back.
+void cmdDisasmProgram(const std::string &binary, const std::string &target, std::ostream &out);
 /// `npuc opt`: runs a TIR pass pipeline on a .tir file and prints the result (tools/cli/Opt.cpp).
 /// Returns false when a chunk of a --split-input-file run failed (its error went to `err`).
 bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err);

@@ -1,8 +1,10 @@
-// ProgramCommands.cpp - `npuc asm` and `npuc sim`: hand-written NPU programs without a model.
+// ProgramCommands.cpp - `npuc asm`, `npuc sim` and `npuc disasm PROG.bin --target T`:
+// hand-written NPU programs without a model.
 //
 // These exist to exercise the ISA and the simulator directly (microbenchmarks, bring-up of a new
-// target YAML). DRAM starts zeroed; --dram-init places file contents at byte addresses and
-// --dump copies DRAM ranges to files after the run.
+// target YAML). DRAM starts zeroed; --dram-init places file contents at byte addresses (or at a
+// `.region`), and --dump writes a `.region` of any level as .npy, or raw DRAM ranges, after the
+// run. Hazard checking is on unless --no-check; --timing-only skips all data work.
 #include "tools/cli/Commands.h"
 
 #include "isa/Program.h"
@@ -40,7 +42,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-isa::Program loadProgram(const isa::Target &t, const std::string &path) {
+isa::Program loadProgram(const isa::Target &t, const std::string &path, isa::AsmSymbols &sym) {
   std::string bytes = readFile(path);
   if (endsWith(path, ".bin")) {
     try {
@@ -49,7 +51,7 @@ isa::Program loadProgram(const isa::Target &t, const std::string &path) {
       fail("{}: {}", path, e.what());
     }
   }
-  return isa::assemble(t, bytes, path);
+  return isa::assemble(t, bytes, path, &sym);
 }
 
 struct DramInit {
@@ -59,7 +61,48 @@ struct DramInit {
 struct Dump {
   int64_t addr = 0, bytes = 0;
   std::string file;
+  const isa::Region *region = nullptr; // REGION=FILE.npy
 };
+
+const isa::Region *findRegion(const isa::AsmSymbols &p, const std::string &name) {
+  for (const isa::Region &r : p.regions)
+    if (r.name == name)
+      return &r;
+  return nullptr;
+}
+
+/// The .npy file of a region's bytes: element type and shape from its declaration.
+std::string regionNpy(const isa::Region &r, const uint8_t *data) {
+  const char *descr = r.dtype == "fp16"   ? "<f2"
+                      : r.dtype == "fp32" ? "<f4"
+                      : r.dtype == "i32"  ? "<i4"
+                      : r.dtype == "i8"   ? "|i1"
+                                          : "|u1";
+  int64_t elemBytes = r.dtype == "fp16" ? 2 : (r.dtype == "fp32" || r.dtype == "i32") ? 4 : 1;
+  std::vector<int64_t> shape = r.shape;
+  if (shape.empty())
+    shape.push_back(r.bytes / elemBytes);
+  std::string dims;
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ", ";
+  // "(16,)" for 1-D, "(4, 4)" otherwise
+  dims.resize(dims.size() - (shape.size() > 1 ? 2 : 1));
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", descr, dims);
+  // Version 1.0: magic, version, 2-byte header length; the header is padded with spaces and
+  // ends in '\n' so that the data starts on a 64-byte boundary.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char *>(data), size_t(r.bytes));
+  return out;
+}
 
 } // namespace
 
@@ -76,23 +119,41 @@ void cmdAsm(const AsmArgs &a, std::ostream &out) {
 
 void cmdSim(const SimArgs &a, std::ostream &out) {
   isa::Target t = isa::loadTarget(a.target);
-  isa::Program p = loadProgram(t, a.program);
+  isa::AsmSymbols sym;
+  isa::Program p = loadProgram(t, a.program, sym);
   int64_t need = 0;
   std::vector<DramInit> inits;
   for (const std::string &s : a.dramInit) {
     size_t at = s.rfind('@');
     if (at == std::string::npos || at == 0)
       fail("--dram-init '{}': expected FILE@ADDR", s);
+    std::string where = s.substr(at + 1);
+    const isa::Region *r = findRegion(sym, where);
+    if (r && r->level != t.dramLevel())
+      fail("--dram-init '{}': region '{}' is not in DRAM", s, where);
     DramInit d{s.substr(0, at), readFile(s.substr(0, at)),
-               parseAddr(s.substr(at + 1), "--dram-init '" + s + "'")};
+               r ? r->addr : parseAddr(where, "--dram-init '" + s + "'")};
     need = std::max(need, d.addr + int64_t(d.bytes.size()));
     inits.push_back(std::move(d));
   }
   std::vector<Dump> dumps;
   for (const std::string &s : a.dumps) {
+    size_t eqPos = s.find('=');
+    if (eqPos != std::string::npos && s.find(':') == std::string::npos) {
+      const isa::Region *r = findRegion(sym, s.substr(0, eqPos));
+      if (!r)
+        fail("--dump '{}': no region named '{}' in {} (declare it with .region)", s,
+             s.substr(0, eqPos), a.program);
+      if (eqPos + 1 == s.size())
+        fail("--dump '{}': expected REGION=FILE.npy", s);
+      if (r->level == t.dramLevel())
+        need = std::max(need, r->addr + r->bytes);
+      dumps.push_back({r->addr, r->bytes, s.substr(eqPos + 1), r});
+      continue;
+    }
     size_t colon = s.find(':'), eq = s.find('=');
     if (colon == std::string::npos || eq == std::string::npos || eq < colon || eq + 1 == s.size())
-      fail("--dump '{}': expected ADDR:BYTES=FILE", s);
+      fail("--dump '{}': expected REGION=FILE.npy or ADDR:BYTES=FILE", s);
     Dump d{parseAddr(s.substr(0, colon), "--dump '" + s + "'"),
            parseAddr(s.substr(colon + 1, eq - colon - 1), "--dump '" + s + "'"), s.substr(eq + 1)};
     need = std::max(need, d.addr + d.bytes);
@@ -110,20 +171,49 @@ void cmdSim(const SimArgs &a, std::ostream &out) {
     std::memcpy(mem.dram().data() + d.addr, d.bytes.data(), d.bytes.size());
   sim::SimOptions opt;
   opt.trace = !a.trace.empty();
+  opt.check = !a.noCheck;
+  opt.functional = !a.timingOnly;
+  if (a.timingOnly && !dumps.empty())
+    fail("--dump: a --timing-only run computes no data to dump");
   sim::SimStats stats = sim::run(t, p, mem, opt);
 
   OutputSet outs;
-  for (const Dump &d : dumps)
-    outs.writeFile(d.file, std::string(reinterpret_cast<const char *>(mem.dram().data()) + d.addr,
-                                       size_t(d.bytes)));
+  for (const Dump &d : dumps) {
+    if (d.region)
+      outs.writeFile(d.file, regionNpy(*d.region, mem.level(d.region->level).data() + d.addr));
+    else
+      outs.writeFile(d.file,
+                     std::string(reinterpret_cast<const char *>(mem.dram().data()) + d.addr,
+                                 size_t(d.bytes)));
+  }
   nlohmann::json report = driver::buildProgramReport(t, stats);
   report["instructions"] = p.instrs.size();
+  report["hazard_check"] = opt.check;
+  report["functional"] = opt.functional;
   if (!a.report.empty())
     outs.writeFile(a.report, report.dump(2) + "\n");
   if (!a.trace.empty())
     outs.writeFile(a.trace, sim::traceToJson(t, stats));
   outs.commit();
   out << driver::formatReport(report);
+}
+
+} // namespace npuc::cli
+
+namespace npuc::cli {
+
+void cmdDisasmProgram(const std::string &binary, const std::string &target, std::ostream &out) {
+  isa::Target t = isa::loadTarget(target);
+  std::string bytes = readFile(binary);
+  isa::Program p;
+  try {
+    p = isa::decode(t, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  } catch (const Error &e) {
+    fail("{}: {}", binary, e.what());
+  }
+  // Only instruction lines and comments: `npuc asm` of this text reproduces the binary exactly.
+  out << fmt::format("# {}: {} instructions for target {}\n", binary, p.instrs.size(), t.name);
+  out << isa::disassemble(t, p);
 }
 
 } // namespace npuc::cli

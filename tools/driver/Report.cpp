@@ -24,7 +24,11 @@ json engineJson(const isa::Target &t, const std::vector<sim::EngineStats> &engin
     out[name] = {
         {"busy_cycles", e.busyCycles},
         {"busy_pct", totalCycles > 0 ? 100.0 * double(e.busyCycles) / double(totalCycles) : 0.0},
-        {"instructions", e.instructions}};
+        {"instructions", e.instructions},
+        {"token_wait_cycles", e.tokenWaitCycles},
+        {"idle_cycles", e.idleCycles},
+        {"bank_conflict_stall_cycles", e.bankConflictStallCycles},
+        {"critical_path_cycles", e.criticalPathCycles}};
   }
   return out;
 }
@@ -36,7 +40,30 @@ void addEngines(std::vector<sim::EngineStats> &acc, const std::vector<sim::Engin
     acc[i].name = add[i].name;
     acc[i].busyCycles += add[i].busyCycles;
     acc[i].instructions += add[i].instructions;
+    acc[i].tokenWaitCycles += add[i].tokenWaitCycles;
+    acc[i].idleCycles += add[i].idleCycles;
+    acc[i].bankConflictStallCycles += add[i].bankConflictStallCycles;
+    acc[i].criticalPathCycles += add[i].criticalPathCycles;
   }
+}
+
+/// Per-level bank-conflict stalls (on-chip levels with more than one bank).
+json levelJson(const isa::Target &t, const std::vector<sim::LevelStats> &levels) {
+  json out = json::object();
+  for (const isa::MemoryLevel &l : t.levels)
+    if (!l.isDram && l.banks > 1) {
+      size_t i = static_cast<size_t>(l.index);
+      out[l.name] = {{"bank_conflict_stall_cycles",
+                      i < levels.size() ? levels[i].bankConflictStallCycles : 0}};
+    }
+  return out;
+}
+
+void addLevels(std::vector<sim::LevelStats> &acc, const std::vector<sim::LevelStats> &add) {
+  if (acc.size() < add.size())
+    acc.resize(add.size());
+  for (size_t i = 0; i < add.size(); ++i)
+    acc[i].bankConflictStallCycles += add[i].bankConflictStallCycles;
 }
 
 double utilization(int64_t macs, int64_t peak, int64_t cycles) {
@@ -82,6 +109,14 @@ int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp) {
   return macs;
 }
 
+/// Which engine bounded the run for how many cycles (sums to total_cycles with "other").
+static json criticalPathJson(const isa::Target &t, const sim::SimStats &s) {
+  json engines = json::object();
+  for (size_t i = 0; i < s.engines.size() && i < t.engines.size(); ++i)
+    engines[t.engines[i].name] = s.engines[i].criticalPathCycles;
+  return {{"engines", engines}, {"other", s.criticalPathOtherCycles}};
+}
+
 json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
   int64_t peak = t.tensor.peakMacsPerCycle();
   return {{"target", t.name},
@@ -92,7 +127,14 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"dram_bytes_read", s.dramBytesRead},
           {"dram_bytes_written", s.dramBytesWritten},
           {"bank_conflict_stall_cycles", s.bankConflictStallCycles},
-          {"engines", engineJson(t, s.engines, s.totalCycles)}};
+          {"engines", engineJson(t, s.engines, s.totalCycles)},
+          {"levels", levelJson(t, s.levels)},
+          {"dram_utilization",
+           t.dram.bytesPerCycle > 0 && s.totalCycles > 0
+               ? double(s.dramBytesRead + s.dramBytesWritten) /
+                     (t.dram.bytesPerCycle * double(s.totalCycles))
+               : 0.0},
+          {"critical_path", criticalPathJson(t, s)}};
 }
 
 json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
@@ -113,7 +155,9 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
       total.dramBytesRead += s.dramBytesRead;
       total.dramBytesWritten += s.dramBytesWritten;
       total.bankConflictStallCycles += s.bankConflictStallCycles;
+      total.criticalPathOtherCycles += s.criticalPathOtherCycles;
       addEngines(total.engines, s.engines);
+      addLevels(total.levels, s.levels);
       segments.push_back({{"placement", "npu"},
                           {"groups", seg.groups},
                           {"cycles", s.totalCycles},
@@ -186,7 +230,8 @@ std::string buildTrace(const CompiledModel &m, const std::vector<SegmentRun> &ru
         }
         if (e.contains("ts") && e["ts"].is_number())
           e["ts"] = e["ts"].get<double>() + offset;
-        if (e.contains("args") && e["args"].is_object())
+        // Counter events' args are the plotted series: no segment tag there.
+        if (e.contains("args") && e["args"].is_object() && e.value("ph", "") != "C")
           e["args"]["segment"] = si;
         events.push_back(std::move(e));
       }

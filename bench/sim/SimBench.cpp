@@ -1,0 +1,84 @@
+// SimBench.cpp - simulator speed on a compiled package: every NPU segment run functional and
+// --timing-only, each with and without hazard checking, printing wall time, simulated cycles,
+// simulated cycles per second and instructions per second.
+//
+// Usage: sim_bench PACKAGE.npub [REPEATS]. DRAM holds the package's constants and zero inputs
+// (values do not change timing or the amount of work). The cycle counts of the four modes must
+// agree; the benchmark fails loudly if they do not.
+#include "simulator/Simulator.h"
+#include "support/Error.h"
+#include "tools/driver/Package.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace npuc;
+
+namespace {
+
+struct Result {
+  double seconds = 0;
+  int64_t cycles = 0, instructions = 0;
+};
+
+Result runAll(const driver::CompiledModel &m, bool functional, bool check) {
+  Result r;
+  for (const npu::Segment &seg : m.npuSegments) {
+    sim::Memory mem(m.target, seg.dramBytes);
+    std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);
+    sim::SimOptions o;
+    o.functional = functional;
+    o.check = check;
+    auto t0 = std::chrono::steady_clock::now();
+    sim::SimStats s = sim::run(m.target, seg.program, mem, o);
+    r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cycles += s.totalCycles;
+    r.instructions += int64_t(seg.program.instrs.size());
+  }
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: sim_bench PACKAGE.npub [REPEATS]\n");
+    return 2;
+  }
+  int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
+  try {
+    driver::CompiledModel m = driver::loadPackage(argv[1]);
+    std::printf("package %s: target %s, %zu NPU segment(s)\n", argv[1], m.target.name.c_str(),
+                m.npuSegments.size());
+    std::printf("%-28s %10s %14s %16s %14s\n", "mode", "wall_s", "sim_cycles", "cycles_per_s",
+                "instr_per_s");
+    int64_t cycles = -1;
+    struct Mode {
+      const char *name;
+      bool functional, check;
+    } modes[] = {{"functional (checked)", true, true},
+                 {"functional --no-check", true, false},
+                 {"timing-only (checked)", false, true},
+                 {"timing-only --no-check", false, false}};
+    for (const Mode &md : modes) {
+      Result best;
+      for (int i = 0; i < repeats; ++i) {
+        Result r = runAll(m, md.functional, md.check);
+        if (i == 0 || r.seconds < best.seconds)
+          best = r;
+      }
+      if (cycles >= 0 && best.cycles != cycles)
+        fail("{}: {} cycles, but the first mode gave {}", md.name, best.cycles, cycles);
+      cycles = best.cycles;
+      std::printf("%-28s %10.3f %14lld %16.3e %14.3e\n", md.name, best.seconds,
+                  static_cast<long long>(best.cycles), double(best.cycles) / best.seconds,
+                  double(best.instructions) / best.seconds);
+    }
+  } catch (const Error &e) {
+    std::fprintf(stderr, "sim_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
