@@ -6,6 +6,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <unordered_map>
 
@@ -18,24 +19,53 @@ constexpr int64_t kMaxStackAllocBytes = 64 * 1024;
 
 class FuncEmitter {
 public:
-  FuncEmitter(llvm::Module &m, const PrimFunc &f) : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f) {}
+  FuncEmitter(llvm::Module &m, const PrimFunc &f, const EmitOptions &opt)
+      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), opt_(opt) {}
 
   void emit() {
     auto *ptrTy = llvm::PointerType::getUnqual(ctx_);
-    auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptrTy}, false);
     NPUC_ASSERT(!m_.getFunction(f_.name), "two PrimFuncs named " + f_.name);
-    fn_ = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, f_.name, m_);
+    // The exported entry point unpacks args and calls the body function, whose parameters are
+    // noalias: distinct tensors never overlap, and telling LLVM so lets it keep accumulators in
+    // registers and vectorise across stores. The body is always inlined into the entry.
+    std::vector<llvm::Type *> paramTys(f_.params.size(), ptrTy);
+    auto *implTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), paramTys, false);
+    fn_ = llvm::Function::Create(
+        implTy, opt_.gpu ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage,
+        opt_.gpu ? f_.name : f_.name + ".body", m_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    llvm::Argument *args = fn_->getArg(0);
-    args->setName("args");
+    if (!opt_.gpu)
+      fn_->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      fn_->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+      fn_->getArg(unsigned(i))->setName(f_.params[i]->name);
+      buffers_[f_.params[i].get()] = fn_->getArg(unsigned(i));
+    }
     entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
     b_.SetInsertPoint(entry_);
+    stmt(f_.body);
+    b_.CreateRetVoid();
+    if (opt_.gpu) {
+      // A kernel entry: PTX calling convention plus the nvvm.annotations marker.
+      fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+      llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, "kernel"),
+                              llvm::ValueAsMetadata::get(b_.getInt32(1))};
+      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+      return;
+    }
+
+    auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptrTy}, false);
+    auto *outer = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, f_.name, m_);
+    outer->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::Argument *args = outer->getArg(0);
+    args->setName("args");
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", outer));
+    std::vector<llvm::Value *> ptrs;
     for (size_t i = 0; i < f_.params.size(); ++i) {
       llvm::Value *slot = b_.CreateConstInBoundsGEP1_64(ptrTy, args, i);
-      llvm::Value *p = b_.CreateLoad(ptrTy, slot, f_.params[i]->name);
-      buffers_[f_.params[i].get()] = p;
+      ptrs.push_back(b_.CreateLoad(ptrTy, slot, f_.params[i]->name));
     }
-    stmt(f_.body);
+    b_.CreateCall(fn_, ptrs);
     b_.CreateRetVoid();
   }
 
@@ -44,9 +74,11 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   const PrimFunc &f_;
+  const EmitOptions &opt_;
   llvm::Function *fn_ = nullptr;
   llvm::BasicBlock *entry_ = nullptr;
   std::unordered_map<const void *, llvm::Value *> vars_, buffers_;
+  int parallelCount_ = 0;
 
   llvm::Type *type(DataType t) {
     switch (t.code) {
@@ -165,13 +197,48 @@ private:
     return b_.CreateIntCast(v, t, from.isInt());
   }
 
+  llvm::Value *gpuRegister(const CallNode *op) {
+    static const std::unordered_map<std::string, llvm::Intrinsic::ID> kRegs = {
+        {"tid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+        {"ntid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x},
+        {"ctaid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+        {"nctaid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x}};
+    auto it = kRegs.find(op->name);
+    if (it == kRegs.end())
+      return nullptr;
+    NPUC_ASSERT(opt_.gpu, "thread register " + op->name + " in a CPU function " + f_.name);
+    llvm::Value *v = b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, it->second));
+    return b_.CreateIntCast(v, type(op->type), true);
+  }
+
+  // libdevice's float math (__nv_expf, ...): NVPTX has no instructions for these.
+  llvm::Value *gpuMath(const CallNode *op, const std::vector<llvm::Value *> &args) {
+    static const std::unordered_map<std::string, size_t> kNative = {
+        {"sqrt", 1}, {"fabs", 1}, {"floor", 1}, {"ceil", 1}, {"fmax", 2}, {"fmin", 2}};
+    if (kNative.count(op->name))
+      return nullptr;
+    NPUC_ASSERT(op->type.bits == 32 || op->type.bits == 64, "GPU math on " + toString(op->type));
+    std::string sym = "__nv_" + op->name + (op->type.bits == 32 ? "f" : "");
+    llvm::Type *t = type(op->type);
+    std::vector<llvm::Type *> params(args.size(), t);
+    auto *call =
+        b_.CreateCall(m_.getOrInsertFunction(sym, llvm::FunctionType::get(t, params, false)), args);
+    call->setDoesNotThrow();
+    return call;
+  }
+
   llvm::Value *callIntrinsic(const CallNode *op) {
+    if (llvm::Value *r = gpuRegister(op))
+      return r;
     std::vector<llvm::Value *> args;
     for (const Expr &a : op->args) {
       NPUC_ASSERT(a.type() == op->type, "intrinsic " + op->name + " argument type differs");
       args.push_back(expr(a));
     }
     NPUC_ASSERT(op->type.isFloat(), "intrinsic " + op->name + " on non-float type");
+    if (opt_.gpu)
+      if (llvm::Value *r = gpuMath(op, args))
+        return r;
     static const std::unordered_map<std::string, std::pair<llvm::Intrinsic::ID, size_t>> kLlvm = {
         {"exp", {llvm::Intrinsic::exp, 1}},     {"log", {llvm::Intrinsic::log, 1}},
         {"sqrt", {llvm::Intrinsic::sqrt, 1}},   {"fabs", {llvm::Intrinsic::fabs, 1}},
@@ -245,9 +312,126 @@ private:
     return binary(e.kind(), op->a.type(), a, bv);
   }
 
-  void loop(const ForNode *op) {
+  // A parallel loop's body becomes `void body(ptr closure, i64 begin, i64 end)`, which runs
+  // iterations [begin, end); the closure struct holds every variable and buffer in scope plus
+  // the loop's min. The loop itself calls the module's hook (the host's thread pool) or, when no
+  // host installed one, the body over the whole range.
+  void parallelLoop(const ForNode *op) {
+    auto *ptrTy = llvm::PointerType::getUnqual(ctx_);
+    auto *i64 = b_.getInt64Ty();
     llvm::Value *mn = expr(op->min);
-    llvm::Value *end = b_.CreateAdd(mn, expr(op->extent));
+    llvm::Value *n = b_.CreateSExtOrTrunc(expr(op->extent), i64);
+    std::vector<std::pair<const void *, llvm::Value *>> vars(vars_.begin(), vars_.end()),
+        bufs(buffers_.begin(), buffers_.end());
+    std::vector<llvm::Type *> slotTys{mn->getType()};
+    for (auto &[k, v] : vars)
+      slotTys.push_back(v->getType());
+    for (auto &[k, v] : bufs)
+      slotTys.push_back(v->getType());
+    auto *closureTy = llvm::StructType::get(ctx_, slotTys);
+    llvm::Value *closure;
+    {
+      llvm::IRBuilder<> eb(entry_, entry_->begin());
+      closure = eb.CreateAlloca(closureTy, nullptr, op->var.name() + ".closure");
+    }
+    std::vector<llvm::Value *> vals{mn};
+    for (auto &[k, v] : vars)
+      vals.push_back(v);
+    for (auto &[k, v] : bufs)
+      vals.push_back(v);
+    for (size_t i = 0; i < vals.size(); ++i)
+      b_.CreateStore(vals[i], b_.CreateStructGEP(closureTy, closure, unsigned(i)));
+
+    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, i64, i64}, false);
+    auto *bodyFn = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                                          f_.name + ".par" + std::to_string(parallelCount_++), m_);
+    bodyFn->addFnAttr(llvm::Attribute::NoUnwind);
+    // Emit the body function with this emitter, then restore the parent's state.
+    auto savedIP = b_.saveIP();
+    llvm::Function *savedFn = fn_;
+    llvm::BasicBlock *savedEntry = entry_;
+    auto savedVars = vars_, savedBufs = buffers_;
+    fn_ = bodyFn;
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", bodyFn);
+    b_.SetInsertPoint(entry_);
+    llvm::Value *cl = bodyFn->getArg(0);
+    std::vector<llvm::Value *> loaded;
+    for (size_t i = 0; i < slotTys.size(); ++i)
+      loaded.push_back(b_.CreateLoad(slotTys[i], b_.CreateStructGEP(closureTy, cl, unsigned(i))));
+    loaded.push_back(bodyFn->getArg(1));
+    loaded.push_back(bodyFn->getArg(2));
+    // The loop runs in an always-inlined function whose buffer parameters are noalias, so the
+    // body keeps the aliasing facts the entry function has (loads from the closure lose them).
+    std::vector<llvm::Type *> innerTys = slotTys;
+    innerTys.push_back(i64);
+    innerTys.push_back(i64);
+    auto *innerFn =
+        llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), innerTys, false),
+                               llvm::Function::InternalLinkage, bodyFn->getName() + ".loop", m_);
+    innerFn->addFnAttr(llvm::Attribute::NoUnwind);
+    innerFn->addFnAttr(llvm::Attribute::AlwaysInline);
+    b_.CreateCall(innerFn, loaded);
+    b_.CreateRetVoid();
+    fn_ = innerFn;
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", innerFn);
+    b_.SetInsertPoint(entry_);
+    llvm::Value *innerMin = innerFn->getArg(0);
+    for (size_t i = 0; i < vars.size(); ++i)
+      vars_[vars[i].first] = innerFn->getArg(unsigned(1 + i));
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      unsigned a = unsigned(1 + vars.size() + i);
+      innerFn->addParamAttr(a, llvm::Attribute::NoAlias);
+      buffers_[bufs[i].first] = innerFn->getArg(a);
+    }
+    llvm::Type *ivTy = mn->getType();
+    unsigned nArgs = unsigned(innerTys.size());
+    llvm::Value *begin =
+        b_.CreateAdd(innerMin, b_.CreateSExtOrTrunc(innerFn->getArg(nArgs - 2), ivTy));
+    llvm::Value *end =
+        b_.CreateAdd(innerMin, b_.CreateSExtOrTrunc(innerFn->getArg(nArgs - 1), ivTy));
+    serialLoop(op, begin, end);
+    b_.CreateRetVoid();
+    fn_ = savedFn;
+    entry_ = savedEntry;
+    vars_ = std::move(savedVars);
+    buffers_ = std::move(savedBufs);
+    b_.restoreIP(savedIP);
+
+    llvm::GlobalVariable *hookVar = parallelHook();
+    llvm::Value *hook = b_.CreateLoad(ptrTy, hookVar, "parallel_for");
+    auto *viaHook = llvm::BasicBlock::Create(ctx_, "par.pool", fn_);
+    auto *inline_ = llvm::BasicBlock::Create(ctx_, "par.inline", fn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "par.done", fn_);
+    b_.CreateCondBr(b_.CreateIsNull(hook), inline_, viaHook);
+    b_.SetInsertPoint(viaHook);
+    auto *hookTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, ptrTy, i64}, false);
+    b_.CreateCall(hookTy, hook, {bodyFn, closure, n});
+    b_.CreateBr(join);
+    b_.SetInsertPoint(inline_);
+    b_.CreateCall(bodyFn, {closure, llvm::ConstantInt::get(i64, 0), n});
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  }
+
+  // `ptr npuc_parallel_for_hook`, weak so that every module may define it and the first one
+  // loaded wins (one hook per process image).
+  llvm::GlobalVariable *parallelHook() {
+    const char *name = "npuc_parallel_for_hook";
+    if (llvm::GlobalVariable *g = m_.getNamedGlobal(name))
+      return g;
+    auto *ptrTy = llvm::PointerType::getUnqual(ctx_);
+    return new llvm::GlobalVariable(m_, ptrTy, false, llvm::GlobalValue::WeakAnyLinkage,
+                                    llvm::ConstantPointerNull::get(ptrTy), name);
+  }
+
+  void loop(const ForNode *op) {
+    if (op->forKind == ForKind::Parallel)
+      return parallelLoop(op);
+    llvm::Value *mn = expr(op->min);
+    serialLoop(op, mn, b_.CreateAdd(mn, expr(op->extent)));
+  }
+
+  void serialLoop(const ForNode *op, llvm::Value *mn, llvm::Value *end) {
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     auto *header = llvm::BasicBlock::Create(ctx_, op->var.name() + ".header", fn_);
     auto *body = llvm::BasicBlock::Create(ctx_, op->var.name() + ".body", fn_);
@@ -272,6 +456,9 @@ private:
     llvm::Type *elem = type(buf->dtype);
     int64_t bytes = buf->numElements() * buf->dtype.bytes();
     llvm::Value *count = b_.getInt64(static_cast<uint64_t>(buf->numElements()));
+    NPUC_ASSERT(!opt_.gpu || bytes <= kMaxStackAllocBytes,
+                "GPU kernels hold no large local buffers (Gpu.cpp makes group scratch global): " +
+                    buf->name);
     if (bytes <= kMaxStackAllocBytes) {
       // Entry-block allocas are static: an Allocate inside a loop does not grow the stack.
       llvm::IRBuilder<> eb(entry_, entry_->begin());
@@ -342,11 +529,11 @@ private:
 
 } // namespace
 
-std::unique_ptr<llvm::Module> emitLLVM(llvm::LLVMContext &ctx,
-                                       const std::vector<tir::PrimFunc> &funcs) {
-  auto m = std::make_unique<llvm::Module>("npuc_cpu", ctx);
+std::unique_ptr<llvm::Module>
+emitLLVM(llvm::LLVMContext &ctx, const std::vector<tir::PrimFunc> &funcs, const EmitOptions &opt) {
+  auto m = std::make_unique<llvm::Module>(opt.gpu ? "npuc_gpu" : "npuc_cpu", ctx);
   for (const tir::PrimFunc &f : funcs)
-    FuncEmitter(*m, f).emit();
+    FuncEmitter(*m, f, opt).emit();
   return m;
 }
 

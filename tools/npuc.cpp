@@ -32,10 +32,15 @@ int main(int argc, char **argv) {
   CompileArgs compile;
   auto *c = app.add_subcommand("compile", "compile an ONNX model into a .npub package");
   c->add_option("model", compile.model, "ONNX model")->required();
-  c->add_option("--target", compile.target, "target description YAML")->required();
+  c->add_option("--target", compile.target,
+                 "target description YAML, or 'cpu' (host CPU) or 'gpu' (NVPTX)")
+      ->required();
   c->add_option("-o,--output", compile.output, "output package (.npub)")->required();
   c->add_option("--input-shape", compile.inputShapes, "pin an input's shape: NAME=1,3,224,224");
   c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
+  c->add_option("--emit", compile.emit,
+                "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
+  c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");
   c->add_option("--tiling", compile.tiling, "tile choice: auto (cost model) or naive (ablation)");
 
   RunArgs run;
@@ -45,6 +50,7 @@ int main(int argc, char **argv) {
   r->add_option("--output-dir", run.outputDir, "where <output>.npy files go")->required();
   r->add_option("--report", run.report, "write the JSON report here");
   r->add_option("--trace", run.trace, "write a Chrome trace here");
+  r->add_option("--threads", run.threads, "CPU threads (default: the package's)");
 
   RefArgs ref;
   auto *f = app.add_subcommand("ref", "run the fp32 reference executor on an ONNX model");

@@ -5,6 +5,8 @@
 // (bad input, simulator fault, unwritable directory) leaves no partial set of outputs behind.
 #include "tools/cli/Commands.h"
 
+#include "cpu_fallback/Aot.h"
+#include "cpu_fallback/Gpu.h"
 #include "frontend/Onnx.h"
 #include "graph/Reference.h"
 #include "isa/Program.h"
@@ -143,13 +145,36 @@ static void writeOutputs(OutputSet &outs, const std::string &dir,
 }
 
 void cmdCompile(const CompileArgs &a, std::ostream &out) {
+  if (a.threads < 1)
+    fail("--threads {}: must be at least 1", a.threads);
+  if (a.target == "gpu" || a.emit == "ptx") {
+    if (a.target != "gpu" || (a.emit != "ptx" && a.emit != "package"))
+      fail("--emit ptx goes with --target gpu (got --target {} --emit {})", a.target, a.emit);
+    return cmdCompileGpu(a, out);
+  }
+  bool aot = a.emit == "obj" || a.emit == "so";
+  if (!aot && a.emit != "package")
+    fail("--emit {}: expected package, obj, so or ptx", a.emit);
+  if (aot && !driver::isCpuTarget(a.target))
+    fail("--emit {} needs --target cpu (got --target {})", a.emit, a.target);
   npu::CompileOptions opt;
   opt.doubleBuffer = !a.noDoubleBuffer;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  m.threads = a.threads;
   OutputSet outs;
+  if (aot) {
+    cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);
+    outs.writeFile(a.output, art.library);
+    outs.writeFile(a.output + ".graph", art.graph);
+    outs.writeFile(a.output + ".params", art.params);
+    outs.commit();
+    out << fmt::format("compiled {} for the host CPU: {} kernels -> {} (+ .graph, .params)\n",
+                       a.model, m.graph.groups.size(), a.output);
+    return;
+  }
   outs.writeFile(a.output, driver::packageBytes(m));
   outs.commit();
   size_t npuGroups = 0;
@@ -161,8 +186,24 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
                      m.graph.groups.size() - npuGroups, m.segments.size(), a.output);
 }
 
+void cmdCompileGpu(const CompileArgs &a, std::ostream &out) {
+  // Placement does not matter for the GPU: every group is lowered; running is not supported.
+  driver::CompiledModel m = driver::compileModelForCpu(a.model, shapeMap(a.inputShapes));
+  cpu::GpuArtifacts art = cpu::buildGpu(m.graph);
+  OutputSet outs;
+  outs.writeFile(a.output, art.ptx);
+  outs.writeFile(a.output + ".launch", art.plan);
+  outs.commit();
+  out << fmt::format("compiled {} for the GPU (NVPTX sm_80): {} groups -> {} (PTX, + .launch)\n",
+                     a.model, m.graph.groups.size(), a.output);
+}
+
 void cmdRun(const RunArgs &a, std::ostream &out) {
   driver::CompiledModel m = driver::loadPackage(a.package);
+  if (a.threads < 0)
+    fail("--threads {}: must be at least 1", a.threads);
+  if (a.threads > 0)
+    m.threads = a.threads;
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
   driver::RunResult r = driver::runModel(m, inputs, !a.trace.empty());
   OutputSet outs;

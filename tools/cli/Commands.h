@@ -45,11 +45,14 @@ struct CompileArgs {
   std::vector<std::string> inputShapes;
   bool noDoubleBuffer = false;
   std::string tiling = "auto"; // "auto" (cost model) or "naive" (ablation)
+  std::string emit = "package"; // package | obj | so (--target cpu) | ptx (--target gpu)
+  int threads = 1;              // CPU thread pool size stored in the package / plan
 };
 struct RunArgs {
   std::string package;
   std::vector<std::string> inputs;
   std::string outputDir, report, trace;
+  int threads = 0; // > 0: overrides the package's CPU thread count
 };
 struct RefArgs {
   std::string model;
@@ -88,6 +91,8 @@ struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
 bool cmdCosim(const CosimArgs &a, std::ostream &out);
 
 void cmdCompile(const CompileArgs &a, std::ostream &out);
+/// --target gpu: lowers every group to NVPTX and writes one PTX module (cpu_fallback/Gpu.h).
+void cmdCompileGpu(const CompileArgs &a, std::ostream &out);
 void cmdRun(const RunArgs &a, std::ostream &out);
 void cmdRef(const RefArgs &a, std::ostream &out);
 void cmdDisasm(const std::string &package, std::ostream &out);

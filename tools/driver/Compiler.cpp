@@ -49,9 +49,27 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   return m;
 }
 
+CompiledModel compileModelForCpu(const std::string &onnxPath,
+                                 const std::map<std::string, Shape> &inputShapes) {
+  CompiledModel m;
+  m.cpuOnly = true;
+  m.target.name = "cpu";
+  m.graph = frontend::importOnnx(onnxPath, inputShapes);
+  graph::simplify(m.graph);
+  graph::foldBatchNorm(m.graph);
+  graph::fuseOps(m.graph);
+  graph::place(m.graph, [](const graph::Graph &, const graph::FusedGroup &) {
+    return std::string("--target cpu");
+  });
+  m.segments = splitSegments(m.graph);
+  return m;
+}
+
 CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt) {
+  if (isCpuTarget(targetPath))
+    return compileModelForCpu(onnxPath, inputShapes);
   // Load the target first: a bad target is reported before the (slower) model import.
   isa::Target t = isa::loadTarget(targetPath);
   return compileModel(onnxPath, t, inputShapes, opt);

@@ -26,7 +26,9 @@ struct Seg {
 };
 
 struct CompiledModel {
-  isa::Target target;
+  isa::Target target; // for --target cpu: a default Target named "cpu" (no NPU segments)
+  bool cpuOnly = false; // --target cpu: every group on the host CPU
+  int threads = 1;      // CPU thread pool size for parallel loops (--threads)
   graph::Graph graph;
   std::vector<Seg> segments;
   std::vector<npu::Segment> npuSegments;
@@ -38,6 +40,16 @@ struct CompiledModel {
 CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt = {});
+
+/// `--target` words naming built-in targets rather than YAML files: "cpu" (the host CPU, every
+/// group through the LLVM CPU code generator) and "gpu" (NVPTX, see cpu_fallback/Gpu.h).
+inline bool isCpuTarget(const std::string &t) {
+  return t == "cpu";
+}
+
+/// Compiles for the host CPU: the same front half, then every group placed on the CPU.
+CompiledModel compileModelForCpu(const std::string &onnxPath,
+                                 const std::map<std::string, Shape> &inputShapes);
 
 /// The same, from an already loaded target (tests reuse one parsed target).
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,

@@ -159,6 +159,8 @@ std::string packageBytes(const CompiledModel &m) {
                  {"target", {{"name", m.target.name}, {"source_text", m.target.sourceText}}},
                  {"options",
                   {{"double_buffer", m.options.doubleBuffer}, {"naive_tiling", m.options.naiveTiling}}},
+                 {"cpu_only", m.cpuOnly},
+                 {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
                  {"segments", segs},
                  {"npu_segments", npuSegs}};
@@ -207,10 +209,17 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
     fail("{}: corrupt npuc package: blob checksum mismatch", origin);
 
   CompiledModel m;
-  try {
-    m.target = isa::parseTarget(root["target"]["source_text"].asString(), origin + ":target");
-  } catch (const Error &e) {
-    fail("{}: corrupt npuc package: embedded target: {}", origin, e.what());
+  // Packages from before --target cpu have neither key: NPU target, one thread.
+  m.cpuOnly = root.has("cpu_only") && root["cpu_only"].asBool();
+  m.threads = root.has("threads") ? int(root["threads"].asIntIn(1, 1024)) : 1;
+  if (m.cpuOnly) {
+    m.target.name = "cpu";
+  } else {
+    try {
+      m.target = isa::parseTarget(root["target"]["source_text"].asString(), origin + ":target");
+    } catch (const Error &e) {
+      fail("{}: corrupt npuc package: embedded target: {}", origin, e.what());
+    }
   }
   m.options.doubleBuffer = root["options"]["double_buffer"].asBool();
   m.options.naiveTiling = root["options"]["naive_tiling"].asBool();

@@ -7,6 +7,7 @@
 #include "tools/driver/Runtime.h"
 
 #include "cpu_fallback/Jit.h"
+#include "cpu_fallback/Lower.h"
 #include "graph/Reference.h"
 #include "support/Error.h"
 #include "tir/LowerOps.h"
@@ -108,20 +109,18 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
       continue;
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
+      // The CPU schedules (cpu_fallback/Lower.h) apply on NPU targets' fallback groups too.
+      cpu::CpuKernel ck = cpu::lowerGroupForCpu(g, grp);
       CpuKernel k;
-      tir::PrimFunc f = tir::lowerGroup(g, grp, &k.params);
-      // Group names are not unique symbols; the group id is.
-      f.name = fmt::format("npuc_cpu_group_{}", gid);
-      k.symbol = f.name;
-      NPUC_ASSERT(k.params.size() == f.params.size(), "lowerGroup binds every parameter");
-      for (size_t i = 0; i < k.params.size(); ++i)
-        NPUC_ASSERT(f.params[i]->numElements() == numElements(g.value(k.params[i]).shape),
-                    "lowerGroup's parameter buffers have the values' sizes");
+      k.symbol = ck.func.name;
+      k.params = ck.params;
+      tir::PrimFunc f = std::move(ck.func);
       kernels[gid] = std::move(k);
       funcs.push_back(std::move(f));
     }
   }
   cpu::Jit jit;
+  cpu::Jit::setThreads(m.threads);
   if (!funcs.empty())
     jit.add(funcs);
   for (auto &[gid, k] : kernels) {

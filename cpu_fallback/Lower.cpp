@@ -1,0 +1,31 @@
+// Lower.cpp - group -> CPU kernel (contract in Lower.h).
+#include "cpu_fallback/Lower.h"
+
+#include "cpu_fallback/Schedule.h"
+#include "support/Error.h"
+#include "tir/LowerOps.h"
+
+#include <fmt/format.h>
+
+namespace npuc::cpu {
+
+std::string kernelSymbol(int groupId) {
+  return fmt::format("npuc_cpu_group_{}", groupId);
+}
+
+CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp) {
+  CpuKernel k;
+  k.group = grp.id;
+  k.func = tir::lowerGroup(g, grp, &k.params);
+  k.func.name = kernelSymbol(grp.id);
+  k.numOutputs = grp.outputs.size();
+  NPUC_ASSERT(k.params.size() == k.func.params.size(), "lowerGroup binds every parameter");
+  NPUC_ASSERT(k.params.size() >= k.numOutputs, "a group's outputs are parameters");
+  for (size_t i = 0; i < k.params.size(); ++i)
+    NPUC_ASSERT(k.func.params[i]->numElements() == numElements(g.value(k.params[i]).shape),
+                "lowerGroup's parameter buffers have the values' sizes");
+  scheduleForCpu(g, grp, k.params, k.func);
+  return k;
+}
+
+} // namespace npuc::cpu

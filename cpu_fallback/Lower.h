@@ -1,0 +1,30 @@
+// Lower.h - fused graph groups to CPU kernels: the one entry point the JIT runtime and the
+// ahead-of-time compiler share.
+//
+// lowerGroupForCpu() starts from tir::lowerGroup (the compute definition every backend shares)
+// and applies the CPU schedules (Schedule.h) where one matches the group's anchor, so a
+// convolution runs as a blocked, vectorisable, parallel loop nest; groups without a schedule keep
+// the plain loop nest. The kernel's symbol is `npuc_cpu_group_<id>` (group names are not unique).
+#pragma once
+
+#include "graph/Graph.h"
+#include "tir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace npuc::cpu {
+
+struct CpuKernel {
+  int group = -1;
+  tir::PrimFunc func;                 // named symbol()
+  std::vector<graph::ValueId> params; // graph value bound to each parameter, in order
+  size_t numOutputs = 0;              // the last numOutputs params are the group's outputs
+};
+
+std::string kernelSymbol(int groupId);
+
+/// Lowers one group with the CPU schedules applied. Bad input is an npuc::Error naming the node.
+CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp);
+
+} // namespace npuc::cpu
