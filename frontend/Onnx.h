@@ -11,8 +11,12 @@
 //   * Softmax/Concat/Flatten/Gather: non-negative axis attribute; Softmax uses opset-13 meaning.
 //   * Squeeze/Unsqueeze: axes as an attribute; Pad: pads and value attributes, one input.
 //   * Identity, Dropout and float->float Cast are removed (their output aliases their input).
-//   * Constant, Shape, and any supported op whose inputs are all constants are folded at import
-//     (this makes torchvision's Shape/Gather/Unsqueeze/Concat/Reshape idioms static).
+//   * Constant, Shape, Size, and any supported op whose inputs are all constants are folded at
+//     import (this makes torchvision's Shape/Gather/Unsqueeze/Concat/Reshape idioms static).
+//   * The extended operator set (graph/ExtOps.h, OnnxOps2.cpp) takes tensor-valued parameters
+//     as attributes: Reduce* axes, Slice starts/ends/steps (per axis, clamped), Resize scales
+//     and sizes, Split sizes, Expand shape, Tile repeats, TopK k, CumSum axis, Trilu k, and
+//     ConvTranspose explicit pads/output_padding. docs/OPERATORS.md lists every operator.
 // Every error is an npuc::Error whose message starts with the model path.
 #pragma once
 
