@@ -53,8 +53,8 @@ void checkSupported(const isa::Target &t) {
       fail("{}: engines[{}] ({}).queue_depth: the RTL core needs 1..256, got {}", t.path, e.index,
            e.name, e.queueDepth);
     if (e.bytesPerCycle != 0)
-      integerRate(t, e.bytesPerCycle, fmt::format("engines[{}] ({}).bytes_per_cycle", e.index,
-                                                  e.name));
+      integerRate(t, e.bytesPerCycle,
+                  fmt::format("engines[{}] ({}).bytes_per_cycle", e.index, e.name));
   }
   if (t.engines.size() > 16)
     fail("{}: engines: the RTL core supports at most 16 engines", t.path);
@@ -72,8 +72,8 @@ void checkSupported(const isa::Target &t) {
   for (size_t i = 0; i < t.instrs.size(); ++i) {
     const isa::InstrDesc &d = t.instrs[i];
     if (d.timing.perElement != 0)
-      fail("{}: instructions[{}] ({}).timing.per_element: the RTL core supports only 0", t.path,
-           i, d.mnemonic);
+      fail("{}: instructions[{}] ({}).timing.per_element: the RTL core supports only 0", t.path, i,
+           d.mnemonic);
     if (d.semantics == isa::Semantics::Dma &&
         t.engines[static_cast<size_t>(d.engine)].bytesPerCycle <= 0)
       fail("{}: instructions[{}] ({}): engine '{}' has no bytes_per_cycle", t.path, i, d.mnemonic,
@@ -81,7 +81,9 @@ void checkSupported(const isa::Target &t) {
   }
 }
 
-std::string hex(uint64_t v) { return fmt::format("64'h{:x}", v); }
+std::string hex(uint64_t v) {
+  return fmt::format("64'h{:x}", v);
+}
 
 /// The extraction expression of field `name` for instruction `d` (a 64-bit value).
 std::string fieldExpr(const isa::InstrDesc &d, const std::string &name) {
@@ -134,12 +136,15 @@ std::string generate(const isa::Target &t) {
                    t.tensor.operandType == isa::ElemType::F32 ? 1 : 0);
   o << fmt::format("localparam int VU_LANES = {};\n", t.vector.lanes);
   for (const char *k : kRtlOps)
-    o << fmt::format("localparam int OP_{} = {};\n", [&] {
-      std::string u = k;
-      for (char &c : u)
-        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      return u;
-    }(), t.vector.opCode(k));
+    o << fmt::format(
+        "localparam int OP_{} = {};\n",
+        [&] {
+          std::string u = k;
+          for (char &c : u)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          return u;
+        }(),
+        t.vector.opCode(k));
   o << "localparam int SEM_DMA = 0, SEM_MATMUL = 1, SEM_VECTOR = 2, SEM_FINISH = 3;\n\n";
 
   auto levelFn = [&](const char *name, auto value) {
@@ -152,9 +157,8 @@ std::string generate(const isa::Target &t) {
     }
     o << "    default: return 0;\n  endcase\nendfunction\n";
   };
-  levelFn("level_base", [](const isa::MemoryLevel &l, int64_t base) {
-    return l.isDram ? int64_t(0) : base;
-  });
+  levelFn("level_base",
+          [](const isa::MemoryLevel &l, int64_t base) { return l.isDram ? int64_t(0) : base; });
   levelFn("level_size",
           [](const isa::MemoryLevel &l, int64_t) { return l.isDram ? int64_t(0) : l.size; });
   o << "function automatic int eng_depth(input int e);\n  case (e)\n";
@@ -175,24 +179,26 @@ std::string generate(const isa::Target &t) {
       o << fmt::format("    {}'d{}: return {};\n", opW, d.opcode, expr(d));
     o << fmt::format("    default: return {};\n  endcase\nendfunction\n", dflt);
   };
-  opcodeCase("instr_valid", "logic", [](const isa::InstrDesc &) { return std::string("1'b1"); },
-             "1'b0");
-  opcodeCase("instr_engine", "int",
-             [](const isa::InstrDesc &d) { return std::to_string(d.engine); }, "0");
-  opcodeCase("instr_sem", "int",
-             [](const isa::InstrDesc &d) { return std::to_string(static_cast<int>(d.semantics)); },
-             "SEM_FINISH");
-  opcodeCase("instr_latency", "int",
-             [](const isa::InstrDesc &d) { return std::to_string(d.timing.latency); }, "0");
+  opcodeCase(
+      "instr_valid", "logic", [](const isa::InstrDesc &) { return std::string("1'b1"); }, "1'b0");
+  opcodeCase(
+      "instr_engine", "int", [](const isa::InstrDesc &d) { return std::to_string(d.engine); }, "0");
+  opcodeCase(
+      "instr_sem", "int",
+      [](const isa::InstrDesc &d) { return std::to_string(static_cast<int>(d.semantics)); },
+      "SEM_FINISH");
+  opcodeCase(
+      "instr_latency", "int",
+      [](const isa::InstrDesc &d) { return std::to_string(d.timing.latency); }, "0");
   std::set<std::string> names;
   for (isa::Semantics s : {isa::Semantics::Dma, isa::Semantics::Matmul, isa::Semantics::Vector,
                            isa::Semantics::Finish})
     for (const std::string &f : isa::primitiveFields(s))
       names.insert(f);
   for (const std::string &name : names)
-    opcodeCase("f_" + name, "logic [63:0]",
-               [&](const isa::InstrDesc &d) { return fieldExpr(d, name); },
-               (name == "n0" || name == "n1" || name == "n2") ? "64'd1" : "64'd0");
+    opcodeCase(
+        "f_" + name, "logic [63:0]", [&](const isa::InstrDesc &d) { return fieldExpr(d, name); },
+        (name == "n0" || name == "n1" || name == "n2") ? "64'd1" : "64'd0");
   return o.str();
 }
 

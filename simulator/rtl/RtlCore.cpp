@@ -98,7 +98,9 @@ void npu_retire(int engine, int index, long long start, long long end) {
 
 namespace npuc::rtl {
 
-const char *builtTargetName() { return gen::kTargetName; }
+const char *builtTargetName() {
+  return gen::kTargetName;
+}
 
 bool matchesBuiltTarget(const isa::Target &t) {
   return fnv1a(t.sourceText) == gen::kTargetFingerprint;
@@ -183,16 +185,16 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
   while (!top->done && !top->deadlock) {
     tick();
     if (run.badAddress >= 0)
-      fail("RTL: DRAM port access at byte {} outside the {}-byte image (cycle {})",
-           run.badAddress, mem.dram().size(), top->cycles);
+      fail("RTL: DRAM port access at byte {} outside the {}-byte image (cycle {})", run.badAddress,
+           mem.dram().size(), top->cycles);
     if (opt.maxCycles > 0 && static_cast<int64_t>(top->cycles) > opt.maxCycles)
       fail("RTL: no FINISH after {} cycles (--max-cycles)", opt.maxCycles);
   }
   if (wave)
     wave->close();
   if (top->deadlock) {
-    std::string msg = fmt::format("RTL deadlock at cycle {}: no engine can make progress",
-                                  top->cycles);
+    std::string msg =
+        fmt::format("RTL deadlock at cycle {}: no engine can make progress", top->cycles);
     for (size_t e = 0; e < t.engines.size(); ++e) {
       int cnt = core->q_cnt[e];
       if (cnt == 0)

@@ -27,8 +27,8 @@ bool matchesBuiltTarget(const isa::Target &t);
 void checkTarget(const isa::Target &t);
 
 struct RtlOptions {
-  std::string wave;          // write a VCD waveform here when non-empty
-  int64_t maxCycles = 0;     // 0: no limit; otherwise fail after this many cycles
+  std::string wave;      // write a VCD waveform here when non-empty
+  int64_t maxCycles = 0; // 0: no limit; otherwise fail after this many cycles
 };
 
 struct RtlStats {
@@ -58,10 +58,10 @@ struct CosimResult {
   RtlStats rtl;
   double simSeconds = 0;
   bool dataMatch = true;
-  std::string dataDivergence; // first differing byte: region, address, instruction, values
-  bool cyclesMatch = true;    // total and every instruction's start/end identical
+  std::string dataDivergence;  // first differing byte: region, address, instruction, values
+  bool cyclesMatch = true;     // total and every instruction's start/end identical
   std::string cycleDivergence; // first instruction whose start or end differs
-  double cycleError() const;  // |rtl - sim| / sim total cycles
+  double cycleError() const;   // |rtl - sim| / sim total cycles
   std::string summary(const isa::Target &t) const;
 };
 

@@ -44,7 +44,8 @@ rtl::CosimResult cosimKernel(const isa::Target &t, const Kernel &k) {
   rtl::CosimResult r = rtl::cosim(t, k.seg.program, k.mem, regions);
   // The figures bench/rtl/cosim_bench.sh collects for docs/PERFORMANCE.md.
   std::cout << ::testing::UnitTest::GetInstance()->current_test_info()->name() << ": "
-            << k.seg.program.instrs.size() << " instructions\n" << r.summary(t);
+            << k.seg.program.instrs.size() << " instructions\n"
+            << r.summary(t);
   EXPECT_TRUE(r.dataMatch) << r.dataDivergence;
   EXPECT_LE(r.cycleError(), 0.02) << r.summary(t);
   EXPECT_EQ(r.rtl.macs, r.sim.macs);
@@ -53,7 +54,9 @@ rtl::CosimResult cosimKernel(const isa::Target &t, const Kernel &k) {
   return r;
 }
 
-isa::Target rtlTarget() { return isa::loadTarget(configPath("npu-rtl.yaml")); }
+isa::Target rtlTarget() {
+  return isa::loadTarget(configPath("npu-rtl.yaml"));
+}
 
 } // namespace
 

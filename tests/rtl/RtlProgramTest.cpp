@@ -83,12 +83,13 @@ TEST(RtlDma, PaddingAndStrides) {
   sim::Memory mem(t, 4096);
   for (int i = 0; i < 12; ++i)
     putHalf(mem.dram(), 2 * i, float(i + 1));
-  const std::string prog = "ld push=0x10 dst_space=l1 dst_addr=0 elem_bytes=2 n0=6 n1=3 n2=1 "
-                           "src_addr=0 src_s0=1 src_s1=4 dst_s0=1 dst_s1=6 pad0_lo=1 pad0_hi=1 "
-                           "pad_value=0x3c00\n"
-                           "st pop=0x1 src_space=l1 src_addr=0 dst_addr=0x100 elem_bytes=2 n0=18 n1=1 n2=1 "
-                           "src_s0=1 dst_s0=1\n"
-                           "finish\n";
+  const std::string prog =
+      "ld push=0x10 dst_space=l1 dst_addr=0 elem_bytes=2 n0=6 n1=3 n2=1 "
+      "src_addr=0 src_s0=1 src_s1=4 dst_s0=1 dst_s1=6 pad0_lo=1 pad0_hi=1 "
+      "pad_value=0x3c00\n"
+      "st pop=0x1 src_space=l1 src_addr=0 dst_addr=0x100 elem_bytes=2 n0=18 n1=1 n2=1 "
+      "src_s0=1 dst_s0=1\n"
+      "finish\n";
   rtl::CosimResult r = expectAgree(t, prog, mem);
   // ld: 4 + 20 (DRAM latency) + max(ceil(36 B / 16), ceil(24 B read / 8)) = 27;
   // st: 4 + 20 + ceil(36 / 8) = 29 -> ends at 56.
@@ -208,12 +209,13 @@ TEST(RtlVector, EveryOpBitExact) {
       for (int swap = 0; swap < 2; ++swap) {
         // src1/src2 = (x fp16, y fp32) or swapped; destination at 0x400 + 0x80 * slot.
         int64_t s1 = swap ? 0x100 : 0, s2 = swap ? 0 : 0x100;
-        prog += fmt::format("vop {}op={} dst_space=l1 dst_addr={} dst_dtype={} src1_space=l1 "
-                            "src1_addr={} src1_dtype={} src2_space=l1 src2_addr={} src2_dtype={} "
-                            "n0={} n1=1 n2=1 dst_s0=1 src1_s0=1 src2_s0=1 imm0=0x{:x} imm1=0x{:x}\n",
-                            slot == 0 ? "pop=0x1 " : "", t.vector.ops[op], 0x400 + 0x80 * slot,
-                            dt ? "fp32" : "fp16", s1, swap ? "fp32" : "fp16", s2,
-                            swap ? "fp16" : "fp32", N, bitsOf(imm0), bitsOf(imm1));
+        prog +=
+            fmt::format("vop {}op={} dst_space=l1 dst_addr={} dst_dtype={} src1_space=l1 "
+                        "src1_addr={} src1_dtype={} src2_space=l1 src2_addr={} src2_dtype={} "
+                        "n0={} n1=1 n2=1 dst_s0=1 src1_s0=1 src2_s0=1 imm0=0x{:x} imm1=0x{:x}\n",
+                        slot == 0 ? "pop=0x1 " : "", t.vector.ops[op], 0x400 + 0x80 * slot,
+                        dt ? "fp32" : "fp16", s1, swap ? "fp32" : "fp16", s2,
+                        swap ? "fp16" : "fp32", N, bitsOf(imm0), bitsOf(imm1));
         ++slot;
       }
   // Reductions: sum of y into one fp32 (dst stride 0, src2 = dst), max of x over a 2-D box.
@@ -279,8 +281,7 @@ TEST(RtlTokens, PipelinedChainAcrossEngines) {
   EXPECT_EQ(r.rtl.macs, r.sim.macs);
   EXPECT_GT(r.sim.bankConflictStallCycles, 0);
   EXPECT_LE(r.rtl.totalCycles, r.sim.totalCycles) << r.summary(t);
-  EXPECT_LE(r.sim.totalCycles - r.rtl.totalCycles, r.sim.bankConflictStallCycles)
-      << r.summary(t);
+  EXPECT_LE(r.sim.totalCycles - r.rtl.totalCycles, r.sim.bankConflictStallCycles) << r.summary(t);
   for (size_t e = 0; e < t.engines.size(); ++e)
     EXPECT_EQ(r.rtl.engines[e].instructions, r.sim.engines[e].instructions);
 }

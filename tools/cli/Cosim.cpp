@@ -62,8 +62,8 @@ bool cmdCosim(const CosimArgs &a, std::ostream &out) {
     if (!a.target.empty()) {
       isa::Target given = isa::loadTarget(a.target);
       if (given.sourceText != m.target.sourceText)
-        fail("{}: compiled for target '{}', which differs from --target {}", a.input,
-             m.target.name, a.target);
+        fail("{}: compiled for target '{}', which differs from --target {}", a.input, m.target.name,
+             a.target);
     }
     rtl::checkTarget(m.target);
     if (m.npuSegments.empty())
@@ -74,8 +74,7 @@ bool cmdCosim(const CosimArgs &a, std::ostream &out) {
     for (size_t s = 0; s < m.npuSegments.size(); ++s) {
       const npu::Segment &seg = m.npuSegments[s];
       sim::Memory mem(m.target, seg.dramBytes);
-      std::copy(seg.constImage.begin(), seg.constImage.end(),
-                mem.dram().begin() + seg.constBase);
+      std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);
       std::vector<rtl::Region> regions;
       std::mt19937 rng(static_cast<unsigned>(1234 + s));
       std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -88,8 +87,8 @@ bool cmdCosim(const CosimArgs &a, std::ostream &out) {
         regions.push_back({o.name, mem.dramIndex(), o.addr, o.bytes()});
       rtl::CosimResult r = rtl::cosim(m.target, seg.program, mem, regions, opt);
       all = report(m.target,
-                   fmt::format("NPU segment {} ({} instructions)", s, seg.program.instrs.size()),
-                   r, a.cycleTolerance, out) &&
+                   fmt::format("NPU segment {} ({} instructions)", s, seg.program.instrs.size()), r,
+                   a.cycleTolerance, out) &&
             all;
     }
     return all;
