@@ -30,7 +30,9 @@ struct BufferReq {
 
 struct PlannerOptions {
   /// Wall-clock budget for the exact search (the greedy phase is not limited: it is fast).
-  double timeLimitSeconds = 10.0;
+  /// Short by default because a compiler pass that cannot fit should learn it quickly and try
+  /// another choice; every MiniMalloc "challenging" instance needs well under a second.
+  double timeLimitSeconds = 2.0;
   /// Keep searching below the first plan that fits until the peak equals the lower bound
   /// (the largest total size live at one step) or the time runs out.
   bool minimizePeak = false;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 using namespace npuc;
@@ -138,10 +139,12 @@ TEST(MemoryPlanner, MinimizePeakReachesTheLowerBound) {
   // With plenty of capacity the plan only has to fit; asked to minimise, it must reach 6.
   npu::PlannerOptions opts;
   opts.minimizePeak = true;
-  npu::MemoryPlan plan = planChecked(perfectPacking(), 1000, opts);
-  EXPECT_TRUE(plan.solved);
-  EXPECT_EQ(plan.peak, 6);
-  EXPECT_TRUE(plan.stats.optimal);
+  for (int64_t capacity : {int64_t(1000), std::numeric_limits<int64_t>::max()}) {
+    npu::MemoryPlan plan = planChecked(perfectPacking(), capacity, opts);
+    EXPECT_TRUE(plan.solved);
+    EXPECT_EQ(plan.peak, 6);
+    EXPECT_TRUE(plan.stats.optimal);
+  }
 }
 
 TEST(MemoryPlanner, BadRequestsNameTheBuffer) {
