@@ -351,8 +351,14 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
     return {binary(ins, os, sub)};
   if (op == "Mul")
     return {binary(ins, os, mul)};
-  if (op == "Div")
-    return {binary(ins, os, divF)};
+  if (op == "Div") {
+    HostTensor q = binary(ins, os, divF);
+    // Integer division truncates (ONNX Div on int64: torch's shape arithmetic relies on it).
+    if (g.value(n.outputs[0]).dtype == DType::I64)
+      for (float &v : q.data)
+        v = std::trunc(v);
+    return {q};
+  }
   if (op == "Max")
     return {binary(ins, os, maxF)};
   if (op == "Min")

@@ -484,7 +484,36 @@ def folded_cases(outdir):
            helper.make_node("Where", ["e", "one", "zero"], ["k"])],
           [I("idx", 1), I("three", 3), numpy_helper.from_array(np.array(1, np.float32), "one"),
            numpy_helper.from_array(np.array(0, np.float32), "zero")], x, x + 1)
+    # Integer Div truncates: Shape[1] = 3, (3 + 2) / 3 = 1 (not round(1.67) = 2).
+    model("Shape_Div_int", "Div",
+          [helper.make_node("Shape", ["i0"], ["s"]),
+           helper.make_node("Gather", ["s", "idx"], ["g"], axis=0),
+           helper.make_node("Add", ["g", "two"], ["a"]),
+           helper.make_node("Div", ["a", "three"], ["q"]),
+           helper.make_node("Cast", ["q"], ["k"], to=F)],
+          [I("idx", 1), I("two", 2), I("three", 3)], x, x + 1)
     return out
+
+
+def encoder_case(outdir):
+    """A 2-layer torch.nn.TransformerEncoder (GELU, batch_first) exported at opset 17: the
+    transformer-encoder op mix (MatMul, LayerNormalization, Softmax, Erf-GELU, Slice, Shape
+    arithmetic folded at import) end to end; torch's output is the oracle."""
+    import torch
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                             dropout=0.0, activation="gelu", batch_first=True)
+    m = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    x = torch.randn(1, 8, 32)
+    d = os.path.join(outdir, "TransformerEncoder")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(m, x, os.path.join(d, "model.onnx"), opset_version=17,
+                      input_names=["i0"], output_names=["y0"])
+    np.save(os.path.join(d, "in_i0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(d, "exp_y0.npy"), m(x).numpy())
+    return [dict(name="TransformerEncoder", family="models", op="(model)", inputs=["i0"],
+                 oracle=True)]
 
 
 def main():
@@ -493,9 +522,11 @@ def main():
     torch_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
+    meta += encoder_case(outdir)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
-    print(f"wrote {len(meta)} cases, {len({m['op'] for m in meta})} operators to {outdir}")
+    ops = {m["op"] for m in meta if m["family"] != "models"}
+    print(f"wrote {len(meta)} cases, {len(ops)} operators to {outdir}")
 
 
 if __name__ == "__main__":
