@@ -4,6 +4,7 @@
 // the oracle other back ends are compared against. Attributes are in the normalised form the
 // frontend produces (explicit pads/strides/dilations, Clip bounds as attributes, ...).
 #include "graph/ExtOps.h"
+#include "graph/RefInternal.h"
 #include "graph/Reference.h"
 
 #include "support/Error.h"
@@ -16,44 +17,10 @@ namespace npuc::graph {
 
 namespace {
 
-using Index = std::vector<int64_t>;
-
-Index stridesOf(const Shape &s) {
-  Index st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;)
-    st[i - 1] = st[i] * s[i];
-  return st;
-}
-
-// Strides to read `in` as if broadcast to `out` (0 along broadcast axes).
-Index broadcastStrides(const Shape &in, const Shape &out) {
-  Index st = stridesOf(in), res(out.size(), 0);
-  size_t off = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i)
-    res[i + off] = in[i] == 1 ? 0 : st[i];
-  return res;
-}
-
-// Calls f(flatOut, flatIn...) for every element of `out`, mapping through broadcast strides.
-template <typename F>
-void forEachBroadcast(const Shape &out, const std::vector<Index> &inStrides, F f) {
-  int64_t total = numElements(out);
-  Index idx(out.size(), 0);
-  std::vector<int64_t> off(inStrides.size(), 0);
-  for (int64_t flat = 0; flat < total; ++flat) {
-    for (size_t k = 0; k < inStrides.size(); ++k) {
-      off[k] = 0;
-      for (size_t d = 0; d < out.size(); ++d)
-        off[k] += idx[d] * inStrides[k][d];
-    }
-    f(flat, off);
-    for (size_t d = out.size(); d-- > 0;) {
-      if (++idx[d] < out[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-}
+using ref::broadcastStrides;
+using ref::forEachBroadcast;
+using ref::Index;
+using ref::stridesOf;
 
 HostTensor binary(const std::vector<const HostTensor *> &ins, const Shape &outShape,
                   double (*op)(double, double)) {
