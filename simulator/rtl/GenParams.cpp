@@ -10,6 +10,7 @@
 // Targets the RTL cannot implement (fractional rates, several DRAM channels, per-element timing,
 // unknown vector ops, unbounded queues) are rejected here with the file and field named.
 #include "isa/Program.h"
+#include "support/Hash.h"
 #include "isa/Target.h"
 #include "support/Error.h"
 
@@ -26,15 +27,6 @@ namespace {
 
 // The vector ops the RTL vector unit implements (docs/RTL.md).
 const char *const kRtlOps[] = {"copy", "add", "sub", "mul", "max", "min", "relu", "clip", "muladd"};
-
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 int integerRate(const isa::Target &t, double v, const std::string &what) {
   if (v <= 0 || std::floor(v) != v || v > 4096)

@@ -7,6 +7,7 @@
 // core until it raises `done` or `deadlock`. Programs are validated with the simulator's decoder
 // first, so the RTL only ever sees programs whose accesses are in bounds.
 #include "simulator/rtl/RtlCore.h"
+#include "support/Hash.h"
 
 #include "simulator/Decode.h"
 #include "support/Error.h"
@@ -30,15 +31,6 @@
 namespace npuc::rtl {
 
 namespace {
-
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 /// What the DPI callbacks of the running core operate on (one run at a time per thread).
 struct RunContext {

@@ -4,6 +4,7 @@
 // offset, id and address in it is checked before use, and the embedded target and programs are
 // re-validated by the isa library (parseTarget, decode). Errors always start with the file name.
 #include "tools/driver/Package.h"
+#include "support/Hash.h"
 
 #include "isa/Program.h"
 #include "support/Error.h"
@@ -22,15 +23,6 @@ namespace {
 
 constexpr char kMagic[4] = {'N', 'P', 'U', 'B'};
 constexpr size_t kPreamble = 16; // magic + version + header length
-
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 json dramTensorToJson(const npu::DramTensor &t) {
   return {{"value", t.value},
