@@ -3,6 +3,7 @@
 // naming the node.
 #include "graph/ExtOps.h"
 #include "graph/ShapeInference.h"
+#include "graph/ShapeInternal.h"
 
 #include "support/Error.h"
 
@@ -14,15 +15,8 @@ namespace npuc::graph {
 
 namespace {
 
-std::string where(const Node &n) {
-  return fmt::format("node '{}' ({})", n.name, n.op);
-}
-
-const Shape &inShape(const Graph &g, const Node &n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue)
-    fail("{}: missing input {}", where(n), i);
-  return g.value(n.inputs[i]).shape;
-}
+using shape::inShape;
+using shape::where;
 
 DType inType(const Graph &g, const Node &n, size_t i) {
   return g.value(n.inputs.at(i)).dtype;

@@ -1,6 +1,7 @@
 // ShapeInference.cpp - output shapes of the supported operators (normalised attribute form).
 // Kept independent of ONNX's own inference so that every value gets a static shape we computed.
 #include "graph/ShapeInference.h"
+#include "graph/ShapeInternal.h"
 #include "graph/ExtOps.h"
 
 #include "support/Error.h"
@@ -12,15 +13,8 @@ namespace npuc::graph {
 
 namespace {
 
-std::string where(const Node &n) {
-  return fmt::format("node '{}' ({})", n.name, n.op);
-}
-
-const Shape &inShape(const Graph &g, const Node &n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue)
-    fail("{}: missing input {}", where(n), i);
-  return g.value(n.inputs[i]).shape;
-}
+using shape::inShape;
+using shape::where;
 
 void requireRank(const Graph &g, const Node &n, size_t i, size_t rank) {
   const Shape &s = inShape(g, n, i);
