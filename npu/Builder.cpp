@@ -35,12 +35,20 @@ int64_t Builder::freeBytes(int level) const {
 Stmt Builder::dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
                   const Pad &pad) const {
   NPUC_ASSERT(src.dtype == dst.dtype, "DMA moves raw elements; both sides must agree");
-  std::vector<std::pair<std::string, Expr>> f = {
-      {"src_space", imm(src.level)}, {"src_addr", src.addr},  {"dst_space", imm(dst.level)},
-      {"dst_addr", dst.addr},        {"elem_bytes", imm(isa::elemBytes(src.dtype))},
-      {"n0", n.n0},                  {"n1", n.n1},            {"n2", n.n2},
-      {"src_s0", src.s0},            {"src_s1", src.s1},      {"src_s2", src.s2},
-      {"dst_s0", dst.s0},            {"dst_s1", dst.s1},      {"dst_s2", dst.s2}};
+  std::vector<std::pair<std::string, Expr>> f = {{"src_space", imm(src.level)},
+                                                 {"src_addr", src.addr},
+                                                 {"dst_space", imm(dst.level)},
+                                                 {"dst_addr", dst.addr},
+                                                 {"elem_bytes", imm(isa::elemBytes(src.dtype))},
+                                                 {"n0", n.n0},
+                                                 {"n1", n.n1},
+                                                 {"n2", n.n2},
+                                                 {"src_s0", src.s0},
+                                                 {"src_s1", src.s1},
+                                                 {"src_s2", src.s2},
+                                                 {"dst_s0", dst.s0},
+                                                 {"dst_s1", dst.s1},
+                                                 {"dst_s2", dst.s2}};
   static const char *lo[3] = {"pad0_lo", "pad1_lo", "pad2_lo"};
   static const char *hi[3] = {"pad0_hi", "pad1_hi", "pad2_hi"};
   // Padding fields are emitted only where they may be non-zero, to keep the TIR readable.
@@ -83,23 +91,22 @@ Stmt Builder::vector(const std::string &op, const View &dst, const View &src1, c
                      const Dims &d, float imm0, float imm1) const {
   int code = hw_.t->vector.opCode(op);
   NPUC_ASSERT(code >= 0, "analyzeGroup checked the op against the target: " + op);
-  std::vector<std::pair<std::string, Expr>> f = {
-      {"op", imm(code)},
-      {"dst_space", imm(dst.level)},
-      {"dst_addr", dst.addr},
-      {"dst_dtype", imm(static_cast<int>(dst.dtype))},
-      {"src1_space", imm(src1.level)},
-      {"src1_addr", src1.addr},
-      {"src1_dtype", imm(static_cast<int>(src1.dtype))},
-      {"n0", d.n0},
-      {"n1", d.n1},
-      {"n2", d.n2},
-      {"dst_s0", dst.s0},
-      {"dst_s1", dst.s1},
-      {"dst_s2", dst.s2},
-      {"src1_s0", src1.s0},
-      {"src1_s1", src1.s1},
-      {"src1_s2", src1.s2}};
+  std::vector<std::pair<std::string, Expr>> f = {{"op", imm(code)},
+                                                 {"dst_space", imm(dst.level)},
+                                                 {"dst_addr", dst.addr},
+                                                 {"dst_dtype", imm(static_cast<int>(dst.dtype))},
+                                                 {"src1_space", imm(src1.level)},
+                                                 {"src1_addr", src1.addr},
+                                                 {"src1_dtype", imm(static_cast<int>(src1.dtype))},
+                                                 {"n0", d.n0},
+                                                 {"n1", d.n1},
+                                                 {"n2", d.n2},
+                                                 {"dst_s0", dst.s0},
+                                                 {"dst_s1", dst.s1},
+                                                 {"dst_s2", dst.s2},
+                                                 {"src1_s0", src1.s0},
+                                                 {"src1_s1", src1.s1},
+                                                 {"src1_s2", src1.s2}};
   if (src2.level >= 0) {
     f.insert(f.end(), {{"src2_space", imm(src2.level)},
                        {"src2_addr", src2.addr},

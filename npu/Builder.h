@@ -42,7 +42,7 @@ struct OnChip {
   int level = -1;
   int64_t bytes = 0; // one copy
   int count = 1;
-  int64_t base = 0;  // address of copy 0
+  int64_t base = 0; // address of copy 0
   /// Address of copy (parity % count).
   tir::Expr at(const tir::Expr &parity) const;
 };
@@ -79,7 +79,11 @@ private:
   std::vector<OnChip> buffers_;
 };
 
-inline int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t alignUp(int64_t v, int64_t a) {
+  return (v + a - 1) / a * a;
+}
+inline int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 } // namespace npuc::npu

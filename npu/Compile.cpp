@@ -47,9 +47,9 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 
 // Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
 // (and says so in the tiling text) before giving up on the NPU.
-Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw,
-                         const DramCtx &d, const KernelOptions &o,
-                         const std::function<void()> &undo = [] {}) {
+Kernel lowerWithFallback(
+    const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
+    const KernelOptions &o, const std::function<void()> &undo = [] {}) {
   Builder b(hw);
   Kernel k = lowerKernel(p, g, b, d, o);
   if (k.reject.empty() || !o.doubleBuffer)
@@ -123,7 +123,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
   };
   std::set<graph::ValueId> produced;
   for (int64_t i = 0; i < steps; ++i) {
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[static_cast<size_t>(i)]));
+    const graph::FusedGroup &grp =
+        g.groups.at(static_cast<size_t>(groupIds[static_cast<size_t>(i)]));
     for (graph::ValueId v : grp.inputs) {
       if (!produced.count(v)) {
         touch(v, 0, i + 1);
@@ -180,8 +181,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
             [&](const std::vector<uint8_t> &bytes) {
               int64_t at = seg.constBase + static_cast<int64_t>(seg.constImage.size());
               seg.constImage.insert(seg.constImage.end(), bytes.begin(), bytes.end());
-              seg.constImage.resize(static_cast<size_t>(alignUp(
-                  static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
+              seg.constImage.resize(static_cast<size_t>(
+                  alignUp(static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
               return at;
             }};
 

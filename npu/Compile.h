@@ -24,8 +24,8 @@ enum class DramLayout { NHWC, RowMajor };
 struct DramTensor {
   graph::ValueId value = graph::kNoValue;
   std::string name;
-  int64_t addr = 0;  // byte address in DRAM
-  Shape shape;       // logical (ONNX, NCHW) shape
+  int64_t addr = 0; // byte address in DRAM
+  Shape shape;      // logical (ONNX, NCHW) shape
   DramLayout layout = DramLayout::RowMajor;
   int64_t bytes() const { return numElements(shape) * 2; } // fp16
 };
@@ -39,23 +39,23 @@ struct CompileOptions {
 struct GroupInfo {
   int groupId = -1;
   std::string name;
-  std::vector<std::string> ops;   // op types of the group's nodes
-  std::string tiling;             // human-readable tiling decision (levels, tile sizes, buffering)
-  std::string tir;                // the tiled TIR loop nest, printed
-  int64_t instrBegin = 0, instrEnd = 0; // [begin, end) program indices of its instructions
+  std::vector<std::string> ops; // op types of the group's nodes
+  std::string tiling;           // human-readable tiling decision (levels, tile sizes, buffering)
+  std::string tir;              // the tiled TIR loop nest, printed
+  int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
   std::map<std::string, int64_t> instrCounts; // by mnemonic
-  int64_t macs = 0;               // useful MACs
-  int64_t rooflineCycles = 0;     // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
-  std::string bound;              // which term sets the roofline: "tensor", "dram" or "vector"
+  int64_t macs = 0;                           // useful MACs
+  int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
+  std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
 };
 
 struct Segment {
-  std::vector<int> groups;        // group ids, in execution order
+  std::vector<int> groups; // group ids, in execution order
   isa::Program program;
-  int64_t dramBytes = 0;          // size of the DRAM image the program addresses
-  int64_t activationBytes = 0;    // peak DRAM footprint of the activations (liveness-planned)
+  int64_t dramBytes = 0;              // size of the DRAM image the program addresses
+  int64_t activationBytes = 0;        // peak DRAM footprint of the activations (liveness-planned)
   int64_t activationBytesNoReuse = 0; // what they would take without reusing dead tensors' space
-  int64_t constBase = 0;          // constants (weights, biases) live at [constBase, +constImage)
+  int64_t constBase = 0; // constants (weights, biases) live at [constBase, +constImage)
   std::vector<uint8_t> constImage;
   std::vector<DramTensor> inputs;  // values the host writes before the run
   std::vector<DramTensor> outputs; // values the host reads after the run

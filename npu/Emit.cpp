@@ -61,8 +61,8 @@ private:
           v == 0)
         return; // an empty box: nothing to move or compute
       if (auto fx = d->fixed.find(name); fx != d->fixed.end()) {
-        NPUC_ASSERT(fx->second == v, "kernels only use " + d->mnemonic + " with its fixed " +
-                                         name + " (Hw::derive chose it for that)");
+        NPUC_ASSERT(fx->second == v, "kernels only use " + d->mnemonic + " with its fixed " + name +
+                                         " (Hw::derive chose it for that)");
         continue;
       }
       const isa::Field *f = d->field(name);

@@ -17,7 +17,7 @@ namespace npuc::npu {
 
 /// DRAM placement services a kernel needs from the segment compiler.
 struct DramCtx {
-  std::function<int64_t(graph::ValueId)> addrOf;                // byte address of a tensor
+  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address of a tensor
   std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes
 };
 
@@ -25,9 +25,9 @@ struct Kernel {
   tir::Stmt body;
   std::string tiling; // the decision, for `npuc inspect`
   int64_t macs = 0;
-  int64_t vectorElems = 0;    // elements processed by vector instructions (roofline)
-  int64_t dramBytes = 0;      // compulsory DRAM traffic (roofline)
-  std::string reject;         // non-empty: no feasible tiling
+  int64_t vectorElems = 0; // elements processed by vector instructions (roofline)
+  int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
+  std::string reject;      // non-empty: no feasible tiling
 };
 
 /// Options a kernel reads.

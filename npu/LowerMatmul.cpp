@@ -33,8 +33,8 @@ struct Geometry {
 
 } // namespace
 
-Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
-                         const DramCtx &d, const KernelOptions &o) {
+Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o) {
   const Hw &hw = b.hw();
   const isa::Target &t = *hw.t;
   const ConvParams &c = plan.conv;
@@ -92,9 +92,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       return false;
     if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
       return false;
-    int64_t l1 = nb * (al(hw.l1, rows * geo.Wp * ch.tic * 2) +
-                       al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
-                       al(hw.l1, M * toc * 2) * (1 + nres));
+    int64_t l1 =
+        nb * (al(hw.l1, rows * geo.Wp * ch.tic * 2) + al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
+              al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
   auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
@@ -187,9 +187,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
             for (int64_t i = 0; i < ticb; ++i)
               for (int64_t j = 0; j < tocb; ++j) {
                 int64_t oc = gi * geo.ocg + ob * toc + j, ic = ib * tic + i;
-                float w = c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
+                float w =
+                    c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
                 uint16_t h = floatToHalf(w);
-                size_t at = static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * ticb + i) * tocb + j));
+                size_t at =
+                    static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * ticb + i) * tocb + j));
                 wbytes[at] = static_cast<uint8_t>(h & 0xff);
                 wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
               }
@@ -214,10 +216,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   Var n = Var::make("n"), gi = Var::make("g"), ob = Var::make("ocb"), hb = Var::make("ohb");
   Var ib = Var::make("icb"), kh = Var::make("kh"), kw = Var::make("kw"), kc = Var::make("kc");
-  Expr itO = (Expr(n) * c.G + gi) * OCB + ob;  // output-channel-block counter
-  Expr it = itO * OHB + hb;                      // output-tile counter
-  Expr itx = it * ICB + ib;                      // input-block counter
-  Expr wpar = ICB == 1 ? itO : itx;              // weight-block counter
+  Expr itO = (Expr(n) * c.G + gi) * OCB + ob; // output-channel-block counter
+  Expr it = itO * OHB + hb;                   // output-tile counter
+  Expr itx = it * ICB + ib;                   // input-block counter
+  Expr wpar = ICB == 1 ? itO : itx;           // weight-block counter
   Expr tocb = min(imm(toc), geo.ocg - Expr(ob) * toc);
   Expr ticb = min(imm(tic), geo.icg - Expr(ib) * tic);
   Expr tohc = min(imm(toh), c.OH - Expr(hb) * toh);
@@ -246,7 +248,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
   View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
-                                   Expr(gi) * geo.icg + Expr(ib) * tic) * 2};
+                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
+                                      2};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
   View xdst{hw.l1, xbuf.at(itx)};
@@ -285,8 +288,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr step = (((itx * c.KH + kh) * ch.KWl + kw) * KC + kc); // L0 buffer counter
   Expr klen = ch.fold ? ticb * c.KW : ticb;
   Expr kcur = max(min(imm(tk), klen - Expr(kc) * tk), 0);
-  View asrc{hw.l1, xbuf.at(itx) + (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb +
-                                   Expr(kc) * tk) * 2};
+  View asrc{hw.l1, xbuf.at(itx) +
+                       (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
   View adst{hw.l0a, abuf.at(step)};
@@ -300,8 +303,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Stmt kbody = seq({b.move(asrc, adst, Dims{kcur, imm(c.OW), tohc}),
                     b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
                     b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
-  blockBody.push_back(forLoop(
-      kh, imm(0), imm(c.KH), forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
+  blockBody.push_back(
+      forLoop(kh, imm(0), imm(c.KH),
+              forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
   tileBody.push_back(forLoop(ib, imm(0), imm(ICB), seq(blockBody)));
 
   // Epilogue on the accumulator tile, then the store.
@@ -326,13 +330,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.macs = c.macs();
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
-                static_cast<int64_t>(c.weights.size()) * 2 + c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
+                static_cast<int64_t>(c.weights.size()) * 2 +
+                c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
   k.tiling = fmt::format(
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
       ch.fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, ch.Kl,
-      ICB > 1 ? fmt::format(", input channels blocked by {} at L1", tic) : "", rowsMax, geo.Wp,
-      tic, c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
+      ICB > 1 ? fmt::format(", input channels blocked by {} at L1", tic) : "", rowsMax, geo.Wp, tic,
+      c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
       o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
   return k;

@@ -147,7 +147,8 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - q.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * 2};
+  View xsrc{hw.dram,
+            imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * 2};
   xsrc.s1 = imm(q.C);
   xsrc.s2 = imm(q.W * q.C);
   View xdst{hw.l1, xbuf.at(it)};
@@ -194,16 +195,15 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   body.push_back(b.store(out, ydst, ed));
 
   prologue.push_back(forLoop(
-      n, imm(0), imm(q.N),
-      forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
+      n, imm(0), imm(q.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
   k.body = b.wrapAllocations(seq(prologue));
   int64_t outElems = q.N * q.C * q.OH * q.OW;
   k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
   k.dramBytes = q.N * q.C * q.H * q.W * 2 + outElems * 2 * (1 + nres);
   k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
                          "L1 input {}x{}x{}; {}",
-                         q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax,
-                         Wp, tc, o.doubleBuffer ? "double-buffered" : "single-buffered");
+                         q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax, Wp,
+                         tc, o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;
 }
 

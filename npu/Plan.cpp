@@ -14,11 +14,15 @@ using graph::Node;
 using graph::Value;
 using graph::ValueId;
 
-bool isNhwc(const Value &v) { return v.shape.size() == 4; }
+bool isNhwc(const Value &v) {
+  return v.shape.size() == 4;
+}
 
 namespace {
 
-int64_t channelAxis(const Shape &s) { return s.size() == 4 ? 1 : static_cast<int64_t>(s.size()) - 1; }
+int64_t channelAxis(const Shape &s) {
+  return s.size() == 4 ? 1 : static_cast<int64_t>(s.size()) - 1;
+}
 
 int64_t channelsOf(const Shape &s) {
   if (s.empty())
@@ -220,7 +224,8 @@ struct Analyzer {
           else
             cnt = (std::min(h1, q.H) - std::max<int64_t>(h0, 0)) *
                   (std::min(w1, q.W) - std::max<int64_t>(w0, 0));
-          q.divisor[static_cast<size_t>(oy * q.OW + ox)] = 1.0f / static_cast<float>(std::max<int64_t>(cnt, 1));
+          q.divisor[static_cast<size_t>(oy * q.OW + ox)] =
+              1.0f / static_cast<float>(std::max<int64_t>(cnt, 1));
         }
     }
     p.input = n.inputs[0];
@@ -267,8 +272,9 @@ struct Analyzer {
       p.epilogue.push_back(e);
       return true;
     }
-    static const std::map<std::string, std::string> binary = {
-        {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Max", "max"}, {"Min", "min"}};
+    static const std::map<std::string, std::string> binary = {{"Add", "add"}, {"Sub", "sub"},
+                                                              {"Mul", "mul"}, {"Div", "div"},
+                                                              {"Max", "max"}, {"Min", "min"}};
     auto b = binary.find(n.op);
     if (b == binary.end() || n.inputs.size() != 2)
       return reject(n.name + " (" + n.op + "): not an elementwise op the NPU runs");

@@ -21,9 +21,9 @@ enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, View };
 
 struct EpilogueOp {
   enum class Operand { None, Const, Tensor };
-  std::string op;             // vector op name: add, sub, mul, max, min, relu, clip, ...
+  std::string op; // vector op name: add, sub, mul, max, min, relu, clip, ...
   Operand operand = Operand::None;
-  bool operandFirst = false;  // the operand is the op's left side (c - x)
+  bool operandFirst = false;               // the operand is the op's left side (c - x)
   graph::ValueId tensor = graph::kNoValue; // Operand::Tensor
   std::vector<float> constant;             // Operand::Const: 1 (scalar) or C values
   float imm0 = 0, imm1 = 0;
@@ -32,13 +32,13 @@ struct EpilogueOp {
 /// Matmul-like kernel: Y[n, oy, ox, oc] = sum W[oc, ic, kh, kw] X[n, iy, ix, g*icg + ic].
 /// Gemm/MatMul are the 1x1 case on an [1, 1, M, K] image.
 struct ConvParams {
-  int64_t N = 1, H = 1, W = 1, C = 1;   // input (NHWC view)
+  int64_t N = 1, H = 1, W = 1, C = 1; // input (NHWC view)
   int64_t OH = 1, OW = 1, OC = 1;
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1;
   int64_t padT = 0, padL = 0;
   int64_t G = 1;
-  std::vector<float> weights;           // [OC][C/G][KH][KW], alpha folded in
-  std::vector<float> bias;              // [OC] or empty
+  std::vector<float> weights; // [OC][C/G][KH][KW], alpha folded in
+  std::vector<float> bias;    // [OC] or empty
   int64_t icg() const { return C / G; }
   int64_t ocg() const { return OC / G; }
   int64_t macs() const { return N * OH * OW * OC * icg() * KH * KW; }
@@ -58,9 +58,9 @@ struct GroupPlan {
   ConvParams conv;
   PoolParams pool;
   std::vector<EpilogueOp> epilogue;
-  int64_t channels = 1;  // size of the innermost (channel) axis of the output in NPU layout
-  int64_t elements = 0;  // output elements
-  std::string reject;    // non-empty: the NPU cannot run this group, and why
+  int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
+  int64_t elements = 0; // output elements
+  std::string reject;   // non-empty: the NPU cannot run this group, and why
 };
 
 GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);

@@ -19,8 +19,7 @@ public:
 };
 
 /// Throws npuc::Error with a fmt-formatted message.
-template <typename... Args>
-[[noreturn]] void fail(fmt::format_string<Args...> f, Args &&...args) {
+template <typename... Args> [[noreturn]] void fail(fmt::format_string<Args...> f, Args &&...args) {
   throw Error(fmt::format(f, std::forward<Args>(args)...));
 }
 
@@ -30,8 +29,8 @@ template <typename... Args>
 } // namespace npuc
 
 /// Internal invariant. `reason` says why the condition must hold.
-#define NPUC_ASSERT(cond, reason)                                                       \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
-      ::npuc::assertionFailed(#cond, __FILE__, __LINE__, (reason));                     \
+#define NPUC_ASSERT(cond, reason)                                                                  \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::npuc::assertionFailed(#cond, __FILE__, __LINE__, (reason));                                \
   } while (0)

@@ -11,6 +11,8 @@ namespace npuc {
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
 /// Rounds a float to the nearest representable fp16 value (returned as float).
-inline float roundToHalf(float f) { return halfToFloat(floatToHalf(f)); }
+inline float roundToHalf(float f) {
+  return halfToFloat(floatToHalf(f));
+}
 
 } // namespace npuc

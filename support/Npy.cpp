@@ -129,7 +129,8 @@ HostTensor readNpy(const std::string &path) {
 void writeNpy(const std::string &path, const HostTensor &t) {
   std::string shp = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
-    shp += std::to_string(t.shape[i]) + (t.shape.size() == 1 ? "," : (i + 1 < t.shape.size() ? ", " : ""));
+    shp += std::to_string(t.shape[i]) +
+           (t.shape.size() == 1 ? "," : (i + 1 < t.shape.size() ? ", " : ""));
   shp += ")";
   std::string hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shp + ", }";
   size_t total = 10 + hdr.size() + 1;

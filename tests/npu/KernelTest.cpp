@@ -76,8 +76,9 @@ TEST_P(ConvKernel, MatchesReference) {
               int64_t iy = oy * c.S - c.P + kh * c.D, ix = ox * c.S - c.P + kw * c.D;
               if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W)
                 continue;
-              double p = double(in.data[static_cast<size_t>(((gi * icg + ic) * c.H + iy) * c.W + ix)]) *
-                         wdata[static_cast<size_t>(((oc * icg + ic) * c.K + kh) * c.K + kw)];
+              double p =
+                  double(in.data[static_cast<size_t>(((gi * icg + ic) * c.H + iy) * c.W + ix)]) *
+                  wdata[static_cast<size_t>(((oc * icg + ic) * c.K + kh) * c.K + kw)];
               sum += p;
               mag += std::fabs(p);
             }
@@ -85,7 +86,8 @@ TEST_P(ConvKernel, MatchesReference) {
           sum = std::max(sum, 0.0);
         double got = r.out.data[static_cast<size_t>((oc * OH + oy) * OW + ox)];
         double tol = std::ldexp(std::fabs(sum), -11) + icg * c.K * c.K * std::ldexp(mag, -24) +
-                     std::ldexp(std::fabs(c.bias ? bdata[static_cast<size_t>(oc)] : 0.0), -23) + 1e-7;
+                     std::ldexp(std::fabs(c.bias ? bdata[static_cast<size_t>(oc)] : 0.0), -23) +
+                     1e-7;
         ASSERT_NEAR(got, sum, tol) << "oc=" << oc << " oy=" << oy << " ox=" << ox;
         ++checked;
       }
@@ -97,11 +99,11 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvKernel,
     ::testing::Values(ConvCase{3, 17, 19, 20, 3, 1, 1, 1, 1, true, true},
                       ConvCase{16, 8, 8, 32, 1, 1, 0, 1, 1, false, false},
-                      ConvCase{8, 15, 15, 8, 3, 2, 1, 1, 8, true, true},     // depthwise
-                      ConvCase{5, 9, 11, 7, 3, 1, 2, 2, 1, true, false},     // dilation 2
-                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true},     // odd channels
-                      ConvCase{3, 32, 32, 16, 7, 2, 3, 1, 1, false, true},   // stem-like
-                      ConvCase{64, 14, 14, 48, 3, 1, 1, 1, 2, true, true},   // grouped
+                      ConvCase{8, 15, 15, 8, 3, 2, 1, 1, 8, true, true},   // depthwise
+                      ConvCase{5, 9, 11, 7, 3, 1, 2, 2, 1, true, false},   // dilation 2
+                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true},   // odd channels
+                      ConvCase{3, 32, 32, 16, 7, 2, 3, 1, 1, false, true}, // stem-like
+                      ConvCase{64, 14, 14, 48, 3, 1, 1, 1, 2, true, true}, // grouped
                       ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-tiny.yaml"},
                       ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false}),
     [](const ::testing::TestParamInfo<ConvCase> &i) {
@@ -178,7 +180,8 @@ TEST(GemmKernel, BiasAndTransB) {
       double s = cdata[static_cast<size_t>(j)], mag = 0;
       for (int64_t k = 0; k < K; ++k) {
         // alpha = 0.5 is folded into the fp16 weights exactly (a power of two).
-        double p = double(in.data[static_cast<size_t>(i * K + k)]) * 0.5 * wdata[static_cast<size_t>(j * K + k)];
+        double p = double(in.data[static_cast<size_t>(i * K + k)]) * 0.5 *
+                   wdata[static_cast<size_t>(j * K + k)];
         s += p;
         mag += std::fabs(p);
       }
@@ -230,7 +233,8 @@ TEST_P(PoolKernel, MatchesReference) {
           }
         double want = c.isMax ? acc : acc / double(cnt);
         double got = r.out.data[static_cast<size_t>((ch * OH + oy) * OW + ox)];
-        ASSERT_NEAR(got, want, std::ldexp(std::fabs(want), -10) + 1e-6) << ch << "," << oy << "," << ox;
+        ASSERT_NEAR(got, want, std::ldexp(std::fabs(want), -10) + 1e-6)
+            << ch << "," << oy << "," << ox;
       }
 }
 
@@ -284,8 +288,9 @@ TEST(EltwiseKernel, ResidualAddReluAndPerChannelScale) {
   HostTensor tb({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 11)));
   NpuRun r = compileAndRun(g, t, {ta, tb});
   for (int64_t i = 0; i < C * H * W; ++i) {
-    double want = std::max(0.0, double(ta.data[static_cast<size_t>(i)]) + tb.data[static_cast<size_t>(i)]) *
-                  scale[static_cast<size_t>(i / (H * W))];
+    double want =
+        std::max(0.0, double(ta.data[static_cast<size_t>(i)]) + tb.data[static_cast<size_t>(i)]) *
+        scale[static_cast<size_t>(i / (H * W))];
     EXPECT_NEAR(r.out.data[static_cast<size_t>(i)], want, std::ldexp(std::fabs(want), -10) + 1e-6);
   }
 }

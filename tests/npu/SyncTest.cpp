@@ -9,8 +9,8 @@
 namespace npuc::test {
 namespace {
 
-isa::Instr dma(const isa::Target &t, const char *mn, int64_t srcSpace, int64_t src, int64_t dstSpace,
-               int64_t dst, int64_t n) {
+isa::Instr dma(const isa::Target &t, const char *mn, int64_t srcSpace, int64_t src,
+               int64_t dstSpace, int64_t dst, int64_t n) {
   isa::Instr in;
   in.desc = t.findInstr(mn);
   for (const auto &[k, v] : in.desc->fixed)
