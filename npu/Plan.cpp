@@ -124,6 +124,19 @@ struct Analyzer {
     return true;
   }
 
+  // A matrix product [M,K] x [K,N] as the 1x1 convolution of an [1,1,M,K] image; w(o, i) is
+  // the weight of output column o for input column i.
+  template <typename W> void asMatrixProduct(int64_t M, int64_t K, int64_t N, W w) {
+    ConvParams &c = p.conv;
+    c.W = c.OW = M;
+    c.C = K;
+    c.OC = N;
+    c.weights.assign(static_cast<size_t>(N * K), 0.f);
+    for (int64_t o = 0; o < N; ++o)
+      for (int64_t i = 0; i < K; ++i)
+        c.weights[static_cast<size_t>(o * K + i)] = w(o, i);
+  }
+
   bool gemm(const Node &n) {
     const Value &a = val(n.inputs[0]);
     if (n.attrInt("transA", 0) != 0)
@@ -135,15 +148,10 @@ struct Analyzer {
     float alpha = static_cast<float>(n.attrFloat("alpha", 1.0));
     float beta = static_cast<float>(n.attrFloat("beta", 1.0));
     int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
+    asMatrixProduct(M, K, N, [&](int64_t o, int64_t i) {
+      return alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
+    });
     ConvParams &c = p.conv;
-    c.W = c.OW = M;
-    c.C = K;
-    c.OC = N;
-    c.weights.assign(static_cast<size_t>(N * K), 0.f);
-    for (int64_t o = 0; o < N; ++o)
-      for (int64_t i = 0; i < K; ++i)
-        c.weights[static_cast<size_t>(o * K + i)] =
-            alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
     if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
       if (!constant(n.inputs[2]))
         return reject(n.name + " (Gemm): C is not constant");
@@ -167,14 +175,8 @@ struct Analyzer {
     const Value &b = val(n.inputs[1]);
     int64_t K = b.shape[0], N = b.shape[1];
     int64_t M = numElements(a.shape) / K;
-    ConvParams &c = p.conv;
-    c.W = c.OW = M;
-    c.C = K;
-    c.OC = N;
-    c.weights.assign(static_cast<size_t>(N * K), 0.f);
-    for (int64_t o = 0; o < N; ++o)
-      for (int64_t i = 0; i < K; ++i)
-        c.weights[static_cast<size_t>(o * K + i)] = (*b.f32)[static_cast<size_t>(i * N + o)];
+    asMatrixProduct(M, K, N,
+                    [&](int64_t o, int64_t i) { return (*b.f32)[static_cast<size_t>(i * N + o)]; });
     p.input = n.inputs[0];
     return true;
   }
