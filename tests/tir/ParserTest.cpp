@@ -2,6 +2,7 @@
 // over hand-built nests covering every node kind and over every op lowerGroup produces; and the
 // located error messages for malformed text.
 #include "tir/Parser.h"
+#include "TestGraphs.h"
 #include "support/Error.h"
 #include "tir/Equal.h"
 #include "tir/IRMutator.h"
@@ -17,6 +18,9 @@ using namespace npuc;
 using namespace npuc::tir;
 using graph::Graph;
 using graph::ValueId;
+using testgraphs::constant;
+using testgraphs::input;
+using testgraphs::node;
 
 namespace {
 
@@ -120,39 +124,8 @@ TEST(Parser, CommentsAndSeveralFunctions) {
 
 // ---------------------------------------------------------------- lowered graph ops
 
-ValueId input(Graph &g, const std::string &name, Shape s) {
-  ValueId v = g.addValue(name, s, graph::DType::F32);
-  g.inputs.push_back(v);
-  return v;
-}
-
-ValueId constant(Graph &g, const std::string &name, Shape s) {
-  return g.addConstant(name, s, std::vector<float>(static_cast<size_t>(numElements(s)), 0.5f));
-}
-
-ValueId node(Graph &g, const std::string &op, std::vector<ValueId> ins, Shape out,
-             std::map<std::string, graph::AttrValue> attrs = {}) {
-  ValueId o = g.addValue(op + "_out" + std::to_string(g.values.size()), out, graph::DType::F32);
-  graph::NodeId n = g.addNode(op, op + std::to_string(g.nodes.size()), ins, {o});
-  g.node(n).attrs = std::move(attrs);
-  return o;
-}
-
-// Lowers each node of g as a group of its own and round-trips the result.
 void roundTripEachNode(Graph &g) {
-  for (graph::NodeId n : g.topoOrder()) {
-    graph::FusedGroup grp;
-    grp.id = static_cast<int>(n);
-    grp.name = "g";
-    grp.name += std::to_string(n); // appending avoids a GCC 12 -Wrestrict false positive
-    grp.nodes = {n};
-    for (ValueId v : g.node(n).inputs)
-      if (!g.value(v).isConstant())
-        grp.inputs.push_back(v);
-    grp.outputs = g.node(n).outputs;
-    SCOPED_TRACE(g.node(n).op);
-    expectRoundTrip(lowerGroup(g, grp));
-  }
+  testgraphs::forEachNodeLowered(g, [](const PrimFunc &f) { expectRoundTrip(f); });
 }
 
 TEST(Parser, RoundTripsLoweredConvAndPools) {

@@ -4,6 +4,7 @@
 // pipeline; the interpreter (Interp.h) gives the same buffers before and after, on random
 // inputs. Every result is also verified and must print and re-parse to the same text.
 #include "Interp.h"
+#include "TestGraphs.h"
 
 #include "tir/LowerOps.h"
 #include "tir/Parser.h"
@@ -21,6 +22,8 @@ using namespace npuc;
 using namespace npuc::tir;
 using graph::Graph;
 using graph::ValueId;
+using testgraphs::input;
+using testgraphs::node;
 
 namespace {
 
@@ -85,34 +88,8 @@ TEST(PassDiff, LitCorpus) {
   EXPECT_GE(functions, 15);
 }
 
-ValueId input(Graph &g, const std::string &name, Shape s) {
-  ValueId v = g.addValue(name, s, graph::DType::F32);
-  g.inputs.push_back(v);
-  return v;
-}
-
-ValueId node(Graph &g, const std::string &op, std::vector<ValueId> ins, Shape out,
-             std::map<std::string, graph::AttrValue> attrs = {}) {
-  ValueId o = g.addValue(op + "_out" + std::to_string(g.values.size()), out, graph::DType::F32);
-  graph::NodeId n = g.addNode(op, op + std::to_string(g.nodes.size()), ins, {o});
-  g.node(n).attrs = std::move(attrs);
-  return o;
-}
-
 void checkEachNode(Graph &g) {
-  for (graph::NodeId n : g.topoOrder()) {
-    graph::FusedGroup grp;
-    grp.id = static_cast<int>(n);
-    grp.name = "g";
-    grp.name += std::to_string(n); // appending avoids a GCC 12 -Wrestrict false positive
-    grp.nodes = {n};
-    for (ValueId v : g.node(n).inputs)
-      if (!g.value(v).isConstant())
-        grp.inputs.push_back(v);
-    grp.outputs = g.node(n).outputs;
-    SCOPED_TRACE(g.node(n).op);
-    checkAllPasses(lowerGroup(g, grp));
-  }
+  testgraphs::forEachNodeLowered(g, [](const PrimFunc &f) { checkAllPasses(f); });
 }
 
 TEST(PassDiff, LoweredOperators) {
