@@ -295,3 +295,67 @@ TEST(SimTrace, LongTracesMergeConsecutiveSameMnemonic) {
 }
 
 } // namespace
+
+// ---- the same edges checked on both sides (N-1 and N) ----
+
+TEST(SimTimingEdges, VectorOpCyclesStepAtTheLaneCount) {
+  auto t = makeTarget(noBanks()); // 8 lanes: ceil(n / 8) cycles
+  auto cycles = [&](int64_t n) {
+    isa::Program p;
+    p.instrs.push_back(vecCopy(*t, n, 0, 0x2000));
+    return runTraced(*t, p).totalCycles;
+  };
+  EXPECT_EQ(cycles(8), 1);
+  EXPECT_EQ(cycles(9), 2);
+  EXPECT_EQ(cycles(16), 2);
+  EXPECT_EQ(cycles(17), 3);
+}
+
+TEST(SimTimingEdges, DmaRateIsTheSlowerOfEngineAndDram) {
+  // The load engine moves 32 B/cycle. With DRAM at 32 B/cycle both bound equally (1024 B in 32
+  // cycles); one byte per cycle less of DRAM makes DRAM the bound: ceil(1024 / 31) = 34 cycles.
+  for (auto [dramRate, transfer] : {std::pair<double, int64_t>{32, 32}, {31, 34}, {33, 32}}) {
+    TargetOptions o = noBanks();
+    o.dramBytesPerCycle = dramRate;
+    auto t = makeTarget(o);
+    isa::Program p;
+    p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 1024));
+    EXPECT_EQ(runTraced(*t, p).totalCycles, 100 + transfer) << "DRAM " << dramRate << " B/cycle";
+  }
+}
+
+TEST(SimTimingEdges, DispatchQueueOfTwoHoldsBothWaitingVectorOps) {
+  // The program of DispatchQueueDepthIsModelled: two vector ops that wait for loads queued behind
+  // them. Depth 1 deadlocks (tested above); depth 2 (= the number of waiting ops) runs exactly as
+  // an unbounded queue would.
+  TargetOptions o;
+  o.queueDepth = 2;
+  auto t = makeTarget(o);
+  isa::Program p;
+  p.instrs.push_back(vecCopy(*t, 8, 0, 0x100, 1 << LOAD));
+  p.instrs.push_back(vecCopy(*t, 8, 0, 0x200, 1 << LOAD));
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x1000, 16, 0, 1 << VECTOR));
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x2000, 16, 0, 1 << VECTOR));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 0).start, 101);
+  EXPECT_EQ(eventOf(s, 1).start, 202);
+}
+
+TEST(SimTimingEdges, TokenQueueOfTwoDoesNotBlockTheSecondPush) {
+  // TokenQueueDepthBlocksProducer's program: with 2 token slots both pushes fit before the first
+  // pop, so the second load starts when the first ends (116), not at the first pop (200).
+  TargetOptions o = noBanks();
+  o.tokenQueueDepth = 2;
+  auto t = makeTarget(o);
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 256, 0, 1 << VECTOR));
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 16, 0, 1 << VECTOR));
+  p.instrs.push_back(vecCopy(*t, 1600, 0x4000, 0x6000));
+  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1100, 1 << LOAD));
+  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1200, 1 << LOAD));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 1).start, 116);
+  EXPECT_EQ(eventOf(s, 1).end, 116 + 1 + 100);
+  EXPECT_EQ(eventOf(s, 3).start, 200);
+  EXPECT_EQ(eventOf(s, 4).start, 217); // the second token arrived at 217, after the first pop
+}
