@@ -114,6 +114,9 @@ int main(int argc, char **argv) {
   cs->add_option("--dram-init", cosimArgs.dramInit, "load FILE at DRAM byte address: FILE@ADDR");
   cs->add_option("--dram-bytes", cosimArgs.dramBytes, "DRAM image size (default 1 MiB)");
   cs->add_option("--max-cycles", cosimArgs.maxCycles, "stop the RTL after this many cycles");
+  cs->add_option("--dram-fault", cosimArgs.dramFaults,
+                 "inject a fault: the RTL reads DRAM byte ADDR XOR MASK (ADDR:MASK), to check "
+                 "that the comparison catches it");
   cs->add_option("--cycle-tolerance", cosimArgs.cycleTolerance,
                  "allowed relative total-cycle error (default 0.02)");
 

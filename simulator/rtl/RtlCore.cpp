@@ -37,6 +37,7 @@ struct RunContext {
   std::vector<uint8_t> *dram = nullptr;
   std::vector<sim::TraceEvent> *trace = nullptr;
   const isa::Program *program = nullptr;
+  const std::vector<DramFault> *faults = nullptr;
   int64_t badAddress = -1;
 };
 thread_local RunContext *gRun = nullptr;
@@ -72,7 +73,11 @@ unsigned char npu_dram_read(long long addr) {
     r->badAddress = addr;
     return 0;
   }
-  return (*r->dram)[static_cast<size_t>(addr)];
+  unsigned char v = (*r->dram)[static_cast<size_t>(addr)];
+  for (const npuc::rtl::DramFault &f : *r->faults)
+    if (f.addr == addr)
+      v ^= f.mask;
+  return v;
 }
 void npu_dram_write(long long addr, unsigned char data) {
   npuc::rtl::RunContext *r = npuc::rtl::gRun;
@@ -140,6 +145,10 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
   run.dram = &mem.dram();
   run.trace = &st.trace;
   run.program = &p;
+  run.faults = &opt.faults;
+  for (const DramFault &f : opt.faults)
+    if (f.addr < 0 || f.addr >= static_cast<int64_t>(mem.dram().size()))
+      fail("DRAM fault at byte {}: outside the {}-byte image", f.addr, mem.dram().size());
   RunContext *saved = gRun;
   gRun = &run;
   struct Restore {

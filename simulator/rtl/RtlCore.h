@@ -26,9 +26,18 @@ bool matchesBuiltTarget(const isa::Target &t);
 /// Throws npuc::Error naming `t.path` when `t` is not the target the RTL was built for.
 void checkTarget(const isa::Target &t);
 
+/// A fault in the harness's DRAM model: every read of byte `addr` by the core returns the stored
+/// byte XOR `mask`. Bring-up engineers use it to check that a co-simulation catches and locates a
+/// divergence (a stuck or flaky DRAM bit); the stored image itself is left unchanged.
+struct DramFault {
+  int64_t addr = 0;
+  uint8_t mask = 0;
+};
+
 struct RtlOptions {
-  std::string wave;      // write a VCD waveform here when non-empty
-  int64_t maxCycles = 0; // 0: no limit; otherwise fail after this many cycles
+  std::string wave;              // write a VCD waveform here when non-empty
+  int64_t maxCycles = 0;         // 0: no limit; otherwise fail after this many cycles
+  std::vector<DramFault> faults; // injected into the RTL's DRAM reads only
 };
 
 struct RtlStats {

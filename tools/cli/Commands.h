@@ -83,7 +83,8 @@ struct DemoArgs {
 
 struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
   std::string input, target, wave;
-  std::vector<std::string> dramInit; // FILE@ADDR
+  std::vector<std::string> dramInit;   // FILE@ADDR
+  std::vector<std::string> dramFaults; // ADDR:MASK, flips bits of the RTL's DRAM reads
   int64_t dramBytes = 0, maxCycles = 0;
   double cycleTolerance = 0.02;
 };

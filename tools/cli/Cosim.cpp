@@ -3,6 +3,7 @@
 //
 //   npuc cosim PROG.s|PROG.bin --target configs/npu-rtl.yaml [--dram-init FILE@ADDR] [--wave F]
 //   npuc cosim MODEL.npub                                 (every NPU segment of the package)
+//   [--dram-fault ADDR:MASK]...  the RTL reads DRAM byte ADDR XOR MASK (fault injection)
 //
 // Hand-written programs start from a zeroed image plus --dram-init files and are compared over
 // every byte of every memory level. A package's NPU segments get their constant image and
@@ -57,6 +58,16 @@ bool cmdCosim(const CosimArgs &a, std::ostream &out) {
   rtl::RtlOptions opt;
   opt.wave = a.wave;
   opt.maxCycles = a.maxCycles;
+  for (const std::string &f : a.dramFaults) {
+    size_t colon = f.find(':');
+    if (colon == std::string::npos || colon == 0)
+      fail("--dram-fault '{}': expected ADDR:MASK", f);
+    int64_t mask = parseNumber(f.substr(colon + 1), "--dram-fault '" + f + "' mask");
+    if (mask == 0 || mask > 0xff)
+      fail("--dram-fault '{}': the mask must be a non-zero byte (1..0xff)", f);
+    opt.faults.push_back(
+        {parseNumber(f.substr(0, colon), "--dram-fault '" + f + "' address"), uint8_t(mask)});
+  }
   if (hasSuffix(a.input, ".npub")) {
     driver::CompiledModel m = driver::loadPackage(a.input);
     if (!a.target.empty()) {
