@@ -1,8 +1,9 @@
 // Onnx.h - ONNX model import into the graph IR.
 //
-// importOnnx reads a model (opsets 11-17 of the default domain), pins dynamic input dimensions
+// importOnnx reads a model (opsets 9-18 of the default domain), pins dynamic input dimensions
 // with `inputShapes` (input name -> full shape), runs ONNX's own shape inference as a consistency
-// check and computes every value's static shape itself. Attributes are normalised so that later
+// check (for the opsets the installed ONNX library knows: up to 17 with Debian's 1.12) and
+// computes every value's static shape itself. Attributes are normalised so that later
 // stages need not know ONNX opset differences:
 //   * Conv/MaxPool/AveragePool: explicit kernel_shape, strides, dilations and 4-entry pads
 //     (auto_pad resolved); pools also carry ceil_mode and (AveragePool) count_include_pad.
@@ -15,8 +16,10 @@
 //     import (this makes torchvision's Shape/Gather/Unsqueeze/Concat/Reshape idioms static).
 //   * The extended operator set (graph/ExtOps.h, OnnxOps2.cpp) takes tensor-valued parameters
 //     as attributes: Reduce* axes, Slice starts/ends/steps (per axis, clamped), Resize scales
-//     and sizes, Split sizes, Expand shape, Tile repeats, TopK k, CumSum axis, Trilu k, and
-//     ConvTranspose explicit pads/output_padding. docs/OPERATORS.md lists every operator.
+//     and sizes (Upsample and opset-10 Resize become an asymmetric/floor Resize; opset-18 axes and
+//     keep_aspect_ratio_policy are resolved to full-rank scales and sizes), Split sizes, Expand
+//     shape, Tile repeats, TopK k, CumSum axis, Trilu k, and ConvTranspose explicit
+//     pads/output_padding. docs/OPERATORS.md lists every operator.
 // Every error is an npuc::Error whose message starts with the model path.
 #pragma once
 

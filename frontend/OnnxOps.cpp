@@ -234,8 +234,23 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
       n.attrs["pads"] = constInts(im, n, 1, "pads");
       if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
         n.attrs["value"] = constScalar(im, n, 2, "constant_value");
-      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue)
-        fail("{}: the axes input is not supported", where(n));
+      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
+        // Opset 18: pads covers only the listed axes (begins, then ends); the rest get none.
+        std::vector<int64_t> axes = constInts(im, n, 3, "axes"), given = n.attrInts("pads");
+        size_t r = rank(0);
+        if (given.size() != 2 * axes.size())
+          fail("{}: pads has {} entries for {} axes", where(n), given.size(), axes.size());
+        std::vector<int64_t> pads(2 * r, 0);
+        std::set<int64_t> seen;
+        for (size_t i = 0; i < axes.size(); ++i) {
+          auto a = static_cast<size_t>(normaliseAxis(n, axes[i], r));
+          if (!seen.insert(static_cast<int64_t>(a)).second)
+            fail("{}: axes repeats axis {}", where(n), a);
+          pads[a] = given[i];
+          pads[a + r] = given[i + axes.size()];
+        }
+        n.attrs["pads"] = pads;
+      }
       n.inputs.resize(1);
     }
     n.attrs.erase("mode");

@@ -36,6 +36,7 @@ const std::set<std::string> kOther{"LayerNormalization",
                                    "Expand",
                                    "Tile",
                                    "Resize",
+                                   "Upsample",
                                    "DepthToSpace",
                                    "SpaceToDepth",
                                    "ConstantOfShape",
@@ -146,48 +147,98 @@ void sliceAttrs(Importer &im, Node &n) {
   n.attrs["steps"] = s;
 }
 
+// Resize (and opset-9 Upsample, which becomes a Resize). Before opset 11 neither had a
+// coordinate_transformation_mode: ONNX's own 10->11 version adapter maps them to "asymmetric" with
+// nearest_mode "floor", which for integer scales is the element repetition Upsample specifies.
+// Opset 18 adds `axes` (scales/sizes for a subset of the axes), keep_aspect_ratio_policy and
+// antialias.
 void resizeAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0);
+  const size_t r = x.size();
+  const bool legacy = im.opset < 11 || n.op == "Upsample";
   std::string mode = n.attrString("mode", "nearest");
   requireOneOf(n, "mode", mode, {"nearest", "linear"});
-  std::string ctm = n.attrString("coordinate_transformation_mode", "half_pixel");
+  std::string ctm =
+      legacy ? "asymmetric" : n.attrString("coordinate_transformation_mode", "half_pixel");
   requireOneOf(
       n, "coordinate_transformation_mode", ctm,
       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"});
-  requireOneOf(n, "nearest_mode", n.attrString("nearest_mode", "round_prefer_floor"),
+  std::string nearest = legacy ? "floor" : n.attrString("nearest_mode", "round_prefer_floor");
+  requireOneOf(n, "nearest_mode", nearest,
                {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-  std::vector<double> scales;
-  std::vector<int64_t> sizes;
-  size_t scaleIn = im.opset >= 11 ? 2 : 1;
+  if (n.attrInt("antialias", 0) != 0)
+    fail("{}: attribute antialias=1 not supported", where(n));
+  std::string policy = n.attrString("keep_aspect_ratio_policy", "stretch");
+  requireOneOf(n, "keep_aspect_ratio_policy", policy, {"stretch", "not_larger", "not_smaller"});
+  // The axes the scales/sizes inputs describe (all of them unless opset-18 `axes` says otherwise).
+  std::vector<int64_t> axes = n.attrInts("axes");
+  if (axes.empty())
+    for (size_t d = 0; d < r; ++d)
+      axes.push_back(static_cast<int64_t>(d));
+  std::set<int64_t> seen;
+  for (int64_t &a : axes)
+    if (!seen.insert(a = normaliseAxis(n, a, r)).second)
+      fail("{}: attribute axes repeats axis {}", where(n), a);
+  std::vector<double> givenScales;
+  std::vector<int64_t> givenSizes;
+  size_t scaleIn = im.opset >= 11 && n.op == "Resize" ? 2 : 1;
   if (present(n, scaleIn) && numElements(shapeOf(im, n, scaleIn)) > 0)
-    scales = constFloats(im, n, scaleIn, "scales");
-  if (im.opset >= 11 && present(n, 3) && numElements(shapeOf(im, n, 3)) > 0)
-    sizes = constInts(im, n, 3, "sizes");
-  if (scales.empty() == sizes.empty())
+    givenScales = constFloats(im, n, scaleIn, "scales");
+  if (scaleIn == 2 && present(n, 3) && numElements(shapeOf(im, n, 3)) > 0)
+    givenSizes = constInts(im, n, 3, "sizes");
+  if (givenScales.empty() == givenSizes.empty())
     fail("{}: exactly one of scales and sizes must be given", where(n));
-  if (!scales.empty()) {
-    if (scales.size() != x.size())
-      fail("{}: scales has {} entries for rank {}", where(n), scales.size(), x.size());
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (scales[d] <= 0)
-        fail("{}: scales[{}] = {} must be positive", where(n), d, scales[d]);
-      sizes.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * scales[d])));
+  size_t given = givenScales.empty() ? givenSizes.size() : givenScales.size();
+  if (given != axes.size())
+    fail("{}: {} has {} entries for {} axes", where(n), givenScales.empty() ? "sizes" : "scales",
+         given, axes.size());
+  if (policy != "stretch" && givenSizes.empty())
+    fail("{}: keep_aspect_ratio_policy={} needs sizes, not scales", where(n), policy);
+  std::vector<double> scales(r, 1.0);
+  std::vector<int64_t> sizes(x.begin(), x.end());
+  if (!givenScales.empty()) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto d = static_cast<size_t>(axes[i]);
+      if (givenScales[i] <= 0)
+        fail("{}: scales[{}] = {} must be positive", where(n), i, givenScales[i]);
+      scales[d] = givenScales[i];
+      sizes[d] = static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * scales[d]));
+      if (sizes[d] <= 0)
+        fail("{}: scales[{}] = {} leaves axis {} empty", where(n), i, givenScales[i], d);
     }
   } else {
-    if (sizes.size() != x.size())
-      fail("{}: sizes has {} entries for rank {}", where(n), sizes.size(), x.size());
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (sizes[d] <= 0)
-        fail("{}: sizes[{}] = {} must be positive", where(n), d, sizes[d]);
-      scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x[d]));
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (givenSizes[i] <= 0)
+        fail("{}: sizes[{}] = {} must be positive", where(n), i, givenSizes[i]);
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        auto d = static_cast<size_t>(axes[i]);
+        sizes[d] = givenSizes[i];
+        scales[d] = static_cast<double>(sizes[d]) / static_cast<double>(x[d]);
+      }
+    } else {
+      // One scale for every listed axis: the largest that fits (not_larger) or the smallest that
+      // covers (not_smaller) the requested sizes; sizes are then rounded (half away from zero).
+      double s = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        double q = static_cast<double>(givenSizes[i]) / static_cast<double>(x[size_t(axes[i])]);
+        s = policy == "not_larger" ? std::min(s, q) : std::max(s, q);
+      }
+      for (int64_t a : axes) {
+        auto d = static_cast<size_t>(a);
+        scales[d] = s;
+        sizes[d] = std::max<int64_t>(1, std::llround(s * static_cast<double>(x[d])));
+      }
     }
   }
+  n.op = "Resize";
   n.inputs.resize(1);
-  n.attrs.erase("cubic_coeff_a");
-  n.attrs.erase("exclude_outside");
-  n.attrs.erase("extrapolation_value");
+  for (const char *a : {"cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
+                        "axes", "keep_aspect_ratio_policy"})
+    n.attrs.erase(a);
   n.attrs["mode"] = mode;
   n.attrs["coordinate_transformation_mode"] = ctm;
+  n.attrs["nearest_mode"] = nearest;
   n.attrs["scales"] = scales;
   n.attrs["sizes"] = sizes;
 }
@@ -234,20 +285,36 @@ void convTransposeAttrs(Importer &im, Node &n) {
   n.attrs["group"] = n.attrInt("group", 1);
 }
 
+// Split: explicit sizes (attribute before 13, input after), else equal parts — one per output,
+// or opset 18's num_outputs, where an uneven extent leaves the last part smaller.
 void splitAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0);
   int64_t axis = normaliseAxis(n, n.attrInt("axis", 0), x.size());
   std::vector<int64_t> split = n.attrInts("split");
   if (present(n, 1))
     split = constInts(im, n, 1, "split");
+  int64_t outputs = static_cast<int64_t>(n.outputs.size());
+  int64_t numOutputs = n.attrInt("num_outputs", 0);
+  if (numOutputs != 0 && !split.empty())
+    fail("{}: num_outputs and split are both given", where(n));
+  if (numOutputs != 0 && numOutputs != outputs)
+    fail("{}: attribute num_outputs={} but the node has {} outputs", where(n), numOutputs, outputs);
+  int64_t dim = x[static_cast<size_t>(axis)];
   if (split.empty()) {
-    int64_t parts = static_cast<int64_t>(n.outputs.size());
-    int64_t dim = x[static_cast<size_t>(axis)];
-    if (dim % parts)
-      fail("{}: axis extent {} does not split evenly into {} outputs", where(n), dim, parts);
-    split.assign(static_cast<size_t>(parts), dim / parts);
+    if (numOutputs != 0) {
+      int64_t chunk = (dim + outputs - 1) / outputs;
+      if (chunk * (outputs - 1) >= dim)
+        fail("{}: axis extent {} cannot give {} non-empty outputs", where(n), dim, outputs);
+      split.assign(static_cast<size_t>(outputs), chunk);
+      split.back() = dim - chunk * (outputs - 1);
+    } else {
+      if (dim % outputs)
+        fail("{}: axis extent {} does not split evenly into {} outputs", where(n), dim, outputs);
+      split.assign(static_cast<size_t>(outputs), dim / outputs);
+    }
   }
   n.inputs.resize(1);
+  n.attrs.erase("num_outputs");
   n.attrs["axis"] = axis;
   n.attrs["split"] = split;
 }
@@ -318,7 +385,7 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
   } else if (op == "Tile") {
     n.attrs["repeats"] = constInts(im, n, 1, "repeats");
     n.inputs.resize(1);
-  } else if (op == "Resize") {
+  } else if (op == "Resize" || op == "Upsample") {
     resizeAttrs(im, n);
   } else if (op == "DepthToSpace") {
     requireOneOf(n, "mode", n.attrString("mode", "DCR"), {"DCR", "CRD"});

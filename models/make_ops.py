@@ -16,6 +16,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
+
 CASES = []
 RNG = np.random.default_rng(1234)
 F = TensorProto.FLOAT
@@ -520,6 +523,7 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     torch_cases()
+    ops_opsets.add(case, rnd)
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += encoder_case(outdir)

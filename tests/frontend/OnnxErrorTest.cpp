@@ -150,12 +150,54 @@ TEST(OnnxErrors, DynamicDimMustBePinned) {
 }
 
 TEST(OnnxErrors, OpsetOutOfRange) {
-  onnx::ModelProto m = baseModel(9, {1, 4});
-  addNode(m, "Relu", "r", {"x"}, {"y"});
-  addOutput(m, "y");
-  std::string path = save(m, "opset9.onnx");
-  EXPECT_TRUE(contains(importError(path), "opset 9 is not supported")) << importError(path);
-  std::filesystem::remove(path);
+  // The supported range is 9-18: one below and one above each edge.
+  for (auto [opset, ok] :
+       {std::pair<int64_t, bool>{8, false}, {9, true}, {18, true}, {19, false}}) {
+    onnx::ModelProto m = baseModel(opset, {1, 4});
+    addNode(m, "Relu", "r", {"x"}, {"y"});
+    addOutput(m, "y");
+    std::string path = save(m, fmt::format("opset{}.onnx", opset));
+    std::string err = importError(path);
+    if (ok)
+      EXPECT_EQ(err, "") << "opset " << opset;
+    else
+      EXPECT_TRUE(contains(err, fmt::format("opset {} is not supported (supported: 9-18)", opset)))
+          << err;
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(OnnxErrors, Opset18ResizeAntialiasAndSplitNumOutputsAreChecked) {
+  {
+    onnx::ModelProto m = baseModel(18, {1, 1, 4, 4});
+    auto *n = addNode(m, "Resize", "rs", {"x", "", "scales"}, {"y"});
+    auto *a = n->add_attribute();
+    a->set_name("antialias");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+    addInitializer(m, "scales", {4}, {1, 1, 0.5f, 0.5f});
+    addOutput(m, "y");
+    std::string path = save(m, "antialias.onnx");
+    EXPECT_TRUE(
+        contains(importError(path), "node 'rs' (Resize): attribute antialias=1 not supported"))
+        << importError(path);
+    std::filesystem::remove(path);
+  }
+  {
+    onnx::ModelProto m = baseModel(18, {2, 7});
+    auto *n = addNode(m, "Split", "sp", {"x"}, {"a", "b"});
+    auto *a = n->add_attribute();
+    a->set_name("num_outputs");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(3);
+    addOutput(m, "a");
+    addOutput(m, "b");
+    std::string path = save(m, "numout.onnx");
+    EXPECT_TRUE(contains(importError(path),
+                         "node 'sp' (Split): attribute num_outputs=3 but the node has 2 outputs"))
+        << importError(path);
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(OnnxErrors, UnsupportedAttributeValue) {
