@@ -8,6 +8,7 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -233,8 +234,17 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
     im.names[t.name()] = detail::importTensor(im, t, t.name());
   for (int i = 0; i < gp.node_size(); ++i)
     detail::importNode(im, gp.node(i), i);
-  for (const auto &out : gp.output())
-    im.g.outputs.push_back(im.lookup(out.name(), "graph output"));
+  for (const auto &out : gp.output()) {
+    graph::ValueId v = im.lookup(out.name(), "graph output");
+    // An output produced through a removed Identity/Dropout/Cast aliases an earlier value; give
+    // that value the output's name so results are reported (and written) under the name the model
+    // declares. Graph inputs, constants and values already claimed by another output keep theirs.
+    graph::Value &val = im.g.value(v);
+    bool claimed = std::find(im.g.outputs.begin(), im.g.outputs.end(), v) != im.g.outputs.end();
+    if (val.name != out.name() && val.producer >= 0 && !claimed)
+      val.name = out.name();
+    im.g.outputs.push_back(v);
+  }
   if (im.g.outputs.empty())
     fail("the graph has no outputs");
   if (onnxInference)

@@ -312,6 +312,24 @@ TEST(OnnxImport, ShapeIdiomIsFoldedAndReshapeIsStatic) {
   std::filesystem::remove(path);
 }
 
+TEST(OnnxImport, OutputsKeepTheirDeclaredNamesThroughRemovedNodes) {
+  // relu -> Identity -> "y", and "x" -> Dropout -> "z": the Identity and the Dropout are removed
+  // at import. The computed value takes the name "y"; the graph input keeps its name "x".
+  onnx::ModelProto m = baseModel(13, {1, 4});
+  addNode(m, "Relu", "r", {"x"}, {"t"});
+  addNode(m, "Identity", "id", {"t"}, {"y"});
+  addNode(m, "Dropout", "dr", {"x"}, {"z"});
+  addOutput(m, "y");
+  addOutput(m, "z");
+  std::string path = save(m, "names.onnx");
+  graph::Graph g = frontend::importOnnx(path);
+  ASSERT_EQ(g.outputs.size(), 2u);
+  EXPECT_EQ(g.value(g.outputs[0]).name, "y");
+  EXPECT_EQ(g.value(g.outputs[1]).name, "x");
+  EXPECT_EQ(g.outputs[1], g.inputs[0]);
+  std::filesystem::remove(path);
+}
+
 TEST(OnnxImport, ClipBoundsAsAttributesBeforeOpset11AreNotAccepted) {
   // Opset 11+: bounds are inputs; importer turns them into attributes.
   onnx::ModelProto m = baseModel(12, {1, 4});
