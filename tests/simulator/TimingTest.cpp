@@ -168,15 +168,18 @@ TEST(SimTiming, BankConflictStallsOnlyOnSharedBanks) {
   EXPECT_EQ(eventOf(other, 1).end, 4);
 }
 
+// Two vector ops that wait for loads queued behind them in program order.
+isa::Program dispatchProgram(const isa::Target &t) {
+  isa::Program p;
+  p.instrs.push_back(vecCopy(t, 8, 0, 0x100, 1 << LOAD));
+  p.instrs.push_back(vecCopy(t, 8, 0, 0x200, 1 << LOAD));
+  p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x1000, 16, 0, 1 << VECTOR));
+  p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x2000, 16, 0, 1 << VECTOR));
+  return p;
+}
+
 TEST(SimTiming, DispatchQueueDepthIsModelled) {
-  auto program = [](const isa::Target &t) {
-    isa::Program p; // the vector ops are queued ahead of the loads that feed them
-    p.instrs.push_back(vecCopy(t, 8, 0, 0x100, 1 << LOAD));
-    p.instrs.push_back(vecCopy(t, 8, 0, 0x200, 1 << LOAD));
-    p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x1000, 16, 0, 1 << VECTOR));
-    p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x2000, 16, 0, 1 << VECTOR));
-    return p;
-  };
+  auto program = dispatchProgram;
   auto deep = makeTarget();
   sim::SimStats s = runTraced(*deep, program(*deep));
   EXPECT_EQ(eventOf(s, 0).start, 101); // first load: 100 + 16 / 16
@@ -198,19 +201,23 @@ TEST(SimTiming, DispatchQueueDepthIsModelled) {
   }
 }
 
+// Two loads push to vector; the vector unit is busy for 200 cycles before it pops.
+isa::Program tokenFifoProgram(const isa::Target &t) {
+  isa::Program p;
+  p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0, 256, 0, 1 << VECTOR));
+  p.instrs.push_back(copy1d(t, "ld", DRAM, 0, L1, 0x400, 16, 0, 1 << VECTOR));
+  p.instrs.push_back(vecCopy(t, 1600, 0x4000, 0x6000));
+  p.instrs.push_back(vecCopy(t, 8, 0x1000, 0x1100, 1 << LOAD));
+  p.instrs.push_back(vecCopy(t, 8, 0x1000, 0x1200, 1 << LOAD));
+  return p;
+}
+
 TEST(SimTiming, TokenQueueDepthBlocksProducer) {
   TargetOptions o = noBanks();
   o.tokenQueueDepth = 1;
   auto t = makeTarget(o);
-  isa::Program p;
-  // Two loads push to vector; the vector unit is busy for 200 cycles before it pops. With a
-  // single-slot FIFO the second load cannot start until the first token is popped (at 200).
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 256, 0, 1 << VECTOR));
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 16, 0, 1 << VECTOR));
-  p.instrs.push_back(vecCopy(*t, 1600, 0x4000, 0x6000));
-  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1100, 1 << LOAD));
-  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1200, 1 << LOAD));
-  sim::SimStats s = runTraced(*t, p);
+  // With a single-slot FIFO the second load cannot start until the first token is popped (200).
+  sim::SimStats s = runTraced(*t, tokenFifoProgram(*t));
   EXPECT_EQ(eventOf(s, 0).end, 116);
   EXPECT_EQ(eventOf(s, 3).start, 200);
   EXPECT_EQ(eventOf(s, 1).start, 200); // 116 with an unbounded FIFO
@@ -331,12 +338,7 @@ TEST(SimTimingEdges, DispatchQueueOfTwoHoldsBothWaitingVectorOps) {
   TargetOptions o;
   o.queueDepth = 2;
   auto t = makeTarget(o);
-  isa::Program p;
-  p.instrs.push_back(vecCopy(*t, 8, 0, 0x100, 1 << LOAD));
-  p.instrs.push_back(vecCopy(*t, 8, 0, 0x200, 1 << LOAD));
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x1000, 16, 0, 1 << VECTOR));
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x2000, 16, 0, 1 << VECTOR));
-  sim::SimStats s = runTraced(*t, p);
+  sim::SimStats s = runTraced(*t, dispatchProgram(*t));
   EXPECT_EQ(eventOf(s, 0).start, 101);
   EXPECT_EQ(eventOf(s, 1).start, 202);
 }
@@ -347,13 +349,7 @@ TEST(SimTimingEdges, TokenQueueOfTwoDoesNotBlockTheSecondPush) {
   TargetOptions o = noBanks();
   o.tokenQueueDepth = 2;
   auto t = makeTarget(o);
-  isa::Program p;
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 256, 0, 1 << VECTOR));
-  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 16, 0, 1 << VECTOR));
-  p.instrs.push_back(vecCopy(*t, 1600, 0x4000, 0x6000));
-  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1100, 1 << LOAD));
-  p.instrs.push_back(vecCopy(*t, 8, 0x1000, 0x1200, 1 << LOAD));
-  sim::SimStats s = runTraced(*t, p);
+  sim::SimStats s = runTraced(*t, tokenFifoProgram(*t));
   EXPECT_EQ(eventOf(s, 1).start, 116);
   EXPECT_EQ(eventOf(s, 1).end, 116 + 1 + 100);
   EXPECT_EQ(eventOf(s, 3).start, 200);
