@@ -1,13 +1,16 @@
 // PassTable.cpp - THE list of TIR passes (see PassManager.h). Adding a pass: one file pair in
 // tir/transform/, one entry here, lit tests in tests/lit/transform/.
+#include "isa/Target.h"
 #include "support/Error.h"
 #include "tir/PassManager.h"
 #include "tir/Simplify.h"
+#include "tir/transform/EmitNpu.h"
 #include "tir/transform/IfPromotion.h"
 #include "tir/transform/LoopCollapse.h"
 #include "tir/transform/LoopFission.h"
 #include "tir/transform/LoopPartition.h"
 #include "tir/transform/LoopShift.h"
+#include "tir/transform/PreProcess.h"
 #include "tir/transform/RemoveNoOp.h"
 
 namespace npuc::tir {
@@ -22,6 +25,19 @@ ProverOptions proverOptions(const char *pass, const PassOptions &o) {
     npuc::fail("pass '{}': z3-timeout-ms must be positive, not {}", pass, t);
   po.timeoutMs = static_cast<unsigned>(t);
   return po;
+}
+
+// The target a pass's `target=PATH` option names, loaded once per path.
+const isa::Target &targetOption(const char *pass, const PassOptions &o) {
+  static std::map<std::string, isa::Target> loaded;
+  std::string path = passOption(*findPass(pass), o, "target");
+  if (path.empty())
+    npuc::fail("pass '{}': needs target=PATH (a target description, e.g. configs/npu-base.yaml)",
+               pass);
+  auto it = loaded.find(path);
+  if (it == loaded.end())
+    it = loaded.emplace(path, isa::loadTarget(path)).first;
+  return it->second;
 }
 
 } // namespace
@@ -72,6 +88,19 @@ const std::vector<PassInfo> &passTable() {
         {"z3-timeout-ms", "200", "Z3 time per query"}},
        [](const PrimFunc &f, const PassOptions &o) {
          return ifPromotion(f, proverOptions("if-promotion", o));
+       }},
+      {"pre-process",
+       "splits stored expressions into one unit operation per store, rewriting operations the "
+       "target lacks into ones it has",
+       {{"target", "", "target description (YAML) whose instructions decide what is direct"}},
+       [](const PrimFunc &f, const PassOptions &o) {
+         return preProcess(f, targetOption("pre-process", o));
+       }},
+      {"emit-npu",
+       "replaces the innermost loops of each nest with the cheapest legal NPU instruction",
+       {{"target", "", "target description (YAML) giving instruction forms, limits and timing"}},
+       [](const PrimFunc &f, const PassOptions &o) {
+         return emitNpu(f, targetOption("emit-npu", o));
        }},
   };
   return table;

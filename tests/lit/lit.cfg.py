@@ -21,3 +21,6 @@ config.substitutions.append(("%npuc", npuc))
 config.substitutions.append(("FileCheck", filecheck))
 # `not` inverts an exit status (expected-error tests); LLVM ships it next to FileCheck.
 config.substitutions.append(("not ", lit_config.params.get("not", "/usr/lib/llvm-16/bin/not") + " "))
+# %configs: the repository's target descriptions (instruction emission and PreProcess read one).
+config.substitutions.append(
+    ("%configs", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "configs"))))

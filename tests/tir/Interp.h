@@ -2,15 +2,21 @@
 // on buffers of doubles (every buffer, whatever its dtype; integer-typed values are kept
 // integral by truncating casts and integer operators), so a function before and after a pass
 // can be compared on the same random inputs. Deliberately naive: a tree walk with an
-// environment of loop variables, no code shared with the passes under test.
+// environment of loop variables, no code shared with the passes under test. NPU instructions
+// with symbolic operands (what emit-npu writes) run with the semantics docs/ISA.md gives the
+// vector, DMA and matmul primitives; vector op codes are looked up in `vectorOps`.
 #pragma once
 
 #include "support/Error.h"
+#include "support/Half.h"
 #include "tir/Eval.h"
 #include "tir/IR.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace npuc::tir::test {
@@ -18,6 +24,7 @@ namespace npuc::tir::test {
 class Interp {
 public:
   std::map<const BufferNode *, std::vector<double>> mem;
+  std::vector<std::string> vectorOps; // the target's vector_unit.ops, by op code
 
   void run(const PrimFunc &f, std::vector<std::vector<double>> &params) {
     NPUC_ASSERT(params.size() == f.params.size(), "interp: parameter count");
@@ -88,9 +95,96 @@ private:
     case NodeKind::AttrStmt:
       exec(s.as<AttrStmtNode>()->body);
       return;
+    case NodeKind::NpuOp:
+      npu(s.as<NpuOpNode>());
+      return;
     default:
       NPUC_ASSERT(false, std::string("interp: unsupported statement ") + kindName(s.kind()));
     }
+  }
+
+  int64_t field(const NpuOpNode *op, const char *name, int64_t absent) {
+    Expr e = op->field(name);
+    return e.defined() ? static_cast<int64_t>(eval(e)) : absent;
+  }
+  std::string fieldName(const char *prefix, int j) { return prefix + std::to_string(j); }
+
+  // Element `off` past a symbolic operand (a load naming buffer and first element).
+  double &operand(const NpuOpNode *op, const char *name, int64_t off) {
+    const auto *l = op->field(name).as<LoadNode>();
+    NPUC_ASSERT(l, std::string("interp: operand field ") + name);
+    return at(l->buffer, l->index + IntImmNode::make(off));
+  }
+
+  void npu(const NpuOpNode *op) {
+    int64_t n[3];
+    for (int j = 0; j < 3; ++j)
+      n[j] = field(op, fieldName("n", j).c_str(), 1);
+    auto off = [&](const std::string &p, const int64_t *i, const int64_t *shift) {
+      int64_t o = 0;
+      for (int j = 0; j < 3; ++j)
+        o += (i[j] - (shift ? shift[j] : 0)) * field(op, (p + "_s" + std::to_string(j)).c_str(), 0);
+      return o;
+    };
+    if (op->field("m").defined()) { // matmul: C[m][n] (+)= A[m][k] * B[k][n], dense rows
+      int64_t M = field(op, "m", 1), K = field(op, "k", 1), N = field(op, "n", 1);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double acc = field(op, "accumulate", 0) ? operand(op, "c", i * N + j) : 0;
+          for (int64_t k = 0; k < K; ++k)
+            acc += operand(op, "a", i * K + k) * operand(op, "b", k * N + j);
+          operand(op, "c", i * N + j) = acc;
+        }
+      return;
+    }
+    int64_t i[3];
+    if (op->field("elem_bytes").defined()) { // DMA box with padding
+      int64_t lo[3], hi[3];
+      for (int j = 0; j < 3; ++j) {
+        lo[j] = field(op, ("pad" + std::to_string(j) + "_lo").c_str(), 0);
+        hi[j] = field(op, ("pad" + std::to_string(j) + "_hi").c_str(), 0);
+      }
+      const auto *dl = op->field("dst").as<LoadNode>();
+      auto bits = static_cast<uint32_t>(field(op, "pad_value", 0));
+      double pad = dl->buffer->dtype == DataType::Float(16)
+                       ? halfToFloat(static_cast<uint16_t>(bits))
+                   : dl->buffer->dtype == DataType::Float(32) ? std::bit_cast<float>(bits)
+                                                              : static_cast<double>(bits);
+      for (i[2] = 0; i[2] < n[2]; ++i[2])
+        for (i[1] = 0; i[1] < n[1]; ++i[1])
+          for (i[0] = 0; i[0] < n[0]; ++i[0]) {
+            bool padded = false;
+            for (int j = 0; j < 3; ++j)
+              padded = padded || i[j] < lo[j] || i[j] >= n[j] - hi[j];
+            double v = padded ? pad : operand(op, "src", off("src", i, lo));
+            operand(op, "dst", off("dst", i, nullptr)) = v;
+          }
+      return;
+    }
+    const std::string name = vectorOps.at(static_cast<size_t>(field(op, "op", -1)));
+    double imm0 = op->field("imm0").defined() ? eval(op->field("imm0")) : 0;
+    double imm1 = op->field("imm1").defined() ? eval(op->field("imm1")) : 0;
+    for (i[2] = 0; i[2] < n[2]; ++i[2])
+      for (i[1] = 0; i[1] < n[1]; ++i[1])
+        for (i[0] = 0; i[0] < n[0]; ++i[0]) {
+          double a = operand(op, "src1", off("src1", i, nullptr));
+          double b = operand(op, "src2", off("src2", i, nullptr));
+          double r = name == "copy"     ? a
+                     : name == "add"    ? a + b
+                     : name == "sub"    ? a - b
+                     : name == "mul"    ? a * b
+                     : name == "div"    ? a / b
+                     : name == "max"    ? std::max(a, b)
+                     : name == "min"    ? std::min(a, b)
+                     : name == "relu"   ? std::max(a, 0.0)
+                     : name == "clip"   ? std::min(std::max(a, imm0), imm1)
+                     : name == "muladd" ? a * imm0 + imm1
+                     : name == "exp"    ? std::exp(a)
+                                        : std::nan("");
+          NPUC_ASSERT(!std::isnan(r) || std::isnan(a) || std::isnan(b),
+                      "interp: vector op " + name);
+          operand(op, "dst", off("dst", i, nullptr)) = r;
+        }
   }
 
   static double integral(DataType t, double v) { return t.isFloat() ? v : std::trunc(v); }

@@ -6,6 +6,7 @@
 #include "Interp.h"
 #include "TestGraphs.h"
 
+#include "isa/Target.h"
 #include "tir/LowerOps.h"
 #include "tir/Parser.h"
 #include "tir/PassManager.h"
@@ -44,14 +45,31 @@ std::vector<std::vector<double>> randomParams(const PrimFunc &f, unsigned seed) 
   return out;
 }
 
+const std::string kTargetPath = std::string(NPUC_SOURCE_DIR) + "/configs/npu-base.yaml";
+
+const isa::Target &target() {
+  static const isa::Target t = isa::loadTarget(kTargetPath);
+  return t;
+}
+
+// The pass's pipeline entry; passes that read a target get npu-base.
+std::string passSpec(const PassInfo &p) {
+  for (const PassOption &o : p.options)
+    if (std::string(o.name) == "target")
+      return std::string(p.name) + "{target=" + kTargetPath + "}";
+  return p.name;
+}
+
 void expectSameResults(const PrimFunc &before, const PrimFunc &after, const std::string &what) {
   SCOPED_TRACE(what + "\n--- before\n" + toText(before) + "--- after\n" + toText(after));
   EXPECT_TRUE(verifyErrors(after).empty());
   EXPECT_EQ(toText(parseFunc(toText(after))), toText(after));
   for (unsigned seed : {1u, 2u}) {
     std::vector<std::vector<double>> a = randomParams(before, seed), b = a;
-    test::Interp().run(before, a);
-    test::Interp().run(after, b);
+    test::Interp ia, ib;
+    ia.vectorOps = ib.vectorOps = target().vector.ops;
+    ia.run(before, a);
+    ib.run(after, b);
     for (size_t p = 0; p < a.size(); ++p)
       for (size_t i = 0; i < a[p].size(); ++i)
         ASSERT_NEAR(a[p][i], b[p][i], 1e-6 * (1 + std::abs(a[p][i])))
@@ -61,16 +79,21 @@ void expectSameResults(const PrimFunc &before, const PrimFunc &after, const std:
 
 void checkAllPasses(const PrimFunc &f) {
   for (const PassInfo &p : passTable()) {
-    PassManager pm(parsePipeline(p.name));
+    PassManager pm(parsePipeline(passSpec(p)));
     expectSameResults(f, pm.run(f), std::string("pass ") + p.name);
   }
   PassManager pm(parsePipeline(kPipeline));
   expectSameResults(f, pm.run(f), "the normalisation pipeline");
+  std::string target = "{target=" + kTargetPath + "}";
+  PassManager emit(
+      parsePipeline(std::string(kPipeline) + ",pre-process" + target + ",emit-npu" + target));
+  expectSameResults(f, emit.run(f), "normalisation, pre-process and emission");
 }
 
 TEST(PassDiff, LitCorpus) {
   const char *files[] = {"loop-shift",   "remove-no-op",    "loop-collapse",  "loop-fission",
-                         "if-promotion", "if-promotion-z3", "loop-partition", "loop-partition-z3"};
+                         "if-promotion", "if-promotion-z3", "loop-partition", "loop-partition-z3",
+                         "pre-process",  "emit-npu"};
   int functions = 0;
   for (const char *name : files) {
     std::string path = std::string(NPUC_SOURCE_DIR) + "/tests/lit/transform/" + name + ".tir";

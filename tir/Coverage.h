@@ -1,0 +1,37 @@
+// Coverage.h - how much of a function's innermost work NPU instructions perform.
+//
+// The innermost work of a function is what its leaves do when it runs: every executed scalar
+// store is one unit, every executed NPU instruction (an NpuOp statement, symbolic or placed)
+// counts the elements it processes (n0*n1*n2 for vector and DMA instructions, m*k*n
+// multiply-accumulates for matmul, i.e. the iterations of the scalar nest it replaced). Trip
+// counts are exact: loops are counted by multiplication where the body's work cannot depend on
+// the loop variable and iterated otherwise (conditions, dependent inner bounds). Used to compare
+// a nest before and after normalisation (docs/COVERAGE.md) and by `npuc inspect`.
+#pragma once
+
+#include "isa/Target.h"
+#include "tir/IR.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace npuc::tir {
+
+struct Coverage {
+  int64_t tensor = 0, vector = 0, dma = 0, scalar = 0; // work by who performs it
+  std::map<std::string, int64_t> issued;               // executed instructions by mnemonic
+  int64_t total() const { return tensor + vector + dma + scalar; }
+  /// Fraction of the work done by tensor and vector instructions (1 for a function with none).
+  double computeFraction() const;
+  /// Fraction done by any NPU instruction (tensor, vector or DMA).
+  double instrFraction() const;
+  Coverage &operator+=(const Coverage &o);
+};
+
+/// Measures f; instruction kinds come from the target's description of each mnemonic.
+/// An NpuOp whose mnemonic the target does not describe is a compiler bug (NPUC_ASSERT).
+Coverage measureCoverage(const PrimFunc &f, const isa::Target &t);
+Coverage measureCoverage(const Stmt &s, const isa::Target &t);
+
+} // namespace npuc::tir
