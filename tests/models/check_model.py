@@ -2,23 +2,42 @@
 """check_model.py - compiles a model with npuc, runs it on the simulator, runs `npuc ref`, and
 checks the outputs agree: cosine similarity >= 0.999 and the same top-1 class (the criteria the
 project set for whole classifiers, where fp16 storage makes element-wise bounds too loose to be
-useful), plus the report's own consistency and the share of MACs that ran on the NPU."""
+useful), plus the report's own consistency and the share of MACs that ran on the NPU. Prints the
+wall time of each step (the compile time is a figure docs/PERFORMANCE.md records) and the
+placement summary from `npuc inspect` (groups per device, each CPU reason with its count)."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import time
+from collections import Counter
 
 import numpy as np
 
 
-def run(cmd):
+def run(cmd, quiet=False):
     print("+", " ".join(cmd), flush=True)
+    start = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True)
-    print(r.stdout[-4000:], r.stderr[-4000:], sep="\n", flush=True)
+    if not quiet or r.returncode != 0:
+        print(r.stdout[-4000:], r.stderr[-4000:], sep="\n", flush=True)
     if r.returncode != 0:
         sys.exit(f"FAIL: {cmd[1]} exited with {r.returncode}")
+    print(f"{cmd[1]}: {time.monotonic() - start:.2f} s wall", flush=True)
     return r
+
+
+def placement_summary(npuc, pkg):
+    """Groups per device and the CPU groups' reasons, from `npuc inspect`'s text."""
+    text = run([npuc, "inspect", pkg], quiet=True).stdout
+    devices = Counter(re.findall(r"^  group \d+ '.*': .* on (\w+)$", text, re.M))
+    reasons = Counter(re.sub(r"^.*?\): ", "", r)
+                      for r in re.findall(r"^    reason: (.*)$", text, re.M))
+    print("placement: " + ", ".join(f"{n} groups on {d}" for d, n in sorted(devices.items())))
+    for reason, n in reasons.most_common():
+        print(f"  {n:4d} x cpu: {reason}")
 
 
 def main():
@@ -40,6 +59,7 @@ def main():
     run([a.npuc, "compile", a.model, "--target", a.target, "-o", pkg])
     run([a.npuc, "run", pkg, "--input", inp, "--output-dir", out, "--report", report])
     run([a.npuc, "ref", a.model, "--input", inp, "--output-dir", ref])
+    placement_summary(a.npuc, pkg)
     failures = []
     for name in sorted(os.listdir(ref)):
         x = np.load(os.path.join(out, name)).astype(np.float64).ravel()
