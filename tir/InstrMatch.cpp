@@ -130,9 +130,25 @@ bool isDst(const Expr &e, const Buffer &dst, const Expr &dstIndex) {
 
 } // namespace
 
+Expr selectAsMinMax(const Expr &e) {
+  const auto *s = e.as<SelectNode>();
+  if (!s || !isBinary(s->cond.kind()) || !s->trueValue.type().isFloat())
+    return e;
+  const auto *c = static_cast<const BinaryNode *>(s->cond.get());
+  const NodeKind k = s->cond.kind();
+  if (k != NodeKind::GT && k != NodeKind::GE && k != NodeKind::LT && k != NodeKind::LE)
+    return e;
+  const bool greater = k == NodeKind::GT || k == NodeKind::GE;
+  if (structuralEqual(s->trueValue, c->a) && structuralEqual(s->falseValue, c->b))
+    return greater ? max(c->a, c->b) : min(c->a, c->b);
+  if (structuralEqual(s->trueValue, c->b) && structuralEqual(s->falseValue, c->a))
+    return greater ? min(c->a, c->b) : max(c->a, c->b);
+  return e;
+}
+
 std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &dstIndex) {
   std::vector<OpMatch> out;
-  Expr v = stripFloatCast(value);
+  Expr v = selectAsMinMax(stripFloatCast(value));
   double c = 0, c2 = 0;
   if (constValue(v, c)) {
     out.push_back(make("fill", {}, c));

@@ -63,6 +63,10 @@ struct OpMatch {
 /// unit operation over loads and constants.
 std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &dstIndex);
 
+/// select(a > b, a, b) as max(a, b) and the other orderings as max/min (equal for every non-NaN
+/// value, which is how the lowering writes Relu); any other expression unchanged.
+Expr selectAsMinMax(const Expr &e);
+
 /// The expression with float casts around it removed (the vector unit converts on load and
 /// rounds on store), e.g. float32(A[i]) -> A[i].
 Expr stripFloatCast(const Expr &e);

@@ -4,12 +4,14 @@
 #include "support/Error.h"
 #include "tir/PassManager.h"
 #include "tir/Simplify.h"
+#include "tir/transform/BoundSimplify.h"
 #include "tir/transform/EmitNpu.h"
 #include "tir/transform/IfPromotion.h"
 #include "tir/transform/LoopCollapse.h"
 #include "tir/transform/LoopFission.h"
 #include "tir/transform/LoopPartition.h"
 #include "tir/transform/LoopShift.h"
+#include "tir/transform/LoopSplitDiv.h"
 #include "tir/transform/PreProcess.h"
 #include "tir/transform/RemoveNoOp.h"
 
@@ -89,6 +91,14 @@ const std::vector<PassInfo> &passTable() {
        [](const PrimFunc &f, const PassOptions &o) {
          return ifPromotion(f, proverOptions("if-promotion", o));
        }},
+      {"loop-split-div",
+       "splits a loop by the constant its variable is floor-divided by, when it divides the extent",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return loopSplitDiv(f); }},
+      {"bound-simplify",
+       "removes integer min/max decided by the enclosing loops' ranges (clamped indices)",
+       {},
+       [](const PrimFunc &f, const PassOptions &) { return boundSimplify(f); }},
       {"pre-process",
        "splits stored expressions into one unit operation per store, rewriting operations the "
        "target lacks into ones it has",

@@ -107,7 +107,12 @@ private:
     Expr e = op->field(name);
     return e.defined() ? static_cast<int64_t>(eval(e)) : absent;
   }
-  std::string fieldName(const char *prefix, int j) { return prefix + std::to_string(j); }
+  // prefix + j + suffix, by appending (GCC 12 warns falsely about literal + string).
+  static std::string fieldName(std::string prefix, int j, const char *suffix = "") {
+    prefix += std::to_string(j);
+    prefix += suffix;
+    return prefix;
+  }
 
   // Element `off` past a symbolic operand (a load naming buffer and first element).
   double &operand(const NpuOpNode *op, const char *name, int64_t off) {
@@ -123,7 +128,7 @@ private:
     auto off = [&](const std::string &p, const int64_t *i, const int64_t *shift) {
       int64_t o = 0;
       for (int j = 0; j < 3; ++j)
-        o += (i[j] - (shift ? shift[j] : 0)) * field(op, (p + "_s" + std::to_string(j)).c_str(), 0);
+        o += (i[j] - (shift ? shift[j] : 0)) * field(op, fieldName(p + "_s", j).c_str(), 0);
       return o;
     };
     if (op->field("m").defined()) { // matmul: C[m][n] (+)= A[m][k] * B[k][n], dense rows
@@ -141,8 +146,8 @@ private:
     if (op->field("elem_bytes").defined()) { // DMA box with padding
       int64_t lo[3], hi[3];
       for (int j = 0; j < 3; ++j) {
-        lo[j] = field(op, ("pad" + std::to_string(j) + "_lo").c_str(), 0);
-        hi[j] = field(op, ("pad" + std::to_string(j) + "_hi").c_str(), 0);
+        lo[j] = field(op, fieldName("pad", j, "_lo").c_str(), 0);
+        hi[j] = field(op, fieldName("pad", j, "_hi").c_str(), 0);
       }
       const auto *dl = op->field("dst").as<LoadNode>();
       auto bits = static_cast<uint32_t>(field(op, "pad_value", 0));

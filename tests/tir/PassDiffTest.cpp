@@ -3,79 +3,30 @@
 // transposes and softmax are run through each pass alone and through the whole normalisation
 // pipeline; the interpreter (Interp.h) gives the same buffers before and after, on random
 // inputs. Every result is also verified and must print and re-parse to the same text.
-#include "Interp.h"
+#include "DiffUtil.h"
 #include "TestGraphs.h"
 
-#include "isa/Target.h"
 #include "tir/LowerOps.h"
 #include "tir/Parser.h"
 #include "tir/PassManager.h"
-#include "tir/Printer.h"
-#include "tir/Verify.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
 #include <sstream>
 
 using namespace npuc;
 using namespace npuc::tir;
 using graph::Graph;
 using graph::ValueId;
+using test::expectSameResults;
+using test::kPipeline;
+using test::kTargetPath;
+using test::passSpec;
 using testgraphs::input;
 using testgraphs::node;
 
 namespace {
-
-const char *kPipeline = "simplify,if-promotion,loop-partition,loop-shift,loop-fission,"
-                        "loop-collapse,remove-no-op,simplify";
-
-std::vector<std::vector<double>> randomParams(const PrimFunc &f, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> real(-2, 2);
-  std::uniform_int_distribution<int> small(0, 3);
-  std::vector<std::vector<double>> out;
-  for (const Buffer &b : f.params) {
-    std::vector<double> v(static_cast<size_t>(b->numElements()));
-    for (double &x : v)
-      x = b->dtype.isFloat() ? real(rng) : small(rng);
-    out.push_back(v);
-  }
-  return out;
-}
-
-const std::string kTargetPath = std::string(NPUC_SOURCE_DIR) + "/configs/npu-base.yaml";
-
-const isa::Target &target() {
-  static const isa::Target t = isa::loadTarget(kTargetPath);
-  return t;
-}
-
-// The pass's pipeline entry; passes that read a target get npu-base.
-std::string passSpec(const PassInfo &p) {
-  for (const PassOption &o : p.options)
-    if (std::string(o.name) == "target")
-      return std::string(p.name) + "{target=" + kTargetPath + "}";
-  return p.name;
-}
-
-void expectSameResults(const PrimFunc &before, const PrimFunc &after, const std::string &what) {
-  SCOPED_TRACE(what + "\n--- before\n" + toText(before) + "--- after\n" + toText(after));
-  EXPECT_TRUE(verifyErrors(after).empty());
-  EXPECT_EQ(toText(parseFunc(toText(after))), toText(after));
-  for (unsigned seed : {1u, 2u}) {
-    std::vector<std::vector<double>> a = randomParams(before, seed), b = a;
-    test::Interp ia, ib;
-    ia.vectorOps = ib.vectorOps = target().vector.ops;
-    ia.run(before, a);
-    ib.run(after, b);
-    for (size_t p = 0; p < a.size(); ++p)
-      for (size_t i = 0; i < a[p].size(); ++i)
-        ASSERT_NEAR(a[p][i], b[p][i], 1e-6 * (1 + std::abs(a[p][i])))
-            << "parameter " << before.params[p]->name << " element " << i;
-  }
-}
 
 void checkAllPasses(const PrimFunc &f) {
   for (const PassInfo &p : passTable()) {

@@ -139,7 +139,7 @@ private:
 
   // e rewritten as one direct operation over leaves.
   Expr lowerOp(const Expr &in) {
-    Expr e = in;
+    Expr e = selectAsMinMax(in);
     if (isLeaf(e))
       return e;
     if (const auto *s = e.as<SubNode>(); s && !t_.vector.supports("sub") && e.type().isFloat())
