@@ -78,6 +78,14 @@ AotArtifacts buildAot(const graph::Graph &g, bool sharedLibrary, int threads) {
   std::vector<tir::PrimFunc> funcs;
   std::ostringstream calls;
   std::map<graph::ValueId, std::string> kinds; // every value the plan touches
+  // Weights the kernels take pre-packed: one extra constant each, numbered after the graph's
+  // values (the runtime treats plan value ids as opaque).
+  struct Packed {
+    std::vector<float> data;
+    std::string name;
+  };
+  std::map<graph::ValueId, Packed> packedValues;
+  graph::ValueId nextId = graph::ValueId(g.values.size());
   for (graph::ValueId v : g.inputs)
     kinds[v] = "input";
   for (const graph::FusedGroup &grp : g.groups) {
@@ -85,9 +93,20 @@ AotArtifacts buildAot(const graph::Graph &g, bool sharedLibrary, int threads) {
       fail("group '{}' is placed on the NPU: ahead-of-time deployment needs a model compiled "
            "with --target cpu",
            grp.name);
-    CpuKernel k = lowerGroupForCpu(g, grp);
+    CpuKernel k = lowerGroupForCpu(g, grp, /*prepack=*/true);
+    for (const PackedParam &p : k.packed) {
+      const graph::Value &val = g.value(k.params[p.param]);
+      Packed pv{p.pack(graph::constantTensor(val).data), val.name + ".packed"};
+      NPUC_ASSERT(int64_t(pv.data.size()) == p.elements, "packing yields the declared size");
+      k.params[p.param] = nextId;
+      packedValues[nextId++] = std::move(pv);
+    }
     calls << "call " << k.func.name << " " << k.params.size();
     for (graph::ValueId v : k.params) {
+      if (packedValues.count(v)) {
+        calls << " " << v;
+        continue;
+      }
       calls << " " << v;
       if (!kinds.count(v))
         kinds[v] = g.value(v).isConstant() ? "const" : "temp";
@@ -102,16 +121,21 @@ AotArtifacts buildAot(const graph::Graph &g, bool sharedLibrary, int threads) {
   AotArtifacts a;
   std::ostringstream plan;
   plan << "npuc-aot 1\nthreads " << threads << "\n";
+  auto appendParam = [&](const std::vector<float> &data) {
+    int64_t offset = int64_t(a.params.size() / sizeof(float));
+    a.params.append(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(float));
+    a.params.resize((a.params.size() + kParamAlign * 4 - 1) / (kParamAlign * 4) *
+                    (kParamAlign * 4));
+    return offset;
+  };
+  for (const auto &[v, p] : packedValues)
+    plan << "value " << v << " const " << p.data.size() << " " << appendParam(p.data) << " "
+         << p.name << "\n";
   for (const auto &[v, kind] : kinds) {
     const graph::Value &val = g.value(v);
     int64_t offset = -1;
-    if (kind == "const") {
-      HostTensor t = graph::constantTensor(val);
-      offset = int64_t(a.params.size() / sizeof(float));
-      a.params.append(reinterpret_cast<const char *>(t.data.data()), t.data.size() * sizeof(float));
-      a.params.resize((a.params.size() + kParamAlign * 4 - 1) / (kParamAlign * 4) *
-                      (kParamAlign * 4));
-    }
+    if (kind == "const")
+      offset = appendParam(graph::constantTensor(val).data);
     plan << "value " << v << " " << kind << " " << numElements(val.shape) << " " << offset << " "
          << val.name << "\n";
   }

@@ -2,7 +2,9 @@
 #include "cpu_fallback/Codegen.h"
 
 #include "support/Error.h"
+#include "tir/Linear.h"
 #include "tir/Printer.h"
+#include "tir/Substitute.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -20,7 +22,12 @@ constexpr int64_t kMaxStackAllocBytes = 64 * 1024;
 class FuncEmitter {
 public:
   FuncEmitter(llvm::Module &m, const PrimFunc &f, const EmitOptions &opt)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), opt_(opt) {}
+      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), opt_(opt) {
+    // fp32 tolerance, not bit-exactness, is the contract: let the back end fuse a*b+c into FMAs.
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+  }
 
   void emit() {
     auto *ptrTy = llvm::PointerType::getUnqual(ctx_);
@@ -182,6 +189,8 @@ private:
 
   llvm::Value *cast(DataType to, DataType from, llvm::Value *v) {
     llvm::Type *t = type(to);
+    if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+      t = llvm::FixedVectorType::get(t, vt->getNumElements());
     if (to == from)
       return v;
     if (to.isBool())
@@ -427,6 +436,9 @@ private:
   void loop(const ForNode *op) {
     if (op->forKind == ForKind::Parallel)
       return parallelLoop(op);
+    if (op->forKind == ForKind::Unrolled && op->min.kind() == NodeKind::IntImm &&
+        op->extent.kind() == NodeKind::IntImm)
+      return unrolledLoop(op);
     llvm::Value *mn = expr(op->min);
     serialLoop(op, mn, b_.CreateAdd(mn, expr(op->extent)));
   }
@@ -449,6 +461,170 @@ private:
     iv->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
+  }
+
+  // ---- Vector loops (AttrStmt kVectorizeAttr around a For; see Codegen.h) ----
+  // The loop's whole extent becomes one vector of that many lanes. An expression free of the
+  // loop variable stays scalar (splatted where it meets a vector); a load or store whose index
+  // is v + rest is one contiguous vector access; anything else runs lane by lane, so any body
+  // of stores, sequences and unrolled loops is correct, and the schedules keep the hot accesses
+  // contiguous.
+  const void *vecVar_ = nullptr;
+  unsigned vecLanes_ = 0;
+  llvm::Value *vecBase_ = nullptr;
+
+  static bool vectorBody(const Stmt &s) {
+    switch (s.kind()) {
+    case NodeKind::Store:
+      return true;
+    case NodeKind::Seq:
+      for (const Stmt &c : s.as<SeqNode>()->stmts)
+        if (!vectorBody(c))
+          return false;
+      return true;
+    case NodeKind::For: {
+      const auto *f = s.as<ForNode>();
+      return f->forKind == ForKind::Unrolled && f->min.kind() == NodeKind::IntImm &&
+             f->extent.kind() == NodeKind::IntImm && vectorBody(f->body);
+    }
+    default:
+      return false;
+    }
+  }
+
+  static bool vectorizable(const Stmt &s) {
+    if (s.kind() != NodeKind::For)
+      return false;
+    const auto *f = s.as<ForNode>();
+    return f->forKind == ForKind::Serial && f->extent.kind() == NodeKind::IntImm &&
+           f->extent.as<IntImmNode>()->value >= 2 && f->extent.as<IntImmNode>()->value <= 64 &&
+           vectorBody(f->body);
+  }
+
+  void vectorLoop(const ForNode *op) {
+    NPUC_ASSERT(!vecVar_, "nested vector loops in " + f_.name);
+    vecBase_ = expr(op->min);
+    vecVar_ = op->var.get();
+    vecLanes_ = unsigned(op->extent.as<IntImmNode>()->value);
+    vectorStmt(op->body);
+    vecVar_ = nullptr;
+    vecBase_ = nullptr;
+  }
+
+  void unrolledLoop(const ForNode *op) {
+    int64_t mn = op->min.as<IntImmNode>()->value, n = op->extent.as<IntImmNode>()->value;
+    for (int64_t i = mn; i < mn + n; ++i) {
+      vars_[op->var.get()] =
+          llvm::ConstantInt::get(type(op->var.type()), static_cast<uint64_t>(i), true);
+      if (vecVar_)
+        vectorStmt(op->body);
+      else
+        stmt(op->body);
+    }
+    vars_.erase(op->var.get());
+  }
+
+  llvm::Value *splat(llvm::Value *v) {
+    return v->getType()->isVectorTy() ? v : b_.CreateVectorSplat(vecLanes_, v);
+  }
+
+  /// `e` for one lane: the vector variable bound to base + lane.
+  llvm::Value *laneValue(const Expr &e, unsigned lane) {
+    vars_[vecVar_] = b_.CreateAdd(vecBase_, llvm::ConstantInt::get(vecBase_->getType(), lane));
+    llvm::Value *v = expr(e);
+    vars_.erase(vecVar_);
+    return v;
+  }
+
+  llvm::Value *scalarized(const Expr &e) {
+    llvm::Value *v = llvm::PoisonValue::get(llvm::FixedVectorType::get(type(e.type()), vecLanes_));
+    for (unsigned i = 0; i < vecLanes_; ++i)
+      v = b_.CreateInsertElement(v, laneValue(e, i), uint64_t(i));
+    return v;
+  }
+
+  /// Address of lane 0 when `index` is v + rest (a contiguous access), else null.
+  llvm::Value *contiguousAddress(const Buffer &buf, const Expr &index) {
+    int64_t coeff = 0;
+    Expr rest;
+    if (!linearIn(index, static_cast<const VarNode *>(vecVar_), coeff, rest) || coeff != 1)
+      return nullptr;
+    llvm::Value *r = expr(rest);
+    llvm::Value *idx = b_.CreateAdd(r, b_.CreateSExtOrTrunc(vecBase_, r->getType()));
+    return b_.CreateInBoundsGEP(type(buf->dtype), bufferPtr(buf), {idx});
+  }
+
+  llvm::Value *vectorExpr(const Expr &e) {
+    if (!usesVar(e, static_cast<const VarNode *>(vecVar_)))
+      return expr(e);
+    switch (e.kind()) {
+    case NodeKind::Var: {
+      std::vector<llvm::Constant *> lanes;
+      for (unsigned i = 0; i < vecLanes_; ++i)
+        lanes.push_back(llvm::ConstantInt::get(vecBase_->getType(), i));
+      return b_.CreateAdd(splat(vecBase_), llvm::ConstantVector::get(lanes));
+    }
+    case NodeKind::Load: {
+      const auto *op = e.as<LoadNode>();
+      if (llvm::Value *p = contiguousAddress(op->buffer, op->index)) {
+        llvm::Type *et = type(op->type);
+        return b_.CreateAlignedLoad(llvm::FixedVectorType::get(et, vecLanes_), p,
+                                    llvm::Align(uint64_t(op->type.bytes())));
+      }
+      return scalarized(e);
+    }
+    case NodeKind::Not:
+      return b_.CreateNot(vectorExpr(e.as<NotNode>()->a));
+    case NodeKind::Select: {
+      const auto *op = e.as<SelectNode>();
+      llvm::Value *c = splat(vectorExpr(op->cond));
+      llvm::Value *t = splat(vectorExpr(op->trueValue));
+      return b_.CreateSelect(c, t, splat(vectorExpr(op->falseValue)));
+    }
+    case NodeKind::Cast: {
+      const auto *op = e.as<CastNode>();
+      return cast(op->type, op->value.type(), vectorExpr(op->value));
+    }
+    case NodeKind::IntImm:
+    case NodeKind::FloatImm:
+    case NodeKind::Call:
+      return scalarized(e);
+    default:
+      break;
+    }
+    const auto *op = static_cast<const BinaryNode *>(e.get());
+    llvm::Value *a = splat(vectorExpr(op->a));
+    llvm::Value *bv = splat(vectorExpr(op->b));
+    return binary(e.kind(), op->a.type(), a, bv);
+  }
+
+  void vectorStmt(const Stmt &s) {
+    switch (s.kind()) {
+    case NodeKind::Seq:
+      for (const Stmt &c : s.as<SeqNode>()->stmts)
+        vectorStmt(c);
+      return;
+    case NodeKind::For:
+      return unrolledLoop(s.as<ForNode>());
+    case NodeKind::Store: {
+      const auto *op = s.as<StoreNode>();
+      llvm::Value *v = vectorExpr(op->value);
+      if (llvm::Value *p = contiguousAddress(op->buffer, op->index)) {
+        b_.CreateAlignedStore(splat(v), p, llvm::Align(uint64_t(op->buffer->dtype.bytes())));
+        return;
+      }
+      for (unsigned i = 0; i < vecLanes_; ++i) {
+        llvm::Value *lv = v->getType()->isVectorTy() ? b_.CreateExtractElement(v, uint64_t(i)) : v;
+        vars_[vecVar_] = b_.CreateAdd(vecBase_, llvm::ConstantInt::get(vecBase_->getType(), i));
+        llvm::Value *addr = address(op->buffer, op->index);
+        vars_.erase(vecVar_);
+        b_.CreateStore(lv, addr);
+      }
+      return;
+    }
+    default:
+      NPUC_ASSERT(false, std::string("codegen: vector loop holds a ") + kindName(s.kind()));
+    }
   }
 
   void allocate(const AllocateNode *op) {
@@ -517,8 +693,12 @@ private:
     case NodeKind::Evaluate:
       expr(s.as<EvaluateNode>()->value);
       return;
-    case NodeKind::AttrStmt:
-      return stmt(s.as<AttrStmtNode>()->body); // annotations carry no CPU semantics
+    case NodeKind::AttrStmt: {
+      const auto *op = s.as<AttrStmtNode>();
+      if (op->key == kVectorizeAttr && !opt_.gpu && vectorizable(op->body))
+        return vectorLoop(op->body.as<ForNode>());
+      return stmt(op->body); // other annotations carry no CPU semantics
+    }
     case NodeKind::NpuOp:
       NPUC_ASSERT(false, "codegen: NPU instruction in CPU function " + f_.name + ": " + toText(s));
     default:

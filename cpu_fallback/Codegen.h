@@ -9,8 +9,13 @@
 // maxnum/minnum) or to libm calls (tanh, erf, ... with an `f` suffix for float32).
 // Parallel loops are outlined into `void body(ptr closure, i64 begin, i64 end)` and run through
 // the module's weak global `ptr npuc_parallel_for_hook` (the host's thread pool, contract in
-// include/npuc/thread_pool.h), or serially when the host left it null. Pipelined and Unrolled
-// loops are serial loops (LLVM's unroller decides).
+// include/npuc/thread_pool.h), or serially when the host left it null. Unrolled loops with
+// constant bounds are emitted once per iteration (the variable a constant: register tiles index
+// their accumulators with constants, so SROA keeps them in registers); Pipelined loops are
+// serial. A For wrapped in AttrStmt(kVectorizeAttr) with a constant extent (2..64) whose body is
+// stores, sequences and unrolled loops becomes straight-line code on <extent x T> vectors:
+// accesses at index v + rest are contiguous vector loads/stores, v-free values are splatted,
+// anything else is computed lane by lane. FP adds and multiplies may contract into FMAs.
 // NpuOp statements have no CPU meaning and are a compiler bug here.
 #pragma once
 
@@ -23,6 +28,9 @@
 #include <vector>
 
 namespace npuc::cpu {
+
+/// AttrStmt key marking the For under it as a vector loop (see above).
+constexpr const char *kVectorizeAttr = "cpu.vectorize";
 
 struct EmitOptions {
   /// NVPTX kernels instead of host functions: each PrimFunc becomes a `ptx_kernel` taking its

@@ -1,7 +1,6 @@
 // Lower.cpp - group -> CPU kernel (contract in Lower.h).
 #include "cpu_fallback/Lower.h"
 
-#include "cpu_fallback/Schedule.h"
 #include "support/Error.h"
 #include "tir/LowerOps.h"
 
@@ -13,7 +12,7 @@ std::string kernelSymbol(int groupId) {
   return fmt::format("npuc_cpu_group_{}", groupId);
 }
 
-CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp) {
+CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp, bool prepack) {
   CpuKernel k;
   k.group = grp.id;
   k.func = tir::lowerGroup(g, grp, &k.params);
@@ -24,7 +23,7 @@ CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp) 
   for (size_t i = 0; i < k.params.size(); ++i)
     NPUC_ASSERT(k.func.params[i]->numElements() == numElements(g.value(k.params[i]).shape),
                 "lowerGroup's parameter buffers have the values' sizes");
-  scheduleForCpu(g, grp, k.params, k.func);
+  scheduleForCpu(g, grp, k.params, k.func, prepack ? &k.packed : nullptr);
   return k;
 }
 

@@ -7,6 +7,7 @@
 // the plain loop nest. The kernel's symbol is `npuc_cpu_group_<id>` (group names are not unique).
 #pragma once
 
+#include "cpu_fallback/Schedule.h"
 #include "graph/Graph.h"
 #include "tir/IR.h"
 
@@ -20,11 +21,16 @@ struct CpuKernel {
   tir::PrimFunc func;                 // named symbol()
   std::vector<graph::ValueId> params; // graph value bound to each parameter, in order
   size_t numOutputs = 0;              // the last numOutputs params are the group's outputs
+  std::vector<PackedParam> packed;    // constant params taken in a repacked layout
 };
 
 std::string kernelSymbol(int groupId);
 
 /// Lowers one group with the CPU schedules applied. Bad input is an npuc::Error naming the node.
-CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp);
+/// With `prepack`, constant weights may be taken pre-packed (CpuKernel::packed says how to
+/// produce them: ahead-of-time compilation packs once into the parameter file); without it
+/// every parameter has its graph value's layout.
+CpuKernel lowerGroupForCpu(const graph::Graph &g, const graph::FusedGroup &grp,
+                           bool prepack = false);
 
 } // namespace npuc::cpu

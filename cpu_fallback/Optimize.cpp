@@ -47,11 +47,18 @@ std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
   NPUC_ASSERT(!llvm::verifyModule(*m, &os), "generated LLVM IR is invalid: " + os.str());
 
   // Host CPU attributes on every function, so that O3 vectorises for the real vector width.
+  // With AVX-512 the schedules' tiles are sized for 32 zmm registers (Schedule.h), so 512-bit
+  // vectors stay legal instead of being split in two (some CPUs' tuning prefers 256 bits).
+  bool avx512 = tm.getTargetFeatureString().contains("+avx512f");
   for (llvm::Function &f : *m) {
     if (f.isDeclaration())
       continue;
     f.addFnAttr("target-cpu", tm.getTargetCPU());
     f.addFnAttr("target-features", tm.getTargetFeatureString());
+    if (avx512) {
+      f.addFnAttr("prefer-vector-width", "512");
+      f.addFnAttr("min-legal-vector-width", "512");
+    }
   }
 
   llvm::LoopAnalysisManager lam;

@@ -1,14 +1,33 @@
 // Schedule.cpp - the CPU schedules (see Schedule.h for the loop structure they produce).
 #include "cpu_fallback/Schedule.h"
 
+#include "cpu_fallback/Codegen.h"
+#include "cpu_fallback/Epilogue.h"
 #include "support/Error.h"
 #include "tir/IRVisitor.h"
 #include "tir/Verify.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
 #include <set>
 
 namespace npuc::cpu {
+
+int64_t hostVectorLanes() {
+  static const int64_t lanes = [] {
+    llvm::StringMap<bool> f;
+    llvm::sys::getHostCPUFeatures(f);
+    if (f.lookup("avx512f"))
+      return 16;
+    if (f.lookup("avx") || f.lookup("neon"))
+      return f.lookup("avx") ? 8 : 4;
+    return 4;
+  }();
+  return lanes;
+}
+
 namespace {
 
 using namespace npuc::tir;
@@ -24,6 +43,21 @@ public:
     IRVisitor::visitStore(op);
   }
 };
+
+/// Whether `s` loads from `b`.
+bool readsBuffer(const Stmt &s, const Buffer &b) {
+  struct Reads : IRVisitor {
+    const BufferNode *b;
+    bool found = false;
+    void visitLoad(const LoadNode *op) override {
+      found = found || op->buffer.get() == b;
+      IRVisitor::visitLoad(op);
+    }
+  } r;
+  r.b = b.get();
+  r.visit(s);
+  return r.found;
+}
 
 Expr fl(double v) {
   return fimm(v, DataType::Float(32));
@@ -46,14 +80,64 @@ struct ConvGeom {
   int64_t N, C, H, W, M, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, pb, pr;
 };
 
+/// Output pixels per register tile: a divisor of the row in [5, 8] when there is one (no
+/// remainder tile), else 8.
+int64_t pixelTile(int64_t ow) {
+  for (int64_t t = 8; t >= 5; --t)
+    if (ow % t == 0)
+      return t;
+  return std::min<int64_t>(8, ow);
+}
+
 /// The scheduled convolution writing `out` (see Schedule.h).
-Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer &w, const Buffer *bias,
-              const Buffer &out) {
+/// Output channels per tile for `m` output channels.
+int64_t tileChannels(int64_t m) {
+  int64_t v = hostVectorLanes();
+  return m > v ? 2 * v : v;
+}
+
+/// OIHW weights of `m` output channels (`kk` = C*KH*KW each) -> [m/MBV][kk][MBV], zero rows past
+/// m: the same layout convNest's packing loop writes.
+std::vector<float> packConvWeights(const std::vector<float> &w, int64_t m, int64_t kk) {
+  const int64_t mbv = tileChannels(m), mo = (m + mbv - 1) / mbv;
+  NPUC_ASSERT(int64_t(w.size()) == m * kk, "conv weight data matches its shape");
+  std::vector<float> p(size_t(mo * kk * mbv), 0.0f);
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t r = 0; r < kk; ++r)
+      p[size_t(((o / mbv) * kk + r) * mbv + o % mbv)] = w[size_t(o * kk + r)];
+  return p;
+}
+
+/// The scheduled convolution (see Schedule.h); `wp` is the packed weight buffer, filled from
+/// `w` here unless `w` is null (pre-packed).
+Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer *w, const Buffer &wp,
+              const Buffer *bias, const EpilogueFusion &epi) {
   const int64_t HP = k.H + k.pt + k.pb, WP = k.W + k.pl + k.pr;
   const bool padded = HP != k.H || WP != k.W;
-  Var n = Var::make("n"), c = Var::make("c"), kh = Var::make("kh"), kw = Var::make("kw");
-  Var mo = Var::make("mo"), oh = Var::make("oh"), ow = Var::make("ow"), ow0 = Var::make("ow0");
+  const int64_t MBV = tileChannels(k.M); // output channels per tile: one or two vectors
+  const int64_t Mo = (k.M + MBV - 1) / MBV;
+  const bool ragged = k.M % MBV != 0;
+  const int64_t KK = k.C * k.KH * k.KW;
+  Var n = Var::make("n"), mo = Var::make("mo"), oh = Var::make("oh");
   Buffer xp = padded ? Buffer::make(x->name + "_padded", DataType::Float(32), {k.C, HP, WP}) : x;
+  auto vectorized = [](Var v, int64_t lanes, Stmt body) {
+    return AttrStmtNode::make(kVectorizeAttr, imm(lanes), forLoop(v, imm(0), imm(lanes), body));
+  };
+
+  // Weights OIHW -> [Mo][C][KH][KW][MBV] (zero rows past M), so one tile's output channels for
+  // one reduction step are one contiguous run of MBV floats.
+  Stmt pack;
+  if (w) {
+    Var pm = Var::make("pm"), pk = Var::make("pk"), pj = Var::make("pj");
+    Expr m = pm * MBV + pj;
+    Expr v = load(*w, (ragged ? min(m, imm(k.M - 1)) : m) * KK + pk);
+    if (ragged)
+      v = select(m < imm(k.M), v, fl(0));
+    pack = forLoop(
+        pm, imm(0), imm(Mo),
+        forLoop(pk, imm(0), imm(KK), vectorized(pj, MBV, store(wp, v, (pm * KK + pk) * MBV + pj))),
+        ForKind::Parallel);
+  }
 
   std::vector<Stmt> perImage;
   if (padded) {
@@ -68,41 +152,56 @@ Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer &w, const Buffer 
                 forLoop(pw, imm(0), imm(WP), store(xp, v, flat({pc, ph, pw}, {k.C, HP, WP})))),
         ForKind::Parallel));
   }
-  const int64_t B = std::min(kConvChannelBlock, k.M);
-  const int64_t blocks = (k.M + B - 1) / B;
-  // Output channels of the block; a last partial block is guarded per channel.
-  std::vector<Stmt> init, acc;
-  Expr xIdx =
-      padded ? flat({c, oh * k.sh + kh * k.dh, ow * k.sw + kw * k.dw}, {k.C, HP, WP})
-             : flat({n, c, oh * k.sh + kh * k.dh, ow * k.sw + kw * k.dw}, {k.N, k.C, k.H, k.W});
-  Expr xv = load(xp, xIdx);
-  for (int64_t i = 0; i < B; ++i) {
-    Expr m = mo * B + i;
-    Expr oIdx = flat({n, m, oh, ow}, {k.N, k.M, k.OH, k.OW});
-    Expr wv = load(w, flat({m, c, kh, kw}, {k.M, k.C, k.KH, k.KW}));
-    Expr oIdx0 = flat({n, m, oh, ow0}, {k.N, k.M, k.OH, k.OW});
-    Stmt st = store(out, bias ? load(*bias, m) : fl(0), oIdx0);
-    Stmt up = store(out, load(out, oIdx) + wv * xv, oIdx);
-    if (k.M % B) {
-      st = IfThenElseNode::make(m < imm(k.M), st, Stmt());
-      up = IfThenElseNode::make(m < imm(k.M), up, Stmt());
-    }
-    init.push_back(st);
-    acc.push_back(up);
-  }
-  Stmt row = seq(
-      {forLoop(ow0, imm(0), imm(k.OW), seq(init)),
-       forLoop(c, imm(0), imm(k.C),
-               forLoop(kh, imm(0), imm(k.KH),
-                       forLoop(kw, imm(0), imm(k.KW), forLoop(ow, imm(0), imm(k.OW), seq(acc)))))});
+
+  // One register tile: `tw` output pixels [ow0, ow0 + tw) of row oh x MBV output channels.
+  auto tile = [&](Expr ow0, int64_t tw) {
+    // Fresh variables and buffer per tile: verify() wants every loop to bind its own Var.
+    Buffer acc = Buffer::make("acc", DataType::Float(32), {tw * MBV});
+    Var c = Var::make("c"), kh = Var::make("kh"), kw = Var::make("kw");
+    Var t = Var::make("t"), t2 = Var::make("t"), t3 = Var::make("t"), j = Var::make("j");
+    Var jv = Var::make("jv"), jv2 = Var::make("jv");
+    Expr m = mo * MBV + jv;
+    Expr b0 = bias ? load(*bias, ragged ? min(m, imm(k.M - 1)) : m) : fl(0);
+    Stmt init = forLoop(t, imm(0), imm(tw), vectorized(jv, MBV, store(acc, b0, t * MBV + jv)),
+                        ForKind::Unrolled);
+    Expr xIdx = padded
+                    ? flat({c, oh * k.sh + kh * k.dh, (ow0 + t2) * k.sw + kw * k.dw}, {k.C, HP, WP})
+                    : flat({n, c, oh * k.sh + kh * k.dh, (ow0 + t2) * k.sw + kw * k.dw},
+                           {k.N, k.C, k.H, k.W});
+    Expr wIdx = (((mo * k.C + c) * k.KH + kh) * k.KW + kw) * MBV + jv2;
+    Expr aIdx = t2 * MBV + jv2;
+    Stmt fma = forLoop(
+        t2, imm(0), imm(tw),
+        vectorized(jv2, MBV, store(acc, load(acc, aIdx) + load(wp, wIdx) * load(xp, xIdx), aIdx)),
+        ForKind::Unrolled);
+    Stmt red = forLoop(c, imm(0), imm(k.C),
+                       forLoop(kh, imm(0), imm(k.KH), forLoop(kw, imm(0), imm(k.KW), fma)));
+    // NCHW output: each lane is a different channel plane, so the tile leaves lane by lane,
+    // through the fused pointwise tail (Epilogue.h).
+    Expr om = mo * MBV + j;
+    Stmt st = epi.at({n, om, oh, ow0 + t3}, load(acc, t3 * MBV + j));
+    if (ragged)
+      st = IfThenElseNode::make(om < imm(k.M), st, Stmt());
+    Stmt save = forLoop(t3, imm(0), imm(tw), forLoop(j, imm(0), imm(MBV), st, ForKind::Unrolled),
+                        ForKind::Unrolled);
+    return AllocateNode::make(acc, seq({init, red, save}));
+  };
+  const int64_t T = pixelTile(k.OW), full = k.OW / T, rem = k.OW % T;
+  Var tb = Var::make("tb");
+  std::vector<Stmt> row{forLoop(tb, imm(0), imm(full), tile(tb * T, T))};
+  if (rem)
+    row.push_back(tile(imm(full * T), rem));
   perImage.push_back(
-      forLoop(mo, imm(0), imm(blocks), forLoop(oh, imm(0), imm(k.OH), row), ForKind::Parallel));
+      forLoop(mo, imm(0), imm(Mo), forLoop(oh, imm(0), imm(k.OH), seq(row)), ForKind::Parallel));
   Stmt body = forLoop(n, imm(0), imm(k.N), seq(perImage));
+  if (w)
+    body = AllocateNode::make(wp, seq({pack, body}));
   return padded ? AllocateNode::make(xp, body) : body;
 }
 
 bool scheduleConv(const graph::Graph &g, const graph::Node &node,
-                  const std::vector<graph::ValueId> &params, PrimFunc &f) {
+                  const std::vector<graph::ValueId> &params, PrimFunc &f,
+                  std::vector<PackedParam> *packed) {
   if (node.attrInt("group", 1) != 1 || node.inputs.size() < 2)
     return false;
   const graph::Value &xv = g.value(node.inputs[0]), &wv = g.value(node.inputs[1]);
@@ -143,8 +242,25 @@ bool scheduleConv(const graph::Graph &g, const graph::Node &node,
   if (t.targets.size() != 1 || t.any->shape != ov.shape)
     return false;
   Buffer bias = hasBias ? f.params[size_t(bi)] : Buffer();
+  std::vector<Stmt> rest(stmts.begin() + 1, stmts.end());
+  EpilogueFusion epi(t.any, rest, f.params);
+  const Buffer w = f.params[size_t(wi)];
+  const int64_t KK = k.C * k.KH * k.KW, MBV = tileChannels(k.M);
+  Buffer wp =
+      Buffer::make(w->name + "_packed", DataType::Float(32), {(k.M + MBV - 1) / MBV * KK * MBV});
+  // Pre-packed only when nothing else in the group reads the weight in its graph layout.
+  bool prepack = packed && g.value(node.inputs[1]).isConstant();
+  for (size_t i = epi.fused(); prepack && i < rest.size(); ++i)
+    prepack = !readsBuffer(rest[i], w);
   stmts[0] =
-      convNest(k, f.params[size_t(xi)], f.params[size_t(wi)], hasBias ? &bias : nullptr, t.any);
+      convNest(k, f.params[size_t(xi)], prepack ? nullptr : &w, wp, hasBias ? &bias : nullptr, epi);
+  if (prepack) {
+    f.params[size_t(wi)] = wp;
+    const int64_t m = k.M;
+    packed->push_back({size_t(wi), wp->numElements(),
+                       [m, KK](const std::vector<float> &d) { return packConvWeights(d, m, KK); }});
+  }
+  stmts.erase(stmts.begin() + 1, stmts.begin() + 1 + std::ptrdiff_t(epi.fused()));
   Stmt nb = stmts.size() == 1 ? stmts[0] : seq(stmts);
   for (size_t i = allocs.size(); i-- > 0;)
     nb = AllocateNode::make(allocs[i]->buffer, nb);
@@ -156,7 +272,8 @@ bool scheduleConv(const graph::Graph &g, const graph::Node &node,
 } // namespace
 
 bool scheduleForCpu(const graph::Graph &g, const graph::FusedGroup &grp,
-                    const std::vector<graph::ValueId> &params, tir::PrimFunc &f) {
+                    const std::vector<graph::ValueId> &params, tir::PrimFunc &f,
+                    std::vector<PackedParam> *packed) {
   if (grp.anchor < 0)
     return false;
   const graph::Node &anchor = g.node(grp.anchor);
@@ -169,7 +286,7 @@ bool scheduleForCpu(const graph::Graph &g, const graph::FusedGroup &grp,
     break;
   }
   if (anchor.op == "Conv")
-    return scheduleConv(g, anchor, params, f);
+    return scheduleConv(g, anchor, params, f, packed);
   return false;
 }
 

@@ -1,14 +1,21 @@
 // Schedule.h - CPU schedules: rewrites of a group's plain loop nest (tir::lowerGroup) into loop
 // nests that run fast on a host CPU, computing the same values.
 //
-// Convolution (group = 1, the anchor of its group): the input is copied once into a zero-padded
-// buffer (so the inner loop has no bounds selects), output channels are blocked by
-// kConvChannelBlock and the blocks run as a parallel loop over the thread pool; inside a block,
-// for each output row the reduction (c, kh, kw) is outside and the output row is innermost:
-//   out[m0..m0+B)[oh][ow] += w[m][c][kh][kw] * xp[c][oh*s + kh*d][ow*s + kw*d]
-// so one input vector feeds B accumulator rows (register/L1 reuse), the weight is a broadcast
-// scalar and the ow loop is a unit- (or constant-) stride loop LLVM's vectoriser turns into FMAs
-// at the host's vector width. The fused epilogue (bias, residual add, ReLU...) is untouched.
+// Convolution (group = 1, the anchor of its group) is a register-tiled direct convolution with
+// the vector over output channels (V = hostVectorLanes(): 16 with AVX-512, 8 with AVX):
+//  * the weights are repacked OIHW -> [M/MBV][C][KH][KW][MBV] (MBV = 2V output channels, V when
+//    M <= V; zero rows past M), so a reduction step's weights are one contiguous run: ahead of
+//    time when the caller asks for pre-packed weights (the kernel's weight parameter then takes
+//    the packed layout and PackedParam says how to produce it), else by a parallel loop at the
+//    start of each call;
+//  * the input is copied once into a zero-padded buffer (no bounds tests in the inner loop);
+//  * blocks of MBV output channels run as a parallel loop; in a block, each output row is cut
+//    into tiles of T pixels (a divisor of the row in [5, 8] if any, else 8 plus a remainder
+//    tile); a tile's T x MBV accumulators (an unrolled, vectorised Allocate: registers after
+//    SROA) start at the bias and take, for every (c, kh, kw), T broadcast input scalars times
+//    the MBV-wide weight vector as FMAs; the tile is then stored lane by lane into NCHW,
+//    through the group's pointwise tail (residual add, ReLU...: Epilogue.h), so the anchor's
+//    output is never written and read back when only the tail consumes it.
 // Groups whose anchor has no schedule, or whose loop nest is not in the expected form, are left
 // as they are (correct, slower).
 #pragma once
@@ -16,14 +23,26 @@
 #include "graph/Graph.h"
 #include "tir/IR.h"
 
+#include <functional>
 #include <vector>
 
 namespace npuc::cpu {
 
-constexpr int64_t kConvChannelBlock = 8;
+/// fp32 lanes of the host's widest vector unit the schedules use.
+int64_t hostVectorLanes();
 
-/// Applies the matching schedule to `f` in place; returns whether one was applied.
+/// A constant parameter the kernel takes in a repacked layout: param `param` of the function
+/// holds `elements` floats, pack() of the graph value's data.
+struct PackedParam {
+  size_t param = 0;
+  int64_t elements = 0;
+  std::function<std::vector<float>(const std::vector<float> &)> pack;
+};
+
+/// Applies the matching schedule to `f` in place; returns whether one was applied. With
+/// `packed`, constant weights may be taken pre-packed (each one recorded there).
 bool scheduleForCpu(const graph::Graph &g, const graph::FusedGroup &grp,
-                    const std::vector<graph::ValueId> &params, tir::PrimFunc &f);
+                    const std::vector<graph::ValueId> &params, tir::PrimFunc &f,
+                    std::vector<PackedParam> *packed = nullptr);
 
 } // namespace npuc::cpu

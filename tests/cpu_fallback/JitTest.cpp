@@ -1,6 +1,8 @@
 // JitTest.cpp - JIT-compiles hand-built PrimFuncs (matmul, floor arithmetic, intrinsics, large
-// Allocate, if/else) and compares with naive C++ loops written independently here.
+// Allocate, if/else, vector and unrolled loops) and compares with naive C++ loops written
+// independently here.
 #include "cpu_fallback/Jit.h"
+#include "cpu_fallback/Codegen.h"
 
 #include <gtest/gtest.h>
 
@@ -95,6 +97,46 @@ TEST(Jit, IntrinsicsSelectCastAndHeapAllocate) {
     double ref = std::sqrt(std::fabs(v + double(q % 4)));
     ASSERT_NEAR(y[q], ref, 1e-5 * (1 + ref)) << q;
   }
+}
+
+TEST(Jit, VectorAndUnrolledLoopsCoverEveryAccessForm) {
+  // For r in [0, 3), vector loop over j in [0, 11) (odd width) wrapped in an unrolled loop u:
+  //   Y[r][j] (contiguous store) = X[r][j] * G[j * 3 + u] (strided gather) + select(j < 5, u, -j)
+  //   Z[j * 3 + r] (scatter store) = exp(X[r][j]) (lane-by-lane call) + S[r] (splatted scalar)
+  // with Y accumulated over u (a contiguous load of the stored vector).
+  const int64_t rows = 3, w = 11, taps = 3;
+  DataType f32 = DataType::Float(32);
+  Buffer X = Buffer::make("X", f32, {rows, w}), G = Buffer::make("G", f32, {w * taps});
+  Buffer S = Buffer::make("S", f32, {rows}), Y = Buffer::make("Y", f32, {rows, w});
+  Buffer Z = Buffer::make("Z", f32, {w * rows});
+  Var r = Var::make("r"), j = Var::make("j"), u = Var::make("u"), j0 = Var::make("j0");
+  Expr yi = r * w + j;
+  Expr term = load(X, yi) * load(G, j * taps + u) + cast(f32, select(j < imm(5), u, imm(0) - j));
+  Stmt body =
+      seq({forLoop(u, imm(0), imm(taps), store(Y, load(Y, yi) + term, yi), ForKind::Unrolled),
+           store(Z, call(f32, "exp", {load(X, yi)}) + load(S, r), j * rows + r)});
+  Stmt vec =
+      AttrStmtNode::make(npuc::cpu::kVectorizeAttr, imm(w), forLoop(j, imm(0), imm(w), body));
+  Stmt zero = forLoop(j0, imm(0), imm(w), store(Y, fimm(0), r * w + j0));
+  npuc::cpu::Jit jit;
+  jit.add({PrimFunc{"vec", {X, G, S, Y, Z}, forLoop(r, imm(0), imm(rows), seq({zero, vec}))}});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(rows * w), g(w * taps), sv(rows), y(rows * w, 7.f), z(w * rows, 7.f);
+  for (auto *v : {&x, &g, &sv})
+    for (float &e : *v)
+      e = dist(rng);
+  void *args[] = {x.data(), g.data(), sv.data(), y.data(), z.data()};
+  jit.lookup("vec")(args);
+  for (int64_t ri = 0; ri < rows; ++ri)
+    for (int64_t ji = 0; ji < w; ++ji) {
+      double ref = 0;
+      for (int64_t ui = 0; ui < taps; ++ui)
+        ref += double(x[ri * w + ji]) * g[ji * taps + ui] + double(ji < 5 ? ui : -ji);
+      EXPECT_NEAR(y[ri * w + ji], ref, 1e-5 * (1 + std::fabs(ref))) << ri << "," << ji;
+      double zr = std::exp(double(x[ri * w + ji])) + sv[ri];
+      EXPECT_NEAR(z[ji * rows + ri], zr, 1e-5 * (1 + std::fabs(zr))) << ri << "," << ji;
+    }
 }
 
 } // namespace

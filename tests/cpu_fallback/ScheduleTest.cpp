@@ -85,11 +85,6 @@ void runCase(const ConvCase &cc) {
     tir::PrimFunc f = tir::lowerGroup(g, grp, &params);
     ASSERT_TRUE(cpu::scheduleForCpu(g, grp, params, f));
   }
-  cpu::CpuKernel k = cpu::lowerGroupForCpu(g, grp);
-  cpu::Jit jit;
-  jit.add({k.func});
-  cpu::Jit::Fn fn = jit.lookup(k.func.name);
-
   std::map<ValueId, HostTensor> inputs;
   unsigned seed = 10;
   for (ValueId v : g.inputs) {
@@ -101,30 +96,40 @@ void runCase(const ConvCase &cc) {
   double scale = 0;
   for (float v : ref.data)
     scale = std::max(scale, double(std::fabs(v)));
-  for (int threads : {1, 3}) {
-    cpu::Jit::setThreads(threads);
-    HostTensor got(os);
-    std::vector<HostTensor> consts;
+  // Weights packed by the kernel itself (JIT) and ahead of time (AOT's parameter file).
+  for (bool prepack : {false, true}) {
+    cpu::CpuKernel k = cpu::lowerGroupForCpu(g, grp, prepack);
+    ASSERT_EQ(k.packed.size(), prepack ? 1u : 0u);
+    cpu::Jit jit;
+    jit.add({k.func});
+    cpu::Jit::Fn fn = jit.lookup(k.func.name);
+    std::vector<std::vector<float>> consts(k.params.size());
     std::vector<void *> args;
-    for (ValueId v : k.params) {
-      if (v == out) {
-        args.push_back(got.data.data());
-      } else if (inputs.count(v)) {
-        args.push_back(inputs[v].data.data());
-      } else {
-        consts.push_back(graph::constantTensor(g.value(v)));
-        args.push_back(nullptr);
-      }
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      ValueId v = k.params[i];
+      if (!g.value(v).isConstant())
+        continue;
+      consts[i] = graph::constantTensor(g.value(v)).data;
+      for (const cpu::PackedParam &p : k.packed)
+        if (p.param == i)
+          consts[i] = p.pack(consts[i]);
     }
-    // Constants were collected in order; bind them now that the vector no longer grows.
-    for (size_t i = 0, c = 0; i < args.size(); ++i)
-      if (!args[i])
-        args[i] = consts[c++].data.data();
-    fn(args.data());
-    double worst = 0;
-    for (size_t i = 0; i < ref.data.size(); ++i)
-      worst = std::max(worst, double(std::fabs(got.data[i] - ref.data[i])));
-    EXPECT_LE(worst, 1e-5 * scale + 1e-5) << "threads=" << threads;
+    for (int threads : {1, 3}) {
+      cpu::Jit::setThreads(threads);
+      HostTensor got(os);
+      args.clear();
+      for (size_t i = 0; i < k.params.size(); ++i) {
+        ValueId v = k.params[i];
+        args.push_back(v == out          ? got.data.data()
+                       : inputs.count(v) ? inputs[v].data.data()
+                                         : consts[i].data());
+      }
+      fn(args.data());
+      double worst = 0;
+      for (size_t i = 0; i < ref.data.size(); ++i)
+        worst = std::max(worst, double(std::fabs(got.data[i] - ref.data[i])));
+      EXPECT_LE(worst, 1e-5 * scale + 1e-5) << "threads=" << threads << " prepack=" << prepack;
+    }
   }
   cpu::Jit::setThreads(1);
 }
@@ -140,6 +145,11 @@ TEST(ConvSchedule, DilatedBatchOfTwo) {
 }
 TEST(ConvSchedule, PointwiseUnpadded) {
   runCase({1, 7, 6, 5, 9, 1, 1, 1, {0, 0, 0, 0}, true, true});
+}
+TEST(ConvSchedule, TwoVectorBlocksRaggedWithRemainderTile) {
+  // 40 output channels (two-vector tiles, the last one partial) and a 23-wide row (no divisor
+  // in [5, 8]: full tiles plus a remainder tile).
+  runCase({1, 6, 5, 23, 40, 3, 1, 1, {1, 1, 1, 1}, true, true});
 }
 TEST(ConvSchedule, LargeStemLike) {
   // A 7x7 stride-2 stem on a 40x40 input: more channel blocks than threads.
