@@ -139,16 +139,23 @@ HostTensor matmul(const HostTensor &a, const HostTensor &b, const Shape &outShap
   Index sa = broadcastStrides(Shape(a.shape.begin(), a.shape.end() - 2), batch);
   Index sb = broadcastStrides(Shape(b.shape.begin(), b.shape.end() - 2), batch);
   HostTensor out(outShape);
+  // One row of double accumulators per output row, k outermost: b is read along its rows
+  // (ViT's 768x3072 weights column by column took minutes) and every output still sums its
+  // products in ascending k, exactly as the plain i-j-k loop would.
+  std::vector<double> acc(static_cast<size_t>(N));
   forEachBroadcast(batch, {sa, sb}, [&](int64_t o, const std::vector<int64_t> &off) {
     const float *pa = a.data.data() + off[0] * M * K;
     const float *pb = b.data.data() + off[1] * K * N;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        double acc = 0;
-        for (int64_t k = 0; k < K; ++k)
-          acc += static_cast<double>(pa[i * K + k]) * pb[k * N + j];
-        out.data[(o * M + i) * N + j] = static_cast<float>(acc);
+    for (int64_t i = 0; i < M; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        double av = pa[i * K + k];
+        for (int64_t j = 0; j < N; ++j)
+          acc[static_cast<size_t>(j)] += av * pb[k * N + j];
       }
+      for (int64_t j = 0; j < N; ++j)
+        out.data[(o * M + i) * N + j] = static_cast<float>(acc[static_cast<size_t>(j)]);
+    }
   });
   return out;
 }

@@ -171,7 +171,11 @@ def export_named(name, outdir):
     if name == "bert_encoder":
         export(BertEncoder(), name, (1, 64, 256), outdir, seed, opset)
         return
-    export(torchvision_model(name), name, (1, 3, 224, 224), outdir, seed, opset)
+    model = torchvision_model(name)
+    if name == "vit_b_16":
+        # torchvision zero-initialises ViT's classifier head, which would make every output 0.
+        nn.init.normal_(model.heads.head.weight, std=0.02)
+    export(model, name, (1, 3, 224, 224), outdir, seed, opset)
 
 
 def main():

@@ -119,6 +119,9 @@ unary = {
 }
 for op, (x, f, attrs) in unary.items():
     case(op, "unary", op, [("x", x)], attrs, f)
+# Non-default alpha/beta: the NPU path lowers HardSigmoid to Mul/Add/Clip, which must carry them.
+case("HardSigmoid_ab", "unary", "HardSigmoid", [("x", X * 4)], {"alpha": 0.3, "beta": 0.4},
+     lambda x: np.clip(0.3 * x + 0.4, 0, 1))
 case("Gelu", "unary", "Gelu", [("x", X)], {}, lambda x: 0.5 * x * (1 + verf(x / math.sqrt(2))),
      opset=17)
 case("Gelu_tanh", "unary", "Gelu", [("x", X)], {"approximate": "tanh"},

@@ -6,6 +6,7 @@
 #include "tools/driver/Compiler.h"
 
 #include "frontend/Onnx.h"
+#include "graph/LowerActivations.h"
 #include "graph/Passes.h"
 #include "support/Error.h"
 
@@ -33,6 +34,7 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   m.graph = frontend::importOnnx(onnxPath, inputShapes);
   graph::simplify(m.graph);
   graph::foldBatchNorm(m.graph);
+  graph::lowerActivations(m.graph); // HardSwish etc. as primitives the NPU runs
   graph::fuseOps(m.graph);
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   const isa::Target &t = m.target;

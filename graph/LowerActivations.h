@@ -1,0 +1,16 @@
+// LowerActivations.h - rewrites piecewise-linear activations the NPU has no kernel for into the
+// elementwise primitives it runs (Mul, Add, Clip), before fusion.
+#pragma once
+
+#include "graph/Graph.h"
+
+namespace npuc::graph {
+
+/// HardSigmoid(x; alpha, beta) becomes Clip(x * alpha + beta, 0, 1), and HardSwish(x) becomes
+/// x * Clip(x * (1/6) + 0.5, 0, 1), with scalar constants, so that fusion can attach them to the
+/// producing conv's epilogue or stream them through the NPU's vector unit instead of sending
+/// each one to the CPU (MobileNetV3 has one after nearly every conv). Returns how many nodes it
+/// rewrote. The reference executor keeps the original ops, so `npuc ref` checks this rewrite.
+int lowerActivations(Graph &g);
+
+} // namespace npuc::graph
