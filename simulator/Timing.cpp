@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace npuc::sim {
 
@@ -116,70 +117,190 @@ int64_t DramModel::transfer(const Decoded &d, int64_t start, int dramLevel) {
 
 // ---- banks ----
 
-BankModel::BankModel(const isa::Target &t) {
+namespace {
+
+int64_t floorMod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+int64_t floorDiv(int64_t a, int64_t m) {
+  return (a - floorMod(a, m)) / m;
+}
+
+/// Adds the bank words of a strided operand over an n[0..2] box to `words`. Rows (fixed i1, i2)
+/// whose start has the same offset modulo one bank period (banks * width) touch the same banks in
+/// the same way, so each distinct offset is walked once and weighted by how many rows share it.
+void addWords(const Operand &o, const int64_t *n, int64_t width, std::vector<int64_t> &words) {
+  if (n[0] * n[1] * n[2] == 0)
+    return;
+  const int64_t banks = static_cast<int64_t>(words.size()), period = banks * width;
+  const int64_t eb = o.elemBytes;
+  std::vector<std::pair<int64_t, int64_t>> rows; // (offset in period, rows), sorted by offset
+  for (int64_t i2 = 0; i2 < n[2]; ++i2)
+    for (int64_t i1 = 0; i1 < n[1]; ++i1) {
+      int64_t off = floorMod(o.addr + eb * (i1 * o.stride[1] + i2 * o.stride[2]), period);
+      auto it = std::lower_bound(rows.begin(), rows.end(), std::make_pair(off, int64_t(0)));
+      if (it != rows.end() && it->first == off)
+        ++it->second;
+      else
+        rows.insert(it, {off, 1});
+    }
+  for (auto [off, mult] : rows) {
+    if (o.stride[0] == 1 || n[0] == 1) {
+      // One contiguous run: every word from the first byte's to the last byte's.
+      int64_t first = off / width, count = (off + n[0] * eb - 1) / width - first + 1;
+      for (int64_t b = 0; b < banks; ++b)
+        words[static_cast<size_t>(b)] += mult * (count / banks);
+      for (int64_t j = 0; j < count % banks; ++j)
+        words[static_cast<size_t>((first + j) % banks)] += mult;
+      continue;
+    }
+    int64_t prev = std::numeric_limits<int64_t>::min();
+    for (int64_t i0 = 0; i0 < n[0]; ++i0) {
+      int64_t a = off + eb * i0 * o.stride[0];
+      for (int64_t w : {floorDiv(a, width), floorDiv(a + eb - 1, width)}) {
+        if (w == prev)
+          continue;
+        words[static_cast<size_t>(floorMod(w, banks))] += mult;
+        prev = w;
+      }
+    }
+  }
+}
+
+} // namespace
+
+std::vector<BankAccess> bankAccesses(const isa::Target &t, const Decoded &d) {
+  std::vector<BankAccess> out;
+  auto add = [&](const Operand &o, const int64_t *n) {
+    const isa::MemoryLevel *lv = nullptr;
+    for (const isa::MemoryLevel &l : t.levels)
+      if (l.index == o.level)
+        lv = &l;
+    if (!lv || lv->isDram || lv->banks < 2)
+      return;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const BankAccess &a) { return a.level == o.level; });
+    if (it == out.end()) {
+      out.push_back({o.level, std::vector<int64_t>(static_cast<size_t>(lv->banks), 0), 0});
+      it = out.end() - 1;
+    }
+    addWords(o, n, std::max(1, lv->bankWidth), it->words);
+  };
+  switch (d.sem) {
+  case isa::Semantics::Dma: {
+    int64_t inner[3];
+    for (int i = 0; i < 3; ++i)
+      inner[i] = std::max<int64_t>(0, d.dma.n[i] - d.dma.padLo[i] - d.dma.padHi[i]);
+    add(d.dma.src, inner);
+    add(d.dma.dst, d.dma.n);
+    break;
+  }
+  case isa::Semantics::Matmul: {
+    const MatmulOp &m = d.mm;
+    auto contiguous = [&](int level, int64_t addr, int64_t elems, isa::ElemType type) {
+      Operand o;
+      o.level = level;
+      o.addr = addr;
+      o.elemBytes = isa::elemBytes(type);
+      o.stride[0] = 1;
+      int64_t n[3] = {elems, 1, 1};
+      add(o, n);
+    };
+    const isa::TensorUnit &tu = t.tensor;
+    contiguous(tu.aLevel, m.aAddr, m.m * m.k, tu.operandType);
+    contiguous(tu.bLevel, m.bAddr, m.k * m.n, tu.operandType);
+    contiguous(tu.accLevel, m.cAddr, m.m * m.n, tu.accType);
+    if (m.accumulate)
+      contiguous(tu.accLevel, m.cAddr, m.m * m.n, tu.accType);
+    break;
+  }
+  case isa::Semantics::Vector:
+    add(d.vec.src1, d.vec.n);
+    if (vecOpReadsSrc2(d.vec.op))
+      add(d.vec.src2, d.vec.n);
+    add(d.vec.dst, d.vec.n);
+    break;
+  case isa::Semantics::Finish:
+    break;
+  }
+  for (BankAccess &a : out)
+    for (int64_t w : a.words)
+      a.total += w;
+  std::erase_if(out, [](const BankAccess &a) { return a.total == 0; });
+  return out;
+}
+
+BankModel::BankModel(const isa::Target &t) : t_(t) {
   int maxIndex = 0;
   for (const isa::MemoryLevel &l : t.levels)
     maxIndex = std::max(maxIndex, l.index);
   levels_.resize(static_cast<size_t>(maxIndex + 1));
-  for (const isa::MemoryLevel &l : t.levels) {
-    Level &v = levels_[static_cast<size_t>(l.index)];
-    v.onChip = !l.isDram;
-    v.banks = std::max(1, l.banks);
-    v.width = std::max(1, l.bankWidth);
-    v.ports = std::max(1, l.ports);
-  }
+  for (const isa::MemoryLevel &l : t.levels)
+    levels_[static_cast<size_t>(l.index)].ports = std::max(1, l.ports);
 }
 
 int64_t BankModel::stall(const Decoded &d, int engine, int64_t start, int64_t end,
                          std::vector<int64_t> *perLevel) {
+  std::vector<BankAccess> accesses = bankAccesses(t_, d);
+  if (accesses.empty())
+    return 0;
   int64_t total = 0;
-  std::vector<int> seen, added;
-  for (const AccessRange &r : d.ranges) {
-    Level &lv = levels_[static_cast<size_t>(r.level)];
-    if (!lv.onChip || lv.banks < 2 || std::find(seen.begin(), seen.end(), r.level) != seen.end())
-      continue;
-    seen.push_back(r.level);
-    // Union of the banks every range of this instruction touches on this level.
-    std::vector<uint64_t> bits(static_cast<size_t>((lv.banks + 63) / 64), 0);
-    for (const AccessRange &q : d.ranges) {
-      if (q.level != r.level || q.hi <= q.lo)
-        continue;
-      int64_t first = q.lo / lv.width, last = (q.hi - 1) / lv.width;
-      int64_t count = std::min<int64_t>(last - first + 1, lv.banks);
-      for (int64_t u = first; u < first + count; ++u) {
-        int64_t b = u % lv.banks;
-        bits[static_cast<size_t>(b / 64)] |= uint64_t(1) << (b % 64);
-      }
-    }
-    int64_t mine = 0;
-    for (uint64_t w : bits)
-      mine += std::popcount(w);
-    if (mine == 0)
-      continue;
+  for (const BankAccess &a : accesses) {
+    Level &lv = levels_[static_cast<size_t>(a.level)];
+    const double ports = lv.ports;
+    // Never faster than the busiest bank can serve the instruction's own words.
+    int64_t busiest = 0;
+    for (int64_t w : a.words)
+      busiest = std::max(busiest, (w + lv.ports - 1) / lv.ports);
+    const int64_t self = std::max<int64_t>(0, busiest - (end - start));
+    const int64_t myEnd = end + self;
+    const double len = double(std::max<int64_t>(1, myEnd - start));
     // Entries that ended before this start can never overlap a later instruction again.
-    std::erase_if(lv.active, [&](const Active &a) { return a.end <= start; });
-    int64_t levelStall = 0;
-    for (const Active &a : lv.active) {
-      if (a.engine == engine || a.start >= end)
+    std::erase_if(lv.active, [&](const Active &x) { return x.end <= start; });
+    std::vector<int64_t> cuts = {start, myEnd};
+    for (const Active &x : lv.active)
+      if (x.engine != engine)
+        for (int64_t c : {x.start, x.end})
+          if (c > start && c < myEnd)
+            cuts.push_back(c);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    double conflict = 0;
+    std::vector<double> demand(a.words.size());
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      for (size_t b = 0; b < demand.size(); ++b)
+        demand[b] = double(a.words[b]) / len;
+      bool others = false;
+      for (const Active &x : lv.active)
+        if (x.engine != engine && x.start <= cuts[c] && x.end >= cuts[c + 1]) {
+          others = true;
+          for (size_t b = 0; b < demand.size(); ++b)
+            demand[b] += x.demand[b];
+        }
+      if (!others)
         continue;
-      int64_t overlap = std::min(end, a.end) - std::max(start, a.start);
-      if (overlap <= 0)
-        continue;
-      int64_t shared = 0;
-      for (size_t w = 0; w < bits.size(); ++w)
-        shared += std::popcount(bits[w] & a.banks[w]);
-      levelStall += overlap * shared / (mine * lv.ports);
+      double stretch = 0;
+      for (size_t b = 0; b < demand.size(); ++b)
+        if (a.words[b] > 0 && demand[b] > ports)
+          stretch += double(a.words[b]) / double(a.total) * (demand[b] / ports - 1.0);
+      conflict += double(cuts[c + 1] - cuts[c]) * stretch;
     }
+    // Rounded up, but not for floating-point noise above an exact integer.
+    int64_t levelStall = self + static_cast<int64_t>(std::ceil(conflict - 1e-9));
     total += levelStall;
     if (perLevel && levelStall > 0)
-      (*perLevel)[static_cast<size_t>(r.level)] += levelStall;
-    lv.active.push_back({engine, start, end, std::move(bits)});
-    added.push_back(r.level);
+      (*perLevel)[static_cast<size_t>(a.level)] += levelStall;
   }
-  // The instruction occupies its banks until its stalled end (each level got exactly one entry,
-  // the last one of its list).
-  for (int l : added)
-    levels_[static_cast<size_t>(l)].active.back().end = end + total;
+  // The instruction occupies its banks until its stalled end, at the demand that spreads its
+  // words over that time.
+  for (const BankAccess &a : accesses) {
+    Level &lv = levels_[static_cast<size_t>(a.level)];
+    Active x{engine, start, end + total, std::vector<double>(a.words.size())};
+    for (size_t b = 0; b < a.words.size(); ++b)
+      x.demand[b] = double(a.words[b]) / double(std::max<int64_t>(1, end + total - start));
+    lv.active.push_back(std::move(x));
+  }
   return total;
 }
 

@@ -31,11 +31,31 @@ private:
   std::vector<int64_t> free_; // per channel: busy until
 };
 
-/// On-chip banks: bank(addr) = (addr / bankWidth) % banks. Each instruction touches, per level,
-/// the banks covered by the byte ranges of its operands there. When it runs concurrently with an
-/// instruction of another engine that touches some of the same banks of the same level, it
-/// stalls for overlapCycles * sharedBanks / (itsBanks * ports) cycles (the later-starting
-/// instruction pays: it finds the banks busy).
+/// Bank words one instruction accesses on one banked on-chip level: words[b] counts the
+/// bank-width words of bank b (bank(addr) = (addr / bankWidth) % banks) its operands there read
+/// or write. A contiguous run touches each word it covers once; an element-strided operand
+/// (stride0 != 1) touches one word per element, except that consecutive elements in the same
+/// word share its access.
+struct BankAccess {
+  int level = -1;
+  std::vector<int64_t> words; // per bank
+  int64_t total = 0;          // sum of words
+};
+
+/// The accesses of `d` on every level with at least two banks (a single-bank level is taken as
+/// wide enough for its users: the presets size it to the tensor unit's rate). A matmul's
+/// accumulating C counts twice (read and write).
+std::vector<BankAccess> bankAccesses(const isa::Target &t, const Decoded &d);
+
+/// On-chip banks, port-aware (docs/SIMULATOR.md, "Banks"). Each bank serves `ports` word
+/// accesses per cycle. An instruction lasting D cycles (before stalls) with w_b words on bank b
+/// asks w_b / D accesses per cycle of it; the instructions running concurrently on other engines
+/// add theirs. Over every interval where the summed demand on a bank exceeds its ports, the
+/// later-starting instruction progresses at ports / demand on that bank, so it stalls for
+///   sum over intervals of len * sum_b (w_b / W) * max(0, demand_b / ports - 1)
+/// (W = sum_b w_b). Independently, an instruction can never be faster than its busiest bank:
+/// it takes at least max_b ceil(w_b / ports) cycles (a strided access that keeps hitting one
+/// bank is slowed). Demands at or below the ports cost nothing.
 class BankModel {
 public:
   explicit BankModel(const isa::Target &t);
@@ -48,13 +68,13 @@ private:
   struct Active {
     int engine;
     int64_t start, end;
-    std::vector<uint64_t> banks;
+    std::vector<double> demand; // accesses per cycle, per bank
   };
   struct Level {
-    bool onChip = false;
-    int banks = 1, width = 64, ports = 1;
+    int ports = 1;
     std::vector<Active> active;
   };
+  const isa::Target &t_;
   std::vector<Level> levels_; // by level index
 };
 

@@ -28,6 +28,7 @@ enum EngineId { LOAD = 0, TENSOR = 1, VECTOR = 2, STORE = 3, MOVE = 4 };
 
 struct TargetOptions {
   int l1Banks = 8;
+  int l1Ports = 1;
   int bankWidth = 64;
   double dramBytesPerCycle = 16;
   int dramLatency = 100;
@@ -45,7 +46,7 @@ inline isa::Field field(const std::string &name) {
 inline std::unique_ptr<isa::Target> makeTarget(const TargetOptions &o = {}) {
   auto t = std::make_unique<isa::Target>();
   t->name = "tiny";
-  auto level = [&](const char *name, int index, bool dram, int64_t size, int banks) {
+  auto level = [&](const char *name, int index, bool dram, int64_t size, int banks, int ports = 1) {
     isa::MemoryLevel l;
     l.name = name;
     l.index = index;
@@ -53,10 +54,11 @@ inline std::unique_ptr<isa::Target> makeTarget(const TargetOptions &o = {}) {
     l.size = size;
     l.banks = banks;
     l.bankWidth = o.bankWidth;
+    l.ports = ports;
     t->levels.push_back(l);
   };
   level("dram", DRAM, true, 0, 1);
-  level("l1", L1, false, 64 * 1024, o.l1Banks);
+  level("l1", L1, false, 64 * 1024, o.l1Banks, o.l1Ports);
   level("l0a", L0A, false, 16 * 1024, 1);
   level("l0b", L0B, false, 16 * 1024, 1);
   level("acc", ACC, false, 32 * 1024, 1);

@@ -73,7 +73,7 @@ TEST(SimTiming, IndependentEnginesOverlap) {
 }
 
 TEST(SimTiming, SameEngineSerialises) {
-  auto t = makeTarget();
+  auto t = makeTarget(noBanks());
   isa::Program p;
   p.instrs.push_back(vecCopy(*t, 80, 0, 0x2000));
   p.instrs.push_back(vecCopy(*t, 8, 0, 0x3000));
@@ -148,24 +148,6 @@ TEST(SimTiming, MatmulCycleFormulaAtArrayEdges) {
   EXPECT_EQ(matmulTotal(3, 4, 5), 10 + 3 * 1 * 2); // n = cols + 1
   auto t = makeTarget();
   EXPECT_EQ(sim::matmulCycles(*t, *desc(*t, "mm"), 7, 9, 8), 10 + 7 * 3 * 2);
-}
-
-TEST(SimTiming, BankConflictStallsOnlyOnSharedBanks) {
-  auto t = makeTarget(); // l1: 8 banks x 64 bytes
-  auto total = [&](int64_t mvBase) {
-    isa::Program p;
-    // vector copies 64 bytes within bank 0 ([512,576) and [1024,1088)): 2 cycles.
-    p.instrs.push_back(vecCopy(*t, 16, 512, 1024));
-    // move copies 32 bytes inside one bank: 4 cycles at 8 B/cycle.
-    p.instrs.push_back(copy1d(*t, "mv", L1, mvBase, L1, mvBase + 32, 32));
-    return runTraced(*t, p);
-  };
-  sim::SimStats same = total(0);              // bank 0
-  EXPECT_EQ(same.bankConflictStallCycles, 2); // overlaps [0, 2) on its one bank
-  EXPECT_EQ(eventOf(same, 1).end, 4 + 2);
-  sim::SimStats other = total(64); // bank 1
-  EXPECT_EQ(other.bankConflictStallCycles, 0);
-  EXPECT_EQ(eventOf(other, 1).end, 4);
 }
 
 // Two vector ops that wait for loads queued behind them in program order.

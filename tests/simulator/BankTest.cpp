@@ -1,0 +1,190 @@
+// BankTest.cpp - golden tests of the port-aware bank model (docs/SIMULATOR.md, "Banks"), every
+// expected cycle derived by hand from the model's two rules and the test target's numbers:
+//   * concurrent demand: instructions asking more word accesses per cycle of a bank than it has
+//     ports stretch the later starter by sum_b (w_b / W) * (demand_b / ports - 1) per cycle;
+//   * self limit: an instruction takes at least max_b ceil(w_b / ports) cycles.
+// Each edge is checked on both sides: demand == ports costs nothing, one accessor more costs
+// exactly the predicted stall.
+#include "SimTestUtil.h"
+#include "simulator/Decode.h"
+#include "simulator/Timing.h"
+
+#include <gtest/gtest.h>
+
+using namespace simtest;
+using namespace npuc;
+
+namespace {
+
+sim::SimStats runTraced(const isa::Target &t, const isa::Program &p) {
+  sim::Memory mem(t, 1 << 16);
+  sim::SimOptions o;
+  o.trace = true;
+  return sim::run(t, p, mem, o);
+}
+
+// The test target's L1 has 8 banks of 64 B: bank(addr) = (addr / 64) % 8, one period = 512 B.
+// R rows 512 B apart all sit in bank 0 (bank 1 with base + 64), one new word per row. The three
+// accessors use different bytes of each word (load 0-7, vector 16-47, move 48-55): no data race,
+// but the same words, so the same bank.
+constexpr int64_t kRows = 64;
+
+// load: R rows of 8 B, DRAM -> L1 rows 512 B apart. DRAM 8 B/cycle, latency 0, instruction
+// latency 0: 8R / 8 = R cycles for R words -> 1 access per cycle of bank 0.
+isa::Instr loadRows(const isa::Target &t, int64_t base) {
+  return make(t, "ld",
+              {{"src_space", DRAM},
+               {"src_addr", 0},
+               {"dst_space", L1},
+               {"dst_addr", base},
+               {"elem_bytes", 8},
+               {"n0", 1},
+               {"n1", kRows},
+               {"src_s0", 1},
+               {"src_s1", 1},
+               {"dst_s0", 1},
+               {"dst_s1", 64}});
+}
+
+// vector: R rows of 8 fp32 (32 B, half a word) from L1 rows 512 B apart to the (unbanked)
+// accumulators: 8 lanes -> one row per cycle, R cycles for R words -> 1 access per cycle.
+isa::Instr vectorRows(const isa::Target &t, int64_t base) {
+  return make(t, "vop",
+              {{"op", 0},
+               {"dst_space", ACC},
+               {"dst_addr", 0},
+               {"dst_dtype", 1},
+               {"src1_space", L1},
+               {"src1_addr", base},
+               {"src1_dtype", 1},
+               {"n0", 8},
+               {"n1", kRows},
+               {"dst_s0", 1},
+               {"dst_s1", 8},
+               {"src1_s0", 1},
+               {"src1_s1", 128}});
+}
+
+// move (8 B/cycle): R rows of 8 B from L1 rows 512 B apart to L0A: 8R / 8 = R cycles, R words.
+isa::Instr moveRows(const isa::Target &t, int64_t base) {
+  return make(t, "mv",
+              {{"src_space", L1},
+               {"src_addr", base},
+               {"dst_space", L0A},
+               {"dst_addr", 0},
+               {"elem_bytes", 8},
+               {"n0", 1},
+               {"n1", kRows},
+               {"src_s0", 1},
+               {"src_s1", 64},
+               {"dst_s0", 1},
+               {"dst_s1", 1}});
+}
+
+struct Stalls {
+  int64_t load, vector, move;
+};
+
+// All three start at cycle 0 and commit in engine order (load 0, vector 2, move 4): each pays
+// for the demand of those committed before it.
+Stalls threeAccessors(int ports, int64_t moveBase = 48) {
+  TargetOptions o;
+  o.l1Ports = ports;
+  o.dramBytesPerCycle = 8;
+  o.dramLatency = 0;
+  auto t = makeTarget(o);
+  isa::Program p;
+  p.instrs.push_back(loadRows(*t, 0));
+  p.instrs.push_back(vectorRows(*t, 16));
+  p.instrs.push_back(moveRows(*t, moveBase));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 0).start, 0);
+  EXPECT_EQ(eventOf(s, 1).start, 0);
+  EXPECT_EQ(eventOf(s, 2).start, 0);
+  return {s.engines[LOAD].bankConflictStallCycles, s.engines[VECTOR].bankConflictStallCycles,
+          s.engines[MOVE].bankConflictStallCycles};
+}
+
+TEST(SimBanks, AccessorsUpToThePortsNeverStall) {
+  // 3 accessors of 1 access/cycle each on a 3-port bank 0: demand 3 == ports.
+  Stalls s = threeAccessors(3);
+  EXPECT_EQ(s.load, 0);
+  EXPECT_EQ(s.vector, 0);
+  EXPECT_EQ(s.move, 0);
+}
+
+TEST(SimBanks, OneAccessorMoreThanPortsStallsByTheExcess) {
+  // 2 ports: vector sees load + itself = 2 == ports (no stall); move sees 3 > 2: it progresses
+  // at 2/3 speed over its R cycles: R * (3/2 - 1) = R/2 = 32.
+  Stalls two = threeAccessors(2);
+  EXPECT_EQ(two.load, 0);
+  EXPECT_EQ(two.vector, 0);
+  EXPECT_EQ(two.move, kRows / 2);
+  // 1 port: vector sees 2 > 1: R * (2 - 1) = R = 64, and then occupies bank 0 for 2R cycles at
+  // R / 2R = 0.5 access/cycle. move sees 1 (load) + 0.5 (vector) + 1 (itself) = 2.5 over its R
+  // cycles: R * (2.5 - 1) = 1.5 R = 96.
+  Stalls one = threeAccessors(1);
+  EXPECT_EQ(one.vector, kRows);
+  EXPECT_EQ(one.move, kRows * 3 / 2);
+}
+
+TEST(SimBanks, OtherBanksDoNotConflict) {
+  // The move in bank 1 (base 64 + 48) shares no bank with the others: no stall even on 1 port,
+  // while the vector still pays for sharing bank 0 with the load.
+  Stalls s = threeAccessors(1, 64 + 48);
+  EXPECT_EQ(s.vector, kRows);
+  EXPECT_EQ(s.move, 0);
+}
+
+// One vector copy of 8 fp32 elements whose source elements are `stride` elements apart, to the
+// unbanked accumulators: 8 lanes -> 1 cycle without bank limits.
+sim::SimStats stridedGather(int ports, int64_t stride) {
+  TargetOptions o;
+  o.l1Ports = ports;
+  auto t = makeTarget(o);
+  isa::Program p;
+  p.instrs.push_back(make(*t, "vop",
+                          {{"op", 0},
+                           {"dst_space", ACC},
+                           {"dst_dtype", 1},
+                           {"src1_space", L1},
+                           {"src1_dtype", 1},
+                           {"n0", 8},
+                           {"dst_s0", 1},
+                           {"src1_s0", stride}}));
+  return runTraced(*t, p);
+}
+
+TEST(SimBanks, StridedAccessHittingOneBankIsSlowed) {
+  // Stride 128 fp32 = 512 B: all 8 elements in bank 0, 8 different words. ceil(8 / ports)
+  // cycles: 8 ports -> 1 (no stall); 7 ports -> 2 (1 stall cycle); 1 port -> 8 (7).
+  EXPECT_EQ(stridedGather(8, 128).totalCycles, 1);
+  EXPECT_EQ(stridedGather(7, 128).totalCycles, 2);
+  EXPECT_EQ(stridedGather(7, 128).bankConflictStallCycles, 1);
+  EXPECT_EQ(stridedGather(1, 128).totalCycles, 8);
+  EXPECT_EQ(stridedGather(1, 128).levels[L1].bankConflictStallCycles, 7);
+  // Stride 16 fp32 = 64 B: one word in each of the 8 banks; 1 cycle even on 1 port.
+  EXPECT_EQ(stridedGather(1, 16).totalCycles, 1);
+  // Stride 2 fp32 = 8 B: the 8 elements share one word, one access: 1 cycle.
+  EXPECT_EQ(stridedGather(1, 2).totalCycles, 1);
+}
+
+TEST(SimBanks, BankAccessCountsFollowTheInterleave) {
+  TargetOptions o;
+  auto t = makeTarget(o);
+  sim::Memory mem(*t, 1 << 16);
+  isa::Program p;
+  // 1000 contiguous bytes from L1 32 to L1 4096 + 32: source words 0..16 (bytes 32..1031) ->
+  // banks 0..7 twice and bank 0 once more (17 words); destination the same offsets -> 17 words.
+  p.instrs.push_back(copy1d(*t, "mv", L1, 32, L1, 4096 + 32, 1000));
+  std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
+  std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].level, L1);
+  EXPECT_EQ(a[0].total, 34);
+  EXPECT_EQ(a[0].words[0], 6);
+  for (int b = 1; b < 8; ++b)
+    EXPECT_EQ(a[0].words[size_t(b)], 4) << b;
+}
+
+} // namespace
