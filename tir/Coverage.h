@@ -9,6 +9,7 @@
 // a nest before and after normalisation (docs/COVERAGE.md) and by `npuc inspect`.
 #pragma once
 
+#include "graph/Graph.h"
 #include "isa/Target.h"
 #include "tir/IR.h"
 
@@ -33,5 +34,22 @@ struct Coverage {
 /// An NpuOp whose mnemonic the target does not describe is a compiler bug (NPUC_ASSERT).
 Coverage measureCoverage(const PrimFunc &f, const isa::Target &t);
 Coverage measureCoverage(const Stmt &s, const isa::Target &t);
+
+/// Every buffer (parameters and allocations) moved to `scope`: a nest's operands as a kernel
+/// that staged them there sees them.
+PrimFunc withScope(const PrimFunc &f, const std::string &scope);
+
+/// Emission from loop analysis on a fused group's reference loop nest (lowerGroup), with its
+/// buffers in the vector unit's first level: coverage of emit-npu alone and after the
+/// normalisation pipeline, PreProcess and emit-npu (GroupCoverage.cpp). `error` is set (and
+/// the coverages empty) when the group cannot be lowered to TIR.
+struct GroupCoverage {
+  Coverage before, after;
+  std::string error;
+};
+GroupCoverage analyseGroup(const graph::Graph &g, const graph::FusedGroup &grp,
+                           const isa::Target &t);
+/// One line for `npuc inspect --loops`: work emitted by kind, what stayed scalar, instructions.
+std::string describe(const GroupCoverage &c);
 
 } // namespace npuc::tir

@@ -31,6 +31,8 @@ struct PassInfo {
 };
 
 const std::vector<PassInfo> &passTable();
+/// The loop normalisation in front of PreProcess and instruction emission (a pipeline spec).
+extern const char *const kNormalisationPipeline;
 /// Null when no pass has this name.
 const PassInfo *findPass(const std::string &name);
 /// An option's value from `opts`, or its default from the pass's table entry.

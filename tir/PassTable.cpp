@@ -44,6 +44,10 @@ const isa::Target &targetOption(const char *pass, const PassOptions &o) {
 
 } // namespace
 
+const char *const kNormalisationPipeline =
+    "simplify,loop-split-div,if-promotion,loop-partition,bound-simplify,loop-shift,loop-fission,"
+    "loop-collapse,remove-no-op,simplify";
+
 const std::vector<PassInfo> &passTable() {
   static const std::vector<PassInfo> table = {
       {"simplify",

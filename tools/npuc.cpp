@@ -70,6 +70,9 @@ int main(int argc, char **argv) {
   auto *i = app.add_subcommand("inspect", "show a package's partition, tiling and instructions");
   i->add_option("package", inspect.package, ".npub package")->required();
   i->add_flag("--tir", inspect.tir, "print each NPU group's tiled TIR");
+  i->add_flag("--loops", inspect.loops,
+              "per group: instructions emitted from loop analysis of its loop nest, and what "
+              "stays scalar");
 
   AsmArgs asmArgs;
   auto *as = app.add_subcommand("asm", "assemble a hand-written NPU program");

@@ -11,7 +11,6 @@
 #include "TestGraphs.h"
 
 #include "tir/Coverage.h"
-#include "tir/IRMutator.h"
 #include "tir/LowerOps.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +20,6 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
-#include <unordered_map>
 
 using namespace npuc;
 using namespace npuc::tir;
@@ -33,29 +31,6 @@ struct Case {
   PrimFunc f;
   bool full = false;
 };
-
-// Every buffer moved to L1: an operator's operands once its kernel has staged them on chip.
-class ToL1 : public IRMutator {
-public:
-  Buffer mutateBuffer(const Buffer &b) override {
-    auto it = map_.find(b.get());
-    if (it == map_.end())
-      it = map_.emplace(b.get(), Buffer::make(b->name, b->dtype, b->shape, "l1")).first;
-    return it->second;
-  }
-
-private:
-  std::unordered_map<const BufferNode *, Buffer> map_;
-};
-
-PrimFunc toL1(const PrimFunc &f) {
-  ToL1 m;
-  PrimFunc out = f;
-  for (Buffer &b : out.params)
-    b = m.mutateBuffer(b);
-  out.body = m.mutate(f.body);
-  return out;
-}
 
 std::vector<Case> corpus() {
   std::string path = std::string(NPUC_SOURCE_DIR) + "/tests/tir/corpus/corpus.tir";
@@ -111,7 +86,7 @@ std::vector<Case> corpus() {
                          "lowered_transpose", "lowered_concat_full", "lowered_relu_full"};
   size_t i = 0;
   testgraphs::forEachNodeLowered(g, [&](const PrimFunc &f) {
-    PrimFunc l1 = toL1(f);
+    PrimFunc l1 = withScope(f, "l1");
     l1.name = names[i];
     out.push_back(
         {names[i], whatOf[i], l1, std::string(names[i]).find("_full") != std::string::npos});
@@ -183,8 +158,8 @@ void writeReport(const std::vector<Row> &rows, const Coverage &before, const Cov
   o << "| **corpus** | " << before.total() << " | " << pct(before.computeFraction()) << " | "
     << after.total() << " | " << pct(after.computeFraction()) << " | "
     << pct(double(after.dma) / double(after.total())) << " | " << after.scalar << " | |\n\n"
-    << "Unweighted mean over the cases: T+V " << pct(meanBefore) << " before, "
-    << pct(meanAfter) << " after (the corpus total is dominated by the matmul case).\n\n"
+    << "Unweighted mean over the cases: T+V " << pct(meanBefore) << " before, " << pct(meanAfter)
+    << " after (the corpus total is dominated by the matmul case).\n\n"
     << "What stays scalar after normalisation:\n\n";
   for (const Row &r : rows)
     if (r.after.scalar > 0)

@@ -20,8 +20,7 @@
 namespace npuc::tir::test {
 
 // The normalisation passes in front of PreProcess and emission.
-inline const char *kPipeline = "simplify,loop-split-div,if-promotion,loop-partition,bound-simplify,"
-                               "loop-shift,loop-fission,loop-collapse,remove-no-op,simplify";
+inline const char *kPipeline = kNormalisationPipeline;
 
 inline std::vector<std::vector<double>> randomParams(const PrimFunc &f, unsigned seed) {
   std::mt19937 rng(seed);

@@ -12,6 +12,7 @@
 #include "isa/Program.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+#include "tir/Coverage.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
@@ -306,6 +307,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       for (graph::NodeId n : grp.nodes)
         ops += (ops.empty() ? std::string() : std::string("+")) + g.node(n).op;
       out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
+      if (a.loops)
+        out << "    " << tir::describe(tir::analyseGroup(g, grp, m.target)) << "\n";
       if (!s.npu) {
         out << fmt::format("    reason: {}\n", grp.cpuReason);
         continue;

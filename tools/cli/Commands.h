@@ -62,6 +62,7 @@ struct RefArgs {
 struct InspectArgs {
   std::string package;
   bool tir = false;
+  bool loops = false; // per group: emission from loop analysis on its reference loop nest
 };
 struct AsmArgs {
   std::string program, target, output;
