@@ -82,7 +82,7 @@ std::vector<Case> corpus() {
       "lowerGroup's Transpose (0, 3, 2, 1) of 1x2x7x5",
       "lowerGroup's Concat of two 1x2x7x5 along H",
       "lowerGroup's Relu on 1x2x7x5"};
-  const char *names[] = {"lowered_conv",      "lowered_maxpool",     "lowered_pad",
+  const char *names[] = {"lowered_conv_full", "lowered_maxpool",     "lowered_pad",
                          "lowered_transpose", "lowered_concat_full", "lowered_relu_full"};
   size_t i = 0;
   testgraphs::forEachNodeLowered(g, [&](const PrimFunc &f) {

@@ -53,7 +53,7 @@ private:
 };
 
 // The comparisons inside a condition (through &&, || and !).
-void atoms(const Expr &c, std::vector<const BinaryNode *> &out) {
+void atoms(const Expr &c, std::vector<Expr> &out) {
   switch (c.kind()) {
   case NodeKind::And:
   case NodeKind::Or: {
@@ -71,33 +71,82 @@ void atoms(const Expr &c, std::vector<const BinaryNode *> &out) {
   case NodeKind::LE:
   case NodeKind::GT:
   case NodeKind::GE:
-    out.push_back(static_cast<const BinaryNode *>(c.get()));
+    out.push_back(c);
     return;
   default:
     return;
   }
 }
 
-// Replaces decided conditions (by node identity) with their branch or arm.
+// Replaces decided conditions (by node identity) with their branch or arm. A condition that is
+// not decided as a whole has its decided comparisons (atoms) replaced by constants and folded
+// through &&, || and !, so that a condition over two loops loses the part this piece decides
+// (the rest is left for the partition of the other loop).
 class Resolver : public IRMutator {
 public:
-  std::map<const void *, Truth> decided;
+  std::map<const void *, Truth> decided, atoms;
+
+  using IRMutator::mutate;
 
 protected:
+  Expr mutate(const Expr &e) override {
+    auto it = e.defined() ? atoms.find(e.get()) : atoms.end();
+    if (it != atoms.end() && it->second != Truth::Unknown)
+      return IntImmNode::make(it->second == Truth::True, DataType::Bool());
+    return IRMutator::mutate(e);
+  }
+  Expr mutateAnd(const AndNode *op, const Expr &self) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (const auto *c = a.as<IntImmNode>())
+      return c->value ? b : a;
+    if (const auto *c = b.as<IntImmNode>())
+      return c->value ? a : b;
+    return a.same(op->a) && b.same(op->b) ? self : (a && b);
+  }
+  Expr mutateOr(const OrNode *op, const Expr &self) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (const auto *c = a.as<IntImmNode>())
+      return c->value ? a : b;
+    if (const auto *c = b.as<IntImmNode>())
+      return c->value ? b : a;
+    return a.same(op->a) && b.same(op->b) ? self : (a || b);
+  }
+  Expr mutateNot(const NotNode *op, const Expr &self) override {
+    Expr a = mutate(op->a);
+    if (const auto *c = a.as<IntImmNode>())
+      return IntImmNode::make(c->value == 0, DataType::Bool());
+    return a.same(op->a) ? self : !a;
+  }
   Expr mutateSelect(const SelectNode *op, const Expr &self) override {
     auto it = decided.find(op->cond.get());
     if (it != decided.end() && it->second != Truth::Unknown)
       return mutate(it->second == Truth::True ? op->trueValue : op->falseValue);
-    return IRMutator::mutateSelect(op, self);
+    Expr c = mutate(op->cond);
+    if (const auto *k = c.as<IntImmNode>())
+      return mutate(k->value ? op->trueValue : op->falseValue);
+    Expr t = mutate(op->trueValue), f = mutate(op->falseValue);
+    if (c.same(op->cond) && t.same(op->trueValue) && f.same(op->falseValue))
+      return self;
+    return select(c, t, f);
   }
   Stmt mutateIfThenElse(const IfThenElseNode *op, const Stmt &self) override {
     auto it = decided.find(op->cond.get());
-    if (it != decided.end() && it->second != Truth::Unknown) {
-      if (it->second == Truth::True)
+    Truth t = it != decided.end() ? it->second : Truth::Unknown;
+    Expr c = op->cond;
+    if (t == Truth::Unknown) {
+      c = mutate(op->cond);
+      if (const auto *k = c.as<IntImmNode>())
+        t = k->value ? Truth::True : Truth::False;
+    }
+    if (t != Truth::Unknown) {
+      if (t == Truth::True)
         return mutate(op->thenCase);
       return op->elseCase.defined() ? mutate(op->elseCase) : SeqNode::make({});
     }
-    return IRMutator::mutateIfThenElse(op, self);
+    Stmt th = mutate(op->thenCase), el = mutate(op->elseCase);
+    if (c.same(op->cond) && th.same(op->thenCase) && el.same(op->elseCase))
+      return self;
+    return IfThenElseNode::make(c, th, el);
   }
 };
 
@@ -169,8 +218,9 @@ private:
   Prover prover_;
 
   struct Piece {
-    int64_t lo, hi; // [lo, hi)
-    std::vector<Truth> sig;
+    int64_t lo, hi;          // [lo, hi)
+    std::vector<Truth> sig;  // per condition
+    std::vector<Truth> asig; // per comparison inside the conditions
   };
 
   // The partitioned statement, or a null Stmt when this loop is left alone.
@@ -184,10 +234,16 @@ private:
     for (const auto &[v, r] : cc.innerLoops)
       prover_.bind(v, r.first, r.second);
     std::set<int64_t> cuts = {lo, hi};
+    std::vector<Expr> all; // the comparisons that mention the loop variable, once each
     for (const Expr &c : cc.conds) {
-      std::vector<const BinaryNode *> as;
+      std::vector<Expr> as;
       atoms(c, as);
-      for (const BinaryNode *a : as) {
+      for (const Expr &a : as)
+        if (usesVar(a, op->var.node()) &&
+            std::none_of(all.begin(), all.end(), [&](const Expr &x) { return x.same(a); }))
+          all.push_back(a);
+      for (const Expr &ae : as) {
+        const auto *a = static_cast<const BinaryNode *>(ae.get());
         int64_t coeff = 0;
         Expr rest;
         if (!a->a.type().isInt() || !linearIn(a->a - a->b, op->var.node(), coeff, rest) ||
@@ -207,12 +263,14 @@ private:
     }
     std::vector<Piece> pieces;
     for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) {
-      Piece p{*it, *std::next(it), {}};
+      Piece p{*it, *std::next(it), {}, {}};
       prover_.bind(op->var, p.lo, p.hi - p.lo);
       for (const Expr &c : cc.conds)
         p.sig.push_back(prover_.decide(c));
+      for (const Expr &a : all)
+        p.asig.push_back(prover_.decide(a));
       prover_.unbind(op->var);
-      if (!pieces.empty() && pieces.back().sig == p.sig)
+      if (!pieces.empty() && pieces.back().sig == p.sig && pieces.back().asig == p.asig)
         pieces.back().hi = p.hi;
       else
         pieces.push_back(p);
@@ -220,9 +278,12 @@ private:
     for (const auto &[v, r] : cc.innerLoops)
       prover_.unbind(v);
     bool anyDecided = false;
-    for (const Piece &p : pieces)
+    for (const Piece &p : pieces) {
       for (Truth t : p.sig)
         anyDecided = anyDecided || t != Truth::Unknown;
+      for (Truth t : p.asig)
+        anyDecided = anyDecided || t != Truth::Unknown;
+    }
     if (!anyDecided || static_cast<int>(pieces.size()) > opts_.maxPieces)
       return Stmt();
 
@@ -232,6 +293,8 @@ private:
       Resolver res;
       for (size_t c = 0; c < cc.conds.size(); ++c)
         res.decided[cc.conds[c].get()] = p.sig[c];
+      for (size_t a = 0; a < all.size(); ++a)
+        res.atoms[all[a].get()] = p.asig[a];
       Stmt body = removeNoOp(res.mutate(op->body));
       Var v = op->var;
       if (k > 0) { // a second copy of the loop needs its own variables

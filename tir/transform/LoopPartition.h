@@ -4,9 +4,12 @@
 // depends on the loop variable is examined: each comparison in it that is linear in the
 // variable (c*i + rest op 0, rest ranging over the enclosing and inner loops) gives the points
 // where it can change value; between consecutive points, each condition is decided with the
-// Prover (interval/modular rules, then Z3). Adjacent ranges with the same decisions merge, and
-// the loop becomes one loop per range in which the decided conditions are gone (an if becomes
-// its branch, a select its arm; clamps min/max that the narrower range decides are resolved
+// Prover (interval/modular rules, then Z3), and so is each comparison in them. Adjacent ranges
+// with the same decisions merge, and the loop becomes one loop per range in which the decided
+// conditions are gone (an if becomes its branch, a select its arm) and undecided conditions
+// lose the comparisons the range decides (a padding test over an output and a window loop
+// keeps only the window part, which the window loop's own partition then removes; clamps
+// min/max that the narrower range decides are resolved
 // as well, so a padded read's clamped index becomes plain). A range of one iteration is emitted as
 // its body with the variable replaced by the constant. Loops whose conditions are undecided on
 // every range, or that would need more than `max-pieces` pieces, are left alone; the pieces are
