@@ -8,8 +8,9 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   # code generation (LLVM 16 ORC JIT, NVPTX); LLVM's CMake package needs zstd
   llvm-16-dev llvm-16-tools libzstd-dev
-  # compiler reasoning, RTL (make: verilator --build), target description, graph algorithms
-  libz3-dev verilator make libyaml-cpp-dev libboost-graph-dev
+  # compiler reasoning, RTL (make: verilator --build; yosys: the rtl synthesis check), target
+  # description, graph algorithms
+  libz3-dev verilator make yosys libyaml-cpp-dev libboost-graph-dev
   # ONNX import
   libonnx-dev libprotobuf-dev protobuf-compiler
   # CLI, formatting, JSON, tests

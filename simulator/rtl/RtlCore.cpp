@@ -2,10 +2,12 @@
 // (cosim).
 //
 // The harness is the testbench a bring-up team would write: it backdoor-loads the instruction
-// memory and scratchpads, implements the core's DRAM port (the npu_dram_read/npu_dram_write DPI
-// imports) on the DRAM image, records every retired instruction (npu_retire), and clocks the
-// core until it raises `done` or `deadlock`. Programs are validated with the simulator's decoder
-// first, so the RTL only ever sees programs whose accesses are in bounds.
+// memory and scratchpads, implements DRAM behind the core's memory port (every beat accepted at
+// once; read data returned dram.latency cycles later, in order, with optional injected faults),
+// records every retired instruction from the core's retire outputs, and clocks the core until it
+// raises `done` or `deadlock`. The DRAM bandwidth (dram.bytes_per_cycle) is granted inside the
+// core by its arbiter, so the port itself never throttles. Programs are validated with the
+// simulator's decoder first, so the RTL only ever sees programs whose accesses are in bounds.
 #include "simulator/rtl/RtlCore.h"
 #include "support/Hash.h"
 
@@ -13,7 +15,6 @@
 #include "support/Error.h"
 
 #include "Vnpu_core.h"
-#include "Vnpu_core__Dpi.h"
 #include "Vnpu_core___024root.h"
 #include "Vnpu_core_npu_core.h"
 #include "npu_fingerprint.h"
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <type_traits>
@@ -31,16 +33,6 @@
 namespace npuc::rtl {
 
 namespace {
-
-/// What the DPI callbacks of the running core operate on (one run at a time per thread).
-struct RunContext {
-  std::vector<uint8_t> *dram = nullptr;
-  std::vector<sim::TraceEvent> *trace = nullptr;
-  const isa::Program *program = nullptr;
-  const std::vector<DramFault> *faults = nullptr;
-  int64_t badAddress = -1;
-};
-thread_local RunContext *gRun = nullptr;
 
 template <class T> void setWord(T &dst, const uint8_t *b, int nbytes) {
   if constexpr (std::is_integral_v<T>) {
@@ -58,6 +50,95 @@ template <class T> void setWord(T &dst, const uint8_t *b, int nbytes) {
   }
 }
 
+/// Bits [lsb, lsb+width) (width <= 64) of a verilated packed signal: a VlWide (32-bit words) or
+/// an integer for signals of at most 64 bits.
+template <class T> uint64_t getBits(const T &v, int lsb, int width) {
+  if constexpr (std::is_integral_v<T>) {
+    uint64_t x = static_cast<uint64_t>(v) >> lsb;
+    return width >= 64 ? x : x & ((uint64_t(1) << width) - 1);
+  } else {
+    uint64_t x = 0;
+    for (int i = 0; i < width; ++i) {
+      int b = lsb + i;
+      x |= uint64_t((v[static_cast<size_t>(b / 32)] >> (b % 32)) & 1u) << i;
+    }
+    return x;
+  }
+}
+template <class T> void setByte(T &v, int lsb, uint8_t byte) {
+  for (int i = 0; i < 8; ++i) {
+    int b = lsb + i;
+    uint32_t &w = v[static_cast<size_t>(b / 32)];
+    w = (w & ~(1u << (b % 32))) | (uint32_t((byte >> i) & 1) << (b % 32));
+  }
+}
+
+/// DRAM behind the core's memory port: accepts every beat (ready is tied high), applies writes
+/// at the accepting edge and returns read beats `latency` edges later, in order per channel.
+class DramPort {
+public:
+  DramPort(std::vector<uint8_t> &image, int64_t latency, int engines,
+           const std::vector<DramFault> &faults)
+      : image_(image), latency_(latency), faults_(faults), pending_(static_cast<size_t>(engines)) {}
+
+  /// Before edge number `edge`: take the beats the core offers (they transfer at this edge) and
+  /// drive the responses due at it.
+  void beforeEdge(Vnpu_core &top, uint64_t edge) {
+    constexpr int L = gen::kMemLanes, AW = gen::kMemAddrBits;
+    const int engines = static_cast<int>(pending_.size());
+    for (int e = 0; e < engines; ++e) {
+      if (!getBits(top.mem_req_valid, e, 1))
+        continue;
+      const bool write = getBits(top.mem_req_write, e, 1);
+      Beat beat{edge + static_cast<uint64_t>(latency_), std::vector<uint8_t>(L, 0)};
+      for (int l = 0; l < L; ++l) {
+        if (!getBits(top.mem_req_strb, e * L + l, 1))
+          continue;
+        int64_t a = static_cast<int64_t>(getBits(top.mem_req_addr, (e * L + l) * AW, AW));
+        if (a >= static_cast<int64_t>(image_.size())) {
+          badAddress = a;
+          continue;
+        }
+        uint8_t &cell = image_[static_cast<size_t>(a)];
+        if (write) {
+          cell = static_cast<uint8_t>(getBits(top.mem_req_wdata, (e * L + l) * 8, 8));
+          continue;
+        }
+        uint8_t v = cell;
+        for (const DramFault &f : faults_)
+          if (f.addr == a)
+            v ^= f.mask;
+        beat.data[static_cast<size_t>(l)] = v;
+      }
+      if (!write)
+        pending_[static_cast<size_t>(e)].push_back(std::move(beat));
+    }
+    uint32_t valid = 0;
+    for (int e = 0; e < engines; ++e) {
+      std::deque<Beat> &q = pending_[static_cast<size_t>(e)];
+      if (q.empty() || q.front().due != edge)
+        continue;
+      valid |= 1u << e;
+      for (int l = 0; l < L; ++l)
+        setByte(top.mem_rsp_data, (e * L + l) * 8, q.front().data[static_cast<size_t>(l)]);
+      q.pop_front();
+    }
+    top.mem_rsp_valid = static_cast<std::remove_reference_t<decltype(top.mem_rsp_valid)>>(valid);
+  }
+
+  int64_t badAddress = -1;
+
+private:
+  struct Beat {
+    uint64_t due;
+    std::vector<uint8_t> data;
+  };
+  std::vector<uint8_t> &image_;
+  int64_t latency_;
+  const std::vector<DramFault> &faults_;
+  std::vector<std::deque<Beat>> pending_;
+};
+
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -65,33 +146,6 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 } // namespace
 
 } // namespace npuc::rtl
-
-// ---- DPI imports of npu_core.sv: the DRAM port and the retire monitor ----
-unsigned char npu_dram_read(long long addr) {
-  npuc::rtl::RunContext *r = npuc::rtl::gRun;
-  if (addr < 0 || addr >= static_cast<long long>(r->dram->size())) {
-    r->badAddress = addr;
-    return 0;
-  }
-  unsigned char v = (*r->dram)[static_cast<size_t>(addr)];
-  for (const npuc::rtl::DramFault &f : *r->faults)
-    if (f.addr == addr)
-      v ^= f.mask;
-  return v;
-}
-void npu_dram_write(long long addr, unsigned char data) {
-  npuc::rtl::RunContext *r = npuc::rtl::gRun;
-  if (addr < 0 || addr >= static_cast<long long>(r->dram->size())) {
-    r->badAddress = addr;
-    return;
-  }
-  (*r->dram)[static_cast<size_t>(addr)] = data;
-}
-void npu_retire(int engine, int index, long long start, long long end) {
-  npuc::rtl::RunContext *r = npuc::rtl::gRun;
-  const npuc::isa::Instr &in = r->program->instrs.at(static_cast<size_t>(index));
-  r->trace->push_back({engine, index, start, end, in.desc ? in.desc->mnemonic : "?"});
-}
 
 namespace npuc::rtl {
 
@@ -114,7 +168,14 @@ void checkTarget(const isa::Target &t) {
 RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
                 const RtlOptions &opt) {
   checkTarget(t);
-  sim::decodeProgram(t, p, mem); // validates fields, spaces and bounds (throws)
+  // Validates fields, spaces and bounds (throws).
+  std::vector<sim::Decoded> code0 = sim::decodeProgram(t, p, mem);
+  for (const sim::Decoded &d : code0)
+    if (d.sem == isa::Semantics::Dma && d.dma.src.level == t.dramLevel() &&
+        d.dma.dst.level == t.dramLevel())
+      fail("{}: DRAM-to-DRAM copy: the RTL core's DMA engines move data between DRAM and the "
+           "scratchpads only",
+           sim::instrName(p, d.index));
   if (static_cast<int64_t>(p.instrs.size()) > gen::kImemWords)
     fail("program of {} instructions exceeds the RTL instruction memory ({} words)",
          p.instrs.size(), gen::kImemWords);
@@ -141,20 +202,10 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
   }
 
   RtlStats st;
-  RunContext run;
-  run.dram = &mem.dram();
-  run.trace = &st.trace;
-  run.program = &p;
-  run.faults = &opt.faults;
   for (const DramFault &f : opt.faults)
     if (f.addr < 0 || f.addr >= static_cast<int64_t>(mem.dram().size()))
       fail("DRAM fault at byte {}: outside the {}-byte image", f.addr, mem.dram().size());
-  RunContext *saved = gRun;
-  gRun = &run;
-  struct Restore {
-    RunContext *saved;
-    ~Restore() { gRun = saved; }
-  } restore{saved};
+  DramPort dram(mem.dram(), t.dram.latency, static_cast<int>(t.engines.size()), opt.faults);
 
   std::unique_ptr<VerilatedVcdC> wave;
   if (!opt.wave.empty()) {
@@ -164,8 +215,9 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
     if (!wave->isOpen())
       fail("--wave {}: cannot open for writing", opt.wave);
   }
-  uint64_t time = 0;
+  uint64_t time = 0, edge = 0;
   auto tick = [&] {
+    dram.beforeEdge(*top, edge++);
     top->clk = 1;
     top->eval();
     if (wave)
@@ -177,20 +229,44 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
       wave->dump(time);
     ++time;
   };
+  // The retire outputs pulse for one cycle after the edge at which an instruction ends.
+  const int engines = static_cast<int>(t.engines.size());
+  auto recordRetires = [&] {
+    if (!top->retire_valid)
+      return;
+    for (int e = 0; e < engines; ++e) {
+      if (!getBits(top->retire_valid, e, 1))
+        continue;
+      int index = static_cast<int>(getBits(top->retire_index, 32 * e, 32));
+      int64_t start = static_cast<int64_t>(getBits(top->retire_start, 64 * e, 64));
+      NPUC_ASSERT(index >= 0 && index < static_cast<int>(p.instrs.size()),
+                  "the core retires only dispatched instructions");
+      const isa::Instr &in = p.instrs[static_cast<size_t>(index)];
+      st.trace.push_back(
+          {e, index, start, static_cast<int64_t>(top->cycles), in.desc ? in.desc->mnemonic : "?"});
+    }
+  };
   top->n_instr = static_cast<int>(p.instrs.size());
+  top->mem_req_ready =
+      static_cast<std::remove_reference_t<decltype(top->mem_req_ready)>>((1u << engines) - 1);
+  top->mem_rsp_valid = 0;
   top->rst = 1;
   top->clk = 0;
   top->eval();
   tick();
   top->rst = 0;
+  st.setupSeconds = secondsSince(t0);
+  auto t1 = std::chrono::steady_clock::now();
   while (!top->done && !top->deadlock) {
     tick();
-    if (run.badAddress >= 0)
-      fail("RTL: DRAM port access at byte {} outside the {}-byte image (cycle {})", run.badAddress,
-           mem.dram().size(), top->cycles);
+    recordRetires();
+    if (dram.badAddress >= 0)
+      fail("RTL: memory-port access at DRAM byte {} outside the {}-byte image (cycle {})",
+           dram.badAddress, mem.dram().size(), top->cycles);
     if (opt.maxCycles > 0 && static_cast<int64_t>(top->cycles) > opt.maxCycles)
       fail("RTL: no FINISH after {} cycles (--max-cycles)", opt.maxCycles);
   }
+  st.runSeconds = secondsSince(t1);
   if (wave)
     wave->close();
   if (top->deadlock) {

@@ -4,10 +4,10 @@
 // The verilated core is built for one target (configs/npu-rtl.yaml by default; the build
 // generates the Verilog parameter header from it), so every entry point first checks that the
 // given Target is that one. runRtl() backdoor-loads the program into the instruction memory and
-// the on-chip levels of `mem` into the scratchpads, serves the core's DRAM port from `mem`'s
-// DRAM image, clocks the core until every engine has drained (or deadlock / a cycle limit), and
-// copies the scratchpads back. cosim() runs the simulator and the RTL on copies of the same
-// image and compares every byte of every level and the cycle counts.
+// the on-chip levels of `mem` into the scratchpads, implements DRAM behind the core's memory port
+// on `mem`'s DRAM image, clocks the core until every engine has drained (or deadlock / a cycle
+// limit), and copies the scratchpads back. cosim() runs the simulator and the RTL on copies of the
+// same image and compares every byte of every level and the cycle counts.
 #pragma once
 
 #include "isa/Program.h"
@@ -46,7 +46,9 @@ struct RtlStats {
   int64_t dramBytesRead = 0, dramBytesWritten = 0;
   std::vector<sim::EngineStats> engines; // the core's per-engine counters
   std::vector<sim::TraceEvent> trace;    // one event per retired instruction, in retire order
-  double seconds = 0;                    // wall time of the verilated run
+  double seconds = 0;      // wall time of runRtl: model construction, loads, run, read-back
+  double setupSeconds = 0; // model construction, backdoor loads and reset
+  double runSeconds = 0;   // the clocked run alone (reset released to done)
 };
 
 /// Runs `p` on the verilated core against `mem` (updated in place). Throws npuc::Error for a
@@ -65,7 +67,8 @@ struct Region {
 struct CosimResult {
   sim::SimStats sim;
   RtlStats rtl;
-  double simSeconds = 0;
+  double simSeconds = 0;       // functional simulation with tracing and hazard checks
+  double simTimingSeconds = 0; // the same program --timing-only (no data, no checks)
   bool dataMatch = true;
   std::string dataDivergence;  // first differing byte: region, address, instruction, values
   bool cyclesMatch = true;     // total and every instruction's start/end identical

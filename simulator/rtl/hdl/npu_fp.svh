@@ -1,6 +1,9 @@
 // npu_fp.svh - the core's floating-point datapath: fp16 <-> fp32 conversion, fp32 add and multiply
-// with round-to-nearest-even, and the comparisons the vector ops use. Combinational functions,
-// included inside npu_core.
+// with round-to-nearest-even, and the comparisons the vector ops use. Combinational functions
+// with constant loop bounds only (a synthesis tool unrolls them into priority encoders and
+// shifters), included in npu_pkg. The tensor array instantiates them once per PE (npu_pe.sv); a
+// production core would pipeline them, here each is one cycle of combinational logic because the
+// timing model charges the array's pipeline as its fill latency, not per operation.
 //
 // Exactness contract (checked by the rtl tests against the C++ simulator, i.e. against x86 SSE
 // float): results are bit-identical to C++ float for normal operands and normal results.
@@ -12,156 +15,155 @@
 //     (inf - inf, 0 * inf) give the x86 default NaN 0xffc00000; payloads may differ from what a
 //     compiler's operand order gives on the host.
 
+// Every function has one exit (the result is assigned to the function name), so Verilog-2005
+// frontends such as yosys's read them as well as Verilator does.
+
 function automatic logic [31:0] f16_to_f32(input logic [15:0] h);
-  logic [31:0] s;
   logic [10:0] m;
-  int e;
-  s = {h[15], 31'd0};
+  logic [3:0] msb;
   m = {1'b0, h[9:0]};
+  msb = 4'd0;
+  for (int i = 0; i < 10; i++) if (h[i]) msb = i[3:0];
   if (h[14:10] == 5'd0) begin
-    if (m == 11'd0) return s;
-    // subnormal: normalise until the leading one reaches the hidden-bit position (bit 10)
-    e = -1;
-    do begin
-      e = e + 1;
-      m = m << 1;
-    end while (m[10] == 1'b0);
-    return s | {1'b0, 8'(127 - 15 - e), m[9:0], 13'd0};
-  end
-  if (h[14:10] == 5'h1f) return s | 32'h7f800000 | {9'd0, m[9:0], 13'd0};
-  return s | {1'b0, 8'({3'd0, h[14:10]} + 8'd112), m[9:0], 13'd0};
+    if (m == 11'd0) f16_to_f32 = {h[15], 31'd0};
+    else begin
+      // subnormal: the priority encoder above found the leading one; shifting it to the
+      // hidden-bit position (bit 10) takes 10 - msb steps, and the exponent is 103 + msb
+      m = m << (4'd10 - msb);
+      f16_to_f32 = {h[15], 8'd103 + {4'd0, msb}, m[9:0], 13'd0};
+    end
+  end else if (h[14:10] == 5'h1f) f16_to_f32 = {h[15], 8'hff, h[9:0], 13'd0};
+  else f16_to_f32 = {h[15], {3'd0, h[14:10]} + 8'd112, h[9:0], 13'd0};
 endfunction
 
 function automatic logic [15:0] f32_to_f16(input logic [31:0] x);
   logic [15:0] sign;
-  logic [7:0] ex;
-  logic [22:0] man;
-  int e;
+  logic [9:0] e;  // rebiased exponent, two's complement (ex - 112 in -112..143)
   logic [23:0] mm;
   logic [31:0] half, rem, mid;
-  int shift;
+  logic [4:0] shift;
   sign = {x[31], 15'd0};
-  ex = x[30:23];
-  man = x[22:0];
-  if (ex == 8'hff)
-    return sign | 16'h7c00 | ((man != 23'd0) ? (16'h0200 | 16'(man >> 13)) : 16'd0);
-  e = int'(ex) - 127 + 15;
-  if (e >= 31) return sign | 16'h7c00;
-  if (e <= 0) begin
-    if (e < -10) return sign;
-    mm = {1'b1, man};
-    shift = 14 - e;
-    half = 32'(mm) >> shift;
-    rem = 32'(mm) & ((32'd1 << shift) - 32'd1);
-    mid = 32'd1 << (shift - 1);
-    if (rem > mid || (rem == mid && half[0])) half = half + 32'd1;
-    return sign | half[15:0];
+  e = {2'd0, x[30:23]} - 10'd112;
+  mm = {1'b1, x[22:0]};
+  half = 32'd0;
+  rem = 32'd0;
+  mid = 32'd0;
+  shift = 5'd0;
+  if (x[30:23] == 8'hff)
+    f32_to_f16 = sign | 16'h7c00 | ((x[22:0] != 23'd0) ? {6'b000000, 1'b1, x[21:13]} : 16'd0);
+  else if (!e[9] && e >= 10'd31) f32_to_f16 = sign | 16'h7c00;
+  else if (e[9] || e == 10'd0) begin
+    // below the fp16 normal range: e in -10..0 gives a subnormal, lower underflows to zero
+    if (e[9] && e < 10'h3f6) f32_to_f16 = sign;
+    else begin
+      shift = 5'd14 - e[4:0];  // 14 - e, 14..24
+      half = {8'd0, mm} >> shift;
+      rem = {8'd0, mm} & ((32'd1 << shift) - 32'd1);
+      mid = 32'd1 << (shift - 5'd1);
+      if (rem > mid || (rem == mid && half[0])) half = half + 32'd1;
+      f32_to_f16 = sign | half[15:0];
+    end
+  end else begin
+    half = {17'd0, e[4:0], x[22:13]};
+    rem = {19'd0, x[12:0]};
+    if (rem > 32'h1000 || (rem == 32'h1000 && half[0])) half = half + 32'd1;
+    f32_to_f16 = sign | half[15:0];
   end
-  half = (32'(e) << 10) | 32'(man >> 13);
-  rem = 32'(man) & 32'h1fff;
-  if (rem > 32'h1000 || (rem == 32'h1000 && half[0])) half = half + 32'd1;
-  return sign | half[15:0];
 endfunction
 
-function automatic logic f32_is_nan(input logic [31:0] x);
-  return x[30:23] == 8'hff && x[22:0] != 23'd0;
+function automatic logic f32_is_nan(input logic [30:0] x);  // the sign does not matter
+  f32_is_nan = x[30:23] == 8'hff && x[22:0] != 23'd0;
 endfunction
 
 // Rounds a positive significand `n` (leading one at bit 49, 26 extra bits below the 24-bit
-// mantissa, sticky folded into the low bits) with exponent e to an fp32 with sign s.
-function automatic logic [31:0] f32_round_pack(input logic s, input int e_in, input logic [50:0] n);
+// mantissa, sticky folded into the low bits) with biased exponent e (two's complement, may be
+// out of range) to an fp32 with sign s.
+function automatic logic [31:0] f32_round_pack(input logic s, input logic [10:0] e_in,
+                                               input logic [49:0] n);
   logic [24:0] mant;
-  logic rnd, sticky;
-  int e;
+  logic [10:0] e;
   e = e_in;
   mant = {1'b0, n[49:26]};
-  rnd = n[25];
-  sticky = n[24:0] != 25'd0;
-  if (rnd && (sticky || mant[0])) mant = mant + 25'd1;
+  if (n[25] && (n[24:0] != 25'd0 || mant[0])) mant = mant + 25'd1;
   if (mant[24]) begin
     mant = mant >> 1;
-    e = e + 1;
+    e = e + 11'd1;
   end
-  if (e >= 255) return {s, 8'hff, 23'd0};
-  if (e <= 0) return {s, 31'd0}; // FTZ
-  return {s, 8'(e), mant[22:0]};
+  if (!e[10] && e >= 11'd255) f32_round_pack = {s, 8'hff, 23'd0};
+  else if (e[10] || e == 11'd0) f32_round_pack = {s, 31'd0};  // FTZ
+  else f32_round_pack = {s, e[7:0], mant[22:0]};
 endfunction
 
-function automatic logic [31:0] f32_mul(input logic [31:0] a, input logic [31:0] b);
+function automatic logic [31:0] f32_mul(input logic [31:0] x, input logic [31:0] y);
   logic s;
   logic azero, bzero, ainf, binf;
   logic [47:0] p;
-  logic [50:0] n;
-  int e;
-  s = a[31] ^ b[31];
-  if (f32_is_nan(a)) return a | 32'h00400000;
-  if (f32_is_nan(b)) return b | 32'h00400000;
-  azero = a[30:23] == 8'd0;
-  bzero = b[30:23] == 8'd0;
-  ainf = a[30:23] == 8'hff;
-  binf = b[30:23] == 8'hff;
-  if ((ainf && bzero) || (binf && azero)) return 32'hffc00000;
-  if (ainf || binf) return {s, 8'hff, 23'd0};
-  if (azero || bzero) return {s, 31'd0}; // DAZ
-  p = {24'd0, 1'b1, a[22:0]} * {24'd0, 1'b1, b[22:0]};
-  e = int'(a[30:23]) + int'(b[30:23]) - 127;
+  logic [49:0] n;
+  logic [10:0] e;
+  s = x[31] ^ y[31];
+  azero = x[30:23] == 8'd0;
+  bzero = y[30:23] == 8'd0;
+  ainf = x[30:23] == 8'hff;
+  binf = y[30:23] == 8'hff;
+  p = {24'd0, 1'b1, x[22:0]} * {24'd0, 1'b1, y[22:0]};
+  e = {3'd0, x[30:23]} + {3'd0, y[30:23]} - 11'd127;
   // p in [2^46, 2^48): place the leading one at bit 49 of n
   if (p[47]) begin
-    n = {1'b0, p, 2'd0};
-    e = e + 1;
-  end else n = {p, 3'd0};
-  return f32_round_pack(s, e, n);
+    n = {p, 2'd0};
+    e = e + 11'd1;
+  end else n = {p[46:0], 3'd0};
+  if (f32_is_nan(x[30:0])) f32_mul = x | 32'h00400000;
+  else if (f32_is_nan(y[30:0])) f32_mul = y | 32'h00400000;
+  else if ((ainf && bzero) || (binf && azero)) f32_mul = 32'hffc00000;
+  else if (ainf || binf) f32_mul = {s, 8'hff, 23'd0};
+  else if (azero || bzero) f32_mul = {s, 31'd0};  // DAZ
+  else f32_mul = f32_round_pack(s, e, n);
 endfunction
 
-function automatic logic [31:0] f32_add(input logic [31:0] a, input logic [31:0] b);
+function automatic logic [31:0] f32_add(input logic [31:0] x, input logic [31:0] y);
   logic [31:0] hi_op, lo_op;
   logic [50:0] xb, xs, sum, shifted;
-  logic sticky;
-  int d, lead, e;
-  if (f32_is_nan(a)) return a | 32'h00400000;
-  if (f32_is_nan(b)) return b | 32'h00400000;
-  if (a[30:23] == 8'hff && b[30:23] == 8'hff) return (a[31] == b[31]) ? a : 32'hffc00000;
-  if (a[30:23] == 8'hff) return a;
-  if (b[30:23] == 8'hff) return b;
-  if (a[30:23] == 8'd0 && b[30:23] == 8'd0) return {a[31] & b[31], 31'd0}; // DAZ
-  if (a[30:23] == 8'd0) return b;
-  if (b[30:23] == 8'd0) return a;
-  if (a[30:0] >= b[30:0]) begin
-    hi_op = a;
-    lo_op = b;
+  logic [7:0] d;
+  logic [5:0] lead;
+  logic [10:0] e;
+  if (x[30:0] >= y[30:0]) begin
+    hi_op = x;
+    lo_op = y;
   end else begin
-    hi_op = b;
-    lo_op = a;
+    hi_op = y;
+    lo_op = x;
   end
-  d = int'(hi_op[30:23]) - int'(lo_op[30:23]);
+  d = hi_op[30:23] - lo_op[30:23];
   xb = {2'b01, hi_op[22:0], 26'd0};
   xs = {2'b01, lo_op[22:0], 26'd0};
-  if (d >= 51) begin
-    shifted = 51'd0;
-    sticky = 1'b1;
-  end else begin
-    shifted = xs >> d;
-    sticky = (xs & ((51'd1 << d) - 51'd1)) != 51'd0;
-  end
-  shifted = shifted | {50'd0, sticky};
+  if (d >= 8'd51) shifted = 51'd1;  // only the sticky bit is left
+  else shifted = (xs >> d) | {50'd0, (xs & ((51'd1 << d) - 51'd1)) != 51'd0};
   if (hi_op[31] == lo_op[31]) sum = xb + shifted;
   else sum = xb - shifted;
-  if (sum == 51'd0) return 32'd0; // exact cancellation: +0 under round-to-nearest
-  lead = 0;
-  for (int i = 0; i < 51; i++)
-    if (sum[i]) lead = i;
-  e = int'(hi_op[30:23]) + (lead - 49);
-  if (lead == 50) sum = (sum >> 1) | {50'd0, sum[0]};
-  else if (lead < 49) sum = sum << (49 - lead);
-  return f32_round_pack(hi_op[31], e, sum);
+  lead = 6'd0;
+  for (int i = 0; i < 51; i++) if (sum[i]) lead = i[5:0];
+  e = {3'd0, hi_op[30:23]} + {5'd0, lead} - 11'd49;
+  if (lead == 6'd50) sum = (sum >> 1) | {50'd0, sum[0]};
+  else if (lead < 6'd49) sum = sum << (6'd49 - lead);
+  if (f32_is_nan(x[30:0])) f32_add = x | 32'h00400000;
+  else if (f32_is_nan(y[30:0])) f32_add = y | 32'h00400000;
+  else if (x[30:23] == 8'hff && y[30:23] == 8'hff)
+    f32_add = (x[31] == y[31]) ? x : 32'hffc00000;
+  else if (x[30:23] == 8'hff) f32_add = x;
+  else if (y[30:23] == 8'hff) f32_add = y;
+  else if (x[30:23] == 8'd0 && y[30:23] == 8'd0) f32_add = {x[31] & y[31], 31'd0};  // DAZ
+  else if (x[30:23] == 8'd0) f32_add = y;
+  else if (y[30:23] == 8'd0) f32_add = x;
+  else if (sum == 51'd0) f32_add = 32'd0;  // exact cancellation: +0 under round-to-nearest
+  else f32_add = f32_round_pack(hi_op[31], e, sum[49:0]);
 endfunction
 
-// a > b and a < b as C++ float comparisons (false when either is NaN; -0 == +0).
-function automatic logic f32_gt(input logic [31:0] a, input logic [31:0] b);
+// x > y as a C++ float comparison (false when either is NaN; -0 == +0).
+function automatic logic f32_gt(input logic [31:0] x, input logic [31:0] y);
   logic [31:0] ka, kb;
-  if (f32_is_nan(a) || f32_is_nan(b)) return 1'b0;
-  if (a[30:0] == 31'd0 && b[30:0] == 31'd0) return 1'b0;
-  ka = a[31] ? ~a : (a | 32'h80000000);
-  kb = b[31] ? ~b : (b | 32'h80000000);
-  return ka > kb;
+  ka = x[31] ? ~x : (x | 32'h80000000);
+  kb = y[31] ? ~y : (y | 32'h80000000);
+  if (f32_is_nan(x[30:0]) || f32_is_nan(y[30:0])) f32_gt = 1'b0;
+  else if (x[30:0] == 31'd0 && y[30:0] == 31'd0) f32_gt = 1'b0;
+  else f32_gt = ka > kb;
 endfunction
