@@ -2,7 +2,9 @@
 # cosim_bench.sh - RTL vs cycle-approximate simulator: cycle error and simulation speed for the
 # compiled kernels of the rtl tests and for TinyCNN compiled for configs/npu-rtl.yaml.
 # Usage: bench/rtl/cosim_bench.sh BUILD_DIR   (after `ninja -C BUILD_DIR npuc rtl_tests`)
-# Prints, per kernel: instructions, simulator and RTL cycles, error, and cycles/s of each.
+# Prints, per kernel: instructions, simulator and RTL cycles, error, and cycles/s: simulator
+# functional and --timing-only, RTL with model construction and backdoor loads and the clocked run
+# alone (docs/PERFORMANCE.md, "RTL").
 set -euo pipefail
 B=${1:?usage: cosim_bench.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
