@@ -90,6 +90,60 @@ int64_t pixelTile(int64_t ow) {
 }
 
 /// The scheduled convolution writing `out` (see Schedule.h).
+/// The zero-padded copy of image `n` of `x` into `xp` ([C][HP][WP]), parallel over channels.
+Stmt padCopy(const ConvGeom &k, const Buffer &x, const Var &n, const Buffer &xp) {
+  const int64_t HP = k.H + k.pt + k.pb, WP = k.W + k.pl + k.pr;
+  Var pc = Var::make("pc"), ph = Var::make("ph"), pw = Var::make("pw");
+  Expr ih = ph - k.pt, iw = pw - k.pl;
+  Expr inside = ih >= imm(0) && ih < imm(k.H) && iw >= imm(0) && iw < imm(k.W);
+  Expr ihc = min(max(ih, imm(0)), imm(k.H - 1)), iwc = min(max(iw, imm(0)), imm(k.W - 1));
+  Expr v = select(inside, load(x, flat({n, pc, ihc, iwc}, {k.N, k.C, k.H, k.W})), fl(0));
+  return forLoop(
+      pc, imm(0), imm(k.C),
+      forLoop(ph, imm(0), imm(HP),
+              forLoop(pw, imm(0), imm(WP), store(xp, v, flat({pc, ph, pw}, {k.C, HP, WP})))),
+      ForKind::Parallel);
+}
+
+Stmt vectorized(Var v, int64_t lanes, Stmt body) {
+  return AttrStmtNode::make(kVectorizeAttr, imm(lanes), forLoop(v, imm(0), imm(lanes), body));
+}
+
+/// The depthwise convolution (group = C = M; see Schedule.h).
+Stmt depthwiseNest(const ConvGeom &k, const Buffer &x, const Buffer &w, const Buffer *bias,
+                   const EpilogueFusion &epi) {
+  const int64_t HP = k.H + k.pt + k.pb, WP = k.W + k.pl + k.pr;
+  const bool padded = HP != k.H || WP != k.W;
+  Var n = Var::make("n"), c = Var::make("c"), oh = Var::make("oh"), tb = Var::make("tb");
+  Buffer xp = padded ? Buffer::make(x->name + "_padded", DataType::Float(32), {k.C, HP, WP}) : x;
+  auto tile = [&](Expr ow0, int64_t lanes) {
+    Buffer acc = Buffer::make("acc", DataType::Float(32), {lanes});
+    Var v = Var::make("v"), kh = Var::make("kh"), kw = Var::make("kw");
+    Expr xIdx = padded
+                    ? flat({c, oh * k.sh + kh * k.dh, (ow0 + v) * k.sw + kw * k.dw}, {k.C, HP, WP})
+                    : flat({n, c, oh * k.sh + kh * k.dh, (ow0 + v) * k.sw + kw * k.dw},
+                           {k.N, k.C, k.H, k.W});
+    Stmt tap = store(acc, load(acc, v) + load(w, (c * k.KH + kh) * k.KW + kw) * load(xp, xIdx), v);
+    Stmt body =
+        seq({store(acc, bias ? load(*bias, c) : fl(0), v),
+             forLoop(kh, imm(0), imm(k.KH), forLoop(kw, imm(0), imm(k.KW), tap, ForKind::Unrolled),
+                     ForKind::Unrolled),
+             epi.at({n, c, oh, ow0 + v}, load(acc, v))});
+    return AllocateNode::make(acc, vectorized(v, lanes, body));
+  };
+  const int64_t L = std::min(hostVectorLanes(), k.OW), full = k.OW / L, rem = k.OW % L;
+  std::vector<Stmt> row{forLoop(tb, imm(0), imm(full), tile(tb * L, L))};
+  if (rem)
+    row.push_back(tile(imm(full * L), rem));
+  std::vector<Stmt> perImage;
+  if (padded)
+    perImage.push_back(padCopy(k, x, n, xp));
+  perImage.push_back(
+      forLoop(c, imm(0), imm(k.C), forLoop(oh, imm(0), imm(k.OH), seq(row)), ForKind::Parallel));
+  Stmt body = forLoop(n, imm(0), imm(k.N), seq(perImage));
+  return padded ? AllocateNode::make(xp, body) : body;
+}
+
 /// Output channels per tile for `m` output channels.
 int64_t tileChannels(int64_t m) {
   int64_t v = hostVectorLanes();
@@ -120,9 +174,6 @@ Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer *w, const Buffer 
   const int64_t KK = k.C * k.KH * k.KW;
   Var n = Var::make("n"), mo = Var::make("mo"), oh = Var::make("oh");
   Buffer xp = padded ? Buffer::make(x->name + "_padded", DataType::Float(32), {k.C, HP, WP}) : x;
-  auto vectorized = [](Var v, int64_t lanes, Stmt body) {
-    return AttrStmtNode::make(kVectorizeAttr, imm(lanes), forLoop(v, imm(0), imm(lanes), body));
-  };
 
   // Weights OIHW -> [Mo][C][KH][KW][MBV] (zero rows past M), so one tile's output channels for
   // one reduction step are one contiguous run of MBV floats.
@@ -140,18 +191,8 @@ Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer *w, const Buffer 
   }
 
   std::vector<Stmt> perImage;
-  if (padded) {
-    Var pc = Var::make("pc"), ph = Var::make("ph"), pw = Var::make("pw");
-    Expr ih = ph - k.pt, iw = pw - k.pl;
-    Expr inside = ih >= imm(0) && ih < imm(k.H) && iw >= imm(0) && iw < imm(k.W);
-    Expr ihc = min(max(ih, imm(0)), imm(k.H - 1)), iwc = min(max(iw, imm(0)), imm(k.W - 1));
-    Expr v = select(inside, load(x, flat({n, pc, ihc, iwc}, {k.N, k.C, k.H, k.W})), fl(0));
-    perImage.push_back(forLoop(
-        pc, imm(0), imm(k.C),
-        forLoop(ph, imm(0), imm(HP),
-                forLoop(pw, imm(0), imm(WP), store(xp, v, flat({pc, ph, pw}, {k.C, HP, WP})))),
-        ForKind::Parallel));
-  }
+  if (padded)
+    perImage.push_back(padCopy(k, x, n, xp));
 
   // One register tile: `tw` output pixels [ow0, ow0 + tw) of row oh x MBV output channels.
   auto tile = [&](Expr ow0, int64_t tw) {
@@ -199,10 +240,22 @@ Stmt convNest(const ConvGeom &k, const Buffer &x, const Buffer *w, const Buffer 
   return padded ? AllocateNode::make(xp, body) : body;
 }
 
+/// `f`'s body rebuilt from the scheduled statements, less the `fused` ones after the anchor.
+bool replaceBody(PrimFunc &f, const std::vector<const AllocateNode *> &allocs,
+                 std::vector<Stmt> stmts, size_t fused) {
+  stmts.erase(stmts.begin() + 1, stmts.begin() + 1 + std::ptrdiff_t(fused));
+  Stmt nb = stmts.size() == 1 ? stmts[0] : seq(stmts);
+  for (size_t i = allocs.size(); i-- > 0;)
+    nb = AllocateNode::make(allocs[i]->buffer, nb);
+  f.body = nb;
+  verify(f);
+  return true;
+}
+
 bool scheduleConv(const graph::Graph &g, const graph::Node &node,
                   const std::vector<graph::ValueId> &params, PrimFunc &f,
                   std::vector<PackedParam> *packed) {
-  if (node.attrInt("group", 1) != 1 || node.inputs.size() < 2)
+  if (node.inputs.size() < 2)
     return false;
   const graph::Value &xv = g.value(node.inputs[0]), &wv = g.value(node.inputs[1]);
   const graph::Value &ov = g.value(node.outputs[0]);
@@ -220,7 +273,9 @@ bool scheduleConv(const graph::Graph &g, const graph::Node &node,
   ConvGeom k{xv.shape[0], xv.shape[1], xv.shape[2], xv.shape[3], wv.shape[0], wv.shape[2],
              wv.shape[3], ov.shape[2], ov.shape[3], s[0],        s[1],        d[0],
              d[1],        p[0],        p[1],        p[2],        p[3]};
-  if (wv.shape[1] != k.C || ov.shape[1] != k.M)
+  const int64_t group = node.attrInt("group", 1);
+  const bool depthwise = group > 1 && group == k.C && k.M == k.C && wv.shape[1] == 1;
+  if ((group != 1 && !depthwise) || (!depthwise && wv.shape[1] != k.C) || ov.shape[1] != k.M)
     return false;
 
   // The anchor's nest is the first statement under the group's Allocates.
@@ -245,6 +300,10 @@ bool scheduleConv(const graph::Graph &g, const graph::Node &node,
   std::vector<Stmt> rest(stmts.begin() + 1, stmts.end());
   EpilogueFusion epi(t.any, rest, f.params);
   const Buffer w = f.params[size_t(wi)];
+  if (depthwise) {
+    stmts[0] = depthwiseNest(k, f.params[size_t(xi)], w, hasBias ? &bias : nullptr, epi);
+    return replaceBody(f, allocs, stmts, epi.fused());
+  }
   const int64_t KK = k.C * k.KH * k.KW, MBV = tileChannels(k.M);
   Buffer wp =
       Buffer::make(w->name + "_packed", DataType::Float(32), {(k.M + MBV - 1) / MBV * KK * MBV});
@@ -260,13 +319,7 @@ bool scheduleConv(const graph::Graph &g, const graph::Node &node,
     packed->push_back({size_t(wi), wp->numElements(),
                        [m, KK](const std::vector<float> &d) { return packConvWeights(d, m, KK); }});
   }
-  stmts.erase(stmts.begin() + 1, stmts.begin() + 1 + std::ptrdiff_t(epi.fused()));
-  Stmt nb = stmts.size() == 1 ? stmts[0] : seq(stmts);
-  for (size_t i = allocs.size(); i-- > 0;)
-    nb = AllocateNode::make(allocs[i]->buffer, nb);
-  f.body = nb;
-  verify(f);
-  return true;
+  return replaceBody(f, allocs, stmts, epi.fused());
 }
 
 } // namespace

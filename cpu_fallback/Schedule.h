@@ -16,6 +16,11 @@
 //    the MBV-wide weight vector as FMAs; the tile is then stored lane by lane into NCHW,
 //    through the group's pointwise tail (residual add, ReLU...: Epilogue.h), so the anchor's
 //    output is never written and read back when only the tail consumes it.
+// Depthwise convolution (group = C = M) has no reduction across channels to tile, so its vector
+// runs along the output row instead: per channel (a parallel loop) and output row, vectors of V
+// output pixels (plus a remainder vector) start at the bias, take the KH x KW taps unrolled (a
+// broadcast weight times the input pixels, contiguous at stride 1, gathered lane by lane at
+// larger strides) and leave through the fused tail, as contiguous stores.
 // Groups whose anchor has no schedule, or whose loop nest is not in the expected form, are left
 // as they are (correct, slower).
 #pragma once

@@ -34,6 +34,7 @@ struct ConvCase {
   int64_t n, c, h, w, m, k, stride, dil;
   std::vector<int64_t> pads; // top, left, bottom, right
   bool bias, epilogue;
+  int64_t group = 1; // depthwise when == c == m
 };
 
 int64_t outDim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
@@ -45,8 +46,8 @@ void runCase(const ConvCase &cc) {
   g.name = "conv";
   ValueId x = g.addValue("x", {cc.n, cc.c, cc.h, cc.w}, graph::DType::F32);
   g.inputs.push_back(x);
-  ValueId w =
-      g.addConstant("w", {cc.m, cc.c, cc.k, cc.k}, randomData(cc.m * cc.c * cc.k * cc.k, 2));
+  const int64_t cg = cc.c / cc.group;
+  ValueId w = g.addConstant("w", {cc.m, cg, cc.k, cc.k}, randomData(cc.m * cg * cc.k * cc.k, 2));
   std::vector<ValueId> ins{x, w};
   if (cc.bias)
     ins.push_back(g.addConstant("b", {cc.m}, randomData(cc.m, 3)));
@@ -58,7 +59,8 @@ void runCase(const ConvCase &cc) {
   g.node(conv).attrs = {{"strides", std::vector<int64_t>{cc.stride, cc.stride}},
                         {"dilations", std::vector<int64_t>{cc.dil, cc.dil}},
                         {"pads", cc.pads},
-                        {"kernel_shape", std::vector<int64_t>{cc.k, cc.k}}};
+                        {"kernel_shape", std::vector<int64_t>{cc.k, cc.k}},
+                        {"group", cc.group}};
   ValueId out = y;
   if (cc.epilogue) {
     ValueId res = g.addValue("res", os, graph::DType::F32);
@@ -99,7 +101,8 @@ void runCase(const ConvCase &cc) {
   // Weights packed by the kernel itself (JIT) and ahead of time (AOT's parameter file).
   for (bool prepack : {false, true}) {
     cpu::CpuKernel k = cpu::lowerGroupForCpu(g, grp, prepack);
-    ASSERT_EQ(k.packed.size(), prepack ? 1u : 0u);
+    // The direct conv takes packed weights; depthwise reads OIHW as is.
+    ASSERT_EQ(k.packed.size(), prepack && cc.group == 1 ? 1u : 0u);
     cpu::Jit jit;
     jit.add({k.func});
     cpu::Jit::Fn fn = jit.lookup(k.func.name);
@@ -146,10 +149,22 @@ TEST(ConvSchedule, DilatedBatchOfTwo) {
 TEST(ConvSchedule, PointwiseUnpadded) {
   runCase({1, 7, 6, 5, 9, 1, 1, 1, {0, 0, 0, 0}, true, true});
 }
+TEST(ConvSchedule, PointwiseStrideTwoRaggedChannelsAndPixels) {
+  // 1x1 stride 2, 20 output channels (a two-vector tile, ragged with AVX-512), a 6-wide row,
+  // residual add + ReLU.
+  runCase({1, 7, 13, 11, 20, 1, 2, 1, {0, 0, 0, 0}, true, true});
+}
 TEST(ConvSchedule, TwoVectorBlocksRaggedWithRemainderTile) {
   // 40 output channels (two-vector tiles, the last one partial) and a 23-wide row (no divisor
   // in [5, 8]: full tiles plus a remainder tile).
   runCase({1, 6, 5, 23, 40, 3, 1, 1, {1, 1, 1, 1}, true, true});
+}
+TEST(ConvSchedule, DepthwiseRaggedRowWithEpilogue) {
+  // 20 channels, a 21-wide row (one full vector plus a remainder with AVX-512 or AVX).
+  runCase({1, 20, 9, 21, 20, 3, 1, 1, {1, 1, 1, 1}, true, true, 20});
+}
+TEST(ConvSchedule, DepthwiseStrideTwoDilatedBatchOfTwo) {
+  runCase({2, 12, 17, 19, 12, 3, 2, 2, {2, 1, 2, 0}, false, false, 12});
 }
 TEST(ConvSchedule, LargeStemLike) {
   // A 7x7 stride-2 stem on a 40x40 input: more channel blocks than threads.
