@@ -73,21 +73,26 @@ template <class T> void setByte(T &v, int lsb, uint8_t byte) {
   }
 }
 
-/// DRAM behind the core's memory port: accepts every beat (ready is tied high), applies writes
-/// at the accepting edge and returns read beats `latency` edges later, in order per channel.
+/// DRAM behind the core's memory port: accepts every beat (unless RtlOptions::readyStallPeriod
+/// asks for stalls), applies writes at the accepting edge and returns read beats `latency` edges
+/// later, in order per channel.
 class DramPort {
 public:
   DramPort(std::vector<uint8_t> &image, int64_t latency, int engines,
-           const std::vector<DramFault> &faults)
-      : image_(image), latency_(latency), faults_(faults), pending_(static_cast<size_t>(engines)) {}
+           const std::vector<DramFault> &faults, int stallPeriod)
+      : image_(image), latency_(latency), faults_(faults), stallPeriod_(stallPeriod),
+        pending_(static_cast<size_t>(engines)) {}
 
   /// Before edge number `edge`: take the beats the core offers (they transfer at this edge) and
   /// drive the responses due at it.
   void beforeEdge(Vnpu_core &top, uint64_t edge) {
     constexpr int L = gen::kMemLanes, AW = gen::kMemAddrBits;
     const int engines = static_cast<int>(pending_.size());
+    const bool ready = stallPeriod_ < 2 || edge % static_cast<uint64_t>(stallPeriod_) != 0;
+    top.mem_req_ready = static_cast<std::remove_reference_t<decltype(top.mem_req_ready)>>(
+        ready ? (1u << engines) - 1 : 0u);
     for (int e = 0; e < engines; ++e) {
-      if (!getBits(top.mem_req_valid, e, 1))
+      if (!ready || !getBits(top.mem_req_valid, e, 1))
         continue;
       const bool write = getBits(top.mem_req_write, e, 1);
       Beat beat{edge + static_cast<uint64_t>(latency_), std::vector<uint8_t>(L, 0)};
@@ -136,6 +141,7 @@ private:
   std::vector<uint8_t> &image_;
   int64_t latency_;
   const std::vector<DramFault> &faults_;
+  int stallPeriod_;
   std::vector<std::deque<Beat>> pending_;
 };
 
@@ -205,7 +211,11 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
   for (const DramFault &f : opt.faults)
     if (f.addr < 0 || f.addr >= static_cast<int64_t>(mem.dram().size()))
       fail("DRAM fault at byte {}: outside the {}-byte image", f.addr, mem.dram().size());
-  DramPort dram(mem.dram(), t.dram.latency, static_cast<int>(t.engines.size()), opt.faults);
+  if (opt.readyStallPeriod == 1 || opt.readyStallPeriod < 0)
+    fail("RTL: ready stall period {}: must be 0 (always ready) or at least 2",
+         opt.readyStallPeriod);
+  DramPort dram(mem.dram(), t.dram.latency, static_cast<int>(t.engines.size()), opt.faults,
+                opt.readyStallPeriod);
 
   std::unique_ptr<VerilatedVcdC> wave;
   if (!opt.wave.empty()) {

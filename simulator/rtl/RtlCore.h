@@ -38,6 +38,9 @@ struct RtlOptions {
   std::string wave;              // write a VCD waveform here when non-empty
   int64_t maxCycles = 0;         // 0: no limit; otherwise fail after this many cycles
   std::vector<DramFault> faults; // injected into the RTL's DRAM reads only
+  /// 0: the harness DRAM accepts every memory-port beat. N >= 2: it deasserts mem_req_ready at
+  /// every N-th edge, to exercise the handshake (data must not change; cycles may only grow).
+  int readyStallPeriod = 0;
 };
 
 struct RtlStats {

@@ -458,6 +458,13 @@ module npu_core
       tail_left[e] = tail_left[e] - 1;
       if (tail_left[e] > 0) return;
     end
+    // A DMA whose last beat the port has not accepted, or whose read data is still out, waits.
+    // With an always-ready port this never happens (the tail covers both), so the timing model's
+    // durations hold; a port that stalls only delays the retire, never the data.
+    if (mem_req_valid[e] || pend_cnt[e] != 0) begin
+      tail_left[e] = 1;
+      return;
+    end
     // Retire: deliver the tokens at the end of this cycle.
     push = f_push(cur_w[e]);
     for (int q = 0; q < NENG; q++) if (push[q]) tok_avail[e][q] = tok_avail[e][q] + 1;
