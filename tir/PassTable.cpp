@@ -14,6 +14,7 @@
 #include "tir/transform/LoopSplitDiv.h"
 #include "tir/transform/PreProcess.h"
 #include "tir/transform/RemoveNoOp.h"
+#include "tir/transform/StorageFlatten.h"
 
 namespace npuc::tir {
 namespace {
@@ -103,6 +104,16 @@ const std::vector<PassInfo> &passTable() {
        "removes integer min/max decided by the enclosing loops' ranges (clamped indices)",
        {},
        [](const PrimFunc &f, const PassOptions &) { return boundSimplify(f); }},
+      {"storage-flatten",
+       "lays allocated multi-dimensional buffers out flat, each row starting at a multiple of "
+       "row-align elements",
+       {{"row-align", "1", "row stride granule in elements (rows are padded up to it)"}},
+       [](const PrimFunc &f, const PassOptions &o) {
+         int64_t a = passOptionInt(*findPass("storage-flatten"), o, "row-align");
+         if (a < 1)
+           npuc::fail("pass 'storage-flatten': row-align must be at least 1, not {}", a);
+         return storageFlatten(f, a);
+       }},
       {"pre-process",
        "splits stored expressions into one unit operation per store, rewriting operations the "
        "target lacks into ones it has",

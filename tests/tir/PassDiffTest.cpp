@@ -42,9 +42,10 @@ void checkAllPasses(const PrimFunc &f) {
 }
 
 TEST(PassDiff, LitCorpus) {
-  const char *files[] = {"loop-shift",   "remove-no-op",    "loop-collapse",  "loop-fission",
-                         "if-promotion", "if-promotion-z3", "loop-partition", "loop-partition-z3",
-                         "pre-process",  "emit-npu"};
+  const char *files[] = {"loop-shift",    "remove-no-op",    "loop-collapse",   "loop-fission",
+                         "if-promotion",  "if-promotion-z3", "loop-partition",  "loop-partition-z3",
+                         "pre-process",   "emit-npu",        "storage-flatten", "bound-simplify",
+                         "loop-split-div"};
   int functions = 0;
   for (const char *name : files) {
     std::string path = std::string(NPUC_SOURCE_DIR) + "/tests/lit/transform/" + name + ".tir";
