@@ -59,6 +59,15 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Geometry geo{c, std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1), c.icg(),
                c.ocg()};
   const int64_t maxDim = hw.maxDim();
+  // On-chip element strides of the tile views below (L1 and L0 sides of ld/mov/st): a tile whose
+  // stride does not fit these fields cannot be encoded (e.g. a 2048 x 1000 weight block on
+  // npu-large's 8 MiB L1 with 20-bit strides), so the search skips it.
+  int64_t maxStride = INT64_MAX;
+  for (const isa::InstrDesc *d : {hw.ld, hw.mov})
+    for (const char *f : {"dst_s1", "dst_s2"})
+      maxStride = std::min(maxStride, Hw::fieldMax(d, f));
+  for (const char *f : {"src_s1", "src_s2"})
+    maxStride = std::min(maxStride, Hw::fieldMax(hw.mov, f));
   auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
   const int64_t l1Free = b.freeBytes(hw.l1);
   const double dramBw = t.dram.bytesPerCycle;
@@ -86,6 +95,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || geo.Wp > maxDim ||
         c.KH * c.KW > maxDim)
       return false;
+    for (int64_t stride : {toc * ch.tic, ch.tic * geo.Wp, ch.tic * c.SH * geo.Wp, tk * c.OW})
+      if (stride > maxStride)
+        return false;
     if (al(hw.l0a, M * tk * 2) * nb > hw.capacity(hw.l0a))
       return false;
     if (al(hw.l0b, tk * toc * 2) * nb > hw.capacity(hw.l0b))
