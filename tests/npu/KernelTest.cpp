@@ -190,6 +190,50 @@ TEST(GemmKernel, BiasAndTransB) {
     }
 }
 
+// Tiling respects the instruction fields, not only the capacities: with npu-tiny's on-chip ld/mov
+// strides narrowed to 12 bits (at most 4095 elements), a 128 x 64 weight block (stride
+// 64 * 128 = 8192 between kernel positions) cannot be encoded, so the search must pick a
+// narrower tile instead of failing to encode it; the result still matches the reference.
+TEST(GemmKernel, TilesFitNarrowStrideFields) {
+  std::string yaml = readFile(configPath("npu-tiny.yaml"));
+  auto narrow = [&](const std::string &mnemonic, std::initializer_list<const char *> fields) {
+    size_t at = yaml.find("mnemonic: " + mnemonic);
+    ASSERT_NE(at, std::string::npos) << mnemonic;
+    for (const char *f : fields) {
+      const std::string from = std::string("{name: ") + f + ", width: 16}";
+      size_t pos = yaml.find(from, at);
+      ASSERT_NE(pos, std::string::npos) << mnemonic << " " << f;
+      yaml.replace(pos, from.size(), std::string("{name: ") + f + ", width: 12}");
+    }
+  };
+  narrow("ld", {"dst_s1", "dst_s2"});
+  narrow("mov", {"src_s1", "src_s2", "dst_s1", "dst_s2"});
+  isa::Target t = isa::parseTarget(yaml, "npu-tiny-narrow-strides");
+  const int64_t M = 4, K = 128, N = 64;
+  Graph g;
+  auto a = g.addValue("a", {M, K}, graph::DType::F32);
+  g.inputs = {a};
+  auto wdata = halves(randomData(static_cast<size_t>(K * N), 31));
+  auto w = g.addConstant("w", {K, N}, wdata);
+  auto y = g.addValue("y", {M, N}, graph::DType::F32);
+  g.addNode("MatMul", "mm", {a, w}, {y});
+  oneGroup(g, y);
+  HostTensor in({M, K}, halves(randomData(static_cast<size_t>(M * K), 32)));
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        double p =
+            double(in.data[static_cast<size_t>(i * K + k)]) * wdata[static_cast<size_t>(k * N + j)];
+        s += p;
+        mag += std::fabs(p);
+      }
+      double tol = std::ldexp(std::fabs(s), -11) + K * std::ldexp(mag, -24) + 1e-6;
+      EXPECT_NEAR(r.out.data[static_cast<size_t>(i * N + j)], s, tol) << i << "," << j;
+    }
+}
+
 // Pooling: exact up to the final fp16 rounding (max is exact; the average sums at most 9 fp16
 // values in fp32, exact for these magnitudes, then multiplies by an fp32 reciprocal).
 struct PoolCase {
