@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace npuc::tir {
 
@@ -45,11 +46,13 @@ PrimFunc withScope(const PrimFunc &f, const std::string &scope);
 /// the coverages empty) when the group cannot be lowered to TIR.
 struct GroupCoverage {
   Coverage before, after;
+  std::vector<std::string> scalar; // per nest left scalar after normalisation: store and reason
   std::string error;
 };
 GroupCoverage analyseGroup(const graph::Graph &g, const graph::FusedGroup &grp,
                            const isa::Target &t);
-/// One line for `npuc inspect --loops`: work emitted by kind, what stayed scalar, instructions.
-std::string describe(const GroupCoverage &c);
+/// For `npuc inspect --loops`: work emitted by kind, instructions, and (one line each, at most
+/// `maxScalar`) the nests left scalar with the reason.
+std::string describe(const GroupCoverage &c, size_t maxScalar = 3);
 
 } // namespace npuc::tir

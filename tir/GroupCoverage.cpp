@@ -59,22 +59,27 @@ GroupCoverage analyseGroup(const graph::Graph &g, const graph::FusedGroup &grp,
   }
   out.before = measureCoverage(emitNpu(f, t), t);
   PassManager pm(parsePipeline(kNormalisationPipeline));
-  out.after = measureCoverage(emitNpu(preProcess(pm.run(f), t), t), t);
+  out.after = measureCoverage(emitNpu(preProcess(pm.run(f), t), t, &out.scalar), t);
   return out;
 }
 
-std::string describe(const GroupCoverage &c) {
+std::string describe(const GroupCoverage &c, size_t maxScalar) {
   if (!c.error.empty())
     return "loop analysis: not available (" + c.error + ")";
   std::string issued;
   for (const auto &[m, n] : c.after.issued)
     issued += fmt::format(" {}={}", m, n);
-  return fmt::format("loop analysis (reference nest in on-chip scope, normalised, emit-npu): "
-                     "{:.1f}% of {} work units as instructions (tensor {}, vector {}, dma {}), "
-                     "scalar {}; without normalisation {:.1f}%; issued:{}",
-                     100 * c.after.instrFraction(), c.after.total(), c.after.tensor, c.after.vector,
-                     c.after.dma, c.after.scalar, 100 * c.before.instrFraction(),
-                     issued.empty() ? " none" : issued);
+  std::string line = fmt::format(
+      "loop analysis (reference nest in on-chip scope, normalised, emit-npu): "
+      "{:.1f}% of {} work units as instructions (tensor {}, vector {}, dma {}), "
+      "scalar {}; without normalisation {:.1f}%; issued:{}",
+      100 * c.after.instrFraction(), c.after.total(), c.after.tensor, c.after.vector, c.after.dma,
+      c.after.scalar, 100 * c.before.instrFraction(), issued.empty() ? " none" : issued);
+  for (size_t i = 0; i < c.scalar.size() && i < maxScalar; ++i)
+    line += "\n      scalar: " + c.scalar[i];
+  if (c.scalar.size() > maxScalar)
+    line += fmt::format("\n      ... and {} more scalar nest(s)", c.scalar.size() - maxScalar);
+  return line;
 }
 
 } // namespace npuc::tir

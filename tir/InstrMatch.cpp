@@ -6,6 +6,7 @@
 #include "tir/Simplify.h"
 #include "tir/Substitute.h"
 
+#include <cmath>
 #include <limits>
 
 namespace npuc::tir {
@@ -208,6 +209,9 @@ std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &
   case NodeKind::Div:
     if (la && lb)
       out.push_back(make("div", {a, b}));
+    // x / 2^k == x * 2^-k exactly (for no other divisor is the reciprocal's product exact).
+    else if (la && constValue(b, c) && c != 0 && std::abs(c) == std::ldexp(1.0, std::ilogb(c)))
+      out.push_back(make("muladd", {a}, 1.0 / c, 0.0));
     break;
   case NodeKind::Max:
   case NodeKind::Min: {

@@ -59,7 +59,8 @@ struct OpMatch {
 };
 
 /// Every single-operation reading of `value` stored to dst[dstIndex] (e.g. max(x, 0) is both
-/// `relu` and `clip` with imm1 = +inf; x * 2 is `muladd` 2, 0). Empty when the value is not one
+/// `relu` and `clip` with imm1 = +inf; x * 2 is `muladd` 2, 0; x / 4 is `muladd` 0.25, 0 - a
+/// division only by a power of two, the one case where the reciprocal's product is exact). Empty when the value is not one
 /// unit operation over loads and constants.
 std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &dstIndex);
 

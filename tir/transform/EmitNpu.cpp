@@ -5,6 +5,7 @@
 #include "support/Half.h"
 #include "tir/IRMutator.h"
 #include "tir/InstrMatch.h"
+#include "tir/Printer.h"
 
 #include <algorithm>
 #include <bit>
@@ -128,6 +129,7 @@ bool injective(const std::vector<int64_t> &strides, const std::vector<int64_t> &
 class Emitter : public IRMutator {
 public:
   explicit Emitter(const isa::Target &t) : t_(t) {}
+  std::vector<std::string> scalar; // why each nest left scalar stayed so
 
   Stmt mutate(const Stmt &s) override {
     PerfectNest n;
@@ -324,6 +326,27 @@ private:
                d.timing.perElement * static_cast<double>(M * N);
   }
 
+  // The store and the first reason no form applies, in the target's terms.
+  std::string whyScalar(const PerfectNest &n) const {
+    std::string what = n.store->buffer->name + "[" + toText(n.store->index) +
+                       "] = " + toText(n.store->value) + ": ";
+    std::vector<OpMatch> ms = matchOps(n.store->value, n.store->buffer, n.store->index);
+    if (ms.empty())
+      return what + "not one unit operation over loads and constants";
+    bool opKnown = false;
+    for (const OpMatch &m : ms)
+      opKnown =
+          opKnown || t_.vector.supports(m.op) ||
+          ((m.op == "copy" || m.op == "fill") && !t_.instrsWith(isa::Semantics::Dma).empty()) ||
+          (m.op == "matmul" && !t_.instrsWith(isa::Semantics::Matmul).empty());
+    if (!opKnown)
+      return what + "the target has no instruction for '" + ms.front().op + "'";
+    if (!n.loops.empty() && !n.loops.back().constant)
+      return what + "the innermost loop has non-constant bounds";
+    return what + "no instruction form accepts its operands (scopes, dtypes, strides or "
+                  "extents vs field limits)";
+  }
+
   Stmt emitNest(const Stmt &s, const PerfectNest &n) {
     // Covered loops come from the innermost constant-bounded suffix of the nest.
     int maxDepth = 0;
@@ -392,8 +415,10 @@ private:
         } while (reorderable && dimLoop != first);
       }
     }
-    if (!best.instr)
-      return s; // stays scalar
+    if (!best.instr) {
+      scalar.push_back(whyScalar(n));
+      return s;
+    }
     Stmt body = NpuOpNode::make(best.instr->mnemonic, std::move(best.fields));
     // Rebuild the loops left outside the instruction around it.
     std::vector<const ForNode *> fors;
@@ -410,9 +435,12 @@ private:
 
 } // namespace
 
-PrimFunc emitNpu(const PrimFunc &f, const isa::Target &t) {
+PrimFunc emitNpu(const PrimFunc &f, const isa::Target &t, std::vector<std::string> *scalar) {
   PrimFunc out = f;
-  out.body = Emitter(t).mutate(f.body);
+  Emitter e(t);
+  out.body = e.mutate(f.body);
+  if (scalar)
+    *scalar = std::move(e.scalar);
   return out;
 }
 

@@ -28,10 +28,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace npuc::tir {
 
-PrimFunc emitNpu(const PrimFunc &f, const isa::Target &t);
+/// `scalar` (when given) receives, per nest left scalar, the store and why no form applies.
+PrimFunc emitNpu(const PrimFunc &f, const isa::Target &t,
+                 std::vector<std::string> *scalar = nullptr);
 
 /// The target level a buffer scope names ("global" is the DRAM level); none for other scopes.
 std::optional<int> scopeLevel(const isa::Target &t, const std::string &scope);
