@@ -32,6 +32,9 @@ struct PassInfo {
 
 const std::vector<PassInfo> &passTable();
 /// The loop normalisation in front of PreProcess and instruction emission (a pipeline spec).
+/// Conditions are decided by the interval/modular rules only (z3=0): Z3's answers depend on a
+/// time limit, and `npuc inspect --loops`, the coverage report and their tests must not change
+/// with the machine's load (on the coverage corpus the rules decide everything Z3 does).
 extern const char *const kNormalisationPipeline;
 /// Null when no pass has this name.
 const PassInfo *findPass(const std::string &name);

@@ -45,9 +45,9 @@ const isa::Target &targetOption(const char *pass, const PassOptions &o) {
 
 } // namespace
 
-const char *const kNormalisationPipeline =
-    "simplify,loop-split-div,if-promotion,loop-partition,bound-simplify,loop-shift,loop-fission,"
-    "loop-collapse,remove-no-op,simplify";
+const char *const kNormalisationPipeline = "simplify,loop-split-div,if-promotion{z3=0},loop-"
+                                           "partition{z3=0},bound-simplify,loop-shift,loop-fission,"
+                                           "loop-collapse,remove-no-op,simplify";
 
 const std::vector<PassInfo> &passTable() {
   static const std::vector<PassInfo> table = {
