@@ -1,61 +1,380 @@
-// Fusion.cpp - operator fusion into FusedGroups and NPU/CPU placement.
+// Fusion.cpp - operator fusion by operator class with a post-dominator analysis (TVM's FuseOps).
 //
-// Fusion rules (the NPU lowering relies on them):
-//  * Anchors that may absorb a chain: Conv, Gemm, MatMul, MaxPool, AveragePool,
-//    GlobalAveragePool and every elementwise op (Add, Sub, Mul, Div, Relu, Clip, Sigmoid, Tanh,
-//    Exp, Max, Min). Every other op (Softmax, Concat, Reshape, Flatten, Transpose, Pad, Gather,
-//    BatchNormalization, ...) is a singleton group.
-//  * A chain link is an elementwise/broadcast op (Add, Sub, Mul, Div, Relu, Clip, Sigmoid,
-//    Tanh, Max, Min) reading the previous chain value, where that value has exactly one consumer
-//    (this link) and is not a graph output. Each other operand of the link must be either a
-//    constant that broadcasts into the chain value's shape (the link's output shape equals the
-//    chain shape), or a non-constant value with exactly the chain value's shape produced outside
-//    the group (a residual). A binary op between two non-constant values of different shapes
-//    ends the chain. Exp is a valid anchor but not a link (the NPU vector unit may lack it).
-//  * Group inputs are the non-constant values read from outside the group (first-use order);
-//    outputs are the group's values read outside it or that are graph outputs. Because each
-//    chain value has a single consumer, only the last node of a group can feed other groups,
-//    so ordering groups by the topological position of their last node is an execution order.
-//  * Groups are stored in that order and groups[i].id == i.
+// Every node gets an operator class (OpPattern): elementwise, broadcast, injective, reduction,
+// complex-out-fusable (conv, matmul, pools: an expensive op whose output an elementwise epilogue
+// can consume in place) or opaque. The post-dominator tree of the dataflow graph (Boost.Graph's
+// Lengauer-Tarjan on the reversed graph, rooted at a virtual exit that every graph output and
+// every sink feeds) says, for each node n, the nearest node ipdom(n) that every path from n to
+// the outputs goes through. Fusing n with ipdom(n) and everything on the paths between them keeps
+// the group convex (no path leaves the group and comes back), so groups can run one after
+// another. The rules, in TVM's two phases over the nodes in topological order:
+//  * a complex-out-fusable group fuses into its ipdom when every edge on the way is elementwise
+//    and every node on the way is at most broadcast (conv -> bias add -> relu) - phase 0;
+//  * an elementwise/broadcast group fuses into its ipdom when the way is injective and the
+//    ipdom is at most injective, a reduction or already holds a complex-out-fusable op;
+//  * an injective group fuses into an injective ipdom through injective ops - phase 1;
+//  * reductions and opaque ops never fuse into their consumers.
+// An edge's class is its consumer's class, lowered from broadcast to elementwise when the operand
+// already has the output's shape (the edge moves no data). Graph outputs end groups. A
+// FusionFilter may veto a merge (the NPU accepts only an anchor followed by a chain, see
+// preserveRunnable in Passes.h); a vetoed merge leaves the groups as they were.
+//
+// Groups are stored in an execution order (a topological order of the group graph, ties broken
+// by the position of the group's last node) and groups[i].id == i. A group's nodes are in
+// topological order; its anchor is its first node of the highest class when that class is a
+// reduction or above, else its first node.
+#include "graph/ExtOps.h"
 #include "graph/Passes.h"
 #include "graph/ShapeInference.h"
 
 #include "support/Error.h"
 
 #include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dominator_tree.hpp>
+#include <queue>
 #include <set>
 
 namespace npuc::graph {
 
+const char *opPatternName(OpPattern p) {
+  switch (p) {
+  case OpPattern::ElemWise:
+    return "elementwise";
+  case OpPattern::Broadcast:
+    return "broadcast";
+  case OpPattern::Injective:
+    return "injective";
+  case OpPattern::CommReduce:
+    return "reduction";
+  case OpPattern::OutEWiseFusable:
+    return "complex-out-fusable";
+  case OpPattern::Opaque:
+    return "opaque";
+  }
+  return "?";
+}
+
+OpPattern opPattern(const Graph &g, const Node &n) {
+  if (n.outputs.size() != 1)
+    return OpPattern::Opaque; // Split, TopK, ...: one value per group boundary keeps it simple
+  const std::string &op = n.op;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Clip" ||
+      op == "Identity" || op == "Dropout" || op == "Cast" || isExtUnaryOp(op))
+    return OpPattern::ElemWise;
+  if (isElementwiseOp(op) || isExtBroadcastOp(op)) {
+    // A binary op whose operands all have the output's shape is elementwise.
+    const Shape &out = g.value(n.outputs[0]).shape;
+    for (ValueId in : n.inputs)
+      if (in != kNoValue && g.value(in).shape != out)
+        return OpPattern::Broadcast;
+    return OpPattern::ElemWise;
+  }
+  static const std::set<std::string> injective = {
+      "Reshape", "Flatten",  "Squeeze",      "Unsqueeze",     "Transpose", "Concat",
+      "Slice",   "Gather",   "Expand",       "Tile",          "Pad",       "DepthToSpace",
+      "Resize",  "Upsample", "SpaceToDepth", "GatherElements"};
+  if (injective.count(op))
+    return OpPattern::Injective;
+  if (isReduceOp(op))
+    return OpPattern::CommReduce;
+  static const std::set<std::string> outFusable = {
+      "Conv",        "ConvTranspose",     "Gemm",          "MatMul", "MaxPool",
+      "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"};
+  if (outFusable.count(op))
+    return OpPattern::OutEWiseFusable;
+  return OpPattern::Opaque;
+}
+
 namespace {
 
-bool isAnchor(const std::string &op) {
-  return op == "Conv" || op == "Gemm" || op == "MatMul" || op == "MaxPool" || op == "AveragePool" ||
-         op == "GlobalAveragePool" || isElementwiseOp(op);
-}
+struct Fuser {
+  const Graph &g;
+  const FusionFilter &filter;
+  std::vector<NodeId> order;
+  std::vector<int> pos;                       // topological position of each node, -1 if dead
+  std::vector<std::vector<NodeId>> consumers; // by value id: live consumers (with repeats)
+  std::vector<OpPattern> pattern;             // by node
+  std::vector<NodeId> ipdom;                  // by node: -1 when it is the virtual exit
+  std::vector<OpPattern> domPattern;          // by node: the strongest edge on the way to ipdom
+  std::vector<NodeId> parent;                 // union-find over nodes
+  std::vector<OpPattern> groupPattern;        // by root
+  std::vector<int> groupSize;                 // by root
+  static constexpr int kMaxGroupSize = 256;
 
-bool isLink(const std::string &op) {
-  return isElementwiseOp(op) && op != "Exp";
-}
+  Fuser(const Graph &graph, const FusionFilter &f) : g(graph), filter(f) {}
 
-// Can `c` extend a chain whose current value is `cur`?
-bool canLink(const Graph &g, const Node &c, ValueId cur) {
-  if (!isLink(c.op) || c.outputs.size() != 1)
-    return false;
-  const Shape &chain = g.value(cur).shape;
-  if (g.value(c.outputs[0]).shape != chain)
-    return false; // a constant operand that would enlarge the result
-  for (ValueId in : c.inputs) {
-    if (in == cur || in == kNoValue)
-      continue;
-    const Value &v = g.value(in);
-    if (!v.isConstant() && v.shape != chain)
-      return false;
+  NodeId find(NodeId n) {
+    while (parent[static_cast<size_t>(n)] != n) {
+      parent[static_cast<size_t>(n)] = parent[static_cast<size_t>(parent[static_cast<size_t>(n)])];
+      n = parent[static_cast<size_t>(n)];
+    }
+    return n;
   }
-  return true;
-}
 
-void computeBoundary(const Graph &g, FusedGroup &grp) {
+  // Live consumer nodes of n (each once), in topological order.
+  std::vector<NodeId> succs(NodeId n) const {
+    std::set<std::pair<int, NodeId>> s;
+    for (ValueId o : g.node(n).outputs)
+      for (NodeId c : consumers[static_cast<size_t>(o)])
+        s.insert({pos[static_cast<size_t>(c)], c});
+    std::vector<NodeId> out;
+    for (const auto &[p, c] : s)
+      out.push_back(c);
+    return out;
+  }
+
+  bool feedsExit(NodeId n) const {
+    for (ValueId o : g.node(n).outputs)
+      if (g.isGraphOutput(o))
+        return true;
+    return succs(n).empty();
+  }
+
+  // The class of edge producer -> c through value v (see the file comment).
+  OpPattern edgePattern(NodeId c, ValueId v) const {
+    OpPattern p = pattern[static_cast<size_t>(c)];
+    if (p == OpPattern::Broadcast && g.value(v).shape == g.value(g.node(c).outputs[0]).shape)
+      return OpPattern::ElemWise;
+    return p;
+  }
+
+  void analyze() {
+    order = g.topoOrder();
+    pos.assign(g.nodes.size(), -1);
+    for (size_t i = 0; i < order.size(); ++i)
+      pos[static_cast<size_t>(order[i])] = static_cast<int>(i);
+    consumers.assign(g.values.size(), {});
+    for (NodeId n : order)
+      for (ValueId in : g.node(n).inputs)
+        if (in != kNoValue)
+          consumers[static_cast<size_t>(in)].push_back(n);
+    pattern.assign(g.nodes.size(), OpPattern::Opaque);
+    for (NodeId n : order)
+      pattern[static_cast<size_t>(n)] = opPattern(g, g.node(n));
+
+    // Post-dominators: dominators of the reversed graph rooted at the virtual exit (vertex 0;
+    // node at topological position i is vertex i + 1).
+    using BGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+    using Vertex = boost::graph_traits<BGraph>::vertex_descriptor;
+    const size_t nv = order.size() + 1;
+    BGraph rev(nv);
+    for (size_t i = 0; i < order.size(); ++i) {
+      NodeId n = order[i];
+      if (feedsExit(n))
+        boost::add_edge(0, i + 1, rev);
+      for (NodeId c : succs(n))
+        boost::add_edge(static_cast<size_t>(pos[static_cast<size_t>(c)]) + 1, i + 1, rev);
+    }
+    std::vector<Vertex> idom(nv, boost::graph_traits<BGraph>::null_vertex());
+    boost::lengauer_tarjan_dominator_tree(
+        rev, boost::vertex(0, rev),
+        boost::make_iterator_property_map(idom.begin(), boost::get(boost::vertex_index, rev)));
+    ipdom.assign(g.nodes.size(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      Vertex d = idom[i + 1];
+      NPUC_ASSERT(d != boost::graph_traits<BGraph>::null_vertex(),
+                  "every live node reaches the exit (it is used or is a sink)");
+      ipdom[static_cast<size_t>(order[i])] = d == 0 ? -1 : order[d - 1];
+    }
+
+    // domPattern(n): the strongest edge class over the paths n -> ipdom(n).
+    domPattern.assign(g.nodes.size(), OpPattern::ElemWise);
+    for (NodeId n : order) {
+      NodeId stop = ipdom[static_cast<size_t>(n)];
+      if (stop < 0)
+        continue;
+      OpPattern worst = OpPattern::ElemWise;
+      std::set<NodeId> seen;
+      std::vector<NodeId> stack{n};
+      while (!stack.empty()) {
+        NodeId u = stack.back();
+        stack.pop_back();
+        for (ValueId o : g.node(u).outputs)
+          for (NodeId c : consumers[static_cast<size_t>(o)]) {
+            worst = std::max(worst, edgePattern(c, o));
+            if (c != stop && seen.insert(c).second)
+              stack.push_back(c);
+          }
+      }
+      domPattern[static_cast<size_t>(n)] = worst;
+    }
+  }
+
+  // Every node on the paths from src (exclusive) to sink satisfies cond(group class, isSink).
+  template <typename Cond> bool checkPath(NodeId src, NodeId sink, Cond cond) {
+    std::set<NodeId> seen;
+    std::vector<NodeId> stack = succs(src);
+    while (!stack.empty()) {
+      NodeId u = stack.back();
+      stack.pop_back();
+      if (!seen.insert(u).second)
+        continue;
+      OpPattern gp = groupPattern[static_cast<size_t>(find(u))];
+      if (u == sink) {
+        if (!cond(gp, true))
+          return false;
+        continue;
+      }
+      if (!cond(gp, false))
+        return false;
+      for (NodeId c : succs(u))
+        stack.push_back(c);
+    }
+    return true;
+  }
+
+  // The groups (roots) met on the paths src -> sink, src's and sink's included.
+  std::set<NodeId> pathGroups(NodeId src, NodeId sink) {
+    std::set<NodeId> roots{find(src), find(sink)}, seen;
+    std::vector<NodeId> stack = succs(src);
+    while (!stack.empty()) {
+      NodeId u = stack.back();
+      stack.pop_back();
+      if (u == sink || !seen.insert(u).second)
+        continue;
+      roots.insert(find(u));
+      for (NodeId c : succs(u))
+        stack.push_back(c);
+    }
+    return roots;
+  }
+
+  FusedGroup makeGroup(const std::vector<NodeId> &members) const {
+    FusedGroup grp;
+    grp.nodes = members;
+    std::sort(grp.nodes.begin(), grp.nodes.end(), [&](NodeId a, NodeId b) {
+      return pos[static_cast<size_t>(a)] < pos[static_cast<size_t>(b)];
+    });
+    grp.anchor = grp.nodes.front();
+    OpPattern best = pattern[static_cast<size_t>(grp.anchor)];
+    for (NodeId n : grp.nodes)
+      if (pattern[static_cast<size_t>(n)] > best) {
+        best = pattern[static_cast<size_t>(n)];
+        if (best >= OpPattern::CommReduce)
+          grp.anchor = n;
+      }
+    grp.name = g.node(grp.anchor).name;
+    computeGroupBoundary(g, grp);
+    return grp;
+  }
+
+  std::vector<NodeId> membersOf(const std::set<NodeId> &roots) {
+    std::vector<NodeId> m;
+    for (NodeId n : order)
+      if (roots.count(find(n)))
+        m.push_back(n);
+    return m;
+  }
+
+  // Merges every group on the paths src -> sink into sink's group, unless the filter vetoes.
+  void commit(NodeId src, NodeId sink) {
+    std::set<NodeId> roots = pathGroups(src, sink);
+    int size = 0;
+    for (NodeId r : roots)
+      size += groupSize[static_cast<size_t>(r)];
+    if (size > kMaxGroupSize)
+      return;
+    if (filter) {
+      std::vector<FusedGroup> parts;
+      for (NodeId r : roots)
+        parts.push_back(makeGroup(membersOf({r})));
+      if (!filter(g, makeGroup(membersOf(roots)), parts))
+        return;
+    }
+    NodeId target = find(sink);
+    for (NodeId r : roots) {
+      if (r == target)
+        continue;
+      parent[static_cast<size_t>(r)] = target;
+      groupSize[static_cast<size_t>(target)] += groupSize[static_cast<size_t>(r)];
+      groupPattern[static_cast<size_t>(target)] =
+          std::max(groupPattern[static_cast<size_t>(target)], groupPattern[static_cast<size_t>(r)]);
+    }
+  }
+
+  void fuse() {
+    parent.resize(g.nodes.size());
+    for (size_t i = 0; i < parent.size(); ++i)
+      parent[i] = static_cast<NodeId>(i);
+    groupPattern = pattern;
+    groupSize.assign(g.nodes.size(), 1);
+    for (int phase = 0; phase < 2; ++phase)
+      for (NodeId n : order) {
+        NodeId sink = ipdom[static_cast<size_t>(n)];
+        OpPattern gp = groupPattern[static_cast<size_t>(find(n))];
+        if (sink < 0 || gp == OpPattern::Opaque || find(n) == find(sink))
+          continue;
+        OpPattern dp = domPattern[static_cast<size_t>(n)];
+        if (gp == OpPattern::OutEWiseFusable) {
+          if (phase == 0 && dp == OpPattern::ElemWise &&
+              checkPath(n, sink, [](OpPattern k, bool) { return k <= OpPattern::Broadcast; }))
+            commit(n, sink);
+        } else if (gp <= OpPattern::Broadcast) {
+          if ((dp <= OpPattern::Injective || dp == OpPattern::CommReduce) &&
+              checkPath(n, sink, [](OpPattern k, bool isSink) {
+                return isSink ? k != OpPattern::Opaque : k <= OpPattern::Injective;
+              }))
+            commit(n, sink);
+        } else if (gp == OpPattern::Injective) {
+          if (phase == 1 &&
+              checkPath(n, sink, [](OpPattern k, bool) { return k <= OpPattern::Injective; }))
+            commit(n, sink);
+        }
+        // Reductions do not fuse into their consumers.
+      }
+  }
+
+  std::vector<FusedGroup> groups() {
+    std::map<NodeId, std::vector<NodeId>> byRoot;
+    for (NodeId n : order)
+      byRoot[find(n)].push_back(n);
+    std::vector<FusedGroup> gs;
+    std::vector<int> groupOf(g.nodes.size(), -1);
+    for (const auto &[r, members] : byRoot) {
+      for (NodeId n : members)
+        groupOf[static_cast<size_t>(n)] = static_cast<int>(gs.size());
+      gs.push_back(makeGroup(members));
+    }
+    // Kahn over the group graph, ready groups by the position of their last node.
+    const size_t ng = gs.size();
+    std::vector<std::set<int>> succ(ng);
+    std::vector<int> indeg(ng, 0);
+    for (size_t i = 0; i < ng; ++i)
+      for (NodeId n : gs[i].nodes)
+        for (NodeId c : succs(n)) {
+          int j = groupOf[static_cast<size_t>(c)];
+          if (j != static_cast<int>(i) && succ[i].insert(j).second)
+            ++indeg[static_cast<size_t>(j)];
+        }
+    auto lastPos = [&](size_t i) { return pos[static_cast<size_t>(gs[i].nodes.back())]; };
+    using Item = std::pair<int, size_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+    for (size_t i = 0; i < ng; ++i)
+      if (indeg[i] == 0)
+        ready.push({lastPos(i), i});
+    std::vector<FusedGroup> sorted;
+    while (!ready.empty()) {
+      size_t i = ready.top().second;
+      ready.pop();
+      sorted.push_back(std::move(gs[i]));
+      for (int j : succ[i])
+        if (--indeg[static_cast<size_t>(j)] == 0)
+          ready.push({lastPos(static_cast<size_t>(j)), static_cast<size_t>(j)});
+    }
+    NPUC_ASSERT(sorted.size() == ng, "post-dominator fusion keeps groups convex, so the group "
+                                     "graph is acyclic");
+    for (size_t i = 0; i < sorted.size(); ++i)
+      sorted[i].id = static_cast<int>(i);
+    return sorted;
+  }
+};
+
+} // namespace
+
+void computeGroupBoundary(const Graph &g, FusedGroup &grp) {
+  grp.inputs.clear();
+  grp.outputs.clear();
   std::set<NodeId> members(grp.nodes.begin(), grp.nodes.end());
   std::set<ValueId> produced, seen;
   for (NodeId n : grp.nodes)
@@ -66,124 +385,92 @@ void computeBoundary(const Graph &g, FusedGroup &grp) {
       if (in != kNoValue && !produced.count(in) && !g.value(in).isConstant() &&
           seen.insert(in).second)
         grp.inputs.push_back(in);
+  std::set<ValueId> external;
+  for (ValueId o : produced)
+    if (g.isGraphOutput(o))
+      external.insert(o);
+  for (const Node &c : g.nodes)
+    if (!c.dead && !members.count(c.id))
+      for (ValueId in : c.inputs)
+        if (in != kNoValue && produced.count(in))
+          external.insert(in);
   for (NodeId n : grp.nodes)
-    for (ValueId o : g.node(n).outputs) {
-      bool external = g.isGraphOutput(o);
-      for (NodeId c : g.consumers(o))
-        external = external || !members.count(c);
-      if (external)
+    for (ValueId o : g.node(n).outputs)
+      if (external.count(o))
         grp.outputs.push_back(o);
-    }
 }
 
-} // namespace
-
-void fuseOps(Graph &g) {
-  g.groups.clear();
-  std::vector<NodeId> order = g.topoOrder();
-  std::vector<int> pos(g.nodes.size(), -1);
-  for (size_t i = 0; i < order.size(); ++i)
-    pos[static_cast<size_t>(order[i])] = static_cast<int>(i);
-  std::vector<bool> taken(g.nodes.size(), false);
-  std::vector<FusedGroup> groups;
-  for (NodeId a : order) {
-    if (taken[static_cast<size_t>(a)])
-      continue;
-    FusedGroup grp;
-    grp.anchor = a;
-    grp.name = g.node(a).name;
-    grp.nodes.push_back(a);
-    taken[static_cast<size_t>(a)] = true;
-    if (isAnchor(g.node(a).op) && g.node(a).outputs.size() == 1) {
-      ValueId cur = g.node(a).outputs[0];
-      while (true) {
-        if (g.isGraphOutput(cur))
-          break;
-        std::vector<NodeId> cons = g.consumers(cur);
-        if (cons.size() != 1 || taken[static_cast<size_t>(cons[0])] ||
-            !canLink(g, g.node(cons[0]), cur))
-          break;
-        grp.nodes.push_back(cons[0]);
-        taken[static_cast<size_t>(cons[0])] = true;
-        cur = g.node(cons[0]).outputs[0];
-      }
-    }
-    computeBoundary(g, grp);
-    groups.push_back(std::move(grp));
-  }
-  std::stable_sort(groups.begin(), groups.end(), [&](const FusedGroup &x, const FusedGroup &y) {
-    return pos[static_cast<size_t>(x.nodes.back())] < pos[static_cast<size_t>(y.nodes.back())];
-  });
-  for (size_t i = 0; i < groups.size(); ++i)
-    groups[i].id = static_cast<int>(i);
-  g.groups = std::move(groups);
-}
-
-namespace {
-
-bool isViewOnly(const Graph &g, const FusedGroup &grp) {
-  for (NodeId n : grp.nodes) {
-    const std::string &op = g.node(n).op;
-    if (op != "Reshape" && op != "Flatten" && op != "Squeeze" && op != "Unsqueeze")
+bool isNodeChain(const Graph &g, const FusedGroup &grp) {
+  std::set<ValueId> produced;
+  for (size_t i = 0; i < grp.nodes.size(); ++i) {
+    const Node &n = g.node(grp.nodes[i]);
+    if (n.outputs.size() != 1)
       return false;
+    if (i > 0) {
+      ValueId prev = g.node(grp.nodes[i - 1]).outputs[0];
+      if (std::find(n.inputs.begin(), n.inputs.end(), prev) == n.inputs.end() ||
+          g.isGraphOutput(prev) || g.consumers(prev).size() != 1)
+        return false;
+      for (ValueId in : n.inputs)
+        if (in != prev && produced.count(in))
+          return false; // reads an earlier chain value: not a chain
+    }
+    produced.insert(n.outputs[0]);
   }
   return true;
 }
 
-} // namespace
-
-void place(Graph &g,
-           const std::function<std::string(const Graph &, const FusedGroup &)> &rejectReason) {
-  NPUC_ASSERT(!g.groups.empty() || g.topoOrder().empty(), "place() runs after fuseOps()");
-  // Which group produces / consumes each value.
-  std::vector<int> producerGroup(g.values.size(), -1);
-  for (const FusedGroup &grp : g.groups)
-    for (NodeId n : grp.nodes)
-      for (ValueId o : g.node(n).outputs)
-        producerGroup[static_cast<size_t>(o)] = grp.id;
-  std::vector<bool> view(g.groups.size());
-  for (FusedGroup &grp : g.groups) {
-    view[static_cast<size_t>(grp.id)] = isViewOnly(g, grp);
-    grp.placement = Placement::Unassigned;
-    grp.cpuReason.clear();
-    if (view[static_cast<size_t>(grp.id)])
-      continue;
-    std::string why = rejectReason(g, grp);
-    grp.placement = why.empty() ? Placement::Npu : Placement::Cpu;
-    grp.cpuReason = why;
-  }
-  // Smoothing: view-only groups, in execution order (producers are decided first; undecided
-  // view neighbours are neutral).
-  for (FusedGroup &grp : g.groups) {
-    if (!view[static_cast<size_t>(grp.id)])
-      continue;
-    bool cpuNeighbour = false, npuNeighbour = false;
-    auto look = [&](int other) {
-      if (other < 0)
-        return;
-      Placement p = g.groups[static_cast<size_t>(other)].placement;
-      cpuNeighbour = cpuNeighbour || p == Placement::Cpu;
-      npuNeighbour = npuNeighbour || p == Placement::Npu;
+FusionFilter preserveRunnable(
+    const std::function<std::string(const Graph &, const FusedGroup &)> &rejectReason) {
+  return [rejectReason](const Graph &g, const FusedGroup &merged,
+                        const std::vector<FusedGroup> &parts) {
+    auto runnable = [&](const FusedGroup &grp) {
+      return isNodeChain(g, grp) && rejectReason(g, grp).empty();
     };
-    for (ValueId in : grp.inputs)
-      look(producerGroup[static_cast<size_t>(in)]);
-    for (ValueId o : grp.outputs)
-      for (NodeId c : g.consumers(o))
-        for (const FusedGroup &other : g.groups)
-          if (std::find(other.nodes.begin(), other.nodes.end(), c) != other.nodes.end())
-            look(other.id);
-    std::string why = rejectReason(g, grp);
-    if (why.empty() && npuNeighbour && !cpuNeighbour) {
-      grp.placement = Placement::Npu;
-    } else {
-      grp.placement = Placement::Cpu;
-      grp.cpuReason = !why.empty() ? why
-                      : cpuNeighbour
-                          ? "shape-only group next to a CPU group: kept on the CPU to avoid a "
-                            "device round trip"
-                          : "shape-only group with no NPU neighbour: runs on the CPU for free";
-    }
+    if (runnable(merged))
+      return true;
+    return std::none_of(parts.begin(), parts.end(),
+                        [&](const FusedGroup &p) { return !isViewOnly(g, p) && runnable(p); });
+  };
+}
+
+void fuseOps(Graph &g, const FusionFilter &filter) {
+  g.groups.clear();
+  Fuser f(g, filter);
+  f.analyze();
+  f.fuse();
+  g.groups = f.groups();
+}
+
+std::vector<int> splitGroup(Graph &g, int gid) {
+  NPUC_ASSERT(gid >= 0 && static_cast<size_t>(gid) < g.groups.size(), "splitGroup: no such group");
+  FusedGroup whole = g.groups[static_cast<size_t>(gid)];
+  std::vector<FusedGroup> parts;
+  for (NodeId n : whole.nodes) { // already in topological order, so the parts are too
+    FusedGroup p;
+    p.nodes = {n};
+    p.anchor = n;
+    p.name = g.node(n).name;
+    p.placement = whole.placement;
+    computeGroupBoundary(g, p);
+    parts.push_back(std::move(p));
   }
+  g.groups.erase(g.groups.begin() + gid);
+  g.groups.insert(g.groups.begin() + gid, parts.begin(), parts.end());
+  std::vector<int> ids;
+  for (size_t i = 0; i < g.groups.size(); ++i) {
+    g.groups[i].id = static_cast<int>(i);
+    if (i >= static_cast<size_t>(gid) && i < static_cast<size_t>(gid) + parts.size())
+      ids.push_back(static_cast<int>(i));
+  }
+  return ids;
+}
+
+std::vector<NodeId> postDominators(const Graph &g) {
+  FusionFilter none;
+  Fuser f(g, none);
+  f.analyze();
+  return f.ipdom;
 }
 
 } // namespace npuc::graph

@@ -72,6 +72,7 @@ struct FusedGroup {
   std::vector<ValueId> outputs; // values used outside the group or graph outputs
   Placement placement = Placement::Unassigned;
   std::string cpuReason; // why the group runs on the CPU (empty when on the NPU)
+  std::string note;      // how the group came to be when not by fusion alone (a retry's split)
 };
 
 class Graph {

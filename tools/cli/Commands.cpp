@@ -8,8 +8,10 @@
 #include "cpu_fallback/Aot.h"
 #include "cpu_fallback/Gpu.h"
 #include "frontend/Onnx.h"
+#include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "isa/Program.h"
+#include "npu/Hw.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tir/Coverage.h"
@@ -21,6 +23,33 @@
 #include <filesystem>
 
 namespace npuc::cli {
+
+namespace {
+
+// The L1-residency analysis (graph/Residency.cpp) of one NPU segment: tensors that could stay
+// on chip between consecutive groups, and the DRAM traffic that would save.
+void printResidency(std::ostream &out, const driver::CompiledModel &m, const driver::Seg &s) {
+  npu::Hw hw;
+  if (!npu::Hw::derive(m.target, hw).empty())
+    return;
+  const isa::MemoryLevel &l1 = m.target.levels.at(size_t(hw.l1));
+  auto kept = graph::findResidentTensors(m.graph, s.groups, l1.size, 2);
+  int64_t saved = 0;
+  for (const graph::ResidentTensor &t : kept)
+    saved += t.dramBytesSaved;
+  out << fmt::format("  L1 residency ({} {} bytes): {} tensor(s) could stay on chip between "
+                     "groups, saving {} DRAM bytes (analysis; the code still goes through DRAM)\n",
+                     l1.name, l1.size, kept.size(), saved);
+  for (const graph::ResidentTensor &t : kept) {
+    std::string to;
+    for (int c : t.consumers)
+      to += fmt::format("{}{}", to.empty() ? "" : ",", c);
+    out << fmt::format("    {} ({} bytes): group {} -> group(s) {}, saves {} bytes\n",
+                       m.graph.value(t.value).name, t.bytes, t.producer, to, t.dramBytesSaved);
+  }
+}
+
+} // namespace
 
 namespace fs = std::filesystem;
 
@@ -300,6 +329,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       out << fmt::format("  DRAM: activations peak {} bytes (planned by liveness; {} without "
                          "reuse), constants {} bytes\n",
                          ns.activationBytes, ns.activationBytesNoReuse, ns.constImage.size());
+      printResidency(out, m, s);
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
@@ -309,6 +339,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
       if (a.loops)
         out << "    " << tir::describe(tir::analyseGroup(g, grp, m.target)) << "\n";
+      if (!grp.note.empty())
+        out << fmt::format("    note: {}\n", grp.note);
       if (!s.npu) {
         out << fmt::format("    reason: {}\n", grp.cpuReason);
         continue;

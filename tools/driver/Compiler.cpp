@@ -25,6 +25,80 @@ std::vector<Seg> splitSegments(const graph::Graph &g) {
   return segs;
 }
 
+graph::DeviceCosts deviceCosts(const isa::Target &t) {
+  graph::DeviceCosts c;
+  const double hz = t.clockGhz * 1e9;
+  c.npuMacsPerSecond = static_cast<double>(t.tensor.peakMacsPerCycle()) * hz;
+  c.npuVectorElemsPerSecond = t.vector.lanes * hz;
+  c.npuDramBytesPerSecond = t.dram.bytesPerCycle * hz;
+  // The host reaches the NPU's tensors through the same DRAM; the CPU figures are the JIT'd
+  // fallback's measured single-thread rates (docs/PERFORMANCE.md: ~4.7 GMAC/s on ResNet-18).
+  c.transferBytesPerSecond = c.npuDramBytesPerSecond;
+  return c;
+}
+
+namespace {
+
+// The group of segment `s` that makes it fail: the last group of the shortest failing prefix
+// (addresses and capacities grow with the prefix, so adding that group is what broke it); -1
+// when every prefix compiles, i.e. the failure is not one group's.
+int failingGroup(const graph::Graph &g, const Seg &s, const isa::Target &t,
+                 const npu::CompileOptions &opt, std::string &why) {
+  for (size_t k = 1; k <= s.groups.size(); ++k) {
+    try {
+      npu::compileSegment(g, std::vector<int>(s.groups.begin(), s.groups.begin() + long(k)), t,
+                          opt);
+    } catch (const Error &e) {
+      why = e.what();
+      return s.groups[k - 1];
+    }
+  }
+  return -1;
+}
+
+} // namespace
+
+void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt) {
+  graph::Graph &g = m.graph;
+  while (true) {
+    m.segments = splitSegments(g);
+    m.npuSegments.clear();
+    int failed = -1;
+    std::string why;
+    for (Seg &s : m.segments) {
+      if (!s.npu)
+        continue;
+      s.npuIndex = static_cast<int>(m.npuSegments.size());
+      try {
+        m.npuSegments.push_back(npu::compileSegment(g, s.groups, m.target, opt));
+      } catch (const Error &) {
+        failed = failingGroup(g, s, m.target, opt, why);
+        if (failed < 0)
+          throw; // not one group's limit: nothing to retry
+        break;
+      }
+    }
+    if (failed < 0)
+      return;
+    // Each round either splits a group into single nodes or moves one to the CPU, so the loop
+    // ends.
+    graph::FusedGroup &grp = g.groups[static_cast<size_t>(failed)];
+    if (grp.nodes.size() > 1) {
+      std::string name = grp.name;
+      for (int id : graph::splitGroup(g, failed)) {
+        graph::FusedGroup &part = g.groups[static_cast<size_t>(id)];
+        part.cpuReason = reject(g, part);
+        part.placement = part.cpuReason.empty() ? graph::Placement::Npu : graph::Placement::Cpu;
+        part.note =
+            "split from fused group '" + name + "', which failed to compile for the NPU: " + why;
+      }
+    } else {
+      grp.placement = graph::Placement::Cpu;
+      grp.cpuReason = "NPU compilation failed: " + why;
+    }
+  }
+}
+
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt) {
@@ -33,21 +107,19 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   m.options = opt;
   m.graph = frontend::importOnnx(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::lowerActivations(m.graph); // HardSwish etc. as primitives the NPU runs
-  graph::fuseOps(m.graph);
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
+  // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;
-  graph::place(m.graph, [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+  auto reject = [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
     return npu::npuRejectReason(g, grp, t);
-  });
-  m.segments = splitSegments(m.graph);
-  for (Seg &s : m.segments) {
-    if (!s.npu)
-      continue;
-    s.npuIndex = static_cast<int>(m.npuSegments.size());
-    m.npuSegments.push_back(npu::compileSegment(m.graph, s.groups, m.target, opt));
-  }
+  };
+  graph::fuseOps(m.graph, graph::preserveRunnable(reject));
+  graph::DeviceCosts costs = deviceCosts(t);
+  graph::place(m.graph, reject, &costs);
+  compileWithRetry(m, reject, opt);
   return m;
 }
 
@@ -58,6 +130,7 @@ CompiledModel compileModelForCpu(const std::string &onnxPath,
   m.target.name = "cpu";
   m.graph = frontend::importOnnx(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::fuseOps(m.graph);
   graph::place(m.graph, [](const graph::Graph &, const graph::FusedGroup &) {

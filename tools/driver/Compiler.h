@@ -9,9 +9,11 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "graph/Passes.h"
 #include "isa/Target.h"
 #include "npu/Compile.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,7 +28,7 @@ struct Seg {
 };
 
 struct CompiledModel {
-  isa::Target target; // for --target cpu: a default Target named "cpu" (no NPU segments)
+  isa::Target target;   // for --target cpu: a default Target named "cpu" (no NPU segments)
   bool cpuOnly = false; // --target cpu: every group on the host CPU
   int threads = 1;      // CPU thread pool size for parallel loops (--threads)
   graph::Graph graph;
@@ -59,5 +61,17 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
 /// Splits groups (in vector order, which is execution order) into maximal same-placement runs.
 /// Every group must have been placed; an Unassigned group is a compiler bug.
 std::vector<Seg> splitSegments(const graph::Graph &g);
+
+/// Why the target's NPU cannot run a group ("" when it can).
+using RejectFn = std::function<std::string(const graph::Graph &, const graph::FusedGroup &)>;
+
+/// The placement cost model's figures for a target (NPU peaks from its description).
+graph::DeviceCosts deviceCosts(const isa::Target &t);
+
+/// Forms segments and compiles the NPU ones. When a group fails to compile with a user-visible
+/// error (a capacity or kernel limit), it is split into one group per node (each placed by
+/// `reject`, the split recorded in its note), or, when it is a single node, moved to the CPU
+/// with the error as its reason; then the segments are compiled again.
+void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt);
 
 } // namespace npuc::driver

@@ -244,7 +244,8 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
                       {"inputs", grp.inputs},
                       {"outputs", grp.outputs},
                       {"placement", placementKey(grp.placement)},
-                      {"cpu_reason", grp.cpuReason}});
+                      {"cpu_reason", grp.cpuReason},
+                      {"note", grp.note}});
   return {{"name", g.name},     {"values", values},     {"nodes", nodes},
           {"inputs", g.inputs}, {"outputs", g.outputs}, {"groups", groups}};
 }
@@ -319,6 +320,8 @@ graph::Graph graphFromJson(const JsonIn &j) {
     else
       jg["placement"].bad("expected \"npu\" or \"cpu\", got '" + p + "'");
     grp.cpuReason = jg["cpu_reason"].asString();
+    if (jg.has("note")) // packages written before retries had no note
+      grp.note = jg["note"].asString();
     g.groups.push_back(std::move(grp));
   }
   return g;
