@@ -215,6 +215,40 @@ TEST(Coverage, CorpusReachesFullCoverageAfterNormalisation) {
                                 "build/tests/tir/tir_tests --gtest_filter='Coverage.*'";
 }
 
+// measureCoverage on hand-counted functions: a condition true on 3 of 10 iterations, a
+// triangular nest (0 + 1 + ... + 4 = 10 stores), and NPU ops inside loops (4 issues of an 8 x 2
+// vop = 64 elements, one 3 x 5 x 7 matmul = 105, one 6-element DMA).
+TEST(Coverage, CountsExactTripCounts) {
+  PrimFunc f = parseFunc(
+      R"(func f(A: float32[64] @l1, B: float16[16] @l0a, C: float16[64] @l0b, D: float32[64] @acc) {
+  for (i, 0, 10) {
+    if (i >= 2 && i < 5) {
+      A[i] = 0.0f
+    }
+  }
+  for (j, 0, 5) {
+    for (k, 0, j) {
+      A[k] = 1.0f
+    }
+  }
+  for (m, 0, 4) {
+    npu.vop(op=0, dst=A[m * 16], src1=A[0], src2=A[0], n0=8, n1=2)
+  }
+  npu.mm(a=B[0], b=C[0], c=D[0], m=3, k=5, n=7, accumulate=1)
+  npu.mov(dst=A[0], src=A[8], elem_bytes=4, n0=6)
+})",
+      {"coverage-test", 1});
+  Coverage c = measureCoverage(f, test::target());
+  EXPECT_EQ(c.scalar, 3 + 10);
+  EXPECT_EQ(c.vector, 64);
+  EXPECT_EQ(c.tensor, 105);
+  EXPECT_EQ(c.dma, 6);
+  EXPECT_EQ(c.issued["vop"], 4);
+  EXPECT_EQ(c.issued["mm"], 1);
+  EXPECT_EQ(c.issued["mov"], 1);
+  EXPECT_DOUBLE_EQ(c.computeFraction(), (64.0 + 105) / (13 + 64 + 105 + 6));
+}
+
 TEST(Coverage, EveryPassKeepsEveryCaseEquivalent) {
   for (const Case &c : corpus()) {
     SCOPED_TRACE(c.name);
