@@ -69,6 +69,7 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
 struct CpuKernel {
   std::string symbol;
   std::vector<ValueId> params; // the graph value bound to each parameter (lowerGroup's order)
+  std::map<size_t, std::vector<float>> packed; // parameters taken pre-packed, packed once here
   cpu::Jit::Fn fn = nullptr;
 };
 
@@ -110,10 +111,13 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
       // The CPU schedules (cpu_fallback/Lower.h) apply on NPU targets' fallback groups too.
-      cpu::CpuKernel ck = cpu::lowerGroupForCpu(g, grp);
+      // Weights are packed once, before any run, not by the kernel on every call.
+      cpu::CpuKernel ck = cpu::lowerGroupForCpu(g, grp, /*prepack=*/true);
       CpuKernel k;
       k.symbol = ck.func.name;
       k.params = ck.params;
+      for (const cpu::PackedParam &p : ck.packed)
+        k.packed[p.param] = p.pack(graph::constantTensor(g.value(ck.params[p.param])).data);
       tir::PrimFunc f = std::move(ck.func);
       kernels[gid] = std::move(k);
       funcs.push_back(std::move(f));
@@ -151,6 +155,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
           if (i >= firstOut) {
             outs.emplace_back(g.value(v).shape);
             args.push_back(outs.back().data.data());
+          } else if (auto p = k.packed.find(i); p != k.packed.end()) {
+            args.push_back(const_cast<float *>(p->second.data()));
           } else { // inputs and constants (int64 constants materialise as fp32)
             args.push_back(const_cast<float *>(vals.get(v).data.data()));
           }
