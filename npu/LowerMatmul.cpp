@@ -114,7 +114,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     double M = static_cast<double>(toh * c.OW);
     double mms = double(c.N * c.G * OCB * OHB * ch.ICB * c.KH * ch.KWl * KC);
     double tensor = mms * (fill + M * ceilDiv(tk, hw.tensorRows) * ceilDiv(toc, hw.tensorCols));
-    double inBytes = double(c.N * c.G * OCB * OHB) * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
+    // One row tile and one channel block: the input is loaded once per (image, group) and stays
+    // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
+    double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
+    double inBytes = double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
     double wLoads = ch.ICB > 1 ? double(OHB) : 1.0; // blocked channels reload weights per row tile
     double dram = inBytes + double(c.N) * wLoads * c.weights.size() * 2 +
                   double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
@@ -231,7 +234,12 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr itO = (Expr(n) * c.G + gi) * OCB + ob; // output-channel-block counter
   Expr it = itO * OHB + hb;                   // output-tile counter
   Expr itx = it * ICB + ib;                   // input-block counter
-  Expr wpar = ICB == 1 ? itO : itx;           // weight-block counter
+  // A single row tile and channel block: the input tile is the same for every output-channel
+  // block, so it is loaded once per (image, group), before the ob loop (the cost model counts
+  // it so), and its buffer counter skips ob.
+  const bool inputOnce = OHB == 1 && ICB == 1;
+  Expr itIn = inputOnce ? Expr(n) * c.G + gi : itx;
+  Expr wpar = ICB == 1 ? itO : itx; // weight-block counter
   Expr tocb = min(imm(toc), geo.ocg - Expr(ob) * toc);
   Expr ticb = min(imm(tic), geo.icg - Expr(ib) * tic);
   Expr tohc = min(imm(toh), c.OH - Expr(hb) * toh);
@@ -264,13 +272,16 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
                                       2};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
-  View xdst{hw.l1, xbuf.at(itx)};
+  View xdst{hw.l1, xbuf.at(itIn)};
   xdst.s1 = ticb;
   xdst.s2 = ticb * geo.Wp;
   std::vector<Stmt> blockBody;
   if (ICB > 1)
     blockBody.push_back(weightLoad(ib));
-  blockBody.push_back(b.load(xsrc, xdst, Dims{ticb, imm(geo.Wp), rows}, pad));
+  // Bound inside hb/ib loops of one iteration when hoisted (OHB == ICB == 1).
+  Stmt inputLoad = b.load(xsrc, xdst, Dims{ticb, imm(geo.Wp), rows}, pad);
+  if (!inputOnce)
+    blockBody.push_back(inputLoad);
 
   // Residual tiles -> L1, and the epilogue operand views of this tile.
   std::vector<Stmt> tileBody;
@@ -300,7 +311,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr step = (((itx * c.KH + kh) * ch.KWl + kw) * KC + kc); // L0 buffer counter
   Expr klen = ch.fold ? ticb * c.KW : ticb;
   Expr kcur = max(min(imm(tk), klen - Expr(kc) * tk), 0);
-  View asrc{hw.l1, xbuf.at(itx) +
+  View asrc{hw.l1, xbuf.at(itIn) +
                        (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
@@ -335,8 +346,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   if (ICB == 1)
     blockLoop.push_back(weightLoad(imm(0)));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
-  Stmt body = forLoop(n, imm(0), imm(c.N),
-                      forLoop(gi, imm(0), imm(c.G), forLoop(ob, imm(0), imm(OCB), seq(blockLoop))));
+  Stmt obLoop = forLoop(ob, imm(0), imm(OCB), seq(blockLoop));
+  if (inputOnce)
+    obLoop = seq({forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad)), obLoop});
+  Stmt body = forLoop(n, imm(0), imm(c.N), forLoop(gi, imm(0), imm(c.G), obLoop));
   prologue.push_back(body);
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
