@@ -15,13 +15,20 @@ Expr OnChip::at(const Expr &parity) const {
 
 bool Builder::reserve(OnChip &b) {
   int64_t align = hw_.alignment(b.level);
-  int64_t start = alignUp(used_[b.level], align);
+  int64_t used = alignUp(used_[b.level], align);
   int64_t stride = alignUp(b.bytes, align);
-  if (start + stride * b.count > hw_.capacity(b.level))
+  int64_t cap = hw_.capacity(b.level);
+  if (used + stride * b.count > cap)
     return false;
   b.bytes = stride;
-  b.base = start;
-  used_[b.level] = start + stride * b.count;
+  // From the top, the buffer ends where the previous one began (the top rounded down to the
+  // alignment, so that every base stays aligned).
+  int64_t top = cap / align * align;
+  if (fromTop_ && used + stride * b.count > top)
+    return false;
+  b.base = fromTop_ ? top - used - stride * b.count : used;
+  NPUC_ASSERT(b.base >= 0 && b.base % align == 0, "buffer placement stays aligned and in range");
+  used_[b.level] = used + stride * b.count;
   buffers_.push_back(b);
   return true;
 }

@@ -49,7 +49,12 @@ struct OnChip {
 
 class Builder {
 public:
-  explicit Builder(const Hw &hw) : hw_(hw) {}
+  /// `fromTop` places the buffers downward from each level's top instead of upward from 0. The
+  /// segment compiler alternates it between consecutive groups: their buffers then occupy
+  /// disjoint ranges whenever both fit, so the token pass does not order the next group's first
+  /// loads (its weights, its constants) after the current group's last reads of the same bytes,
+  /// and the load engine prefetches them while the current group still computes.
+  explicit Builder(const Hw &hw, bool fromTop = false) : hw_(hw), fromTop_(fromTop) {}
   const Hw &hw() const { return hw_; }
 
   /// Reserves a buffer; returns false (and reserves nothing) when the level is full.
@@ -75,7 +80,8 @@ private:
   tir::Stmt dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
                 const Pad &pad) const;
   const Hw &hw_;
-  std::map<int, int64_t> used_;
+  bool fromTop_ = false;
+  std::map<int, int64_t> used_; // bytes taken per level (from the top when fromTop_)
   std::vector<OnChip> buffers_;
 };
 

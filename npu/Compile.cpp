@@ -49,15 +49,15 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 // (and says so in the tiling text) before giving up on the NPU.
 Kernel lowerWithFallback(
     const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
-    const KernelOptions &o, const std::function<void()> &undo = [] {}) {
-  Builder b(hw);
+    const KernelOptions &o, const std::function<void()> &undo = [] {}, bool fromTop = false) {
+  Builder b(hw, fromTop);
   Kernel k = lowerKernel(p, g, b, d, o);
   if (k.reject.empty() || !o.doubleBuffer)
     return k;
   undo();
   KernelOptions single = o;
   single.doubleBuffer = false;
-  Builder b1(hw);
+  Builder b1(hw, fromTop);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
   if (k1.reject.empty())
     k1.tiling += " (double buffers did not fit: " + k.reject + ")";
@@ -191,7 +191,10 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
   for (size_t i = 0; i < groupIds.size(); ++i) {
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
     const size_t constMark = seg.constImage.size();
-    Kernel k = lowerWithFallback(plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); });
+    // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
+    Kernel k = lowerWithFallback(
+        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); },
+        opt.crossGroupPrefetch && i % 2 == 1);
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
     GroupInfo info;

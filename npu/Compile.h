@@ -33,6 +33,10 @@ struct DramTensor {
 struct CompileOptions {
   bool doubleBuffer = true;
   bool naiveTiling = false; // ablation: one fixed tile shape instead of the cost model's choice
+  /// Consecutive groups take their on-chip buffers from opposite ends of each level, so the next
+  /// group's weights and constants load while the current group computes (ablation: false puts
+  /// every group's buffers at the bottom, which orders those loads after the current group).
+  bool crossGroupPrefetch = true;
 };
 
 /// What `npuc inspect` shows for one group, and what the report attributes to it.

@@ -345,10 +345,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   std::vector<Stmt> blockLoop;
   if (ICB == 1)
     blockLoop.push_back(weightLoad(imm(0)));
+  // The input loaded once comes after the first weight block in the load engine's queue: it
+  // waits for the previous group's output, and the weights (constants) need not wait behind it,
+  // so they load while the previous group still computes (CompileOptions::crossGroupPrefetch).
+  if (inputOnce)
+    blockLoop.push_back(IfThenElse::make(
+        eq(ob, imm(0)), forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad))));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
   Stmt obLoop = forLoop(ob, imm(0), imm(OCB), seq(blockLoop));
-  if (inputOnce)
-    obLoop = seq({forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad)), obLoop});
   Stmt body = forLoop(n, imm(0), imm(c.N), forLoop(gi, imm(0), imm(c.G), obLoop));
   prologue.push_back(body);
   k.body = b.wrapAllocations(seq(prologue));

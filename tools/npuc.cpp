@@ -33,11 +33,13 @@ int main(int argc, char **argv) {
   auto *c = app.add_subcommand("compile", "compile an ONNX model into a .npub package");
   c->add_option("model", compile.model, "ONNX model")->required();
   c->add_option("--target", compile.target,
-                 "target description YAML, or 'cpu' (host CPU) or 'gpu' (NVPTX)")
+                "target description YAML, or 'cpu' (host CPU) or 'gpu' (NVPTX)")
       ->required();
   c->add_option("-o,--output", compile.output, "output package (.npub)")->required();
   c->add_option("--input-shape", compile.inputShapes, "pin an input's shape: NAME=1,3,224,224");
   c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
+  c->add_flag("--no-prefetch", compile.noPrefetch,
+              "every group's on-chip buffers at the bottom (no weight prefetch across groups)");
   c->add_option("--emit", compile.emit,
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");

@@ -189,6 +189,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
     fail("--emit {} needs --target cpu (got --target {})", a.emit, a.target);
   npu::CompileOptions opt;
   opt.doubleBuffer = !a.noDoubleBuffer;
+  opt.crossGroupPrefetch = !a.noPrefetch;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -318,8 +319,10 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
   for (size_t si = 0; si < m.npuSegments.size(); ++si)
     for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
       info[gi.groupId] = {int(si), &gi};
-  out << fmt::format("model '{}' compiled for target '{}' (double buffering {})\n", g.name,
-                     m.target.name, m.options.doubleBuffer ? "on" : "off");
+  out << fmt::format("model '{}' compiled for target '{}' (double buffering {}, cross-group "
+                     "prefetch {})\n",
+                     g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
+                     m.options.crossGroupPrefetch ? "on" : "off");
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",

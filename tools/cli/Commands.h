@@ -44,7 +44,8 @@ struct CompileArgs {
   std::string model, target, output;
   std::vector<std::string> inputShapes;
   bool noDoubleBuffer = false;
-  std::string tiling = "auto"; // "auto" (cost model) or "naive" (ablation)
+  bool noPrefetch = false;
+  std::string tiling = "auto";  // "auto" (cost model) or "naive" (ablation)
   std::string emit = "package"; // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;              // CPU thread pool size stored in the package / plan
 };
@@ -72,7 +73,7 @@ struct SimArgs {
   std::vector<std::string> dramInit; // FILE@ADDR
   std::vector<std::string> dumps;    // REGION=FILE.npy or ADDR:BYTES=FILE
   bool noCheck = false, timingOnly = false;
-  int64_t dramBytes = 0;             // 0: the target's DRAM size, capped (see ProgramCommands)
+  int64_t dramBytes = 0; // 0: the target's DRAM size, capped (see ProgramCommands)
 };
 struct OptArgs {
   std::string file, passes, stopAfter;

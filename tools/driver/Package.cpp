@@ -150,7 +150,9 @@ std::string packageBytes(const CompiledModel &m) {
   json header = {{"format", "npuc-package"},
                  {"target", {{"name", m.target.name}, {"source_text", m.target.sourceText}}},
                  {"options",
-                  {{"double_buffer", m.options.doubleBuffer}, {"naive_tiling", m.options.naiveTiling}}},
+                  {{"double_buffer", m.options.doubleBuffer},
+                   {"naive_tiling", m.options.naiveTiling},
+                   {"cross_group_prefetch", m.options.crossGroupPrefetch}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
@@ -215,6 +217,7 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   }
   m.options.doubleBuffer = root["options"]["double_buffer"].asBool();
   m.options.naiveTiling = root["options"]["naive_tiling"].asBool();
+  m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
   m.graph = detail::graphFromJson(root["graph"]);
   JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
   for (size_t i = 0; i < npuSegs.size(); ++i)
