@@ -3,7 +3,8 @@
 // Data flow per output tile (toh output rows x OW columns x toc output channels of one conv
 // group): DRAM -> L1 (input rows with their halo and zero padding, loaded by the DMA's padding
 // support; the weight block of toc channels stays in L1 across the row tiles) -> L0A/L0B (one
-// A = [pixels x k-chunk] slice per kernel tap, gathered with a strided on-chip DMA, and the
+// A = [pixels x k-chunk] slice per kernel tap, per kernel row with the columns folded, or per
+// group of kernel rows with rows folded too, gathered with strided on-chip DMAs, and the
 // matching B = [k-chunk x toc] weight slice) -> tensor unit, accumulating fp32 in the accumulator
 // -> vector unit (bias, fused epilogue, rounding to fp16 into L1) -> DRAM. Every buffer has two
 // copies when double buffering, indexed by the parity of its tile counter.
