@@ -3,7 +3,8 @@
 // Data flow per output tile (toh output rows x OW columns x toc output channels of one conv
 // group): DRAM -> L1 (input rows with their halo and zero padding, loaded by the DMA's padding
 // support; the weight block of toc channels stays in L1 across the row tiles) -> L0A/L0B (one
-// A = [pixels x k-chunk] slice per kernel tap, gathered with a strided on-chip DMA, and the
+// A = [pixels x k-chunk] slice per kernel tap, per kernel row with the columns folded, or per
+// group of kernel rows with rows folded too, gathered with strided on-chip DMAs, and the
 // matching B = [k-chunk x toc] weight slice) -> tensor unit, accumulating fp32 in the accumulator
 // -> vector unit (bias, fused epilogue, rounding to fp16 into L1) -> DRAM. Every buffer has two
 // copies when double buffering, indexed by the parity of its tile counter.
@@ -22,6 +23,7 @@ namespace {
 
 struct Tile {
   int64_t toc = 0, tk = 0, toh = 0;
+  int64_t khg = 1; // kernel rows folded into one k-chunk (tk = khg * Kl when > 1)
   double cost = 0;
 };
 
@@ -73,21 +75,49 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const double dramBw = t.dram.bytesPerCycle;
   const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
   const int64_t fill = t.tensor.fillLatency;
+  const double movLat = hw.mov->timing.latency;
   const int64_t opsPerElem = epilogueOpsPerElement(p);
 
   // L1 holds the input rows and the weight block of `tic` input channels; tic = icg unless that
   // cannot fit, in which case the channels are blocked at L1 too (accumulating across blocks).
   // With unit horizontal dilation, the KW taps of one kernel row read KW*tic consecutive
   // elements of an input-tile row, so they can form one longer k dimension. That pays when tic is
-  // small (the stem's 3 channels would otherwise fill 3 of the array's rows per pass).
+  // small (the stem's 3 channels would otherwise fill 3 of the array's rows per pass). Such a
+  // run of Kl values per kernel row (KWl == 1) also lets khg kernel rows share one k-chunk
+  // (the search picks khg): their runs are gathered side by side into A, one mov per row, and
+  // their B rows are consecutive in the weight block. ResNet-50's 7x7x3 stem then needs
+  // ceil(6*21/16) + ceil(21/16) = 10 passes of a 16-row array instead of 7 * 2 = 14.
   struct Chan {
     int64_t tic, ICB, KWl, Kl;
     bool fold;
   };
   auto chanFor = [&](int64_t tic) {
+    // Folding pays when the taps that can share a chunk fill the array better as one k
+    // dimension: the whole kernel's (then folding each row's columns is at least as good as not,
+    // and rows can fold too), or one row's for the naive ablation, which never folds rows.
+    int64_t rowsShared = o.naiveTiling ? 1 : c.KH;
     bool fold = c.DW == 1 && c.KW > 1 &&
-                ceilDiv(tic, hw.tensorRows) * c.KW > ceilDiv(c.KW * tic, hw.tensorRows);
+                ceilDiv(tic, hw.tensorRows) * c.KW * rowsShared >
+                    ceilDiv(rowsShared * c.KW * tic, hw.tensorRows);
     return Chan{tic, ceilDiv(geo.icg, tic), fold ? 1 : c.KW, fold ? c.KW * tic : tic, fold};
+  };
+  // Per (output tile, channel block) with khg rows per chunk (khg > 1: one chunk per row group):
+  // matmuls, array passes over k (ceil(chunk k / rows) per chunk; a narrower last row group is
+  // counted as such) and movs (one A mov per kernel row of a group, one B mov).
+  struct KSplit {
+    int64_t matmuls, passes, movs;
+  };
+  auto ksplit = [&](const Chan &ch, int64_t tk, int64_t khg) {
+    auto passes = [&](int64_t k) { return ceilDiv(k, hw.tensorRows); };
+    if (khg == 1) {
+      // A narrower last chunk of a run is counted as a full one: that prefers even chunk splits
+      // (64 + 64 over 80 + 48) at no cost in passes.
+      int64_t KC = ceilDiv(ch.Kl, tk), runs = c.KH * ch.KWl;
+      return KSplit{runs * KC, runs * KC * passes(tk), 2 * runs * KC};
+    }
+    int64_t full = c.KH / khg, rest = c.KH % khg, groups = ceilDiv(c.KH, khg);
+    int64_t p = full * passes(khg * ch.Kl) + (rest ? passes(rest * ch.Kl) : 0);
+    return KSplit{groups, p, c.KH + groups};
   };
   auto fits = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
     int64_t M = toh * c.OW;
@@ -109,11 +139,13 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
               al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
-  auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
-    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(ch.Kl, tk);
+  auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh, int64_t khg) {
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
     double M = static_cast<double>(toh * c.OW);
-    double mms = double(c.N * c.G * OCB * OHB * ch.ICB * c.KH * ch.KWl * KC);
-    double tensor = mms * (fill + M * ceilDiv(tk, hw.tensorRows) * ceilDiv(toc, hw.tensorCols));
+    KSplit ks = ksplit(ch, tk, khg);
+    double blocks = double(c.N * c.G * OCB * OHB * ch.ICB); // (output tile, channel block) pairs
+    double tensor =
+        blocks * (double(ks.matmuls) * fill + M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
     // One row tile and one channel block: the input is loaded once per (image, group) and stays
     // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
     double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
@@ -121,9 +153,12 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     double wLoads = ch.ICB > 1 ? double(OHB) : 1.0; // blocked channels reload weights per row tile
     double dram = inBytes + double(c.N) * wLoads * c.weights.size() * 2 +
                   double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
-    double feed = mms * (M * tk * 2 + tk * toc * 2);
+    // Every k value of A and B is moved once per block, however k is chunked; each mov also
+    // costs its fixed latency (row folding issues one A mov per kernel row).
+    double kTot = double(c.KH * c.KW * ch.tic);
+    double feed = blocks * ((M * kTot * 2 + kTot * toc * 2) / feedBw + double(ks.movs) * movLat);
     double vec = double(c.N * c.OH * c.OW * c.OC) * opsPerElem / t.vector.lanes;
-    double parts[4] = {tensor, dram / dramBw, feed / feedBw, vec};
+    double parts[4] = {tensor, dram / dramBw, feed, vec};
     double best = 0, sum = 0;
     for (double x : parts) {
       best = std::max(best, x);
@@ -138,20 +173,26 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       int64_t toc = std::min<int64_t>(hw.tensorCols, geo.ocg);
       int64_t tk = std::min<int64_t>(hw.tensorRows, ch.Kl);
       if (fits(ch, toc, tk, 1))
-        best = {toc, tk, 1, cost(ch, toc, tk, 1)};
+        best = {toc, tk, 1, 1, cost(ch, toc, tk, 1, 1)};
       return best;
     }
-    std::vector<int64_t> tocs, tks; // candidate channel tiles and k-chunks
+    std::vector<int64_t> tocs; // candidate channel tiles
     for (int64_t v = hw.tensorCols; v < geo.ocg; v += hw.tensorCols)
       tocs.push_back(v);
     tocs.push_back(geo.ocg);
+    // Candidate (khg, k-chunk) pairs: one kernel row's k split into array-row multiples, or (when
+    // each kernel row is one contiguous run) khg > 1 whole rows per chunk.
+    std::vector<std::pair<int64_t, int64_t>> ks;
     for (int64_t v = hw.tensorRows; v < ch.Kl; v += hw.tensorRows)
-      tks.push_back(v);
-    tks.push_back(ch.Kl);
+      ks.push_back({1, v});
+    ks.push_back({1, ch.Kl});
+    if (ch.KWl == 1)
+      for (int64_t khg = 2; khg <= c.KH; ++khg)
+        ks.push_back({khg, khg * ch.Kl});
     for (int64_t toc : tocs) {
       if (toc > maxDim)
         continue;
-      for (int64_t tk : tks) {
+      for (auto [khg, tk] : ks) {
         if (tk > maxDim || !fits(ch, toc, tk, 1))
           continue;
         int64_t lo = 1, hi = c.OH; // largest feasible toh (feasibility is monotone in toh)
@@ -162,10 +203,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
           else
             hi = mid - 1;
         }
-        double cst = cost(ch, toc, tk, lo);
+        double cst = cost(ch, toc, tk, lo, khg);
         if (best.toc == 0 || cst < best.cost * 0.999 ||
             (cst <= best.cost * 1.001 && toc * tk * lo > best.toc * best.tk * best.toh))
-          best = {toc, tk, lo, cst};
+          best = {toc, tk, lo, khg, cst};
       }
     }
     return best;
@@ -185,7 +226,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     return k;
   }
   const int64_t toc = best.toc, tk = best.tk, toh = best.toh, tic = ch.tic, ICB = ch.ICB;
+  const int64_t khg = best.khg, KHG = ceilDiv(c.KH, khg); // row groups per channel block
   const int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh), KC = ceilDiv(ch.Kl, tk);
+  NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
+              "rows fold only when each kernel row is one contiguous k run, whole rows per chunk");
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
 
   // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in fp16, each block at a
@@ -230,7 +274,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
 
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   Var n = Var::make("n"), gi = Var::make("g"), ob = Var::make("ocb"), hb = Var::make("ohb");
-  Var ib = Var::make("icb"), kh = Var::make("kh"), kw = Var::make("kw"), kc = Var::make("kc");
+  Var ib = Var::make("icb"), hg = Var::make("khg"), kr = Var::make("kr"), kw = Var::make("kw"),
+      kc = Var::make("kc");
   Expr itO = (Expr(n) * c.G + gi) * OCB + ob; // output-channel-block counter
   Expr it = itO * OHB + hb;                   // output-tile counter
   Expr itx = it * ICB + ib;                   // input-block counter
@@ -307,28 +352,35 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
 
   // The k loop: gather A, slice B, multiply-accumulate. A chunk past the end of a narrower last
   // channel block has k = 0 and emits nothing; the first chunk of block 0 is never empty, so the
-  // accumulator is always initialised by an overwriting matmul.
-  Expr step = (((itx * c.KH + kh) * ch.KWl + kw) * KC + kc); // L0 buffer counter
+  // accumulator is always initialised by an overwriting matmul. Row group hg holds kernel rows
+  // hg*khg .. +gcur (the last group is narrower when khg does not divide KH); with khg == 1 it is
+  // kernel row hg. Its A chunk is [pixels x gcur*klen]: row kr's klen values at column kr*klen,
+  // one mov per kernel row (a mov's three dimensions are already the row's run, the output
+  // columns and the output rows); B's rows are consecutive in the weight block, one mov.
+  Expr step = (((itx * KHG + hg) * ch.KWl + kw) * KC + kc); // L0 buffer counter
+  Expr gcur = min(imm(khg), c.KH - Expr(hg) * khg);
   Expr klen = ch.fold ? ticb * c.KW : ticb;
-  Expr kcur = max(min(imm(tk), klen - Expr(kc) * tk), 0);
-  View asrc{hw.l1, xbuf.at(itIn) +
-                       (((Expr(kh) * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
+  Expr kcur = khg == 1 ? max(min(imm(tk), klen - Expr(kc) * tk), 0) : gcur * klen;
+  Expr kh = Expr(hg) * khg + kr; // the kernel row an A mov gathers
+  View asrc{hw.l1,
+            xbuf.at(itIn) + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
-  View adst{hw.l0a, abuf.at(step)};
+  View adst{hw.l0a, abuf.at(step) + Expr(kr) * klen * 2};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
-  View bsrc{hw.l1, wbuf.at(wpar) + (((Expr(kh) * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
+  View bsrc{hw.l1,
+            wbuf.at(wpar) + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
   bsrc.s1 = tocb;
   View bdst{hw.l0b, bbuf.at(step)};
   bdst.s1 = tocb;
-  Expr first = min((((Expr(ib) * c.KH + kh) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
-  Stmt kbody = seq({b.move(asrc, adst, Dims{kcur, imm(c.OW), tohc}),
+  Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
+  Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
+  Stmt kbody = seq({forLoop(kr, imm(0), khg == 1 ? imm(1) : gcur, amove),
                     b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
                     b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
-  blockBody.push_back(
-      forLoop(kh, imm(0), imm(c.KH),
-              forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
+  blockBody.push_back(forLoop(
+      hg, imm(0), imm(KHG), forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
   tileBody.push_back(forLoop(ib, imm(0), imm(ICB), seq(blockBody)));
 
   // Epilogue on the accumulator tile, then the store.
@@ -361,10 +413,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
                 static_cast<int64_t>(c.weights.size()) * 2 +
                 c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
+  std::string foldText; // " (kernel columns folded into k, kernel rows folded by khg)"
+  if (ch.fold)
+    foldText = "kernel columns folded into k";
+  if (khg > 1)
+    foldText += fmt::format("{}kernel rows folded by {}", ch.fold ? ", " : "", khg);
+  if (!foldText.empty())
+    foldText = " (" + foldText + ")";
   k.tiling = fmt::format(
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
-      ch.fold ? " (kernel columns folded into k)" : "", toh, c.OW, toc, M, tk, ch.Kl,
+      foldText, toh, c.OW, toc, M, tk, khg > 1 ? c.KH * ch.Kl : ch.Kl,
       ICB > 1 ? fmt::format(", input channels blocked by {} at L1", tic) : "", rowsMax, geo.Wp, tic,
       c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",

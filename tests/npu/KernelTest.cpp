@@ -3,6 +3,7 @@
 // Tolerance (derived, not measured): operands are rounded to fp16 before both computations, so
 // products are exact; the NPU sums them in fp32 (error <= K * 2^-24 * sum|x*w| for K terms),
 // adds the fp32 bias, and rounds the result to fp16 (<= 2^-11 * |y|).
+#include "ConvCheck.h"
 #include "NpuTestUtil.h"
 
 #include "npu/Plan.h"
@@ -17,82 +18,11 @@ namespace {
 
 using graph::Graph;
 
-struct ConvCase {
-  int64_t C, H, W, OC, K, S, P, D, G;
-  bool bias, relu;
-  std::string target = "npu-base.yaml";
-  bool doubleBuffer = true;
-};
-
-std::ostream &operator<<(std::ostream &os, const ConvCase &c) {
-  return os << "C" << c.C << "_H" << c.H << "_W" << c.W << "_OC" << c.OC << "_K" << c.K << "_S"
-            << c.S << "_P" << c.P << "_D" << c.D << "_G" << c.G << "_" << c.target
-            << (c.doubleBuffer ? "" : "_single");
-}
-
 class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvKernel, MatchesReference) {
   const ConvCase c = GetParam();
-  isa::Target t = isa::loadTarget(configPath(c.target));
-  int64_t OH = (c.H + 2 * c.P - c.D * (c.K - 1) - 1) / c.S + 1;
-  int64_t OW = (c.W + 2 * c.P - c.D * (c.K - 1) - 1) / c.S + 1;
-  int64_t icg = c.C / c.G;
-  Graph g;
-  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
-  g.inputs = {x};
-  auto wdata = halves(randomData(static_cast<size_t>(c.OC * icg * c.K * c.K), 2));
-  auto bdata = randomData(static_cast<size_t>(c.OC), 3);
-  auto w = g.addConstant("w", {c.OC, icg, c.K, c.K}, wdata);
-  std::vector<graph::ValueId> ins = {x, w};
-  if (c.bias)
-    ins.push_back(g.addConstant("b", {c.OC}, bdata));
-  auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", ins, {y});
-  g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
-  g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
-  g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
-  g.node(conv).attrs["group"] = c.G;
-  auto out = y;
-  if (c.relu) {
-    out = g.addValue("r", {1, c.OC, OH, OW}, graph::DType::F32);
-    g.addNode("Relu", "relu", {y}, {out});
-  }
-  oneGroup(g, out);
-  HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
-  npu::CompileOptions opt;
-  opt.doubleBuffer = c.doubleBuffer;
-  NpuRun r = compileAndRun(g, t, {in}, opt);
-
-  int64_t checked = 0;
-  for (int64_t oc = 0; oc < c.OC; ++oc)
-    for (int64_t oy = 0; oy < OH; ++oy)
-      for (int64_t ox = 0; ox < OW; ++ox) {
-        double sum = c.bias ? bdata[static_cast<size_t>(oc)] : 0.0, mag = 0;
-        int64_t gi = oc / (c.OC / c.G);
-        for (int64_t ic = 0; ic < icg; ++ic)
-          for (int64_t kh = 0; kh < c.K; ++kh)
-            for (int64_t kw = 0; kw < c.K; ++kw) {
-              int64_t iy = oy * c.S - c.P + kh * c.D, ix = ox * c.S - c.P + kw * c.D;
-              if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W)
-                continue;
-              double p =
-                  double(in.data[static_cast<size_t>(((gi * icg + ic) * c.H + iy) * c.W + ix)]) *
-                  wdata[static_cast<size_t>(((oc * icg + ic) * c.K + kh) * c.K + kw)];
-              sum += p;
-              mag += std::fabs(p);
-            }
-        if (c.relu)
-          sum = std::max(sum, 0.0);
-        double got = r.out.data[static_cast<size_t>((oc * OH + oy) * OW + ox)];
-        double tol = std::ldexp(std::fabs(sum), -11) + icg * c.K * c.K * std::ldexp(mag, -24) +
-                     std::ldexp(std::fabs(c.bias ? bdata[static_cast<size_t>(oc)] : 0.0), -23) +
-                     1e-7;
-        ASSERT_NEAR(got, sum, tol) << "oc=" << oc << " oy=" << oy << " ox=" << ox;
-        ++checked;
-      }
-  EXPECT_EQ(checked, c.OC * OH * OW);
-  EXPECT_EQ(r.stats.macs, c.OC * OH * OW * icg * c.K * c.K);
+  checkConv(c, isa::loadTarget(configPath(c.target)));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,0 +1,100 @@
+// ConvCheck.h - one Conv (+ optional bias and Relu) built by hand, compiled for a target,
+// simulated with the hazard checker and compared element by element with a naive fp64 reference.
+//
+// Tolerance (derived, not measured): operands are rounded to fp16 before both computations, so
+// products are exact; the NPU sums them in fp32 (error <= K * 2^-24 * sum|x*w| for K terms),
+// adds the fp32 bias, and rounds the result to fp16 (<= 2^-11 * |y|).
+#pragma once
+
+#include "NpuTestUtil.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <ostream>
+
+namespace npuc::test {
+
+struct ConvCase {
+  int64_t C, H, W, OC, K, S, P, D, G; // K: kernel height (and width unless KW is set)
+  bool bias, relu;
+  std::string target = "npu-base.yaml";
+  bool doubleBuffer = true;
+  int64_t KW = 0; // kernel width; 0: K (square)
+  int64_t kw() const { return KW ? KW : K; }
+};
+
+inline std::ostream &operator<<(std::ostream &os, const ConvCase &c) {
+  os << "C" << c.C << "_H" << c.H << "_W" << c.W << "_OC" << c.OC << "_K" << c.K;
+  if (c.KW)
+    os << "x" << c.KW;
+  return os << "_S" << c.S << "_P" << c.P << "_D" << c.D << "_G" << c.G << "_" << c.target
+            << (c.doubleBuffer ? "" : "_single");
+}
+
+/// Runs case `c` on target `t` and checks every output (fatal failures on a mismatch); stores the
+/// kernel's tiling text in `tiling` when given.
+inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tiling = nullptr) {
+  const int64_t KH = c.K, KW = c.kw();
+  int64_t OH = (c.H + 2 * c.P - c.D * (KH - 1) - 1) / c.S + 1;
+  int64_t OW = (c.W + 2 * c.P - c.D * (KW - 1) - 1) / c.S + 1;
+  int64_t icg = c.C / c.G;
+  graph::Graph g;
+  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
+  g.inputs = {x};
+  auto wdata = halves(randomData(static_cast<size_t>(c.OC * icg * KH * KW), 2));
+  auto bdata = randomData(static_cast<size_t>(c.OC), 3);
+  auto w = g.addConstant("w", {c.OC, icg, KH, KW}, wdata);
+  std::vector<graph::ValueId> ins = {x, w};
+  if (c.bias)
+    ins.push_back(g.addConstant("b", {c.OC}, bdata));
+  auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
+  auto conv = g.addNode("Conv", "conv", ins, {y});
+  g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
+  g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
+  g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
+  g.node(conv).attrs["group"] = c.G;
+  auto out = y;
+  if (c.relu) {
+    out = g.addValue("r", {1, c.OC, OH, OW}, graph::DType::F32);
+    g.addNode("Relu", "relu", {y}, {out});
+  }
+  oneGroup(g, out);
+  HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
+  npu::CompileOptions opt;
+  opt.doubleBuffer = c.doubleBuffer;
+  NpuRun r = compileAndRun(g, t, {in}, opt);
+  if (tiling)
+    *tiling = r.seg.groupInfo.at(0).tiling;
+
+  int64_t checked = 0;
+  for (int64_t oc = 0; oc < c.OC; ++oc)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        double sum = c.bias ? bdata[static_cast<size_t>(oc)] : 0.0, mag = 0;
+        int64_t gi = oc / (c.OC / c.G);
+        for (int64_t ic = 0; ic < icg; ++ic)
+          for (int64_t kh = 0; kh < KH; ++kh)
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              int64_t iy = oy * c.S - c.P + kh * c.D, ix = ox * c.S - c.P + kw * c.D;
+              if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W)
+                continue;
+              double p =
+                  double(in.data[static_cast<size_t>(((gi * icg + ic) * c.H + iy) * c.W + ix)]) *
+                  wdata[static_cast<size_t>(((oc * icg + ic) * KH + kh) * KW + kw)];
+              sum += p;
+              mag += std::fabs(p);
+            }
+        if (c.relu)
+          sum = std::max(sum, 0.0);
+        double got = r.out.data[static_cast<size_t>((oc * OH + oy) * OW + ox)];
+        double tol = std::ldexp(std::fabs(sum), -11) + icg * KH * KW * std::ldexp(mag, -24) +
+                     std::ldexp(std::fabs(c.bias ? bdata[static_cast<size_t>(oc)] : 0.0), -23) +
+                     1e-7;
+        ASSERT_NEAR(got, sum, tol) << "oc=" << oc << " oy=" << oy << " ox=" << ox;
+        ++checked;
+      }
+  EXPECT_EQ(checked, c.OC * OH * OW);
+  EXPECT_EQ(r.stats.macs, c.OC * OH * OW * icg * KH * KW);
+}
+
+} // namespace npuc::test
