@@ -164,7 +164,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       best = std::max(best, x);
       sum += x;
     }
-    return o.doubleBuffer ? best : sum;
+    // Double-buffered, the T output tiles form a pipeline: the busiest resource sets the pace,
+    // and the others' share of one tile is exposed once (the first tile's loads, the last
+    // tile's epilogue and store). A layer that fits one tile therefore gains from splitting.
+    double tiles = double(c.N * c.G * OCB * OHB);
+    return o.doubleBuffer ? best + (sum - best) / tiles : sum;
   };
   // The best (toc, tk, toh) for a channel blocking, or a Tile with toc == 0 when nothing fits.
   auto search = [&](const Chan &ch) {
