@@ -119,6 +119,13 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     int64_t p = full * passes(khg * ch.Kl) + (rest ? passes(rest * ch.Kl) : 0);
     return KSplit{groups, p, c.KH + groups};
   };
+  // An input loaded once (one row tile, one channel block) with several unfolded k-chunks per
+  // tap is laid out chunk-major in L1, [KC][rows][Wp][tk], and loaded by one DMA per chunk: the
+  // first matmuls then wait for the first chunk only, where one channel-innermost layout would
+  // make every gather depend on the whole load (the token pass orders bounding boxes).
+  auto chunkedInput = [&](const Chan &ch, int64_t tk, int64_t khg) {
+    return !ch.fold && khg == 1 && ch.ICB == 1 && ch.Kl > tk;
+  };
   auto fits = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh) {
     int64_t M = toh * c.OW;
     int64_t rows = geo.rowsFor(toh);
@@ -134,8 +141,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       return false;
     if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
       return false;
+    // Unfolded, the input may be laid out chunk-major (below), rounding its channels up to
+    // whole k-chunks.
+    int64_t xch = !ch.fold && tk < ch.Kl ? ceilDiv(ch.tic, tk) * tk : ch.tic;
     int64_t l1 =
-        nb * (al(hw.l1, rows * geo.Wp * ch.tic * 2) + al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
+        nb * (al(hw.l1, rows * geo.Wp * xch * 2) + al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
               al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
@@ -168,7 +178,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     // and the others' share of one tile is exposed once (the first tile's loads, the last
     // tile's epilogue and store). A layer that fits one tile therefore gains from splitting.
     double tiles = double(c.N * c.G * OCB * OHB);
-    return o.doubleBuffer ? best + (sum - best) / tiles : sum;
+    if (!o.doubleBuffer)
+      return sum;
+    // An input loaded once precedes every tile, so it is exposed whole, or one k-chunk of it
+    // when it is loaded chunk by chunk (see chunkedInput below).
+    double exposedIn = 0;
+    if (OHB == 1 && ch.ICB == 1)
+      exposedIn = inBytes / dramBw / double(chunkedInput(ch, tk, khg) ? ceilDiv(ch.Kl, tk) : 1);
+    return best + (sum - best) / tiles + exposedIn;
   };
   // The best (toc, tk, toh) for a channel blocking, or a Tile with toc == 0 when nothing fits.
   auto search = [&](const Chan &ch) {
@@ -235,6 +252,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
               "rows fold only when each kernel row is one contiguous k run, whole rows per chunk");
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
+  const bool chunked = OHB == 1 && chunkedInput(ch, tk, khg);
+  const int64_t chunkElems = rowsMax * geo.Wp * tk; // one k-chunk of a chunk-major input
 
   // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in fp16, each block at a
   // full-block stride (the last channel blocks are narrower).
@@ -261,7 +280,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       }
   const int64_t wAddr = d.addConst(wbytes);
 
-  OnChip xbuf{"x_l1", hw.l1, rowsMax * geo.Wp * tic * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, chunked ? KC * chunkElems * 2 : rowsMax * geo.Wp * tic * 2, nb};
   OnChip wbuf{"w_l1", hw.l1, blockElems * 2, nb};
   OnChip obuf{"y_l1", hw.l1, M * toc * 2, nb};
   OnChip abuf{"a_l0a", hw.l0a, M * tk * 2, nb};
@@ -329,6 +348,16 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     blockBody.push_back(weightLoad(ib));
   // Bound inside hb/ib loops of one iteration when hoisted (OHB == ICB == 1).
   Stmt inputLoad = b.load(xsrc, xdst, Dims{ticb, imm(geo.Wp), rows}, pad);
+  if (chunked) { // one DMA per k-chunk into its own [rows][Wp][tk] region
+    Var kl = Var::make("kcl");
+    Expr tkl = min(imm(tk), ticb - Expr(kl) * tk);
+    View csrc = xsrc;
+    csrc.addr = xsrc.addr + Expr(kl) * (tk * 2);
+    View cdst{hw.l1, xbuf.at(itIn) + Expr(kl) * (chunkElems * 2)};
+    cdst.s1 = tkl;
+    cdst.s2 = tkl * geo.Wp;
+    inputLoad = forLoop(kl, imm(0), imm(KC), b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad));
+  }
   if (!inputOnce)
     blockBody.push_back(inputLoad);
 
@@ -370,6 +399,12 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
             xbuf.at(itIn) + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
+  if (chunked) { // chunk kc's region holds kcur channels per input pixel
+    asrc.addr = xbuf.at(itIn) +
+                (Expr(kc) * chunkElems + ((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * kcur) * 2;
+    asrc.s1 = kcur * c.SW;
+    asrc.s2 = kcur * (c.SH * geo.Wp);
+  }
   View adst{hw.l0a, abuf.at(step) + Expr(kr) * klen * 2};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
@@ -428,8 +463,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
       foldText, toh, c.OW, toc, M, tk, khg > 1 ? c.KH * ch.Kl : ch.Kl,
-      ICB > 1 ? fmt::format(", input channels blocked by {} at L1", tic) : "", rowsMax, geo.Wp, tic,
-      c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
+      ICB > 1   ? fmt::format(", input channels blocked by {} at L1", tic)
+      : chunked ? fmt::format(", input loaded once in {} k-chunks", KC)
+                : "",
+      rowsMax, geo.Wp, tic, c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
       o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
   return k;

@@ -1,0 +1,77 @@
+// ChunkedInputTest.cpp - an input loaded once in k-chunks (npu/LowerMatmul.cpp, chunkedInput).
+//
+// When one row tile and one channel block cover a conv and k is split into several chunks per
+// tap, the input is laid out chunk-major in L1 and loaded by one DMA per chunk, so the first
+// matmuls wait only for the first chunk. These cases pick that layout (checked on the tiling
+// text, so the test fails if the layout is dropped) and must still match the fp64 reference.
+#include "ConvCheck.h"
+
+#include "npu/Sync.h"
+
+#include <gtest/gtest.h>
+#include <regex>
+
+namespace npuc::test {
+namespace {
+
+int64_t chunksOf(const std::string &tiling) {
+  std::smatch m;
+  if (!std::regex_search(tiling, m, std::regex("input loaded once in (\\d+) k-chunks")))
+    return 0;
+  return std::stoll(m[1]);
+}
+
+TEST(ChunkedInput, PointwiseConvWithManyChannels) {
+  // MobileNetV2's features.7.conv.2 (14x14, 192 -> 64 channels) and features.12.conv.2
+  // (576 -> 96): one tile of rows, several k-chunks of 64.
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  for (ConvCase c : {ConvCase{192, 14, 14, 64, 1, 1, 0, 1, 1, true, true},
+                     ConvCase{576, 14, 14, 96, 1, 1, 0, 1, 1, true, false}}) {
+    std::string tiling;
+    checkConv(c, t, &tiling);
+    SCOPED_TRACE(tiling);
+    EXPECT_GT(chunksOf(tiling), 1);
+  }
+}
+
+TEST(ChunkedInput, FirstMatmulStartsBeforeTheWholeInputArrives) {
+  // x[1,192,14,14] -> 1x1 conv to 64 channels. The input's loads are the DMAs reading the input
+  // tensor's DRAM range; with the chunk-major layout the first matmul needs only the first.
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  graph::Graph g;
+  auto x = g.addValue("x", {1, 192, 14, 14}, graph::DType::F32);
+  g.inputs = {x};
+  auto w = g.addConstant("w", {64, 192, 1, 1}, halves(randomData(64 * 192, 2, -0.1f, 0.1f)));
+  auto y = g.addValue("y", {1, 64, 14, 14}, graph::DType::F32);
+  g.addNode("Conv", "conv", {x, w}, {y});
+  oneGroup(g, y);
+  HostTensor in({1, 192, 14, 14}, halves(randomData(192 * 14 * 14, 1)));
+  npu::Segment seg = npu::compileSegment(g, {0}, t);
+  ASSERT_GT(chunksOf(seg.groupInfo.at(0).tiling), 1) << seg.groupInfo.at(0).tiling;
+  sim::Memory mem(t, seg.dramBytes);
+  std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);
+  auto bytes = npu::packTensor(in, seg.inputs.at(0).layout);
+  std::copy(bytes.begin(), bytes.end(), mem.dram().begin() + seg.inputs.at(0).addr);
+  sim::SimOptions so;
+  so.trace = true;
+  sim::SimStats st = sim::run(t, seg.program, mem, so);
+  const int64_t xlo = seg.inputs.at(0).addr, xhi = xlo + seg.inputs.at(0).bytes();
+  int64_t lastInputLoadEnd = -1, firstMatmulStart = INT64_MAX, inputLoads = 0;
+  for (const sim::TraceEvent &e : st.trace) {
+    const isa::Instr &in = seg.program.instrs.at(size_t(e.index));
+    if (e.mnemonic == "mm")
+      firstMatmulStart = std::min(firstMatmulStart, e.start);
+    if (e.mnemonic != "ld")
+      continue;
+    for (const npu::Access &a : npu::accessesOf(t, in))
+      if (a.level == t.dramLevel() && !a.write && a.lo < xhi && xlo < a.hi) {
+        lastInputLoadEnd = std::max(lastInputLoadEnd, e.end);
+        ++inputLoads;
+      }
+  }
+  EXPECT_EQ(inputLoads, chunksOf(seg.groupInfo.at(0).tiling));
+  EXPECT_LT(firstMatmulStart, lastInputLoadEnd);
+}
+
+} // namespace
+} // namespace npuc::test
