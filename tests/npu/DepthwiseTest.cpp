@@ -3,9 +3,10 @@
 // fp32 reference executor; and the tensor-unit path on a target whose vector unit has no `mac`.
 //
 // Tolerance (derived): inputs are fp16 values in both computations and the weights are fp32 in
-// both. The vector unit rounds each product and each partial sum to fp32 (taps + 2 roundings of
-// at most 2^-24 relative each, bounded by (taps + 2) * 2^-23 * (sum|x*w| + |bias|)), then rounds
-// to fp16 (2^-11 |y|, plus half the fp16 subnormal spacing, 2^-25, below 2^-14).
+// both. The vector unit rounds each product and each partial sum to fp32 (taps + 3 roundings,
+// bias and residual adds included, of at most 2^-24 relative each, bounded by
+// (taps + 2) * 2^-23 * (sum|x*w| + |bias| + |residual|)), then rounds to fp16 (2^-11 |y|, plus
+// half the fp16 subnormal spacing, 2^-25, below 2^-14).
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
@@ -15,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <gtest/gtest.h>
 
 namespace npuc::test {
@@ -28,17 +30,20 @@ struct DwCase {
   bool bias, clip;
   std::string target = "npu-base.yaml";
   bool doubleBuffer = true;
+  int64_t N = 1;
+  bool residual = false; // + Add(a second input of the output's shape) after the conv [and clip]
 };
 
 std::ostream &operator<<(std::ostream &os, const DwCase &c) {
   return os << "C" << c.C << "_H" << c.H << "_W" << c.W << "_K" << c.K << "_S" << c.S << "_D" << c.D
             << "_P" << c.padLo << c.padHi << (c.bias ? "_bias" : "") << (c.clip ? "_clip" : "")
-            << "_" << c.target << (c.doubleBuffer ? "" : "_single");
+            << "_" << c.target << (c.doubleBuffer ? "" : "_single") << "_N" << c.N
+            << (c.residual ? "_res" : "");
 }
 
 struct DwGraph {
   Graph g;
-  HostTensor in;
+  HostTensor in, res;
   std::vector<float> w;
   int64_t OH = 0, OW = 0;
 };
@@ -49,7 +54,7 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
   r.OH = (c.H + c.padLo + c.padHi - c.D * (c.K - 1) - 1) / c.S + 1;
   r.OW = (c.W + c.padLo + c.padHi - c.D * (c.K - 1) - 1) / c.S + 1;
   Graph &g = r.g;
-  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
+  auto x = g.addValue("x", {c.N, c.C, c.H, c.W}, graph::DType::F32);
   g.inputs = {x};
   r.w = randomData(static_cast<size_t>(c.C * c.K * c.K), 41);
   if (halfWeights)
@@ -57,7 +62,7 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
   std::vector<graph::ValueId> ins = {x, g.addConstant("w", {c.C, 1, c.K, c.K}, r.w)};
   if (c.bias)
     ins.push_back(g.addConstant("b", {c.C}, randomData(static_cast<size_t>(c.C), 42, -2.f, 2.f)));
-  auto y = g.addValue("y", {1, c.C, r.OH, r.OW}, graph::DType::F32);
+  auto y = g.addValue("y", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
   auto conv = g.addNode("Conv", "dw", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.padLo, c.padLo, c.padHi, c.padHi};
@@ -65,15 +70,24 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
   g.node(conv).attrs["group"] = c.C;
   auto out = y;
   if (c.clip) {
-    out = g.addValue("r", {1, c.C, r.OH, r.OW}, graph::DType::F32);
+    out = g.addValue("r", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
     auto clip = g.addNode("Clip", "relu6", {y}, {out});
     g.node(clip).attrs["min"] = 0.0;
     g.node(clip).attrs["max"] = 6.0;
   }
+  if (c.residual) {
+    auto rv = g.addValue("res", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
+    g.inputs.push_back(rv);
+    auto sum = g.addValue("sum", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
+    g.addNode("Add", "add", {out, rv}, {sum});
+    out = sum;
+    r.res = HostTensor({c.N, c.C, r.OH, r.OW},
+                       halves(randomData(static_cast<size_t>(c.N * c.C * r.OH * r.OW), 44)));
+  }
   oneGroup(g, out);
   // Inputs up to +-4 so that Clip(0, 6) cuts some outputs on both sides.
-  r.in = HostTensor({1, c.C, c.H, c.W},
-                    halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 43, -4.f, 4.f)));
+  r.in = HostTensor({c.N, c.C, c.H, c.W},
+                    halves(randomData(static_cast<size_t>(c.N * c.C * c.H * c.W), 43, -4.f, 4.f)));
   return r;
 }
 
@@ -82,26 +96,34 @@ NpuRun checkAgainstReference(const DwCase &c, const isa::Target &t, bool halfWei
   DwGraph d = depthwiseGraph(c, halfWeights);
   npu::CompileOptions opt;
   opt.doubleBuffer = c.doubleBuffer;
-  NpuRun r = compileAndRun(d.g, t, {d.in}, opt);
-  auto ref = graph::runReference(d.g, {{d.g.inputs[0], d.in}});
+  std::vector<HostTensor> ins = {d.in};
+  std::map<graph::ValueId, HostTensor> refIns = {{d.g.inputs[0], d.in}};
+  if (c.residual) {
+    ins.push_back(d.res);
+    refIns[d.g.inputs[1]] = d.res;
+  }
+  NpuRun r = compileAndRun(d.g, t, ins, opt);
+  auto ref = graph::runReference(d.g, refIns);
   const HostTensor &want = ref.at(d.g.outputs[0]);
   EXPECT_EQ(r.out.shape, want.shape);
   const std::vector<float> &bias =
       c.bias ? *d.g.value(d.g.node(0).inputs[2]).f32 : std::vector<float>{};
   const int64_t taps = c.K * c.K;
   int64_t checked = 0;
-  for (int64_t ch = 0; ch < c.C; ++ch)
+  for (int64_t ch = 0; ch < c.N * c.C; ++ch) // image-major: (n, channel) pairs
     for (int64_t oy = 0; oy < d.OH; ++oy)
       for (int64_t ox = 0; ox < d.OW; ++ox) {
-        double mag = c.bias ? std::fabs(bias[static_cast<size_t>(ch)]) : 0.0;
+        double mag = c.bias ? std::fabs(bias[static_cast<size_t>(ch % c.C)]) : 0.0;
         for (int64_t kh = 0; kh < c.K; ++kh)
           for (int64_t kw = 0; kw < c.K; ++kw) {
             int64_t iy = oy * c.S - c.padLo + kh * c.D, ix = ox * c.S - c.padLo + kw * c.D;
             if (iy >= 0 && iy < c.H && ix >= 0 && ix < c.W)
               mag += std::fabs(double(d.in.data[static_cast<size_t>((ch * c.H + iy) * c.W + ix)]) *
-                               d.w[static_cast<size_t>((ch * c.K + kh) * c.K + kw)]);
+                               d.w[static_cast<size_t>(((ch % c.C) * c.K + kh) * c.K + kw)]);
           }
         size_t at = static_cast<size_t>((ch * d.OH + oy) * d.OW + ox);
+        if (c.residual) // one more fp32 rounding, of a sum bounded by mag + |res|
+          mag += std::fabs(d.res.data[at]);
         double y = want.data[at];
         double tol = std::ldexp(std::fabs(y), -11) + (taps + 2) * std::ldexp(mag, -23) + 0x1p-25;
         EXPECT_NEAR(r.out.data[at], y, tol) << c << " ch=" << ch << " oy=" << oy << " ox=" << ox;
@@ -109,7 +131,7 @@ NpuRun checkAgainstReference(const DwCase &c, const isa::Target &t, bool halfWei
           return r; // one report is enough
         ++checked;
       }
-  EXPECT_EQ(checked, c.C * d.OH * d.OW);
+  EXPECT_EQ(checked, c.N * c.C * d.OH * d.OW);
   return r;
 }
 
@@ -148,7 +170,9 @@ INSTANTIATE_TEST_SUITE_P(
                       DwCase{12, 11, 13, 5, 1, 1, 2, 2, true, true},  // 5x5
                       DwCase{10, 12, 12, 3, 2, 1, 0, 1, true, true},  // SAME-style pads
                       DwCase{64, 40, 40, 3, 2, 1, 1, 1, true, true},  // several row tiles
-                      DwCase{24, 9, 9, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false}),
+                      DwCase{24, 9, 9, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false},
+                      DwCase{9, 10, 7, 3, 2, 1, 1, 1, true, true, "npu-base.yaml", true, 2},
+                      DwCase{20, 9, 8, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", true, 1, true}),
     [](const ::testing::TestParamInfo<DwCase> &i) {
       std::ostringstream os;
       os << i.param;
