@@ -28,7 +28,7 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
                    const KernelOptions &o) {
   switch (p.kind) {
   case KernelKind::Matmul:
-    return lowerMatmulKernel(p, g, b, d, o);
+    return lowerConvKernel(p, g, b, d, o);
   case KernelKind::Pool:
     return lowerPoolKernel(p, g, b, d, o);
   case KernelKind::GlobalAvgPool:

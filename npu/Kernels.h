@@ -27,6 +27,7 @@ struct Kernel {
   int64_t macs = 0;
   int64_t vectorElems = 0; // elements processed by vector instructions (roofline)
   int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
+  double estCycles = 0;    // the cost model's estimate of the chosen tiling (kernel choice)
   std::string reject;      // non-empty: no feasible tiling
 };
 
@@ -38,6 +39,13 @@ struct KernelOptions {
 
 Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o);
+/// Depthwise convs (GroupPlan::depthwise) on the vector unit with `mul`/`mac` (LowerDepthwise.cpp).
+Kernel lowerDepthwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                            const KernelOptions &o);
+/// Conv/Gemm/MatMul groups: the tensor-unit kernel, or for a depthwise conv on a target whose
+/// vector unit has `mac`, whichever of the two kernels the cost model estimates faster.
+Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                       const KernelOptions &o);
 Kernel lowerPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                        const KernelOptions &o);
 Kernel lowerGlobalPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,

@@ -448,6 +448,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   prologue.push_back(body);
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
+  k.estCycles = best.cost;
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
                 static_cast<int64_t>(c.weights.size()) * 2 +

@@ -120,6 +120,7 @@ struct Analyzer {
         return reject(n.name + " (Conv): bias is not constant");
       c.bias = *val(n.inputs[2]).f32;
     }
+    p.depthwise = c.G == c.C && c.OC == c.C;
     p.input = n.inputs[0];
     return true;
   }

@@ -58,6 +58,9 @@ struct GroupPlan {
   ConvParams conv;
   PoolParams pool;
   std::vector<EpilogueOp> epilogue;
+  // A Conv with one input and one output channel per group (group == C == OC): the vector unit
+  // may run it (lowerConvKernel decides by cost).
+  bool depthwise = false;
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements
   std::string reject;   // non-empty: the NPU cannot run this group, and why

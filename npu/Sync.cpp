@@ -8,7 +8,7 @@
 namespace npuc::npu {
 
 bool vectorOpIsBinary(const std::string &op) {
-  static const char *binary[] = {"add", "sub", "mul", "div", "max", "min"};
+  static const char *binary[] = {"add", "sub", "mul", "div", "max", "min", "mac"};
   return std::any_of(std::begin(binary), std::end(binary), [&](const char *b) { return op == b; });
 }
 
@@ -64,7 +64,7 @@ std::vector<Access> accessesOf(const isa::Target &t, const isa::Instr &in) {
       out.push_back(span(static_cast<int>(g((p + "_space").c_str())), g((p + "_addr").c_str()), eb,
                          n, s, write));
     };
-    view("dst", true);
+    view("dst", true); // also what `mac` reads: a write conflicts with every access already
     view("src1", false);
     int64_t op = g("op");
     if (op >= 0 && op < static_cast<int64_t>(t.vector.ops.size()) &&

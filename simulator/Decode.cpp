@@ -25,7 +25,7 @@ constexpr OpName kVecOps[] = {
     {"mul", VecOp::Mul},   {"max", VecOp::Max},   {"min", VecOp::Min},
     {"relu", VecOp::Relu}, {"clip", VecOp::Clip}, {"muladd", VecOp::MulAdd},
     {"exp", VecOp::Exp},   {"tanh", VecOp::Tanh}, {"sigmoid", VecOp::Sigmoid},
-    {"div", VecOp::Div},   {"sqrt", VecOp::Sqrt},
+    {"div", VecOp::Div},   {"sqrt", VecOp::Sqrt}, {"mac", VecOp::Mac},
 };
 
 int dtypeBytes(isa::ElemType t) {
@@ -288,10 +288,15 @@ bool vecOpReadsSrc2(VecOp op) {
   case VecOp::Max:
   case VecOp::Min:
   case VecOp::Div:
+  case VecOp::Mac:
     return true;
   default:
     return false;
   }
+}
+
+bool vecOpReadsDst(VecOp op) {
+  return op == VecOp::Mac;
 }
 
 std::string instrName(const isa::Program &p, int64_t index) {

@@ -34,12 +34,15 @@ enum class VecOp {
   Tanh,
   Sigmoid,
   Div,
-  Sqrt
+  Sqrt,
+  Mac // dst = dst + src1 * src2: reads its destination (read-modify-write)
 };
 /// Maps an op name to VecOp; false when the simulator does not implement it.
 bool vecOpFromName(const std::string &name, VecOp &out);
 /// Whether the op reads its second source operand.
 bool vecOpReadsSrc2(VecOp op);
+/// Whether the op reads its destination before writing it (accumulating ops: `mac`).
+bool vecOpReadsDst(VecOp op);
 
 /// A strided 3-D operand: element (i0,i1,i2) lives at addr + elemBytes*sum(i_d*stride_d).
 struct Operand {

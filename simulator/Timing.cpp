@@ -219,6 +219,8 @@ std::vector<BankAccess> bankAccesses(const isa::Target &t, const Decoded &d) {
     add(d.vec.src1, d.vec.n);
     if (vecOpReadsSrc2(d.vec.op))
       add(d.vec.src2, d.vec.n);
+    if (vecOpReadsDst(d.vec.op)) // read-modify-write: the destination's words are read too
+      add(d.vec.dst, d.vec.n);
     add(d.vec.dst, d.vec.n);
     break;
   case isa::Semantics::Finish:

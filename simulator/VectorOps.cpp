@@ -5,7 +5,10 @@
 // (e.g. add with src2 == dst). That exact order is kept by an element-at-a-time path whenever the
 // destination overlaps a source; otherwise (the common elementwise case, or a perfectly in-place
 // op) rows are converted to float, computed by a per-op loop, and rounded back, which is
-// equivalent and several times faster.
+// equivalent and several times faster. `mac` also reads its destination (dst = dst + a * b): the
+// row path reads the destination row before overwriting it, which is the same as sequential order
+// as long as every destination element has its own address (a stride-0 destination, a dot
+// product, takes the sequential path).
 #include "simulator/Functional.h"
 
 #include "simulator/HalfTable.h"
@@ -63,8 +66,9 @@ inline void store(uint8_t *p, isa::ElemType t, float v) {
   }
 }
 
-/// One element of an op, in fp32. `b` is undefined for ops that do not read src2.
-template <VecOp OP> inline float apply(float a, float b, float imm0, float imm1) {
+/// One element of an op, in fp32. `b` is undefined for ops that do not read src2, `c` (the
+/// destination's old value) for ops that do not read their destination.
+template <VecOp OP> inline float apply(float a, float b, float c, float imm0, float imm1) {
   if constexpr (OP == VecOp::Copy)
     return a;
   else if constexpr (OP == VecOp::Add)
@@ -92,7 +96,10 @@ template <VecOp OP> inline float apply(float a, float b, float imm0, float imm1)
     return 1.0f / (1.0f + std::exp(-a));
   else if constexpr (OP == VecOp::Div)
     return a / b;
-  else
+  else if constexpr (OP == VecOp::Mac) {
+    float prod = a * b; // two fp32 roundings, no fused multiply-add (as muladd)
+    return c + prod;
+  } else
     return std::sqrt(a);
 }
 
@@ -135,7 +142,8 @@ bool sameAccess(const Operand &a, const Operand &b, const int64_t *n) {
 
 template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequential) {
   constexpr bool two = OP == VecOp::Add || OP == VecOp::Sub || OP == VecOp::Mul ||
-                       OP == VecOp::Max || OP == VecOp::Min || OP == VecOp::Div;
+                       OP == VecOp::Max || OP == VecOp::Min || OP == VecOp::Div || OP == VecOp::Mac;
+  constexpr bool readsDst = OP == VecOp::Mac;
   uint8_t *d = mem.level(o.dst.level).data();
   const uint8_t *s1 = mem.level(o.src1.level).data();
   const uint8_t *s2 = two ? mem.level(o.src2.level).data() : nullptr;
@@ -150,13 +158,16 @@ template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequenti
         for (int64_t i0 = 0; i0 < n0; ++i0) {
           float a = load(s1 + addr(o.src1, i0, i1, i2), o.src1.type);
           float b = two ? load(s2 + addr(o.src2, i0, i1, i2), o.src2.type) : 0.0f;
-          store(d + addr(o.dst, i0, i1, i2), o.dst.type, apply<OP>(a, b, i0v, i1v));
+          uint8_t *at = d + addr(o.dst, i0, i1, i2);
+          float c = readsDst ? load(at, o.dst.type) : 0.0f;
+          store(at, o.dst.type, apply<OP>(a, b, c, i0v, i1v));
         }
     return;
   }
-  thread_local std::vector<float> ra, rb;
+  thread_local std::vector<float> ra, rb, rc;
   ra.resize(static_cast<size_t>(n0));
   rb.resize(static_cast<size_t>(n0));
+  rc.resize(static_cast<size_t>(n0));
   auto loadRow = [&](const uint8_t *base, const Operand &x, int64_t i1, int64_t i2, float *out) {
     const uint8_t *p = base + addr(x, 0, i1, i2);
     int64_t step = x.elemBytes * x.stride[0];
@@ -169,12 +180,14 @@ template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequenti
   };
   for (int64_t i2 = 0; i2 < o.n[2]; ++i2)
     for (int64_t i1 = 0; i1 < o.n[1]; ++i1) {
-      float *a = ra.data(), *b = rb.data();
+      float *a = ra.data(), *b = rb.data(), *c = rc.data();
       loadRow(s1, o.src1, i1, i2, a);
       if constexpr (two)
         loadRow(s2, o.src2, i1, i2, b);
+      if constexpr (readsDst)
+        loadRow(d, o.dst, i1, i2, c);
       for (int64_t i0 = 0; i0 < n0; ++i0)
-        a[i0] = apply<OP>(a[i0], two ? b[i0] : 0.0f, i0v, i1v);
+        a[i0] = apply<OP>(a[i0], two ? b[i0] : 0.0f, readsDst ? c[i0] : 0.0f, i0v, i1v);
       uint8_t *p = d + addr(o.dst, 0, i1, i2);
       int64_t step = o.dst.elemBytes * o.dst.stride[0];
       if (o.dst.type == isa::ElemType::F32 && o.dst.stride[0] == 1)
@@ -197,6 +210,9 @@ void executeVector(const VectorOp &o, Memory &mem) {
   if (vecOpReadsSrc2(o.op))
     sequential =
         sequential || (overlaps(dst, boxOf(o.src2, o.n)) && !sameAccess(o.dst, o.src2, o.n));
+  // An accumulating op whose destination elements share addresses reduces into them.
+  if (vecOpReadsDst(o.op))
+    sequential = sequential || !distinctElements(o.dst, o.n);
   switch (o.op) {
 #define NPUC_VEC_CASE(X)                                                                           \
   case VecOp::X:                                                                                   \
@@ -215,6 +231,7 @@ void executeVector(const VectorOp &o, Memory &mem) {
     NPUC_VEC_CASE(Sigmoid)
     NPUC_VEC_CASE(Div)
     NPUC_VEC_CASE(Sqrt)
+    NPUC_VEC_CASE(Mac)
 #undef NPUC_VEC_CASE
   }
 }

@@ -169,7 +169,9 @@ int main(int argc, char **argv) {
         continue;
       for (const std::string &key : {row.net + " " + row.kind, row.net + " all"}) {
         Acc &a = acc[key];
-        double w = double(row.mult) * double(base.macs);
+        // Weighted by the layer's MACs from the manifest: a depthwise conv on the vector unit
+        // runs no tensor-unit MACs but still counts as much work.
+        double w = double(row.mult) * double(row.macs);
         a.wsum += w * base.ratio();
         a.w += w;
         a.cycles += row.mult * base.cycles;

@@ -95,6 +95,27 @@ TEST(Assembly, RandomProgramsRoundTrip) {
   }
 }
 
+// `mac` assembles by name to its position in npu-base's op list (appended last, so 9), and
+// text -> program -> bytes -> program -> text round-trips with the name.
+TEST(Assembly, MacOpRoundTrips) {
+  Target t = base();
+  std::string text = "vop op=mac dst_space=acc dst_addr=256 dst_dtype=fp32 src1_space=l1 "
+                     "src1_addr=64 src2_space=l1 src2_addr=4096 src2_dtype=fp32 n0=32 n1=7 n2=3 "
+                     "dst_s0=1 dst_s1=32 dst_s2=224 src1_s0=1 src1_s1=64 src1_s2=960 src2_s0=1\n";
+  Program p = assemble(t, text, "mac.s");
+  ASSERT_EQ(p.instrs.size(), 1u);
+  EXPECT_EQ(p.instrs[0].get("op"), 9);
+  EXPECT_EQ(p.instrs[0].get("src1_s2"), 960);
+  std::string dis = disassemble(t, p);
+  EXPECT_NE(dis.find("vop op=mac dst_space=acc dst_addr=256"), std::string::npos) << dis;
+  Program dec = decode(t, encode(t, p));
+  EXPECT_EQ(dec.instrs.at(0).fields, p.instrs[0].fields);
+  EXPECT_EQ(disassemble(t, dec), dis);
+  // A target without mac (npu-rtl) rejects the name.
+  Target rtl = loadTarget(configPath("npu-rtl.yaml"));
+  expectAsmError(rtl, "vop op=mac\n", {"bad value 'mac' for field 'op'"});
+}
+
 TEST(Assembly, Errors) {
   Target t = base();
   expectAsmError(t, "finish\nld foo=1\n", {"prog.s:2: unknown field 'foo' for 'ld'"});

@@ -58,10 +58,11 @@ TEST(Load, NpuBaseMachine) {
   EXPECT_EQ(t.tensor.accLevel, 4);
 
   EXPECT_EQ(t.vector.lanes, 16);
-  std::vector<std::string> ops = {"copy", "add",  "sub",  "mul",   "max",
-                                  "min",  "relu", "clip", "muladd"};
+  std::vector<std::string> ops = {"copy", "add",  "sub",  "mul",    "max",
+                                  "min",  "relu", "clip", "muladd", "mac"};
   EXPECT_EQ(t.vector.ops, ops);
   EXPECT_EQ(t.vector.opCode("relu"), 6);
+  EXPECT_EQ(t.vector.opCode("mac"), 9); // appended: the older ops keep their codes
   EXPECT_FALSE(t.vector.supports("exp"));
   EXPECT_EQ(t.vector.opCode("exp"), -1);
   EXPECT_EQ(t.vector.levels, (std::vector<int>{1, 4}));

@@ -48,9 +48,9 @@ TEST(Validation, IllTypedFields) {
                    {"instructions[3] (mm).fields.accumulate.signed: expected true or false"});
   expectParseError(edit(baseText(), "{name: k, width: 16}", "{name: k, width: [16]}"),
                    {"instructions[3] (mm).fields.k.width: expected a scalar value"});
-  expectParseError(
-      edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd]", "ops: copy"),
-      {"vector_unit.ops: expected a sequence"});
+  expectParseError(edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, mac]",
+                        "ops: copy"),
+                   {"vector_unit.ops: expected a sequence"});
   expectParseError(edit(baseText(), "latency: 100 ", "latency: 1e99999 "),
                    {"dram.latency: expected an integer"});
 }
@@ -128,7 +128,7 @@ TEST(Validation, UnknownNames) {
 
 TEST(Validation, Units) {
   expectParseError(
-      edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd]", "ops: []"),
+      edit(baseText(), "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, mac]", "ops: []"),
       {"vector_unit.ops: the vector op list is empty"});
   expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, copy,"),
                    {"vector_unit.ops[1]: duplicate vector op 'copy'"});

@@ -18,10 +18,10 @@ using graph::Graph;
 // (every later vop field moves up by 4 bits).
 std::string modifiedBase() {
   std::string y = readFile(configPath("npu-base.yaml"));
-  const std::string ops = "ops: [copy, add, sub, mul, max, min, relu, clip, muladd]";
+  const std::string ops = "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, mac]";
   EXPECT_NE(y.find(ops), std::string::npos) << "npu-base's vector op list changed";
   y.replace(y.find(ops), ops.size(),
-            "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, sigmoid]");
+            "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, mac, sigmoid]");
   size_t vop = y.find("mnemonic: vop");
   const std::string n0 = "{name: n0, width: 16}";
   size_t at = y.find(n0, vop);

@@ -187,4 +187,37 @@ TEST(SimBanks, BankAccessCountsFollowTheInterleave) {
     EXPECT_EQ(a[0].words[size_t(b)], 4) << b;
 }
 
+// A mac's destination is read and written: its words count twice, as a matmul's accumulating C.
+// 16 fp32 (64 B, one word at bank 1) from L1 64 -> dst 1 word; src1 16 fp16 at L1 1024 (32 B,
+// bank 0), src2 16 fp32 at L1 2048 + 128 (bank 2): 1 + 1 + 2 = 4 words, 3 for mul.
+TEST(SimBanks, MacCountsItsDestinationTwice) {
+  auto t = makeTarget();
+  sim::Memory mem(*t, 1 << 16);
+  auto words = [&](const std::string &op) {
+    int code = t->vector.opCode(op);
+    isa::Program p;
+    p.instrs.push_back(make(*t, "vop",
+                            {{"op", code},
+                             {"dst_space", L1},
+                             {"dst_addr", 64},
+                             {"dst_dtype", 1},
+                             {"src1_space", L1},
+                             {"src1_addr", 1024},
+                             {"src1_dtype", 0},
+                             {"src2_space", L1},
+                             {"src2_addr", 2048 + 128},
+                             {"src2_dtype", 1},
+                             {"n0", 16},
+                             {"dst_s0", 1},
+                             {"src1_s0", 1},
+                             {"src2_s0", 1}}));
+    std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
+    std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]);
+    EXPECT_EQ(a.size(), 1u);
+    return a.empty() ? std::vector<int64_t>{} : a[0].words;
+  };
+  EXPECT_EQ(words("mac"), (std::vector<int64_t>{1, 2, 1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(words("mul"), (std::vector<int64_t>{1, 1, 1, 0, 0, 0, 0, 0}));
+}
+
 } // namespace

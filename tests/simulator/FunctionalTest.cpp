@@ -311,6 +311,121 @@ TEST(SimFunctional, VectorMaxPoolOverMiddleDimension) {
   }
 }
 
+int opCode(const isa::Target &t, const std::string &op) {
+  for (size_t i = 0; i < t.vector.ops.size(); ++i)
+    if (t.vector.ops[i] == op)
+      return static_cast<int>(i);
+  return -1;
+}
+
+// mac: dst = dst + src1 * src2 over a 3-D box, as the depthwise kernel issues it (src2 a
+// per-channel vector broadcast with strides (1, 0, 0)). Values chosen by hand so that every
+// result is exact; the fp16 destination shows the rounding to dst_dtype.
+TEST(SimFunctional, MacAccumulatesIntoItsDestination) {
+  auto t = makeTarget();
+  const int mac = opCode(*t, "mac");
+  ASSERT_GE(mac, 0);
+  sim::Memory mem(*t, 1024);
+  // 2 channels x 3 columns x 2 rows. src1 (fp16, L1 0x0): a row-major [2][3][2] box whose
+  // elements are 1..12. src2 (fp32, L1 0x100): {0.5, -2}. dst (fp32, ACC 0x40): 100 + index.
+  for (int i = 0; i < 12; ++i) {
+    putHalf(mem, L1, 2 * i, float(i + 1));
+    putF32(mem, ACC, 0x40 + 4 * i, 100.0f + float(i));
+  }
+  putF32(mem, L1, 0x100, 0.5f);
+  putF32(mem, L1, 0x104, -2.0f);
+  isa::Program p;
+  p.instrs.push_back(make(*t, "vop", {{"op", mac},       {"dst_space", ACC}, {"dst_addr", 0x40},
+                                      {"dst_dtype", 1},  {"src1_space", L1}, {"src1_addr", 0},
+                                      {"src1_dtype", 0}, {"src2_space", L1}, {"src2_addr", 0x100},
+                                      {"src2_dtype", 1}, {"n0", 2},          {"n1", 3},
+                                      {"n2", 2},         {"dst_s0", 1},      {"dst_s1", 2},
+                                      {"dst_s2", 6},     {"src1_s0", 1},     {"src1_s1", 2},
+                                      {"src1_s2", 6},    {"src2_s0", 1},     {"src2_s1", 0},
+                                      {"src2_s2", 0}}));
+  sim::run(*t, p, mem);
+  // Element i (channel i % 2): 100 + i + (i + 1) * (i even ? 0.5 : -2).
+  const float want[12] = {100.5f, 97.0f, 103.5f, 95.0f, 106.5f, 93.0f,
+                          109.5f, 91.0f, 112.5f, 89.0f, 115.5f, 87.0f};
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(getF32Bits(mem, ACC, 0x40 + 4 * i), bitsOf(want[i])) << "element " << i;
+
+  // fp16 destination: 2048 + 1 * 1 = 2049 is not an fp16 value (spacing 2 above 2048) and
+  // rounds to even, 2048; 0.25 + 1 * 0.5 = 0.75 is exact.
+  putHalf(mem, L1, 0x200, 2048.0f);
+  putHalf(mem, L1, 0x202, 0.25f);
+  putHalf(mem, L1, 0x300, 1.0f);
+  putHalf(mem, L1, 0x302, 1.0f);
+  putHalf(mem, L1, 0x380, 1.0f);
+  putHalf(mem, L1, 0x382, 0.5f);
+  isa::Program h;
+  h.instrs.push_back(make(*t, "vop",
+                          {{"op", mac},
+                           {"dst_space", L1},
+                           {"dst_addr", 0x200},
+                           {"dst_dtype", 0},
+                           {"src1_space", L1},
+                           {"src1_addr", 0x300},
+                           {"src1_dtype", 0},
+                           {"src2_space", L1},
+                           {"src2_addr", 0x380},
+                           {"src2_dtype", 0},
+                           {"n0", 2},
+                           {"dst_s0", 1},
+                           {"src1_s0", 1},
+                           {"src2_s0", 1}}));
+  sim::run(*t, h, mem);
+  EXPECT_EQ(getHalfBits(mem, L1, 0x200), floatToHalf(2048.0f));
+  EXPECT_EQ(getHalfBits(mem, L1, 0x202), floatToHalf(0.75f));
+}
+
+// A destination stride of 0 makes mac a dot product, sequentially: 1 + sum_i x_i * 0.5 with
+// x = 1..6 is 1 + 10.5 = 11.5; with random data, the fp32 sum in element order, bit for bit.
+TEST(SimFunctional, MacWithStrideZeroDestinationIsADotProduct) {
+  auto t = makeTarget();
+  const int mac = opCode(*t, "mac");
+  sim::Memory mem(*t, 1024);
+  auto dot = [&](int64_t n, const std::vector<float> &x, const std::vector<float> &w, float init) {
+    for (int64_t i = 0; i < n; ++i) {
+      putHalf(mem, L1, 2 * i, x[static_cast<size_t>(i)]);
+      putF32(mem, L1, 0x200 + 4 * i, w[static_cast<size_t>(i)]);
+    }
+    putF32(mem, ACC, 0, init);
+    isa::Program p;
+    p.instrs.push_back(make(*t, "vop",
+                            {{"op", mac},
+                             {"dst_space", ACC},
+                             {"dst_addr", 0},
+                             {"dst_dtype", 1},
+                             {"src1_space", L1},
+                             {"src1_addr", 0},
+                             {"src1_dtype", 0},
+                             {"src2_space", L1},
+                             {"src2_addr", 0x200},
+                             {"src2_dtype", 1},
+                             {"n0", n},
+                             {"dst_s0", 0},
+                             {"src1_s0", 1},
+                             {"src2_s0", 1}}));
+    sim::run(*t, p, mem);
+    return getF32Bits(mem, ACC, 0);
+  };
+  EXPECT_EQ(dot(6, {1, 2, 3, 4, 5, 6}, std::vector<float>(6, 0.5f), 1.0f), bitsOf(11.5f));
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x, w;
+  for (int i = 0; i < 40; ++i) {
+    x.push_back(roundToHalf(u(rng)));
+    w.push_back(u(rng));
+  }
+  float acc = 0.375f;
+  for (int i = 0; i < 40; ++i) {
+    volatile float prod = x[size_t(i)] * w[size_t(i)]; // two roundings per step, no FMA
+    acc = acc + prod;
+  }
+  EXPECT_EQ(dot(40, x, w, 0.375f), bitsOf(acc));
+}
+
 TEST(SimFunctional, InPlaceReluAndTimingOnlyLeavesDataAlone) {
   auto t = makeTarget();
   sim::Memory mem(*t, 1024);

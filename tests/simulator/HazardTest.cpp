@@ -223,6 +223,48 @@ TEST(SimHazards, IllegalFieldValuesNameThePcAndText) {
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
+// mac reads its destination: an unordered load into the accumulator it updates is a RAW on the
+// old values (reported at the dst read), where an op that only writes its destination (mul)
+// races as WAW. With the token the program is clean.
+TEST(SimHazards, MacDestinationIsReadAsWellAsWritten) {
+  auto t = makeTarget();
+  int mac = -1, mul = -1;
+  for (size_t i = 0; i < t->vector.ops.size(); ++i) {
+    if (t->vector.ops[i] == "mac")
+      mac = static_cast<int>(i);
+    if (t->vector.ops[i] == "mul")
+      mul = static_cast<int>(i);
+  }
+  ASSERT_GE(mac, 0);
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 64)); // the accumulator's old values
+  p.instrs.push_back(make(*t, "vop",
+                          {{"op", mac},
+                           {"dst_space", L1},
+                           {"dst_addr", 0x400},
+                           {"dst_dtype", 1},
+                           {"src1_space", L1},
+                           {"src1_addr", 0x1000},
+                           {"src2_space", L1},
+                           {"src2_addr", 0x2000},
+                           {"n0", 16},
+                           {"dst_s0", 1},
+                           {"src1_s0", 1},
+                           {"src2_s0", 1}}));
+  std::string m = errorOf(*t, p);
+  EXPECT_TRUE(has(m, "hazard: RAW (read-after-write) race on level 'l1' bytes [0x400, 0x440): "
+                     "instruction #0 (ld) on engine 'load' writes its destination and "
+                     "instruction #1 (vop) on engine 'vector' reads its dst"))
+      << m;
+  p.instrs[1].fields["op"] = mul;
+  EXPECT_TRUE(has(errorOf(*t, p), "hazard: WAW (write-after-write) race on level 'l1' bytes "
+                                  "[0x400, 0x440)"));
+  p.instrs[1].fields["op"] = mac;
+  p.instrs[0].fields["push"] = 1 << VECTOR;
+  p.instrs[1].fields["pop"] = 1 << LOAD;
+  EXPECT_EQ(errorOf(*t, p), "<no error>");
+}
+
 TEST(SimHazards, StridedOverlapIsExact) {
   // Rows of 4 bytes every 16 bytes vs one 4-byte block: the edges of a row at N-1 and N.
   const int64_t nA[3] = {4, 4, 1}, sA[3] = {1, 16, 0};

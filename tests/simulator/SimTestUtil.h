@@ -73,8 +73,8 @@ inline std::unique_ptr<isa::Target> makeTarget(const TargetOptions &o = {}) {
   t->tensor.accLevel = ACC;
   t->tensor.fillLatency = o.fillLatency;
   t->vector.lanes = o.vectorLanes;
-  t->vector.ops = {"copy", "add",    "sub", "mul",  "max",     "min", "relu",
-                   "clip", "muladd", "exp", "tanh", "sigmoid", "div", "sqrt"};
+  t->vector.ops = {"copy",   "add", "sub",  "mul",     "max", "min",  "relu", "clip",
+                   "muladd", "exp", "tanh", "sigmoid", "div", "sqrt", "mac"};
   t->vector.levels = {L1, ACC};
   t->dram.bytesPerCycle = o.dramBytesPerCycle;
   t->dram.latency = o.dramLatency;

@@ -165,6 +165,12 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;
         int64_t cycles = spanCycles(s.trace, gi.instrBegin, gi.instrEnd);
+        // The simulator counts tensor-unit MACs only; a group that issues no matmul (a depthwise
+        // conv on the vector unit) does its MACs with vector ops.
+        bool onTensor = false;
+        for (const auto &[mnemonic, count] : gi.instrCounts)
+          onTensor = onTensor || (count > 0 && m.target.findInstr(mnemonic)->semantics ==
+                                                   isa::Semantics::Matmul);
         ops.push_back({{"name", gi.name},
                        {"group", gi.groupId},
                        {"ops", gi.ops},
@@ -172,6 +178,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"cycles", cycles},
                        {"instructions", gi.instrEnd - gi.instrBegin},
                        {"macs", gi.macs},
+                       {"tensor_macs", onTensor ? gi.macs : 0},
                        {"roofline_cycles", gi.rooflineCycles},
                        {"roofline_fraction", cycles > 0 ? double(gi.rooflineCycles) / cycles : 0.0},
                        {"bound", gi.bound},
