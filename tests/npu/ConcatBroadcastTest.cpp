@@ -254,6 +254,53 @@ TEST(BroadcastOperand, ChainAfterTheGate) {
   }
 }
 
+// A gate right after a convolution (fusion may put it in the conv's epilogue): the matmul kernel
+// offsets the gate's view to each output-channel block. npu-tiny's small accumulator splits the
+// 70 output channels into several blocks. Tolerance as in KernelTest's ConvKernel: fp32
+// accumulation of K products, then the exact-in-fp32 product with the fp16 gate rounded in fp32
+// and once more to fp16.
+TEST(BroadcastOperand, GateInAConvEpilogue) {
+  isa::Target t = isa::loadTarget(configPath("npu-tiny.yaml"));
+  const int64_t C = 16, H = 9, W = 11, OC = 70, K = 3;
+  Graph g;
+  auto x = g.addValue("x", {1, C, H, W}, graph::DType::F32);
+  auto gate = g.addValue("gate", {1, OC, 1, 1}, graph::DType::F32);
+  g.inputs = {x, gate};
+  auto wdata = halves(randomData(static_cast<size_t>(OC * C * K * K), 56));
+  auto w = g.addConstant("w", {OC, C, K, K}, wdata);
+  auto y = g.addValue("y", {1, OC, H, W}, graph::DType::F32);
+  auto out = g.addValue("out", {1, OC, H, W}, graph::DType::F32);
+  auto conv = g.addNode("Conv", "conv", {x, w}, {y});
+  g.node(conv).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  g.addNode("Mul", "se", {y, gate}, {out});
+  oneGroup(g, out);
+  ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+  HostTensor tx({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 57)));
+  HostTensor tg({1, OC, 1, 1}, halves(randomData(static_cast<size_t>(OC), 58, 0.f, 1.f)));
+  NpuRun r = compileAndRun(g, t, {tx, tg});
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t oy = 0; oy < H; ++oy)
+      for (int64_t ox = 0; ox < W; ++ox) {
+        double s = 0, mag = 0;
+        for (int64_t ic = 0; ic < C; ++ic)
+          for (int64_t kh = 0; kh < K; ++kh)
+            for (int64_t kw = 0; kw < K; ++kw) {
+              int64_t iy = oy - 1 + kh, ix = ox - 1 + kw;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                continue;
+              double p = double(tx.data[static_cast<size_t>((ic * H + iy) * W + ix)]) *
+                         wdata[static_cast<size_t>(((oc * C + ic) * K + kh) * K + kw)];
+              s += p;
+              mag += std::fabs(p);
+            }
+        const double gv = tg.data[static_cast<size_t>(oc)], want = s * gv;
+        const double tol =
+            std::ldexp(std::fabs(want), -10) + C * K * K * std::ldexp(mag * gv, -24) + 0x1p-25;
+        ASSERT_NEAR(r.out.data[static_cast<size_t>((oc * H + oy) * W + ox)], want, tol)
+            << oc << "," << oy << "," << ox;
+      }
+}
+
 TEST(BroadcastOperand, BeyondPerChannelStaysOnTheCpu) {
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   Graph g;
