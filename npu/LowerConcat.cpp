@@ -7,6 +7,12 @@
 // the tile counter runs on across inputs, so with two buffers the load of tile k+1 overlaps the
 // store of tile k throughout (the token pass orders the reuse of each buffer). No vector work:
 // the cost is the compulsory DRAM traffic, every input read once and written once.
+//
+// Not done yet (zero copy): when each input is produced by an NPU group of the same segment and
+// read by nothing but the Concat, the producers could store straight into their slice (pixel
+// stride = the output's row) with the memory planner placing the inputs inside the output, and
+// this kernel would vanish; DenseNet's chained concats also need consumers that read such
+// strided slices.
 #include "npu/Kernels.h"
 
 #include "npu/Compile.h"
