@@ -31,12 +31,14 @@ def rnd(*shape, lo=-2.0, hi=2.0):
 
 
 def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=None, opset=17,
-         pre=None, post=None):
+         pre=None, post=None, placement=None):
     """inputs: list of ("x", array) graph inputs (float32), ("b", array) graph inputs turned into
     bool by Greater(x, 0) first, ("c", array) initializers, or None for an omitted input.
-    expect(*values) returns the expected output(s) (values: the arrays, bools for "b")."""
+    expect(*values) returns the expected output(s) (values: the arrays, bools for "b").
+    placement: "npu"/"cpu" when check_ops.py must also find every group of the model there."""
     CASES.append(dict(name=name, family=family, op=op, inputs=inputs, attrs=attrs or {},
-                      expect=expect, outs=outs, out_types=out_types, opset=opset))
+                      expect=expect, outs=outs, out_types=out_types, opset=opset,
+                      placement=placement))
 
 
 def build(c, outdir):
@@ -79,9 +81,12 @@ def build(c, outdir):
             res = [res]
         for o, r in zip(outs, res):
             np.save(os.path.join(d, f"exp_{o}.npy"), np.asarray(r).astype(np.float32))
-    return dict(name=c["name"], family=c["family"], op=c["op"],
+    meta = dict(name=c["name"], family=c["family"], op=c["op"],
                 inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xb"],
                 oracle=c["expect"] is not None)
+    if c["placement"]:
+        meta["placement"] = c["placement"]
+    return meta
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -449,6 +454,39 @@ def torch_cases():
          lambda x: tf.local_response_norm(T(x), 3, alpha=1e-4, beta=0.75, k=1.0).numpy())
 
 
+# ----------------------------------------------------------------------------- NPU layout
+def npu_layout_cases():
+    """Concat along every axis of the NPU's layouts (4-D NHWC: axis 1 is the innermost channel
+    axis; 2-D/3-D row-major) and binary ops with a per-channel or scalar tensor operand (the
+    squeeze-excitation gate): these run on the NPU on npu-base, which the cases assert. Added
+    last so that the random data of the earlier cases does not change."""
+    cat = lambda axis: lambda *xs: np.concatenate(xs, axis)
+    npu = dict(placement="npu")
+    case("Concat_axis1_3_13", "shape", "Concat", [("x", rnd(1, 3, 5, 7)), ("x", rnd(1, 13, 5, 7))],
+         {"axis": 1}, cat(1), **npu)
+    case("Concat_axis1_13_40_3", "shape", "Concat",
+         [("x", rnd(2, 13, 3, 5)), ("x", rnd(2, 40, 3, 5)), ("x", rnd(2, 3, 3, 5))], {"axis": 1},
+         cat(1), **npu)
+    case("Concat_axis2", "shape", "Concat", [("x", rnd(1, 4, 3, 5)), ("x", rnd(1, 4, 6, 5))],
+         {"axis": 2}, cat(2), **npu)
+    case("Concat_axis3_neg", "shape", "Concat", [("x", rnd(2, 3, 4, 5)), ("x", rnd(2, 3, 4, 2))],
+         {"axis": -1}, cat(3), **npu)
+    case("Concat_axis0", "shape", "Concat", [("x", rnd(1, 3, 2, 5)), ("x", rnd(2, 3, 2, 5))],
+         {"axis": 0}, cat(0), **npu)
+    case("Concat_2d", "shape", "Concat", [("x", rnd(3, 5)), ("x", rnd(3, 7))], {"axis": 1},
+         cat(1), **npu)
+    case("Concat_3d_const", "shape", "Concat", [("x", rnd(2, 3, 5)), ("c", rnd(2, 4, 5))],
+         {"axis": 1}, cat(1), **npu)
+    case("Mul_bcast_channel", "binary", "Mul", [("x", rnd(1, 37, 5, 7)), ("x", rnd(1, 37, 1, 1))],
+         {}, np.multiply, **npu)
+    case("Sub_bcast_channel_first", "binary", "Sub",
+         [("x", rnd(37, 1, 1)), ("x", rnd(2, 37, 3, 5))], {}, np.subtract, **npu)
+    case("Add_bcast_scalar", "binary", "Add", [("x", rnd(1, 6, 3, 5)), ("x", rnd(1, 1, 1, 1))], {},
+         np.add, **npu)
+    case("Mul_bcast_last_axis", "binary", "Mul", [("x", rnd(4, 37)), ("x", rnd(37))], {},
+         np.multiply, **npu)
+
+
 # ----------------------------------------------------------------------------- folded ops
 def folded_cases(outdir):
     """Shape-computing ops whose inputs are constants: folded at import; the model adds the
@@ -527,6 +565,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     torch_cases()
     ops_opsets.add(case, rnd)
+    npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += encoder_case(outdir)

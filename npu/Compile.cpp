@@ -35,6 +35,8 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
     return lowerGlobalPoolKernel(p, g, b, d, o);
   case KernelKind::Eltwise:
     return lowerEltwiseKernel(p, g, b, d, o);
+  case KernelKind::Concat:
+    return lowerConcatKernel(p, g, b, d, o);
   case KernelKind::View: {
     Kernel k;
     k.body = tir::seq({});

@@ -1,4 +1,5 @@
-// Epilogue.cpp - the fused elementwise tail of a kernel, as vector instructions over one tile.
+// Epilogue.cpp - the fused elementwise tail of a kernel, as vector instructions over one tile,
+// and the staging of its per-channel/scalar operands (constants and broadcast tensors) in L1.
 #include "npu/Kernels.h"
 
 #include "support/Error.h"
@@ -21,12 +22,57 @@ int64_t epilogueOpsPerElement(const GroupPlan &p) {
   return p.epilogue.empty() ? 1 : static_cast<int64_t>(p.epilogue.size());
 }
 
+namespace {
+
+// A broadcast tensor operand (1 or C fp16 values in DRAM, written by an earlier group) is loaded
+// once into L1 before the tile loop, in rows within the DMA's extent limits, so that every tile
+// reads it with a channel stride of 1 (or 0 for a scalar) and a pixel stride of 0.
+bool stageBroadcast(const EpilogueOp &e, size_t i, Builder &b, const DramCtx &d, View &view,
+                    std::vector<Stmt> &prologue) {
+  const Hw &hw = b.hw();
+  OnChip buf{fmt::format("bcast{}", i), hw.l1, e.count * 2, 1};
+  if (!b.reserve(buf))
+    return false;
+  const int64_t src = d.addrOf(e.tensor), row = std::min<int64_t>(e.count, hw.maxDim());
+  for (int64_t at = 0; at < e.count; at += row) {
+    int64_t len = std::min(row, e.count - at);
+    prologue.push_back(b.load(View{hw.dram, imm(src + at * 2)}, View{hw.l1, imm(buf.base + at * 2)},
+                              Dims{imm(len), imm(1), imm(1)}));
+  }
+  view = View{hw.l1, imm(buf.base)};
+  view.s0 = imm(e.count == 1 ? 0 : 1);
+  return true;
+}
+
+} // namespace
+
+std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> &consts,
+                                    const Expr &c0) {
+  std::vector<View> ops(p.epilogue.size());
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Const && e.operand != EpilogueOp::Operand::Broadcast)
+      continue;
+    ops[i] = consts[i];
+    int64_t n =
+        e.operand == EpilogueOp::Operand::Const ? static_cast<int64_t>(e.constant.size()) : e.count;
+    if (n > 1)
+      ops[i].addr = consts[i].addr + c0 * isa::elemBytes(consts[i].dtype);
+  }
+  return ops;
+}
+
 bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
                             std::vector<View> &consts, std::vector<Stmt> &prologue) {
   const Hw &hw = b.hw();
   consts.assign(p.epilogue.size(), View{});
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
+    if (e.operand == EpilogueOp::Operand::Broadcast) {
+      if (!stageBroadcast(e, i, b, d, consts[i], prologue))
+        return false;
+      continue;
+    }
     if (e.operand != EpilogueOp::Operand::Const)
       continue;
     // fp32 constants keep the CPU's precision for bias-like operands. A DMA copies raw bytes, so

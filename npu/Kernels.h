@@ -52,17 +52,25 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder 
                              const DramCtx &d, const KernelOptions &o);
 Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                           const KernelOptions &o);
+Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o);
 
 /// The epilogue's operands, staged on chip by the kernel.
 struct EpilogueInputs {
   std::vector<View> operand; // per epilogue op: its Const/Tensor operand view (level -1: none)
 };
 
-/// Reserves the L1 constant vectors (fp32, C values or 1) of the epilogue and returns the TIR that
+/// Reserves the L1 constant vectors (fp32, C values or 1) and broadcast tensor operands (fp16, C
+/// values or 1, loaded from the tensor's DRAM address) of the epilogue and returns the TIR that
 /// loads them once; fills `consts` with each op's base view (s0 = 1 or 0, s1 = s2 = 0) at channel
 /// 0. Returns false when L1 has no room.
 bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
                             std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
+
+/// The staged Const/Broadcast operand views offset to channel `c0` (a tile's first channel);
+/// other ops get a default view, for the kernel to fill (Tensor operands) or leave (None).
+std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> &consts,
+                                    const tir::Expr &c0);
 
 /// Applies the epilogue: `src` (fp16 in L1 or fp32 in acc) -> `acc` (fp32 scratch) -> `out`
 /// (fp16 in L1). `ops[i]` is op i's operand view already offset to this tile's channels.

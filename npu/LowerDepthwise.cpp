@@ -269,15 +269,12 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   // Epilogue operands of this tile: per-channel constants at c0, residual tiles loaded.
   Expr Mc = tohc * c.OW;
   Expr elem0 = ((Expr(n) * c.OH + Expr(hb) * toh) * c.OW) * C + c0;
-  std::vector<View> ops(p.epilogue.size());
+  // Constants and per-channel/scalar tensors staged once (Epilogue.cpp), offset to channel c0.
+  std::vector<View> ops = operandsAtChannel(p, consts, c0);
   size_t r = 0;
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
-    if (e.operand == EpilogueOp::Operand::Const) {
-      ops[i] = consts[i];
-      if (e.constant.size() > 1)
-        ops[i].addr = consts[i].addr + c0 * 4;
-    } else if (e.operand == EpilogueOp::Operand::Tensor) {
+    if (e.operand == EpilogueOp::Operand::Tensor) {
       View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + elem0 * 2};
       rsrc.s1 = imm(C);
       View rdst{hw.l1, rbufs[r++].at(it)};

@@ -364,15 +364,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // Residual tiles -> L1, and the epilogue operand views of this tile.
   std::vector<Stmt> tileBody;
   Expr pix0 = (Expr(n) * c.OH + Expr(hb) * toh) * c.OW; // first output pixel of the tile
-  std::vector<View> ops(p.epilogue.size());
+  std::vector<View> ops = operandsAtChannel(p, consts, oc0);
   int r = 0;
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
-    if (e.operand == EpilogueOp::Operand::Const) {
-      ops[i] = consts[i];
-      if (e.constant.size() > 1)
-        ops[i].addr = consts[i].addr + oc0 * 4;
-    } else if (e.operand == EpilogueOp::Operand::Tensor) {
+    if (e.operand == EpilogueOp::Operand::Tensor) {
       const OnChip &rb = rbufs[static_cast<size_t>(r++)];
       View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
       rsrc.s1 = imm(c.OC);

@@ -41,20 +41,6 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
   }
 }
 
-// Offsets the per-channel constant views to channel `c0`.
-std::vector<View> constViews(const GroupPlan &p, const std::vector<View> &consts, const Expr &c0) {
-  std::vector<View> ops(p.epilogue.size());
-  for (size_t i = 0; i < p.epilogue.size(); ++i) {
-    const EpilogueOp &e = p.epilogue[i];
-    if (e.operand != EpilogueOp::Operand::Const)
-      continue;
-    ops[i] = consts[i];
-    if (e.constant.size() > 1)
-      ops[i].addr = consts[i].addr + c0 * 4;
-  }
-  return ops;
-}
-
 bool reserveAll(Builder &b, std::vector<OnChip *> bufs) {
   for (OnChip *x : bufs)
     if (!b.reserve(*x))
@@ -182,7 +168,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   }
   Expr Mc = tohc * q.OW;
   Expr elem0 = ((Expr(n) * q.OH + Expr(hb) * toh) * q.OW) * q.C + Expr(cb) * tc;
-  std::vector<View> ops = constViews(p, consts, Expr(cb) * tc);
+  std::vector<View> ops = operandsAtChannel(p, consts, Expr(cb) * tc);
   stageTensorOperands(p, b, d, rbufs, it, elem0, q.C, tcc, Mc, ops, body);
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
   acc.s1 = tcc;
@@ -277,7 +263,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
                     IfThenElse::make(eq(pb, imm(0)), firstChunk, laterChunk)});
   std::vector<Stmt> body = {forLoop(pb, imm(0), imm(PB), chunk)};
   Expr elem0 = Expr(n) * C + Expr(cb) * tc;
-  std::vector<View> ops = constViews(p, consts, Expr(cb) * tc);
+  std::vector<View> ops = operandsAtChannel(p, consts, Expr(cb) * tc);
   stageTensorOperands(p, b, d, rbufs, itO, elem0, C, tcc, imm(1), ops, body);
   View acc{hw.acc, cbuf.at(itO), isa::ElemType::F32};
   View out{hw.l1, obuf.at(itO)};
@@ -340,7 +326,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   View xdst{hw.l1, xbuf.at(pb)};
   xdst.s1 = imm(C);
   std::vector<Stmt> body = {b.load(xsrc, xdst, Dims{imm(C), tpc, imm(1)})};
-  std::vector<View> ops = constViews(p, consts, imm(0));
+  std::vector<View> ops = operandsAtChannel(p, consts, imm(0));
   stageTensorOperands(p, b, d, rbufs, pb, elem0, C, imm(C), tpc, ops, body);
   View acc{hw.acc, cbuf.at(pb), isa::ElemType::F32};
   acc.s1 = imm(C);

@@ -30,24 +30,36 @@ int64_t channelsOf(const Shape &s) {
   return s[static_cast<size_t>(channelAxis(s))];
 }
 
+// How a tensor of shape `s` broadcasts to `out` in the NPU layout: 1 when every element of
+// `out` reads its one value, C when the channel axis is its only dim above 1 (one value per
+// channel, stored contiguously whatever the layout), 0 when the broadcast needs more than that.
+int64_t channelBroadcast(const Shape &s, const Shape &out) {
+  if (s.size() > out.size())
+    return 0;
+  size_t off = out.size() - s.size();
+  int64_t cax = channelAxis(out);
+  bool perChannel = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t a = static_cast<int64_t>(i + off);
+    if (s[i] == 1)
+      continue;
+    if (a == cax && s[i] == out[static_cast<size_t>(a)])
+      perChannel = true;
+    else
+      return 0;
+  }
+  return perChannel ? out[static_cast<size_t>(cax)] : 1;
+}
+
 // A constant that broadcasts to `out` along the channel axis only: returns 1 value (scalar) or
 // C values; empty when the broadcast needs more than a per-channel vector.
 std::vector<float> channelConstant(const Value &c, const Shape &out) {
-  if (!c.f32 || c.shape.size() > out.size())
+  if (!c.f32)
     return {};
-  size_t off = out.size() - c.shape.size();
-  int64_t cax = channelAxis(out);
-  bool perChannel = false;
-  for (size_t i = 0; i < c.shape.size(); ++i) {
-    int64_t a = static_cast<int64_t>(i + off);
-    if (c.shape[i] == 1)
-      continue;
-    if (a == cax && c.shape[i] == out[static_cast<size_t>(a)])
-      perChannel = true;
-    else
-      return {};
-  }
-  if (!perChannel)
+  int64_t n = channelBroadcast(c.shape, out);
+  if (n == 0)
+    return {};
+  if (n == 1)
     return {(*c.f32)[0]};
   return *c.f32; // every other dim is 1, so the data is the C values in order
 }
@@ -182,6 +194,48 @@ struct Analyzer {
     return true;
   }
 
+  // Concat as copies in the NPU layout (see ConcatParams): the concatenated axis splits the
+  // output's physical dims into outer x (axis x inner).
+  bool concat(const Node &n) {
+    const Value &y = val(n.outputs[0]);
+    if (y.dtype != graph::DType::F32)
+      return reject(n.name + " (Concat): only float tensors are concatenated on the NPU (its fp16 "
+                             "storage would round integer values)");
+    const int64_t rank = static_cast<int64_t>(y.shape.size());
+    int64_t axis = n.attrInt("axis", 0);
+    if (axis < 0)
+      axis += rank;
+    NPUC_ASSERT(axis >= 0 && axis < rank, "shape inference checked Concat's axis");
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i)
+      perm[static_cast<size_t>(i)] = i;
+    if (isNhwc(y))
+      perm = {0, 2, 3, 1}; // physical order of the logical N, C, H, W axes
+    ConcatParams &c = p.concat;
+    int64_t inner = 1;
+    bool after = false;
+    c.outer = 1;
+    for (int64_t a : perm) {
+      if (a == axis)
+        after = true;
+      else
+        (after ? inner : c.outer) *= y.shape[static_cast<size_t>(a)];
+    }
+    int64_t col = 0;
+    for (ValueId v : n.inputs) {
+      if (v == graph::kNoValue)
+        continue;
+      int64_t ext = val(v).shape[static_cast<size_t>(axis)];
+      c.parts.push_back({v, ext * inner, col * inner});
+      col += ext;
+    }
+    NPUC_ASSERT(col == y.shape[static_cast<size_t>(axis)],
+                "shape inference made Concat's output the sum of its inputs along the axis");
+    c.outRow = col * inner;
+    p.input = c.parts.empty() ? graph::kNoValue : c.parts.front().value;
+    return true;
+  }
+
   bool pool(const Node &n) {
     const Value &x = val(n.inputs[0]);
     const Value &y = val(n.outputs[0]);
@@ -297,10 +351,21 @@ struct Analyzer {
           v = 1.0f / v;
       }
     } else {
-      if (val(other).shape != out || val(cur).shape != out)
-        return reject(n.name + " (" + n.op + "): tensor operands of different shapes");
-      e.operand = EpilogueOp::Operand::Tensor;
+      // The chain value is the streamed tile, so it must have the output's shape; the other
+      // operand is a residual of the same shape or a per-channel/scalar tensor (an SE gate).
+      if (val(cur).shape != out)
+        return reject(n.name + " (" + n.op + "): the chain value " + val(cur).name +
+                      " is broadcast to the output's shape");
       e.tensor = other;
+      if (val(other).shape == out) {
+        e.operand = EpilogueOp::Operand::Tensor;
+      } else if (int64_t count = channelBroadcast(val(other).shape, out); count > 0) {
+        e.operand = EpilogueOp::Operand::Broadcast;
+        e.count = count;
+      } else {
+        return reject(n.name + " (" + n.op + "): tensor operand " + val(other).name +
+                      " broadcasts beyond a per-channel vector");
+      }
     }
     return needOp(e.op, n) && (p.epilogue.push_back(e), true);
   }
@@ -330,6 +395,14 @@ struct Analyzer {
                   (isNhwc(in) && isNhwc(out) && in.shape == out.shape);
       if (!same)
         reject(a.name + " (" + a.op + "): this reshape reorders bytes in the NPU layout");
+      return;
+    }
+    if (a.op == "Concat") {
+      p.kind = KernelKind::Concat;
+      if (grp.nodes.size() != 1)
+        reject(a.name + " (Concat): the NPU runs a Concat only as a group of its own");
+      else
+        concat(a);
       return;
     }
     bool ok = true;

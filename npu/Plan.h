@@ -2,11 +2,12 @@
 //
 // analyzeGroup() recognises the group's shape (see graph/Passes.h fuseOps for how groups form):
 // a matmul-like anchor (Conv, Gemm, MatMul with constant weights), a window pool, a global
-// average pool, an elementwise chain, or a pure view (Reshape/Flatten that does not move bytes
-// in the NPU layout). The ops that follow the anchor become an epilogue of vector ops applied on
-// the fp32 accumulator tile, each operand being nothing, a per-channel/scalar constant, or a
-// tensor of the output's shape (a residual). Anything else is rejected with a reason, and the
-// group runs on the CPU.
+// average pool, an elementwise chain, a Concat (each input copied into its slice of the output),
+// or a pure view (Reshape/Flatten that does not move bytes in the NPU layout). The ops that
+// follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile, each
+// operand being nothing, a per-channel/scalar constant, a tensor of the output's shape (a
+// residual), or a per-channel/scalar tensor broadcast over the pixels (a squeeze-excitation
+// gate). Anything else is rejected with a reason, and the group runs on the CPU.
 #pragma once
 
 #include "graph/Graph.h"
@@ -17,14 +18,16 @@
 
 namespace npuc::npu {
 
-enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, View };
+enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, Concat, View };
 
 struct EpilogueOp {
-  enum class Operand { None, Const, Tensor };
+  // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
+  enum class Operand { None, Const, Tensor, Broadcast };
   std::string op; // vector op name: add, sub, mul, max, min, relu, clip, ...
   Operand operand = Operand::None;
   bool operandFirst = false;               // the operand is the op's left side (c - x)
-  graph::ValueId tensor = graph::kNoValue; // Operand::Tensor
+  graph::ValueId tensor = graph::kNoValue; // Operand::Tensor and Operand::Broadcast
+  int64_t count = 0;                       // Operand::Broadcast: 1 (scalar) or C elements
   std::vector<float> constant;             // Operand::Const: 1 (scalar) or C values
   float imm0 = 0, imm1 = 0;
 };
@@ -51,12 +54,27 @@ struct PoolParams {
   std::vector<float> divisor; // avg: 1/count per output pixel [OH][OW]
 };
 
+/// Concat in the NPU layout: with the output's physical (NHWC or row-major) dims split at the
+/// concatenated axis into [outer][axis][inner], input i is an [outer][rows_i] block (rows_i =
+/// its axis extent x inner, contiguous) that lands at column colOffset_i of the output's
+/// [outer][outRow] block. A channel concat of NHWC tensors has outer = N*H*W, inner = 1.
+struct ConcatParams {
+  struct Part {
+    graph::ValueId value = graph::kNoValue;
+    int64_t row = 0;       // elements per outer index
+    int64_t colOffset = 0; // where its row starts in the output's row
+  };
+  std::vector<Part> parts;
+  int64_t outer = 1, outRow = 1;
+};
+
 struct GroupPlan {
   KernelKind kind = KernelKind::Eltwise;
   graph::ValueId input = graph::kNoValue;  // the main input (streamed)
   graph::ValueId output = graph::kNoValue; // the group's single output
   ConvParams conv;
   PoolParams pool;
+  ConcatParams concat;
   std::vector<EpilogueOp> epilogue;
   // A Conv with one input and one output channel per group (group == C == OC): the vector unit
   // may run it (lowerConvKernel decides by cost).

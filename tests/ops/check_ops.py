@@ -4,7 +4,8 @@ only one family), compiles the model with `npuc compile`, runs it (`npuc run`: N
 simulator, the rest through the CPU fallback's JIT), runs `npuc ref`, and checks
   * npuc run vs npuc ref: 1e-4 of the output's range for CPU-only models, 2e-2 when a group ran
     on the NPU (fp16 storage);
-  * npuc ref vs the generator's independent oracle (numpy/torch/hand values): 1e-4 of the range.
+  * npuc ref vs the generator's independent oracle (numpy/torch/hand values): 1e-4 of the range;
+  * where the case names a placement, that every group of the model ran there (report "ops").
 Prints one line per case and exits non-zero listing the failures."""
 import argparse
 import json
@@ -53,6 +54,12 @@ def check(a, c):
     npu = any(op.get("placement") == "npu" for op in rep.get("ops", []))
     msgs = []
     ok = True
+    want = c.get("placement")
+    if want:
+        where = [op.get("placement") for op in rep.get("ops", [])]
+        if not where or any(p != want for p in where):
+            ok = False
+            msgs.append(f"expected every group on the {want}, got {where}")
     outs = sorted(os.listdir(os.path.join(work, "ref")))
     oracles = sorted(f[4:] for f in os.listdir(d) if f.startswith("exp_"))
     # An output that is a graph input passed through (Identity, Dropout, an empty-axes no-op
