@@ -141,9 +141,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       return false;
     if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
       return false;
-    // Unfolded, the input may be laid out chunk-major (below), rounding its channels up to
-    // whole k-chunks.
-    int64_t xch = !ch.fold && tk < ch.Kl ? ceilDiv(ch.tic, tk) * tk : ch.tic;
+    // A chunk-major input (chunkedInput: one row tile) rounds its channels up to whole chunks.
+    int64_t xch = toh >= c.OH && chunkedInput(ch, tk, 1) ? ceilDiv(ch.tic, tk) * tk : ch.tic;
     int64_t l1 =
         nb * (al(hw.l1, rows * geo.Wp * xch * 2) + al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
               al(hw.l1, M * toc * 2) * (1 + nres));
