@@ -47,9 +47,22 @@ struct OnChip {
   tir::Expr at(const tir::Expr &parity) const;
 };
 
+/// Where the bank-aware placement (BankAlloc.h) puts a buffer instead of the bump allocator's
+/// choice: its base and the pitch between its copies (>= the bump allocator's, so a copy may be
+/// padded to move the next copy to other banks). base < 0: keep the bump allocator's choice.
+struct Placement {
+  int64_t base = -1;
+  int64_t pitch = 0;
+};
+
 class Builder {
 public:
   explicit Builder(const Hw &hw) : hw_(hw) {}
+  /// A builder whose i-th successful reserve() takes placement[i] (when it has a base). The
+  /// bump allocator still accounts as before, so freeBytes() and hence every tiling decision of
+  /// the kernel are unchanged: only addresses move.
+  Builder(const Hw &hw, std::vector<Placement> placement)
+      : hw_(hw), placement_(std::move(placement)) {}
   const Hw &hw() const { return hw_; }
 
   /// Reserves a buffer; returns false (and reserves nothing) when the level is full.
@@ -75,6 +88,7 @@ private:
   tir::Stmt dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
                 const Pad &pad) const;
   const Hw &hw_;
+  std::vector<Placement> placement_;
   std::map<int, int64_t> used_;
   std::vector<OnChip> buffers_;
 };

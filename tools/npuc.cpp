@@ -38,6 +38,8 @@ int main(int argc, char **argv) {
   c->add_option("-o,--output", compile.output, "output package (.npub)")->required();
   c->add_option("--input-shape", compile.inputShapes, "pin an input's shape: NAME=1,3,224,224");
   c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
+  c->add_flag("--no-bank-aware", compile.noBankAware,
+              "keep the bump allocator's on-chip addresses (no bank-conflict-aware placement)");
   c->add_option("--emit", compile.emit,
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");

@@ -49,6 +49,20 @@ void printResidency(std::ostream &out, const driver::CompiledModel &m, const dri
   }
 }
 
+// One line on a group's bank-aware placement (npu/BankAlloc.h).
+std::string formatBankReport(const npu::BankReport &b, bool enabled) {
+  if (!enabled)
+    return "banks: bank-aware placement off (--no-bank-aware): bump-allocated addresses";
+  if (!b.ran)
+    return "banks: nothing to place";
+  std::string s = fmt::format("banks (group simulated alone): {} stall cycles of {} -> {} of {}",
+                              b.stallsBefore, b.cyclesBefore, b.stallsAfter, b.cyclesAfter);
+  if (b.stallsBefore > 0)
+    s += fmt::format(", {} placement(s) tried, {}", b.candidates,
+                     b.change.empty() ? "default kept" : "moved " + b.change);
+  return s;
+}
+
 } // namespace
 
 namespace fs = std::filesystem;
@@ -189,6 +203,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
     fail("--emit {} needs --target cpu (got --target {})", a.emit, a.target);
   npu::CompileOptions opt;
   opt.doubleBuffer = !a.noDoubleBuffer;
+  opt.bankAware = !a.noBankAware;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -318,8 +333,10 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
   for (size_t si = 0; si < m.npuSegments.size(); ++si)
     for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
       info[gi.groupId] = {int(si), &gi};
-  out << fmt::format("model '{}' compiled for target '{}' (double buffering {})\n", g.name,
-                     m.target.name, m.options.doubleBuffer ? "on" : "off");
+  out << fmt::format("model '{}' compiled for target '{}' (double buffering {}, bank-aware "
+                     "placement {})\n",
+                     g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
+                     m.options.bankAware ? "on" : "off");
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",
@@ -360,6 +377,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                          counts);
       out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
                          gi.rooflineCycles, gi.bound);
+      out << "    " << formatBankReport(gi.bank, m.options.bankAware) << "\n";
       if (a.tir) {
         out << "    tir:\n";
         size_t pos = 0;

@@ -21,7 +21,7 @@
 
 namespace npuc::driver {
 
-constexpr uint32_t kPackageVersion = 1;
+constexpr uint32_t kPackageVersion = 2; // 2: options.bank_aware, group_info[].bank_placement
 
 /// Serialises to bytes (what savePackage writes).
 std::string packageBytes(const CompiledModel &m);

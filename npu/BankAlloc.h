@@ -1,0 +1,52 @@
+// BankAlloc.h - bank-conflict-aware placement of a kernel's on-chip buffers.
+//
+// Kernels reserve their buffers with a bump allocator (Builder::reserve), which ignores banks:
+// two buffers that different engines stream through at the same time may map onto the same
+// banks of a level and stall each other (docs/SIMULATOR.md, "Banks"). After a group is lowered
+// with the default placement, placeForBanks() simulates its instructions alone with the
+// simulator's own timing model (timing only), and if any instruction stalls on banks it:
+//   1. scores every buffer by the stall cycles of the instructions touching it, and of the
+//      instructions of other engines running concurrently with them on the same level;
+//   2. tries a few placements of the top-scored buffers: shift a buffer by one or half a bank
+//      period (multiples of the bank width and the level alignment, within the level's free
+//      space), pad the pitch between its double-buffer copies the same way, move it to the end
+//      of its level, or swap it with another top-scored buffer;
+//   3. re-lowers the kernel with each placement (tiling is unchanged: only addresses move),
+//      simulates it, and keeps the fastest (then the one with fewest stalls), repeating once
+//      from the winner. The default is kept unless a placement is strictly better.
+// Deterministic and bounded: at most kMaxCandidates simulations per group.
+#pragma once
+
+#include "isa/Program.h"
+#include "npu/Builder.h"
+#include "npu/Kernels.h"
+#include "simulator/Simulator.h"
+
+#include <functional>
+#include <string>
+
+namespace npuc::npu {
+
+/// Lowers the group's kernel into `b`. Called once per candidate placement; must make the same
+/// decisions (and reserve the same buffers in the same order) every time.
+using LowerFn = std::function<Kernel(Builder &b)>;
+
+/// A lowered kernel and its emitted instructions (no tokens yet).
+struct PlacedKernel {
+  Kernel kernel;
+  isa::Program program;
+};
+
+inline constexpr int kMaxCandidates = 16;
+
+/// Improves `k` (lowered and emitted with the default placement) in place when a better
+/// placement exists. `mem` must size DRAM to cover every DRAM address the group touches (only
+/// sizes are used). `where` names the group in diagnostics.
+BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
+                         sim::Memory &mem, PlacedKernel &k);
+
+/// Simulates a group's instructions alone: tokens inserted, timing only, no hazard checks.
+sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim::Memory &mem,
+                            bool trace);
+
+} // namespace npuc::npu
