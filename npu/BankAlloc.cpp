@@ -228,12 +228,13 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
   BankReport r;
   if (k.program.instrs.empty())
     return r;
-  sim::SimStats stats = simulateGroup(t, k.program, mem, true);
+  sim::SimStats stats = simulateGroup(t, k.program, mem, false);
   r.ran = true;
   r.cyclesBefore = r.cyclesAfter = stats.totalCycles;
   r.stallsBefore = r.stallsAfter = stats.bankConflictStallCycles;
   if (r.stallsBefore == 0)
     return r;
+  stats = simulateGroup(t, k.program, mem, true); // the trace, to score buffers
   Builder b0(hw);
   lower(b0);
   const std::vector<OnChip> bufs = b0.buffers();
@@ -264,6 +265,8 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     }
     std::vector<double> score = scoreBuffers(t, k.program, now, stats);
     Eval best;
+    int tried = 0;
+    bool promising = false;
     Layout bestLayout;
     std::vector<Placement> bestPlaced;
     for (const Layout &l : candidates(hw, bufs, cur, score)) {
@@ -272,8 +275,12 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
       std::vector<Placement> p = pack(hw, bufs, l, fits);
       if (!fits || !seen.insert(key(p)).second)
         continue;
+      if (tried == kGiveUpAfter && !promising)
+        break; // moving buffers does not help here: the stalls are within instructions
       ++r.candidates;
+      ++tried;
       Eval e = evaluate(hw, lower, where, mem, bufs, p);
+      promising = promising || (e.ok && e.stalls < r.stallsAfter);
       if (e.ok &&
           (!best.ok || std::pair(e.cycles, e.stalls) < std::pair(best.cycles, best.stalls))) {
         best = std::move(e);

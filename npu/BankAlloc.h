@@ -14,7 +14,8 @@
 //   3. re-lowers the kernel with each placement (tiling is unchanged: only addresses move),
 //      simulates it, and keeps the fastest (then the one with fewest stalls), repeating once
 //      from the winner. The default is kept unless a placement is strictly better.
-// Deterministic and bounded: at most kMaxCandidates simulations per group.
+// Deterministic and bounded: at most kMaxCandidates simulations per group, and only
+// kGiveUpAfter when none of those reduces the stalls.
 #pragma once
 
 #include "isa/Program.h"
@@ -38,6 +39,11 @@ struct PlacedKernel {
 };
 
 inline constexpr int kMaxCandidates = 16;
+/// A round stops after this many candidates if none reduced the stall cycles: the stalls then
+/// mostly come from within instructions (an access pattern that keeps hitting a few banks by
+/// itself), which moving whole buffers does not change. The candidates most likely to help (the
+/// top-scored buffer's shifts) come first.
+inline constexpr int kGiveUpAfter = 4;
 
 /// Improves `k` (lowered and emitted with the default placement) in place when a better
 /// placement exists. `mem` must size DRAM to cover every DRAM address the group touches (only
