@@ -21,7 +21,7 @@
 
 namespace npuc::driver {
 
-constexpr uint32_t kPackageVersion = 2; // 2: options.bank_aware, group_info[].bank_placement
+constexpr uint32_t kPackageVersion = 1;
 
 /// Serialises to bytes (what savePackage writes).
 std::string packageBytes(const CompiledModel &m);
