@@ -11,9 +11,11 @@
 //      period (multiples of the bank width and the level alignment, within the level's free
 //      space), pad the pitch between its double-buffer copies the same way, move it to the end
 //      of its level, or swap it with another top-scored buffer;
-//   3. re-lowers the kernel with each placement (tiling is unchanged: only addresses move),
-//      simulates it, and keeps the fastest (then the one with fewest stalls), repeating once
-//      from the winner. The default is kept unless a placement is strictly better.
+//   3. moves the default program's on-chip addresses to each placement (tiling is unchanged:
+//      only addresses move), simulates it, and keeps the fastest (then the one with fewest
+//      stalls), repeating once from the winner. The default is kept unless a placement is
+//      strictly better; a winner is re-lowered at its placement (Builder overrides), which must
+//      emit exactly the relocated program.
 // Deterministic and bounded: at most kMaxCandidates simulations per group, and only
 // kGiveUpAfter when none of those reduces the stalls.
 #pragma once
