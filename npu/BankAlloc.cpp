@@ -266,13 +266,14 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
   BankReport r;
   if (k.program.instrs.empty())
     return r;
-  sim::SimStats stats = simulateGroup(t, k.program, mem, false);
+  // Traced: the trace scores the buffers when there are stalls (tracing costs little next to
+  // the bank model itself).
+  sim::SimStats stats = simulateGroup(t, k.program, mem, true);
   r.ran = true;
   r.cyclesBefore = r.cyclesAfter = stats.totalCycles;
   r.stallsBefore = r.stallsAfter = stats.bankConflictStallCycles;
-  if (r.stallsBefore == 0)
-    return r;
-  stats = simulateGroup(t, k.program, mem, true); // the trace, to score buffers
+  if (r.stallsBefore == 0 || r.stallsBefore * kMinStallShare < r.cyclesBefore)
+    return r; // nothing to gain, or too little to pay for the simulations
   Builder b0(hw);
   lower(b0);
   const std::vector<OnChip> bufs = b0.buffers();

@@ -4,7 +4,8 @@
 // two buffers that different engines stream through at the same time may map onto the same
 // banks of a level and stall each other (docs/SIMULATOR.md, "Banks"). After a group is lowered
 // with the default placement, placeForBanks() simulates its instructions alone with the
-// simulator's own timing model (timing only), and if any instruction stalls on banks it:
+// simulator's own timing model (timing only), and if bank stalls are at least 1% of the
+// group's cycles it:
 //   1. scores every buffer by the stall cycles of the instructions touching it, and of the
 //      instructions of other engines running concurrently with them on the same level;
 //   2. tries a few placements of the top-scored buffers: shift a buffer by one or half a bank
@@ -41,6 +42,9 @@ struct PlacedKernel {
 };
 
 inline constexpr int kMaxCandidates = 16;
+/// The search runs only where the stalls are at least 1/kMinStallShare of the group's cycles:
+/// the most it can save is the stalls, and each candidate costs a simulation of the group.
+inline constexpr int64_t kMinStallShare = 100;
 /// A round stops after this many candidates if none reduced the stall cycles: the stalls then
 /// mostly come from within instructions (an access pattern that keeps hitting a few banks by
 /// itself), which moving whole buffers does not change. The candidates most likely to help (the

@@ -294,6 +294,9 @@ TEST_P(BankAllocReal, NeverSlowerAndSameOutputs) {
   EXPECT_EQ(b.stallsAfter, r1.stats.bankConflictStallCycles);
   EXPECT_LE(r1.stats.totalCycles, r0.stats.totalCycles);
   EXPECT_LE(b.candidates, npu::kMaxCandidates);
+  if (b.stallsBefore * npu::kMinStallShare < b.cyclesBefore) {
+    EXPECT_EQ(b.candidates, 0) << "stalls too small to pay for a search";
+  }
   EXPECT_EQ(b.change.empty(), b.cyclesAfter == b.cyclesBefore && b.stallsAfter == b.stallsBefore);
   ASSERT_EQ(r0.out.data.size(), r1.out.data.size());
   for (size_t i = 0; i < r0.out.data.size(); ++i)

@@ -57,7 +57,9 @@ std::string formatBankReport(const npu::BankReport &b, bool enabled) {
     return "banks: nothing to place";
   std::string s = fmt::format("banks (group simulated alone): {} stall cycles of {} -> {} of {}",
                               b.stallsBefore, b.cyclesBefore, b.stallsAfter, b.cyclesAfter);
-  if (b.stallsBefore > 0)
+  if (b.stallsBefore > 0 && b.candidates == 0)
+    s += ", no placement tried (stalls under 1% of the group's cycles, or no room to move)";
+  else if (b.stallsBefore > 0)
     s += fmt::format(", {} placement(s) tried, {}", b.candidates,
                      b.change.empty() ? "default kept" : "moved " + b.change);
   return s;
