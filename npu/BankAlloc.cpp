@@ -261,7 +261,7 @@ sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim
 }
 
 BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
-                         sim::Memory &mem, PlacedKernel &k) {
+                         sim::Memory &mem, PlacedKernel &k, bool alwaysMove) {
   const isa::Target &t = *hw.t;
   BankReport r;
   if (k.program.instrs.empty())
@@ -272,7 +272,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
   r.ran = true;
   r.cyclesBefore = r.cyclesAfter = stats.totalCycles;
   r.stallsBefore = r.stallsAfter = stats.bankConflictStallCycles;
-  if (r.stallsBefore == 0 || r.stallsBefore * kMinStallShare < r.cyclesBefore)
+  if (!alwaysMove && (r.stallsBefore == 0 || r.stallsBefore * kMinStallShare < r.cyclesBefore))
     return r; // nothing to gain, or too little to pay for the simulations
   Builder b0(hw);
   lower(b0);
@@ -298,13 +298,16 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     return v;
   };
   seen.insert(key(placed));
-  for (int round = 0; round < 2 && r.stallsAfter > 0; ++round) {
+  for (int round = 0; round < 2 && (alwaysMove || r.stallsAfter > 0); ++round) {
     std::vector<OnChip> now = bufs; // the buffers where the current program has them
     for (size_t i = 0; i < now.size(); ++i) {
       now[i].base = placed[i].base;
       now[i].bytes = placed[i].pitch;
     }
     std::vector<double> score = scoreBuffers(t, k.program, now, stats);
+    if (alwaysMove) // every buffer is a candidate, not only those that stall
+      for (double &x : score)
+        x += 1;
     Eval best;
     int tried = 0;
     bool promising = false;
@@ -334,7 +337,8 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
         bestPlaced = p;
       }
     }
-    if (!best.ok || std::pair(best.cycles, best.stalls) >= std::pair(r.cyclesAfter, r.stallsAfter))
+    if (!best.ok || (!alwaysMove && std::pair(best.cycles, best.stalls) >=
+                                        std::pair(r.cyclesAfter, r.stallsAfter)))
       break; // nothing strictly better: keep what we have
     cur = bestLayout;
     placed = bestPlaced;

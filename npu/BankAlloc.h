@@ -54,8 +54,10 @@ inline constexpr int kGiveUpAfter = 4;
 /// Improves `k` (lowered and emitted with the default placement) in place when a better
 /// placement exists. `mem` must size DRAM to cover every DRAM address the group touches (only
 /// sizes are used). `where` names the group in diagnostics.
+/// `alwaysMove` (tests): search even without stalls and take the best candidate even when it
+/// is no better (CompileOptions::bankAlwaysMove).
 BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
-                         sim::Memory &mem, PlacedKernel &k);
+                         sim::Memory &mem, PlacedKernel &k, bool alwaysMove = false);
 
 /// Simulates a group's instructions alone: tokens inserted, timing only, no hazard checks.
 sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim::Memory &mem,

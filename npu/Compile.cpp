@@ -222,7 +222,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
         seg.constImage.resize(constMark);
         return lowerKernel(plans[i], g, b, d, used);
       };
-      bank = placeForBanks(hw, relower, grp.name, *simMem, pk);
+      bank = placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove);
       NPUC_ASSERT(seg.constImage.size() == constEnd,
                   "placement moves on-chip buffers only; the constants are the same");
     }

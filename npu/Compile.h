@@ -36,6 +36,9 @@ struct CompileOptions {
   /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/BankAlloc.h);
   /// false (`--no-bank-aware`) keeps the bump allocator's addresses.
   bool bankAware = true;
+  /// Tests only: search every group and take its best candidate placement even when it is no
+  /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
+  bool bankAlwaysMove = false;
 };
 
 /// What the bank-aware placement did for one group. The figures come from simulating the
