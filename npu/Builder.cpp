@@ -29,6 +29,16 @@ bool Builder::reserve(OnChip &b) {
   b.base = fromTop_ ? top - used - stride * b.count : used;
   NPUC_ASSERT(b.base >= 0 && b.base % align == 0, "buffer placement stays aligned and in range");
   used_[b.level] = used + stride * b.count;
+  if (size_t i = buffers_.size(); i < placement_.size() && placement_[i].base >= 0) {
+    const Placement &p = placement_[i];
+    NPUC_ASSERT(p.pitch >= stride && p.pitch % align == 0 && p.base % align == 0 &&
+                    p.base + p.pitch * b.count <= hw_.capacity(b.level),
+                "a bank-aware placement keeps a buffer aligned, at least as large as the bump "
+                "allocator made it, and inside its level: " +
+                    b.name);
+    b.base = p.base;
+    b.bytes = p.pitch;
+  }
   buffers_.push_back(b);
   return true;
 }

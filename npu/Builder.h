@@ -47,6 +47,14 @@ struct OnChip {
   tir::Expr at(const tir::Expr &parity) const;
 };
 
+/// Where the bank-aware placement (BankAlloc.h) puts a buffer instead of the bump allocator's
+/// choice: its base and the pitch between its copies (>= the bump allocator's, so a copy may be
+/// padded to move the next copy to other banks). base < 0: keep the bump allocator's choice.
+struct Placement {
+  int64_t base = -1;
+  int64_t pitch = 0;
+};
+
 class Builder {
 public:
   /// `fromTop` places the buffers downward from each level's top instead of upward from 0. The
@@ -55,6 +63,11 @@ public:
   /// loads (its weights, its constants) after the current group's last reads of the same bytes,
   /// and the load engine prefetches them while the current group still computes.
   explicit Builder(const Hw &hw, bool fromTop = false) : hw_(hw), fromTop_(fromTop) {}
+  /// A builder whose i-th successful reserve() takes placement[i] (when it has a base). The
+  /// bump allocator still accounts as before, so freeBytes() and hence every tiling decision of
+  /// the kernel are unchanged: only addresses move.
+  Builder(const Hw &hw, std::vector<Placement> placement, bool fromTop = false)
+      : hw_(hw), fromTop_(fromTop), placement_(std::move(placement)) {}
   const Hw &hw() const { return hw_; }
 
   /// Reserves a buffer; returns false (and reserves nothing) when the level is full.
@@ -81,6 +94,7 @@ private:
                 const Pad &pad) const;
   const Hw &hw_;
   bool fromTop_ = false;
+  std::vector<Placement> placement_;
   std::map<int, int64_t> used_; // bytes taken per level (from the top when fromTop_)
   std::vector<OnChip> buffers_;
 };

@@ -6,6 +6,7 @@
 // execution order into one program, and the token pass orders the engines.
 #include "npu/Compile.h"
 
+#include "npu/BankAlloc.h"
 #include "npu/Emit.h"
 #include "npu/Kernels.h"
 #include "npu/MemoryPlanner.h"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <set>
 
 namespace npuc::npu {
@@ -48,17 +50,23 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 }
 
 // Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
-// (and says so in the tiling text) before giving up on the NPU.
+// (and says so in the tiling text) before giving up on the NPU. `used` receives the options
+// of the returned kernel (the bank-aware placement re-lowers with them).
 Kernel lowerWithFallback(
     const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
-    const KernelOptions &o, const std::function<void()> &undo = [] {}, bool fromTop = false) {
+    const KernelOptions &o, const std::function<void()> &undo = [] {},
+    KernelOptions *used = nullptr, bool fromTop = false) {
   Builder b(hw, fromTop);
   Kernel k = lowerKernel(p, g, b, d, o);
+  if (used)
+    *used = o;
   if (k.reject.empty() || !o.doubleBuffer)
     return k;
   undo();
   KernelOptions single = o;
   single.doubleBuffer = false;
+  if (used)
+    *used = single;
   Builder b1(hw, fromTop);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
   if (k1.reject.empty())
@@ -189,16 +197,39 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
             }};
 
   KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
+  std::unique_ptr<sim::Memory> simMem; // sizes for the bank-aware placement's simulations
   const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
   for (size_t i = 0; i < groupIds.size(); ++i) {
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
     const size_t constMark = seg.constImage.size();
     // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
-    Kernel k = lowerWithFallback(
-        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); },
-        opt.crossGroupPrefetch && i % 2 == 1);
+    const bool fromTop = opt.crossGroupPrefetch && i % 2 == 1;
+    KernelOptions used;
+    PlacedKernel pk;
+    pk.kernel = lowerWithFallback(
+        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop);
+    const Kernel &k = pk.kernel;
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
+    emitInstructions(t, k.body, grp.name, pk.program);
+    BankReport bank;
+    if (opt.bankAware) {
+      // Every DRAM address the group uses lies below the constants placed so far.
+      const int64_t dramNeed = seg.constBase + static_cast<int64_t>(seg.constImage.size());
+      if (!simMem)
+        simMem = std::make_unique<sim::Memory>(t, dramNeed);
+      if (static_cast<int64_t>(simMem->dram().size()) < dramNeed)
+        simMem->dram().resize(static_cast<size_t>(dramNeed));
+      const size_t constEnd = seg.constImage.size();
+      // Re-lowering appends the same constants again at the same addresses: start over each time.
+      LowerFn relower = [&](Builder &b) {
+        seg.constImage.resize(constMark);
+        return lowerKernel(plans[i], g, b, d, used);
+      };
+      bank = placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove, fromTop);
+      NPUC_ASSERT(seg.constImage.size() == constEnd,
+                  "placement moves on-chip buffers only; the constants are the same");
+    }
     GroupInfo info;
     info.groupId = grp.id;
     info.name = grp.name;
@@ -206,8 +237,10 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       info.ops.push_back(g.node(n).op);
     info.tiling = k.tiling;
     info.tir = tir::toText(k.body);
+    info.bank = bank;
     info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());
-    emitInstructions(t, k.body, grp.name, seg.program);
+    seg.program.instrs.insert(seg.program.instrs.end(), pk.program.instrs.begin(),
+                              pk.program.instrs.end());
     info.instrEnd = static_cast<int64_t>(seg.program.instrs.size());
     for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
       ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];

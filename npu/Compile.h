@@ -37,6 +37,23 @@ struct CompileOptions {
   /// group's weights and constants load while the current group computes (ablation: false puts
   /// every group's buffers at the bottom, which orders those loads after the current group).
   bool crossGroupPrefetch = true;
+  /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/BankAlloc.h);
+  /// false (`--no-bank-aware`) keeps the bump allocator's addresses.
+  bool bankAware = true;
+  /// Tests only: search every group and take its best candidate placement even when it is no
+  /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
+  bool bankAlwaysMove = false;
+};
+
+/// What the bank-aware placement did for one group. The figures come from simulating the
+/// group's instructions alone (timing only, same model as the simulator), so they can differ
+/// from the group's share of a whole-segment run, where neighbouring groups overlap it.
+struct BankReport {
+  bool ran = false;                          // false: disabled, or the group has no on-chip buffers
+  int64_t stallsBefore = 0, stallsAfter = 0; // bank-conflict stall cycles
+  int64_t cyclesBefore = 0, cyclesAfter = 0; // total cycles of the group alone
+  int candidates = 0;                        // placements simulated besides the default
+  std::string change; // the buffers moved ("" when the default placement was kept)
 };
 
 /// What `npuc inspect` shows for one group, and what the report attributes to it.
@@ -51,6 +68,7 @@ struct GroupInfo {
   int64_t macs = 0;                           // useful MACs
   int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
   std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
+  BankReport bank;
 };
 
 struct Segment {

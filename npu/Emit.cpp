@@ -4,7 +4,9 @@
 #include "support/Error.h"
 #include "tir/Eval.h"
 
+#include <map>
 #include <unordered_map>
+#include <vector>
 
 namespace npuc::npu {
 
@@ -52,14 +54,19 @@ private:
   void emit(const NpuOpNode &op) {
     const isa::InstrDesc *d = t_.findInstr(op.mnemonic);
     NPUC_ASSERT(d, "kernels use the mnemonics Hw::derive found in the target: " + op.mnemonic);
-    isa::Instr in;
-    in.desc = d;
+    std::vector<std::pair<std::string, int64_t>> vals;
     for (const auto &[name, expr] : op.fields) {
       int64_t v = evalInt(expr, env_);
       if ((name == "n0" || name == "n1" || name == "n2" || name == "m" || name == "k" ||
            name == "n") &&
           v == 0)
         return; // an empty box: nothing to move or compute
+      vals.emplace_back(name, v);
+    }
+    dropUnitDims(*d, vals);
+    isa::Instr in;
+    in.desc = d;
+    for (const auto &[name, v] : vals) {
       if (auto fx = d->fixed.find(name); fx != d->fixed.end()) {
         NPUC_ASSERT(fx->second == v, "kernels only use " + d->mnemonic + " with its fixed " + name +
                                          " (Hw::derive chose it for that)");
@@ -80,6 +87,65 @@ private:
     for (const auto &[name, v] : d->fixed)
       in.set(name, v);
     out_.instrs.push_back(std::move(in));
+  }
+
+  // A strided DMA or vector box whose innermost extent is 1 is the same element sequence with
+  // that dimension removed (n0, n1, n2 -> n1, n2, 1, every operand's strides and the DMA's pads
+  // likewise). Kernels produce such boxes naturally (a depthwise tile is one channel wide), but
+  // the hardware accesses a bank word per innermost row (docs/SIMULATOR.md, "Banks"), so a
+  // 1-element row costs a bank access per element; shifted, consecutive elements share words.
+  // Applied only when every field involved is encoded (not fixed) and the new values fit.
+  void dropUnitDims(const isa::InstrDesc &d, std::vector<std::pair<std::string, int64_t>> &vals) {
+    std::vector<std::string> ops;
+    if (d.semantics == isa::Semantics::Dma)
+      ops = {"src", "dst"};
+    else if (d.semantics == isa::Semantics::Vector)
+      ops = {"dst", "src1", "src2"};
+    else
+      return;
+    std::map<std::string, int64_t> v(vals.begin(), vals.end());
+    auto get = [&](const std::string &n, int64_t def) {
+      auto it = v.find(n);
+      return it == v.end() ? def : it->second;
+    };
+    bool changed = false;
+    for (int round = 0; round < 2; ++round) {
+      if (get("n0", 1) != 1 || (get("n1", 1) == 1 && get("n2", 1) == 1) || get("pad0_lo", 0) != 0 ||
+          get("pad0_hi", 0) != 0)
+        break;
+      std::map<std::string, int64_t> next = v;
+      next["n0"] = get("n1", 1);
+      next["n1"] = get("n2", 1);
+      next["n2"] = 1;
+      for (const std::string &o : ops) {
+        next[o + "_s0"] = get(o + "_s1", 0);
+        next[o + "_s1"] = get(o + "_s2", 0);
+        next[o + "_s2"] = 0;
+      }
+      for (const char *side : {"_lo", "_hi"}) {
+        next[std::string("pad0") + side] = get(std::string("pad1") + side, 0);
+        next[std::string("pad1") + side] = get(std::string("pad2") + side, 0);
+        next[std::string("pad2") + side] = 0;
+      }
+      bool ok = true;
+      for (const auto &[name, x] : next) {
+        if (get(name, name[0] == 'n' ? 1 : 0) == x && !v.count(name))
+          continue; // untouched default
+        const isa::Field *f = d.field(name);
+        ok = ok && !d.fixed.count(name) && f && x <= f->maxValue() && x >= f->minValue();
+      }
+      if (!ok)
+        break;
+      v = std::move(next);
+      changed = true;
+    }
+    if (!changed)
+      return;
+    std::map<std::string, int64_t> before(vals.begin(), vals.end());
+    vals.clear();
+    for (const auto &[name, x] : v) // fields the kernel left out stay out when still default
+      if (before.count(name) || x != (name[0] == 'n' ? 1 : 0))
+        vals.emplace_back(name, x);
   }
 
   const isa::Target &t_;

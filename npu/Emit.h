@@ -4,7 +4,9 @@
 // iterate, IfThenElse picks a branch, and every NpuOp becomes one isa::Instr with each field
 // expression evaluated under the current loop variables. Fields the target fixes must match;
 // fields it does not have must be zero; values must fit the field. An NpuOp whose box is empty
-// (a size field evaluates to 0) moves nothing and emits nothing.
+// (a size field evaluates to 0) moves nothing and emits nothing. A DMA or vector box whose
+// innermost extent is 1 is emitted with that dimension dropped (the same elements in the same
+// order), since the hardware accesses at least a bank word per innermost row.
 #pragma once
 
 #include "isa/Program.h"

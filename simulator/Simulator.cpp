@@ -269,7 +269,7 @@ private:
     stats_.bankConflictStallCycles += stall;
     stats_.totalCycles = std::max(stats_.totalCycles, end);
     if (opt_.trace)
-      stats_.trace.push_back({e, i, s, end, d.desc->mnemonic});
+      stats_.trace.push_back({e, i, s, end, d.desc->mnemonic, stall});
   }
 
   /// Counter-track deltas: DRAM bytes/cycle while a DMA's DRAM transfer runs, and per on-chip

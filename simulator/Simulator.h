@@ -42,6 +42,7 @@ struct TraceEvent {
   int64_t index = 0; // program index
   int64_t start = 0, end = 0;
   std::string mnemonic;
+  int64_t bankStall = 0; // bank-conflict stall cycles included in [start, end)
 };
 
 struct EngineStats {

@@ -40,6 +40,8 @@ int main(int argc, char **argv) {
   c->add_flag("--no-double-buffer", compile.noDoubleBuffer, "single-buffer every tile");
   c->add_flag("--no-prefetch", compile.noPrefetch,
               "every group's on-chip buffers at the bottom (no weight prefetch across groups)");
+  c->add_flag("--no-bank-aware", compile.noBankAware,
+              "keep the bump allocator's on-chip addresses (no bank-conflict-aware placement)");
   c->add_option("--emit", compile.emit,
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");

@@ -113,6 +113,9 @@ int main(int argc, char **argv) {
     Variant nopf{"no-pf", {}};
     nopf.opt.crossGroupPrefetch = false;
     variants.push_back(nopf);
+    Variant nobank{"no-bank", {}};
+    nobank.opt.bankAware = false;
+    variants.push_back(nobank);
 
     std::printf("target %s: %lld MAC/cycle\n", t.name.c_str(), static_cast<long long>(peak));
     std::printf("%-44s %4s %10s %10s %6s %6s %8s %-6s", "model", "mult", "cycles", "roofline",

@@ -252,8 +252,9 @@ RtlStats runRtl(const isa::Target &t, const isa::Program &p, sim::Memory &mem,
       NPUC_ASSERT(index >= 0 && index < static_cast<int>(p.instrs.size()),
                   "the core retires only dispatched instructions");
       const isa::Instr &in = p.instrs[static_cast<size_t>(index)];
-      st.trace.push_back(
-          {e, index, start, static_cast<int64_t>(top->cycles), in.desc ? in.desc->mnemonic : "?"});
+      // The core has no bank arbitration (docs/RTL.md), so no instruction stalls on banks.
+      st.trace.push_back({e, index, start, static_cast<int64_t>(top->cycles),
+                          in.desc ? in.desc->mnemonic : "?", 0});
     }
   };
   top->n_instr = static_cast<int>(p.instrs.size());

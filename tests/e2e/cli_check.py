@@ -311,6 +311,40 @@ def case_flow(c):
     assert os.path.exists(os.path.join(refdir, "output.npy"))
 
 
+def case_bank_aware(c):
+    """--no-bank-aware is accepted, shows in `inspect`, and changes no output. The target has one
+    port per L1 bank so that dwnet's depthwise gathers conflict and the placement has work."""
+    model = os.path.join(c.root, "models", "dwnet.onnx")
+    inp = os.path.join(c.root, "models", "dwnet_input.npy")
+    c.require(model, inp)
+
+    def one_port(lines):
+        out = [l.replace("alignment: 64, ports: 2}", "alignment: 64, ports: 1}")
+               if "{name: l1," in l else l for l in lines]
+        assert out != lines, "npu-base's L1 line changed"
+        return out
+    target = c.edited_target(one_port)
+    texts, outputs = {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-bank-aware"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", model, "--target", target, "-o", pkg] + flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        outdir, rep = c.w("out_" + mode), c.w("report_" + mode + ".json")
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                     "--report", rep])
+        with open(os.path.join(outdir, "output.npy"), "rb") as f:
+            outputs[mode] = f.read()
+        with open(rep) as f:
+            ops = [o for o in json.load(f)["ops"] if o["placement"] == "npu"]
+        assert ops and all("bank_placement" in o for o in ops), ops
+        assert all(o["bank_placement"]["ran"] == (mode == "on") for o in ops), ops
+    assert "bank-aware placement on" in texts["on"], texts["on"][:2000]
+    assert "banks (group simulated alone):" in texts["on"], texts["on"][:2000]
+    assert "bank-aware placement off" in texts["off"], texts["off"][:2000]
+    assert "banks (group simulated alone):" not in texts["off"], texts["off"][:2000]
+    assert outputs["on"] == outputs["off"], "the placement changed the outputs"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")

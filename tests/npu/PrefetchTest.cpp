@@ -64,9 +64,11 @@ struct SegRun {
   HostTensor out;
 };
 
-SegRun run(const TwoConvs &m, const isa::Target &t, const HostTensor &in, bool prefetch) {
+SegRun run(const TwoConvs &m, const isa::Target &t, const HostTensor &in, bool prefetch,
+           bool bankAlwaysMove = false) {
   npu::CompileOptions opt;
   opt.crossGroupPrefetch = prefetch;
+  opt.bankAlwaysMove = bankAlwaysMove;
   SegRun r;
   r.seg = npu::compileSegment(m.g, {0, 1}, t, opt);
   sim::Memory mem(t, r.seg.dramBytes);
@@ -152,6 +154,18 @@ TEST(CrossGroupPrefetch, NextWeightsLoadWhileTheCurrentGroupComputes) {
   EXPECT_LT(firstStart(on, b.instrBegin, b.instrEnd, "ld"),
             lastEnd(on, a.instrBegin, a.instrEnd, "mm"));
   EXPECT_LE(on.stats.totalCycles, off.stats.totalCycles);
+}
+
+// The bank-aware placement relocates buffers placed from the top as well: forced to move every
+// group's buffers (a test-only option), the second group (from the top) keeps its outputs.
+TEST(CrossGroupPrefetch, BankPlacementMovesBuffersPlacedFromTheTop) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  TwoConvs m;
+  HostTensor in({1, 32, 28, 28}, halves(randomData(32 * 28 * 28, 1)));
+  SegRun base = run(m, t, in, true), moved = run(m, t, in, true, true);
+  ASSERT_EQ(moved.seg.groupInfo.size(), 2u);
+  EXPECT_FALSE(moved.seg.groupInfo[1].bank.change.empty());
+  EXPECT_EQ(base.out.data, moved.out.data);
 }
 
 } // namespace

@@ -49,6 +49,22 @@ void printResidency(std::ostream &out, const driver::CompiledModel &m, const dri
   }
 }
 
+// One line on a group's bank-aware placement (npu/BankAlloc.h).
+std::string formatBankReport(const npu::BankReport &b, bool enabled) {
+  if (!enabled)
+    return "banks: bank-aware placement off (--no-bank-aware): bump-allocated addresses";
+  if (!b.ran)
+    return "banks: nothing to place";
+  std::string s = fmt::format("banks (group simulated alone): {} stall cycles of {} -> {} of {}",
+                              b.stallsBefore, b.cyclesBefore, b.stallsAfter, b.cyclesAfter);
+  if (b.stallsBefore > 0 && b.candidates == 0)
+    s += ", no placement tried (stalls under 1% of the group's cycles, or no room to move)";
+  else if (b.stallsBefore > 0)
+    s += fmt::format(", {} placement(s) tried, {}", b.candidates,
+                     b.change.empty() ? "default kept" : "moved " + b.change);
+  return s;
+}
+
 } // namespace
 
 namespace fs = std::filesystem;
@@ -190,6 +206,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
   npu::CompileOptions opt;
   opt.doubleBuffer = !a.noDoubleBuffer;
   opt.crossGroupPrefetch = !a.noPrefetch;
+  opt.bankAware = !a.noBankAware;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -320,9 +337,10 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
       info[gi.groupId] = {int(si), &gi};
   out << fmt::format("model '{}' compiled for target '{}' (double buffering {}, cross-group "
-                     "prefetch {})\n",
+                     "prefetch {}, bank-aware placement {})\n",
                      g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
-                     m.options.crossGroupPrefetch ? "on" : "off");
+                     m.options.crossGroupPrefetch ? "on" : "off",
+                     m.options.bankAware ? "on" : "off");
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",
@@ -363,6 +381,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                          counts);
       out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
                          gi.rooflineCycles, gi.bound);
+      out << "    " << formatBankReport(gi.bank, m.options.bankAware) << "\n";
       if (a.tir) {
         out << "    tir:\n";
         size_t pos = 0;

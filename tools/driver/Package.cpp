@@ -10,6 +10,7 @@
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tools/driver/PackageCodec.h"
+#include "tools/driver/Report.h"
 
 #include <cstring>
 
@@ -54,6 +55,18 @@ npu::DramTensor dramTensorFromJson(const JsonIn &j, const graph::Graph &g, int64
   return t;
 }
 
+npu::BankReport bankReportFromJson(const JsonIn &j) {
+  npu::BankReport b;
+  b.ran = j["ran"].asBool();
+  b.stallsBefore = j["stall_cycles_before"].asIntIn(0, INT64_MAX);
+  b.stallsAfter = j["stall_cycles_after"].asIntIn(0, INT64_MAX);
+  b.cyclesBefore = j["cycles_before"].asIntIn(0, INT64_MAX);
+  b.cyclesAfter = j["cycles_after"].asIntIn(0, INT64_MAX);
+  b.candidates = int(j["candidates"].asIntIn(0, 1 << 20));
+  b.change = j["change"].asString();
+  return b;
+}
+
 json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter &blobs) {
   json inputs = json::array(), outputs = json::array(), infos = json::array();
   for (const npu::DramTensor &t : s.inputs)
@@ -71,7 +84,8 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"instr_counts", gi.instrCounts},
                      {"macs", gi.macs},
                      {"roofline_cycles", gi.rooflineCycles},
-                     {"bound", gi.bound}});
+                     {"bound", gi.bound},
+                     {"bank_placement", bankReportToJson(gi.bank)}});
   std::vector<uint8_t> code = isa::encode(target, s.program);
   return {{"groups", s.groups},
           {"program", blobs.addVector(code)},
@@ -133,6 +147,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     gi.macs = ji["macs"].asIntIn(0, INT64_MAX);
     gi.rooflineCycles = ji["roofline_cycles"].asIntIn(0, INT64_MAX);
     gi.bound = ji["bound"].asString();
+    gi.bank = bankReportFromJson(ji["bank_placement"]);
     s.groupInfo.push_back(std::move(gi));
   }
   return s;
@@ -152,7 +167,8 @@ std::string packageBytes(const CompiledModel &m) {
                  {"options",
                   {{"double_buffer", m.options.doubleBuffer},
                    {"naive_tiling", m.options.naiveTiling},
-                   {"cross_group_prefetch", m.options.crossGroupPrefetch}}},
+                   {"cross_group_prefetch", m.options.crossGroupPrefetch},
+                   {"bank_aware", m.options.bankAware}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
@@ -218,6 +234,7 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.doubleBuffer = root["options"]["double_buffer"].asBool();
   m.options.naiveTiling = root["options"]["naive_tiling"].asBool();
   m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
+  m.options.bankAware = root["options"]["bank_aware"].asBool();
   m.graph = detail::graphFromJson(root["graph"]);
   JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
   for (size_t i = 0; i < npuSegs.size(); ++i)

@@ -182,7 +182,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"roofline_cycles", gi.rooflineCycles},
                        {"roofline_fraction", cycles > 0 ? double(gi.rooflineCycles) / cycles : 0.0},
                        {"bound", gi.bound},
-                       {"tiling", gi.tiling}});
+                       {"tiling", gi.tiling},
+                       {"bank_placement", bankReportToJson(gi.bank)}});
       }
     } else {
       double segMs = 0;
@@ -267,6 +268,16 @@ std::string buildTrace(const CompiledModel &m, const std::vector<SegmentRun> &ru
                       {"tid", cpuTid},
                       {"args", {{"name", "cpu"}}}});
   return json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump(1);
+}
+
+json bankReportToJson(const npu::BankReport &b) {
+  return {{"ran", b.ran},
+          {"stall_cycles_before", b.stallsBefore},
+          {"stall_cycles_after", b.stallsAfter},
+          {"cycles_before", b.cyclesBefore},
+          {"cycles_after", b.cyclesAfter},
+          {"candidates", b.candidates},
+          {"change", b.change}};
 }
 
 std::string formatReport(const json &r) {

@@ -27,6 +27,9 @@ nlohmann::json buildProgramReport(const isa::Target &t, const sim::SimStats &sta
 /// target's clock, so NPU and CPU work share one time axis).
 std::string buildTrace(const CompiledModel &m, const std::vector<SegmentRun> &runs);
 
+/// A group's bank-aware placement record (npu::BankReport), as stored in packages and reports.
+nlohmann::json bankReportToJson(const npu::BankReport &b);
+
 /// The short human-readable report `npuc run` prints.
 std::string formatReport(const nlohmann::json &report);
 
