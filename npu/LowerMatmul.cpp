@@ -347,15 +347,19 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     blockBody.push_back(weightLoad(ib));
   // Bound inside hb/ib loops of one iteration when hoisted (OHB == ICB == 1).
   Stmt inputLoad = b.load(xsrc, xdst, Dims{ticb, imm(geo.Wp), rows}, pad);
-  if (chunked) { // one DMA per k-chunk into its own [rows][Wp][tk] region
-    Var kl = Var::make("kcl");
-    Expr tkl = min(imm(tk), ticb - Expr(kl) * tk);
+  // Chunked: one DMA per k-chunk into its own [rows][Wp][tk] region, issued in the k loop just
+  // before the chunk's first gather (below). Issued back to back instead, KC loads each pushing
+  // a token to the feed engine would fill the token queue and the load engine's dispatch queue
+  // before the program reaches any mov that pops them: a deadlock once KC exceeds those depths.
+  Stmt chunkLoad;
+  if (chunked) {
+    Expr tkl = min(imm(tk), ticb - Expr(kc) * tk);
     View csrc = xsrc;
-    csrc.addr = xsrc.addr + Expr(kl) * (tk * 2);
-    View cdst{hw.l1, xbuf.at(itIn) + Expr(kl) * (chunkElems * 2)};
+    csrc.addr = xsrc.addr + Expr(kc) * (tk * 2);
+    View cdst{hw.l1, xbuf.at(itIn) + Expr(kc) * (chunkElems * 2)};
     cdst.s1 = tkl;
     cdst.s2 = tkl * geo.Wp;
-    inputLoad = forLoop(kl, imm(0), imm(KC), b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad));
+    chunkLoad = b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad);
   }
   if (!inputOnce)
     blockBody.push_back(inputLoad);
@@ -410,9 +414,13 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   bdst.s1 = tocb;
   Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
-  Stmt kbody = seq({forLoop(kr, imm(0), khg == 1 ? imm(1) : gcur, amove),
-                    b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}),
-                    b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first)});
+  std::vector<Stmt> kstmts;
+  if (chunked) // the chunk's first use: output-channel block 0, kernel tap (0, 0)
+    kstmts.push_back(IfThenElse::make(eq(Expr(ob) + hg + kw, imm(0)), chunkLoad));
+  kstmts.push_back(forLoop(kr, imm(0), khg == 1 ? imm(1) : gcur, amove));
+  kstmts.push_back(b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}));
+  kstmts.push_back(b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first));
+  Stmt kbody = seq(kstmts);
   blockBody.push_back(forLoop(
       hg, imm(0), imm(KHG), forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
   tileBody.push_back(forLoop(ib, imm(0), imm(ICB), seq(blockBody)));
@@ -434,7 +442,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // The input loaded once comes after the first weight block in the load engine's queue: it
   // waits for the previous group's output, and the weights (constants) need not wait behind it,
   // so they load while the previous group still computes (CompileOptions::crossGroupPrefetch).
-  if (inputOnce)
+  if (inputOnce && !chunked)
     blockLoop.push_back(IfThenElse::make(
         eq(ob, imm(0)), forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad))));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));

@@ -73,5 +73,39 @@ TEST(ChunkedInput, FirstMatmulStartsBeforeTheWholeInputArrives) {
   EXPECT_LT(firstMatmulStart, lastInputLoadEnd);
 }
 
+// More chunks than the token queue (32) and the load engine's dispatch queue (16) are deep:
+// issued back to back before any gather, their loads deadlocked the program (the dispatcher
+// waited for load-queue room that only the later movs' token pops could make). Naive tiling
+// takes 16-wide k-chunks, so a 1x1 conv over 1024 channels has 64 of them.
+TEST(ChunkedInput, ManyChunksDoNotDeadlock) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  const int64_t C = 1024, OC = 40;
+  graph::Graph g;
+  auto x = g.addValue("x", {1, C, 1, 1}, graph::DType::F32);
+  g.inputs = {x};
+  auto wdata = halves(randomData(static_cast<size_t>(OC * C), 4, -0.1f, 0.1f));
+  auto w = g.addConstant("w", {OC, C, 1, 1}, wdata);
+  auto y = g.addValue("y", {1, OC, 1, 1}, graph::DType::F32);
+  g.addNode("Conv", "conv", {x, w}, {y});
+  oneGroup(g, y);
+  HostTensor in({1, C, 1, 1}, halves(randomData(static_cast<size_t>(C), 5)));
+  npu::CompileOptions opt;
+  opt.naiveTiling = true;
+  NpuRun r = compileAndRun(g, t, {in}, opt);
+  ASSERT_GT(chunksOf(r.seg.groupInfo.at(0).tiling), 32) << r.seg.groupInfo.at(0).tiling;
+  for (int64_t oc = 0; oc < OC; ++oc) {
+    double sum = 0, mag = 0;
+    for (int64_t ic = 0; ic < C; ++ic) {
+      double p = double(in.data[size_t(ic)]) * wdata[size_t(oc * C + ic)];
+      sum += p;
+      mag += std::fabs(p);
+    }
+    // fp32 sums of exact products, rounded to fp16 (ConvCheck.h's bound).
+    ASSERT_NEAR(r.out.data[size_t(oc)], sum,
+                std::ldexp(std::fabs(sum), -11) + C * std::ldexp(mag, -24) + 1e-7)
+        << oc;
+  }
+}
+
 } // namespace
 } // namespace npuc::test
