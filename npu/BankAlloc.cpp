@@ -261,7 +261,14 @@ sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim
   o.functional = false; // the timing model reads no data: cycles are exactly a full run's
   o.check = false;
   o.trace = trace;
-  return sim::run(t, p, mem, o);
+  // The program is the compiler's own: a deadlock or a malformed instruction here is a compiler
+  // bug, not a user error that the driver's retry may route to the CPU.
+  try {
+    return sim::run(t, p, mem, o);
+  } catch (const Error &e) {
+    NPUC_ASSERT(false, std::string("a compiled group simulates without error: ") + e.what());
+  }
+  return {};
 }
 
 BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
