@@ -11,6 +11,18 @@ namespace npuc::npu {
 
 using namespace tir;
 
+GroupPlan withBiasEpilogue(const GroupPlan &plan) {
+  GroupPlan p = plan;
+  if (!plan.conv.bias.empty()) {
+    EpilogueOp bias;
+    bias.op = "add";
+    bias.operand = EpilogueOp::Operand::Const;
+    bias.constant = plan.conv.bias;
+    p.epilogue.insert(p.epilogue.begin(), bias);
+  }
+  return p;
+}
+
 int tensorOperands(const GroupPlan &p) {
   int n = 0;
   for (const EpilogueOp &e : p.epilogue)

@@ -81,6 +81,10 @@ tir::Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, c
 /// Vector ops the epilogue issues per element of the output (for cost and roofline).
 int64_t epilogueOpsPerElement(const GroupPlan &p);
 
+/// The plan with the conv's bias (if any) as the first epilogue op, an fp32 per-channel add on
+/// the accumulator, ahead of the fused ops.
+GroupPlan withBiasEpilogue(const GroupPlan &p);
+
 /// Number of Tensor operands (residuals) the epilogue reads.
 int tensorOperands(const GroupPlan &p);
 

@@ -50,14 +50,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
     k.reject = "the target's vector unit has no 'mac' (or 'mul') op";
     return k;
   }
-  GroupPlan p = plan; // the bias is the first epilogue op, an fp32 per-channel add
-  if (!c.bias.empty()) {
-    EpilogueOp bias;
-    bias.op = "add";
-    bias.operand = EpilogueOp::Operand::Const;
-    bias.constant = c.bias;
-    p.epilogue.insert(p.epilogue.begin(), bias);
-  }
+  GroupPlan p = withBiasEpilogue(plan);
   for (const EpilogueOp &e : p.epilogue)
     if (!hw.vectorHas(e.op)) {
       k.reject = "the target's vector unit has no '" + e.op + "' op for the epilogue";

@@ -41,15 +41,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const isa::Target &t = *hw.t;
   const ConvParams &c = plan.conv;
   Kernel k;
-  // The bias is the first epilogue op: an fp32 per-channel add on the accumulator.
-  GroupPlan p = plan;
-  if (!c.bias.empty()) {
-    EpilogueOp bias;
-    bias.op = "add";
-    bias.operand = EpilogueOp::Operand::Const;
-    bias.constant = c.bias;
-    p.epilogue.insert(p.epilogue.begin(), bias);
-  }
+  GroupPlan p = withBiasEpilogue(plan);
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   if (!stageEpilogueConstants(p, b, d, consts, prologue)) {

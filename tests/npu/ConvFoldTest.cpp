@@ -52,15 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RowFold,
                              ConvCase{3, 27, 31, 24, 11, 4, 0, 1, 1, true, false},
                              // 5x5, 2 channels, odd sizes: 5 x ceil(10/16) = 5 vs ceil(50/16) = 4.
                              ConvCase{2, 13, 11, 7, 5, 1, 2, 1, 1, true, true}),
-                         [](const ::testing::TestParamInfo<ConvCase> &i) {
-                           std::ostringstream os;
-                           os << i.param;
-                           std::string name = os.str();
-                           for (char &ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch)))
-                               ch = '_';
-                           return name + "_" + std::to_string(i.index);
-                         });
+                         ParamName());
 
 // Output rows so wide that the whole kernel's k does not fit L0A next to one output row (both
 // copies): khg < KH, and KH being prime, the last row group is narrower than khg.

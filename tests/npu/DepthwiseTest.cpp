@@ -16,8 +16,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <gtest/gtest.h>
+#include <map>
 
 namespace npuc::test {
 namespace {
@@ -173,15 +173,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DwCase{24, 9, 9, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false},
                       DwCase{9, 10, 7, 3, 2, 1, 1, 1, true, true, "npu-base.yaml", true, 2},
                       DwCase{20, 9, 8, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", true, 1, true}),
-    [](const ::testing::TestParamInfo<DwCase> &i) {
-      std::ostringstream os;
-      os << i.param;
-      std::string name = os.str();
-      for (char &ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch)))
-          ch = '_';
-      return name + "_" + std::to_string(i.index);
-    });
+    ParamName());
 
 // On npu-tiny (32 KiB accumulator, double-buffered: 4096 fp32 per tile) a 120-wide row of 37
 // channels (4440 values) cannot be one tile: the kernel blocks channels and rows.

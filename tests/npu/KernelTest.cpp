@@ -36,15 +36,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{64, 14, 14, 48, 3, 1, 1, 1, 2, true, true}, // grouped
                       ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-tiny.yaml"},
                       ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false}),
-    [](const ::testing::TestParamInfo<ConvCase> &i) {
-      std::ostringstream os;
-      os << i.param;
-      std::string name = os.str();
-      for (char &ch : name)
-        if (!std::isalnum(static_cast<unsigned char>(ch)))
-          ch = '_';
-      return name + "_" + std::to_string(i.index);
-    });
+    ParamName());
 
 // A target whose L1 cannot hold the whole channel depth: the kernel blocks input channels at L1
 // and accumulates across blocks, and the result is still exact to the fp16 bound.

@@ -8,7 +8,10 @@
 #include "simulator/Simulator.h"
 #include "support/Half.h"
 
+#include <cctype>
+#include <gtest/gtest.h>
 #include <random>
+#include <sstream>
 #include <string>
 
 namespace npuc::test {
@@ -16,6 +19,20 @@ namespace npuc::test {
 inline std::string configPath(const std::string &name) {
   return std::string(NPUC_SOURCE_DIR) + "/configs/" + name;
 }
+
+/// A gtest parameter name from the case's operator<< (other characters than letters and digits
+/// become '_'), made unique by the case's index.
+struct ParamName {
+  template <class T> std::string operator()(const ::testing::TestParamInfo<T> &i) const {
+    std::ostringstream os;
+    os << i.param;
+    std::string name = os.str();
+    for (char &ch : name)
+      if (!std::isalnum(static_cast<unsigned char>(ch)))
+        ch = '_';
+    return name + "_" + std::to_string(i.index);
+  }
+};
 
 inline std::vector<float> randomData(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
   std::mt19937 rng(seed);
