@@ -17,7 +17,9 @@
 
 namespace npuc::npu {
 
-enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, View };
+/// LoopNest: no hand-written kernel shape fits; the group's reference loop nest goes through
+/// emit-npu instead (LowerLoopNest.cpp).
+enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, View, LoopNest };
 
 struct EpilogueOp {
   enum class Operand { None, Const, Tensor };
@@ -61,9 +63,16 @@ struct GroupPlan {
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements
   std::string reject;   // non-empty: the NPU cannot run this group, and why
+  /// LoopNest: the group itself, and why no hand-written kernel takes it.
+  const graph::FusedGroup *group = nullptr;
+  std::string handReject;
 };
 
 GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
+
+/// analyzeGroup, and where it rejects, the loop-nest kernel's plan (kind LoopNest, its reason in
+/// handReject): whether that kernel can run the group is only known once it is lowered.
+GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
 
 /// True when a value stored in the NPU layout is 4-D NHWC (others are row-major).
 bool isNhwc(const graph::Value &v);

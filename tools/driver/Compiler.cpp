@@ -116,7 +116,11 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   auto reject = [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
     return npu::npuRejectReason(g, grp, t);
   };
-  graph::fuseOps(m.graph, graph::preserveRunnable(reject));
+  // Fusion keeps the groups the hand-written kernels run (see npuRejectReason's loopNest).
+  graph::fuseOps(m.graph,
+                 graph::preserveRunnable([&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+                   return npu::npuRejectReason(g, grp, t, /*loopNest=*/false);
+                 }));
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
   compileWithRetry(m, reject, opt);
