@@ -138,6 +138,11 @@ protected:
     std::vector<std::pair<std::string, Expr>> f;
     bool changed = false;
     for (const auto &[name, e] : op->fields) {
+      if (const auto *fl = e.as<FloatImmNode>()) { // imm0/imm1: fp32 bit patterns
+        f.emplace_back(name, imm(floatBits(static_cast<float>(fl->value))));
+        changed = true;
+        continue;
+      }
       const auto *l = e.as<LoadNode>();
       if (!l) {
         f.emplace_back(name, e);

@@ -104,6 +104,17 @@ TEST(LoopNest, MulByColumnConstant) {
   checkGroup(g, {input({9, 21}, 6)}, false);
 }
 
+// Neg is x * -1 + 0: a muladd whose immediates become fp32 bit patterns (exact for fp16 inputs).
+TEST(LoopNest, NegUsesImmediates) {
+  Graph g;
+  auto x = g.addValue("x", {5, 7}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {5, 7}, graph::DType::F32);
+  g.addNode("Neg", "neg", {x}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({5, 7}, 9)}, true);
+}
+
 // 4-D in and out: NHWC in DRAM, logical NCHW in L1, on both sides of the kernel.
 TEST(LoopNest, Transpose4dStagesNhwc) {
   Graph g;
