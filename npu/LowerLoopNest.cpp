@@ -112,14 +112,22 @@ public:
   }
   void visitEvaluate(const EvaluateNode *) override { problems.push_back("an evaluation"); }
   void visitLoad(const LoadNode *op) override {
-    problems.push_back("control flow reads " + op->buffer->name); // a loop bound or a condition
+    problems.push_back("a loop bound or condition reads " + op->buffer->name);
   }
   void visitNpuOp(const NpuOpNode *op) override {
-    for (const auto &[name, e] : op->fields)
-      if (const auto *l = e.as<LoadNode>())
-        visit(l->index); // the operand itself is resolved later; its index must be load-free
-      else
+    for (const auto &[name, e] : op->fields) {
+      const auto *l = e.as<LoadNode>();
+      if (!l) {
         visit(e);
+        continue;
+      }
+      // The operand itself is resolved later; its element must be known at compile time.
+      ReadBuffers r;
+      r.visit(l->index);
+      for (const BufferNode *b : r.read)
+        problems.push_back(op->mnemonic + " operand " + name + " is addressed by the values of " +
+                           b->name + " (data-dependent indexing)");
+    }
   }
 };
 

@@ -154,6 +154,22 @@ TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
   EXPECT_NE(why.find("stay scalar: "), std::string::npos) << why;
 }
 
+// Indices read at run time address the copy: no instruction form has a data-dependent address.
+TEST(LoopNest, GatherIsRejectedForDataDependentAddresses) {
+  Graph g;
+  auto x = g.addValue("x", {5, 3}, graph::DType::F32);
+  g.inputs = {x};
+  auto idx = g.addConstantI64("idx", {2}, {4, 1});
+  auto y = g.addValue("y", {2, 3}, graph::DType::F32);
+  g.addNode("Gather", "ga", {x, idx}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], base());
+  EXPECT_NE(why.find("; loop-nest kernel: "), std::string::npos) << why;
+  EXPECT_NE(why.find("is addressed by the values of idx (data-dependent indexing)"),
+            std::string::npos)
+      << why;
+}
+
 // 1024 x 640 fp16 in and out: 2.5 MiB of L1 staged whole, npu-base has 1 MiB.
 TEST(LoopNest, TooBigForL1IsRejected) {
   Graph g;
