@@ -5,8 +5,9 @@
 // average pool, an elementwise chain, or a pure view (Reshape/Flatten that does not move bytes
 // in the NPU layout). The ops that follow the anchor become an epilogue of vector ops applied on
 // the fp32 accumulator tile, each operand being nothing, a per-channel/scalar constant, or a
-// tensor of the output's shape (a residual). Anything else is rejected with a reason, and the
-// group runs on the CPU.
+// tensor of the output's shape (a residual). Anything else is rejected with a reason; planGroup
+// then hands the group to the loop-nest kernel (LowerLoopNest.cpp), and when that refuses it too,
+// the group runs on the CPU.
 #pragma once
 
 #include "graph/Graph.h"
