@@ -104,6 +104,34 @@ TEST(LoopNest, MulByColumnConstant) {
   checkGroup(g, {input({9, 21}, 6)}, false);
 }
 
+// A sum the nest accumulates in its output: the kernel computes it in an fp32 working copy and
+// rounds once. Bound: 37 exact fp16 terms summed in fp32 (<= 37 * 2^-24 * sum|x| <= 2.3e-6 for
+// |x| <= 1) plus the final fp16 rounding (2^-11 * |y|); accumulating in fp16 would round every
+// partial sum (up to 2^-11 * |partial| each) and miss it.
+TEST(LoopNest, ReduceSumAccumulatesInFp32) {
+  Graph g;
+  auto x = g.addValue("x", {6, 37}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {6, 1}, graph::DType::F32);
+  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  g.node(n).attrs["axes"] = std::vector<int64_t>{1};
+  g.node(n).attrs["keepdims"] = int64_t(1);
+  oneGroup(g, y);
+  isa::Target t = base();
+  ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+  HostTensor in = input({6, 37}, 10);
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t i = 0; i < 6; ++i) {
+    double want = 0;
+    for (int64_t k = 0; k < 37; ++k)
+      want += in.data[static_cast<size_t>(i * 37 + k)];
+    EXPECT_NEAR(r.out.data[static_cast<size_t>(i)], want, std::ldexp(std::fabs(want), -11) + 3e-6)
+        << "row " << i;
+  }
+  EXPECT_NE(r.seg.groupInfo.at(0).tir.find("y_f32"), std::string::npos) // the fp32 working copy
+      << r.seg.groupInfo.at(0).tir;
+}
+
 // Neg is x * -1 + 0: a muladd whose immediates become fp32 bit patterns (exact for fp16 inputs).
 TEST(LoopNest, NegUsesImmediates) {
   Graph g;
