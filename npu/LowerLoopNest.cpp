@@ -21,6 +21,7 @@
 #include "tir/IRVisitor.h"
 #include "tir/LowerOps.h"
 #include "tir/PassManager.h"
+#include "tir/Schedule.h"
 #include "tir/transform/EmitNpu.h"
 #include "tir/transform/PreProcess.h"
 
@@ -186,6 +187,29 @@ private:
   std::map<const BufferNode *, std::pair<int, int64_t>> at_;
 };
 
+// Loops longer than an instruction's size fields (loop-collapse merges contiguous loops into
+// one) split at a divisor, so that emit-npu can map them onto two dimensions.
+class SplitLong : public IRMutator {
+public:
+  explicit SplitLong(int64_t maxDim) : maxDim_(maxDim) {}
+
+protected:
+  Stmt mutateFor(const ForNode *op, const Stmt &self) override {
+    Stmt s = IRMutator::mutateFor(op, self);
+    const auto *f = s.as<ForNode>();
+    const auto *ext = f->extent.as<IntImmNode>();
+    if (!ext || ext->value <= maxDim_)
+      return s;
+    for (int64_t d = maxDim_; d > 1; --d) // the largest divisor that fits
+      if (ext->value % d == 0)
+        return ext->value / d <= maxDim_ ? schedule::splitLoop(f, d) : s;
+    return s;
+  }
+
+private:
+  int64_t maxDim_;
+};
+
 // A contiguous copy of `units` 2-byte elements between DRAM and L1, in boxes the size fields hold.
 void flatCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr, int64_t units,
               std::vector<Stmt> &out) {
@@ -293,7 +317,9 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
   // Normalise, split into unit operations, emit.
   PassManager pm(parsePipeline(kNormalisationPipeline));
   std::vector<std::string> scalar;
-  f = emitNpu(preProcess(pm.run(f), t), t, &scalar);
+  f = pm.run(f);
+  f.body = SplitLong(hw.maxDim()).mutate(f.body);
+  f = emitNpu(preProcess(f, t), t, &scalar);
   if (!scalar.empty())
     return reject(fmt::format("{} nest(s) stay scalar: {}{}", scalar.size(), scalar.front(),
                               scalar.size() > 1 ? "; ..." : ""));

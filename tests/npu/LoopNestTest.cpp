@@ -143,6 +143,18 @@ TEST(LoopNest, NegUsesImmediates) {
   checkGroup(g, {input({5, 7}, 9)}, true);
 }
 
+// 75000 elements: the collapsed loop exceeds npu-base's 16-bit n0, so the kernel splits it
+// (75000 = 2 x 37500) before emission; without that the nest would stay scalar.
+TEST(LoopNest, LongLoopsAreSplitForTheSizeFields) {
+  Graph g;
+  auto x = g.addValue("x", {300, 250}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {300, 250}, graph::DType::F32);
+  g.addNode("Neg", "neg", {x}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({300, 250}, 11)}, true);
+}
+
 // 4-D in and out: NHWC in DRAM, logical NCHW in L1, on both sides of the kernel.
 TEST(LoopNest, Transpose4dStagesNhwc) {
   Graph g;
