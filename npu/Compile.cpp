@@ -45,6 +45,9 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
     k.tiling = "view: aliases its input (no data movement)";
     return k;
   }
+  case KernelKind::LoopNest:
+    NPUC_ASSERT(p.group, "planGroup records the group of a loop-nest plan");
+    return lowerLoopNestKernel(g, *p.group, b, d);
   }
   return {};
 }
@@ -60,8 +63,8 @@ Kernel lowerWithFallback(
   Kernel k = lowerKernel(p, g, b, d, o);
   if (used)
     *used = o;
-  if (k.reject.empty() || !o.doubleBuffer)
-    return k;
+  if (k.reject.empty() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
+    return k; // the loop-nest kernel does not double-buffer
   undo();
   KernelOptions single = o;
   single.doubleBuffer = false;
@@ -77,18 +80,22 @@ Kernel lowerWithFallback(
 } // namespace
 
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
-                            const isa::Target &t) {
+                            const isa::Target &t, bool loopNest) {
   Hw hw;
   if (std::string why = Hw::derive(t, hw); !why.empty())
     return why;
-  GroupPlan p = analyzeGroup(g, grp, hw);
+  GroupPlan p = loopNest ? planGroup(g, grp, hw) : analyzeGroup(g, grp, hw);
   if (!p.reject.empty())
     return p.reject;
   // Dry-run the kernel's tiling against the target (addresses do not matter here).
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
             [](const std::vector<uint8_t> &) { return int64_t(0); }};
   Kernel k = lowerWithFallback(p, g, hw, d, KernelOptions{});
-  return k.reject.empty() ? "" : grp.name + ": " + k.reject;
+  if (k.reject.empty())
+    return "";
+  if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
+    return p.handReject + "; " + k.reject;
+  return grp.name + ": " + k.reject;
 }
 
 Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
@@ -106,7 +113,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
 
   std::vector<GroupPlan> plans;
   for (int gid : groupIds) {
-    plans.push_back(analyzeGroup(g, g.groups.at(static_cast<size_t>(gid)), hw));
+    plans.push_back(planGroup(g, g.groups.at(static_cast<size_t>(gid)), hw));
     NPUC_ASSERT(plans.back().reject.empty(),
                 "placement only puts groups the NPU accepts on it: " + plans.back().reject);
   }

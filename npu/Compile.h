@@ -86,8 +86,11 @@ struct Segment {
 
 /// Empty when the target can run the group on its NPU; otherwise the reason it cannot
 /// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
+/// A group no hand-written kernel takes is tried with the loop-nest kernel (emit-npu) unless
+/// `loopNest` is false (fusion also asks that way, so that no merge trades a hand kernel - the
+/// tensor unit - for the loop-nest kernel's vector-unit arithmetic).
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
-                            const isa::Target &t);
+                            const isa::Target &t, bool loopNest = true);
 
 /// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
 /// problems (a shape the instruction fields cannot encode, naming the node and field).

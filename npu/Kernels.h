@@ -54,6 +54,10 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
                           const KernelOptions &o);
 Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o);
+/// Any group through its reference loop nest and emit-npu (LowerLoopNest.cpp): inputs staged
+/// whole in L1, no tiling; rejects when a nest stays scalar or the buffers do not fit.
+Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                           const DramCtx &d);
 
 /// The epilogue's operands, staged on chip by the kernel.
 struct EpilogueInputs {

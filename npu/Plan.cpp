@@ -467,4 +467,15 @@ GroupPlan analyzeGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &h
   return a.p;
 }
 
+GroupPlan planGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) {
+  GroupPlan p = analyzeGroup(g, grp, hw);
+  if (p.reject.empty())
+    return p;
+  GroupPlan ln;
+  ln.kind = KernelKind::LoopNest;
+  ln.group = &grp;
+  ln.handReject = std::move(p.reject);
+  return ln;
+}
+
 } // namespace npuc::npu

@@ -7,7 +7,8 @@
 // follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile, each
 // operand being nothing, a per-channel/scalar constant, a tensor of the output's shape (a
 // residual), or a per-channel/scalar tensor broadcast over the pixels (a squeeze-excitation
-// gate). Anything else is rejected with a reason, and the group runs on the CPU.
+// gate). Anything else is rejected with a reason; planGroup then hands the group to the
+// loop-nest kernel (LowerLoopNest.cpp), and when that refuses it too, the group runs on the CPU.
 #pragma once
 
 #include "graph/Graph.h"
@@ -18,7 +19,9 @@
 
 namespace npuc::npu {
 
-enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, Concat, View };
+/// LoopNest: no hand-written kernel shape fits; the group's reference loop nest goes through
+/// emit-npu instead (LowerLoopNest.cpp).
+enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, Concat, View, LoopNest };
 
 struct EpilogueOp {
   // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
@@ -82,9 +85,16 @@ struct GroupPlan {
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements
   std::string reject;   // non-empty: the NPU cannot run this group, and why
+  /// LoopNest: the group itself, and why no hand-written kernel takes it.
+  const graph::FusedGroup *group = nullptr;
+  std::string handReject;
 };
 
 GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
+
+/// analyzeGroup, and where it rejects, the loop-nest kernel's plan (kind LoopNest, its reason in
+/// handReject): whether that kernel can run the group is only known once it is lowered.
+GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
 
 /// True when a value stored in the NPU layout is 4-D NHWC (others are row-major).
 bool isNhwc(const graph::Value &v);

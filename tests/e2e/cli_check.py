@@ -218,6 +218,41 @@ def case_unsupported_op(c):
                   ["MeanVarianceNormalization"], [out])
 
 
+def case_loop_nest(c):
+    """`npuc inspect` reports, per group the loop-nest kernel (emit-npu) runs, the instructions
+    it emitted by kind and that nothing stayed scalar; a group it refuses keeps its CPU reason."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper
+    except ImportError:
+        print("SKIP: python onnx package not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [7, 13, 5])
+    t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [5, 7, 13])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 7, 13])
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], name="tr", perm=[2, 0, 1]),
+             helper.make_node("Softmax", ["t"], ["y"], name="sm", axis=-1)]
+    # `t` is a graph output too, which ends its group: two groups, one per device.
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [t, y]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path = c.w("tr.onnx")
+    onnx.save(model, path)
+    pkg = c.w("tr.npub")
+    c.expect_ok(["compile", path, "--target", c.target, "-o", pkg])
+    text = c.expect_ok(["inspect", pkg])
+    lines = text.split("\n")
+    at = next(i for i, l in enumerate(lines) if l.startswith("  group ") and "'tr'" in l)
+    assert lines[at].endswith("Transpose on npu"), text
+    tiling = lines[at + 1]
+    assert tiling.startswith("    tiling: loop-nest kernel (emit-npu): "), text
+    assert " vector, " in tiling and " dma (2 staging), 0 matmul instructions; 0 scalar;" in tiling, \
+        text
+    at = next(i for i, l in enumerate(lines) if l.startswith("  group ") and "'sm'" in l)
+    assert lines[at].endswith("Softmax on cpu"), text
+    assert "; loop-nest kernel: " in lines[at + 1] and "stay scalar" in lines[at + 1], text
+
+
 def case_bad_arguments(c):
     c.expect_fail(["compile"], [], [])
     c.expect_fail(["frobnicate"], [], [])

@@ -116,7 +116,18 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   auto reject = [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
     return npu::npuRejectReason(g, grp, t);
   };
-  graph::fuseOps(m.graph, graph::preserveRunnable(reject));
+  // Fusion keeps what the NPU runs: no merge may turn a group a hand-written kernel runs into one
+  // it does not (the loop-nest kernel's vector arithmetic would replace the tensor unit), nor a
+  // group any kernel runs into one the NPU cannot run at all.
+  graph::FusionFilter hand =
+      graph::preserveRunnable([&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+        return npu::npuRejectReason(g, grp, t, /*loopNest=*/false);
+      });
+  graph::FusionFilter any = graph::preserveRunnable(reject);
+  graph::fuseOps(m.graph, [&](const graph::Graph &g, const graph::FusedGroup &merged,
+                              const std::vector<graph::FusedGroup> &parts) {
+    return hand(g, merged, parts) && any(g, merged, parts);
+  });
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
   compileWithRetry(m, reject, opt);

@@ -1,0 +1,427 @@
+// LowerLoopNest.cpp - the loop-nest kernel: a fused group no hand-written kernel handles, compiled
+// through instruction emission from loop analysis (tir/transform/EmitNpu.h).
+//
+// The group's compute definition is its reference loop nest (tir::lowerGroup: fp32 over logical
+// row-major/NCHW buffers). Every input is loaded whole from DRAM into L1 in its logical layout, as
+// fp16 (the DRAM format; a 4-D NHWC tensor by one strided 3-D DMA per image), and the vector unit
+// converts it on load; constants are staged as fp32 so that they keep the CPU's precision. The
+// nest, with its buffers moved to L1 (intermediates and temporaries fp32), goes through the
+// normalisation pipeline, pre-process and emit-npu for the target. emit-npu names each operand
+// symbolically (buffer + first element); here every buffer gets an address from the Builder and
+// the operands become *_space/*_addr/*_dtype fields. The outputs are stored back to DRAM in the
+// NPU layout, and the token pass orders the engines as for every kernel.
+//
+// No tiling yet: a group is accepted only when nothing stays scalar and all its buffers fit their
+// levels at once; otherwise the reject reason says which, and placement keeps it on the CPU.
+#include "npu/Emit.h"
+#include "npu/Kernels.h"
+
+#include "support/Error.h"
+#include "tir/IRMutator.h"
+#include "tir/IRVisitor.h"
+#include "tir/LowerOps.h"
+#include "tir/PassManager.h"
+#include "tir/Schedule.h"
+#include "tir/transform/EmitNpu.h"
+#include "tir/transform/PreProcess.h"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+namespace npuc::npu {
+
+using namespace tir;
+
+namespace {
+
+const DataType kF16 = DataType::Float(16), kF32 = DataType::Float(32);
+
+// One parameter of the reference nest and where the kernel keeps it.
+struct Staged {
+  enum class Role { Input, Const, Output } role = Role::Input;
+  graph::ValueId value = graph::kNoValue;
+  Buffer onChip; // what the DMA moves: fp16 activations, fp32 constants
+  Buffer work;   // an output the nest also reads is computed in fp32 here, then rounded
+};
+
+// Loads whether the body reads each buffer (an output read back needs an fp32 working copy:
+// accumulating in fp16 would round every partial sum).
+class ReadBuffers : public IRVisitor {
+public:
+  std::set<const BufferNode *> read;
+  void visitLoad(const LoadNode *op) override {
+    read.insert(op->buffer.get());
+    IRVisitor::visitLoad(op);
+  }
+};
+
+// Moves the nest onto the chip: parameters to their staged buffers (fp16 reads converted to fp32,
+// fp32 values rounded to fp16 on store), every other buffer to `scope`.
+class ToOnChip : public IRMutator {
+public:
+  ToOnChip(std::map<const BufferNode *, const Staged *> params, std::string scope)
+      : params_(std::move(params)), scope_(std::move(scope)) {}
+
+  Buffer mutateBuffer(const Buffer &b) override {
+    auto it = moved_.find(b.get());
+    if (it == moved_.end())
+      it = moved_.emplace(b.get(), Buffer::make(b->name, b->dtype, b->shape, scope_)).first;
+    return it->second;
+  }
+
+protected:
+  Expr mutateLoad(const LoadNode *op, const Expr &self) override {
+    auto it = params_.find(op->buffer.get());
+    if (it == params_.end())
+      return IRMutator::mutateLoad(op, self);
+    const Staged &s = *it->second;
+    Expr idx = mutate(op->index);
+    Expr l = load(s.work.defined() ? s.work : s.onChip, idx);
+    return l.type() == op->type ? l : cast(op->type, l);
+  }
+  Stmt mutateStore(const StoreNode *op, const Stmt &self) override {
+    auto it = params_.find(op->buffer.get());
+    if (it == params_.end())
+      return IRMutator::mutateStore(op, self);
+    const Staged &s = *it->second;
+    NPUC_ASSERT(s.role == Staged::Role::Output, "lowerGroup writes only its outputs' parameters");
+    Expr v = mutate(op->value), idx = mutate(op->index);
+    if (s.work.defined())
+      return store(s.work, v, idx);
+    return store(s.onChip, v.type() == s.onChip->dtype ? v : cast(s.onChip->dtype, v), idx);
+  }
+
+private:
+  std::map<const BufferNode *, const Staged *> params_;
+  std::string scope_;
+  std::map<const BufferNode *, Buffer> moved_;
+};
+
+// What emission left: allocations to place, and anything that is not an instruction.
+class Leftovers : public IRVisitor {
+public:
+  std::vector<Buffer> allocs;
+  std::vector<std::string> problems; // statements the NPU cannot run, described
+  void visitAllocate(const AllocateNode *op) override {
+    allocs.push_back(op->buffer);
+    IRVisitor::visitAllocate(op);
+  }
+  void visitStore(const StoreNode *op) override {
+    problems.push_back("scalar store to " + op->buffer->name);
+  }
+  void visitEvaluate(const EvaluateNode *) override { problems.push_back("an evaluation"); }
+  void visitLoad(const LoadNode *op) override {
+    problems.push_back("a loop bound or condition reads " + op->buffer->name);
+  }
+  void visitNpuOp(const NpuOpNode *op) override {
+    for (const auto &[name, e] : op->fields) {
+      const auto *l = e.as<LoadNode>();
+      if (!l) {
+        visit(e);
+        continue;
+      }
+      // The operand itself is resolved later; its element must be known at compile time.
+      ReadBuffers r;
+      r.visit(l->index);
+      for (const BufferNode *b : r.read)
+        problems.push_back(op->mnemonic + " operand " + name + " is addressed by the values of " +
+                           b->name + " (data-dependent indexing)");
+    }
+  }
+};
+
+// emit-npu's symbolic operands (`dst=B[i * 16]`) -> level, byte address and dtype fields; the
+// buffers' Allocate statements go (the Builder's allocations replace them).
+class Resolve : public IRMutator {
+public:
+  Resolve(const isa::Target &t, std::map<const BufferNode *, std::pair<int, int64_t>> at)
+      : t_(t), at_(std::move(at)) {}
+
+protected:
+  Stmt mutateAllocate(const AllocateNode *op, const Stmt &) override { return mutate(op->body); }
+  Stmt mutateNpuOp(const NpuOpNode *op, const Stmt &self) override {
+    const isa::InstrDesc *d = t_.findInstr(op->mnemonic);
+    NPUC_ASSERT(d, "emit-npu only writes the target's mnemonics: " + op->mnemonic);
+    std::vector<std::pair<std::string, Expr>> f;
+    bool changed = false;
+    for (const auto &[name, e] : op->fields) {
+      if (const auto *fl = e.as<FloatImmNode>()) { // imm0/imm1: fp32 bit patterns
+        f.emplace_back(name, imm(floatBits(static_cast<float>(fl->value))));
+        changed = true;
+        continue;
+      }
+      const auto *l = e.as<LoadNode>();
+      if (!l) {
+        f.emplace_back(name, e);
+        continue;
+      }
+      changed = true;
+      auto it = at_.find(l->buffer.get());
+      NPUC_ASSERT(it != at_.end(), "every operand buffer was placed: " + l->buffer->name);
+      const auto [level, base] = it->second;
+      if (d->hasField(name + "_space"))
+        f.emplace_back(name + "_space", imm(level));
+      else if (auto fx = d->fixed.find(name + "_space"); fx != d->fixed.end())
+        NPUC_ASSERT(fx->second == level, "emit-npu checked the operand's level: " + name);
+      f.emplace_back(name + "_addr", imm(base) + l->index * imm(l->buffer->dtype.bytes()));
+      if (d->hasField(name + "_dtype")) {
+        std::optional<int> code = dtypeCode(l->buffer->dtype);
+        NPUC_ASSERT(code.has_value(), "emit-npu checked the operand's dtype: " + name);
+        f.emplace_back(name + "_dtype", imm(*code));
+      }
+    }
+    // emit-npu leaves the extents of dimensions it does not use unwritten (meaning 1); an
+    // instruction's absent field reads as 0, an empty box.
+    for (const char *n : {"n0", "n1", "n2"})
+      if (d->hasField(n) && !op->field(n).defined()) {
+        f.emplace_back(n, imm(1));
+        changed = true;
+      }
+    return changed ? NpuOpNode::make(op->mnemonic, std::move(f)) : self;
+  }
+
+private:
+  const isa::Target &t_;
+  std::map<const BufferNode *, std::pair<int, int64_t>> at_;
+};
+
+// Loops longer than an instruction's size fields (loop-collapse merges contiguous loops into
+// one) split at a divisor, so that emit-npu can map them onto two dimensions.
+class SplitLong : public IRMutator {
+public:
+  explicit SplitLong(int64_t maxDim) : maxDim_(maxDim) {}
+
+protected:
+  Stmt mutateFor(const ForNode *op, const Stmt &self) override {
+    Stmt s = IRMutator::mutateFor(op, self);
+    const auto *f = s.as<ForNode>();
+    const auto *ext = f->extent.as<IntImmNode>();
+    if (!ext || ext->value <= maxDim_)
+      return s;
+    for (int64_t d = maxDim_; d > 1; --d) // the largest divisor that fits
+      if (ext->value % d == 0)
+        return ext->value / d <= maxDim_ ? schedule::splitLoop(f, d) : s;
+    return s;
+  }
+
+private:
+  int64_t maxDim_;
+};
+
+// A contiguous copy of `units` 2-byte elements between DRAM and L1, in boxes the size fields hold.
+void flatCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr, int64_t units,
+              std::vector<Stmt> &out) {
+  const Hw &hw = b.hw();
+  const int64_t maxDim = hw.maxDim();
+  int64_t done = 0;
+  while (done < units) {
+    int64_t row = std::min(units - done, maxDim);
+    int64_t rows = std::min((units - done) / row, maxDim);
+    View dram{hw.dram, imm(dramAddr + done * 2)}, chip{hw.l1, imm(chipAddr + done * 2)};
+    dram.s1 = chip.s1 = imm(row);
+    Dims dims{imm(row), imm(rows), imm(1)};
+    out.push_back(toChip ? b.load(dram, chip, dims) : b.store(chip, dram, dims));
+    done += row * rows;
+  }
+}
+
+// A 4-D tensor between its NHWC DRAM image and logical NCHW in L1: per image, dims (W, H, C).
+void nhwcCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr, const Shape &s,
+              std::vector<Stmt> &out) {
+  const Hw &hw = b.hw();
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  for (int64_t n = 0; n < N; ++n) {
+    View dram{hw.dram, imm(dramAddr + n * H * W * C * 2)};
+    dram.s0 = imm(C);
+    dram.s1 = imm(W * C);
+    dram.s2 = imm(1);
+    View chip{hw.l1, imm(chipAddr + n * C * H * W * 2)};
+    chip.s0 = imm(1);
+    chip.s1 = imm(W);
+    chip.s2 = imm(H * W);
+    Dims dims{imm(W), imm(H), imm(C)};
+    out.push_back(toChip ? b.load(dram, chip, dims) : b.store(chip, dram, dims));
+  }
+}
+
+std::string bytesText(int64_t b) {
+  return b >= (1 << 20)   ? fmt::format("{:.1f} MiB", b / 1048576.0)
+         : b >= (1 << 10) ? fmt::format("{:.1f} KiB", b / 1024.0)
+                          : fmt::format("{} bytes", b);
+}
+
+} // namespace
+
+Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                           const DramCtx &d) {
+  Kernel k;
+  const Hw &hw = b.hw();
+  const isa::Target &t = *hw.t;
+  auto reject = [&](std::string why) {
+    k.reject = "loop-nest kernel: " + why;
+    return k;
+  };
+  if (!hw.vectorReaches(hw.l1))
+    return reject("the target's vector unit cannot address L1");
+  std::vector<graph::ValueId> pv;
+  PrimFunc ref;
+  try {
+    ref = lowerGroup(g, grp, &pv);
+  } catch (const npuc::Error &e) {
+    return reject(e.what());
+  }
+  NPUC_ASSERT(pv.size() == ref.params.size(), "lowerGroup names the value of every parameter");
+
+  // Parameters -> staged on-chip buffers.
+  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
+  ReadBuffers reads;
+  reads.visit(ref.body);
+  std::vector<Staged> staged(pv.size());
+  std::map<const BufferNode *, const Staged *> byParam;
+  for (size_t i = 0; i < pv.size(); ++i) {
+    const graph::Value &v = g.value(pv[i]);
+    Staged &s = staged[i];
+    s.value = pv[i];
+    bool out = std::find(grp.outputs.begin(), grp.outputs.end(), pv[i]) != grp.outputs.end();
+    s.role = out              ? Staged::Role::Output
+             : v.isConstant() ? Staged::Role::Const
+                              : Staged::Role::Input;
+    if (s.role != Staged::Role::Const && v.dtype != graph::DType::F32)
+      return reject(
+          fmt::format("tensor '{}' is not float32 (the NPU keeps tensors as fp16)", v.name));
+    const Buffer &p = ref.params[i];
+    s.onChip = Buffer::make(p->name, s.role == Staged::Role::Const ? kF32 : kF16, p->shape, l1);
+    if (out && reads.read.count(p.get()))
+      s.work = Buffer::make(p->name + "_f32", kF32, p->shape, l1);
+    byParam[p.get()] = &s;
+  }
+  PrimFunc f;
+  f.name = ref.name;
+  f.body = ToOnChip(byParam, l1).mutate(ref.body);
+  std::vector<Stmt> body = {f.body};
+  for (Staged &s : staged) {
+    f.params.push_back(s.onChip);
+    if (!s.work.defined())
+      continue;
+    Var i = Var::make("i");
+    body.push_back(forLoop(i, imm(0), imm(s.onChip->numElements()),
+                           store(s.onChip, cast(kF16, load(s.work, i)), i)));
+  }
+  f.body = seq(body);
+  for (const Staged &s : staged)
+    if (s.work.defined())
+      f.body = AllocateNode::make(s.work, f.body);
+
+  // Normalise, split into unit operations, emit.
+  PassManager pm(parsePipeline(kNormalisationPipeline));
+  std::vector<std::string> scalar;
+  f = pm.run(f);
+  f.body = SplitLong(hw.maxDim()).mutate(f.body);
+  f = emitNpu(preProcess(f, t), t, &scalar);
+  if (!scalar.empty())
+    return reject(fmt::format("{} nest(s) stay scalar: {}{}", scalar.size(), scalar.front(),
+                              scalar.size() > 1 ? "; ..." : ""));
+  Leftovers left;
+  left.visit(f.body);
+  if (!left.problems.empty())
+    return reject(fmt::format("not all instructions: {}", left.problems.front()));
+
+  // Place every buffer; no tiling, so all of them at once.
+  std::vector<Buffer> all = left.allocs;
+  for (const Staged &s : staged) {
+    all.push_back(s.onChip);
+    if (s.work.defined())
+      all.push_back(s.work);
+  }
+  std::map<int, int64_t> need;
+  std::vector<int> levelOf;
+  for (const Buffer &x : all) {
+    std::optional<int> lv = scopeLevel(t, x->scope);
+    NPUC_ASSERT(lv && *lv != hw.dram, "the kernel's buffers are on chip: " + x->name);
+    levelOf.push_back(*lv);
+    need[*lv] += alignUp(x->numElements() * x->dtype.bytes(), hw.alignment(*lv));
+  }
+  for (const auto &[lv, bytes] : need)
+    if (bytes > b.freeBytes(lv))
+      return reject(fmt::format("needs {} of {} for {} buffers, has {} free (no tiling yet)",
+                                bytesText(bytes), t.levels.at(static_cast<size_t>(lv)).name,
+                                all.size(), bytesText(b.freeBytes(lv))));
+  std::map<const BufferNode *, std::pair<int, int64_t>> at;
+  std::map<const BufferNode *, int64_t> base;
+  for (size_t i = 0; i < all.size(); ++i) {
+    OnChip oc{all[i]->name, levelOf[i], all[i]->numElements() * all[i]->dtype.bytes(), 1};
+    bool ok = b.reserve(oc);
+    NPUC_ASSERT(ok, "the level's free bytes were checked for all buffers");
+    at[all[i].get()] = {levelOf[i], oc.base};
+  }
+  Stmt compute = Resolve(t, at).mutate(f.body);
+
+  // Staging: inputs and constants in, outputs out.
+  std::vector<Stmt> prologue, epilogue;
+  int64_t staging = 0;
+  for (const Staged &s : staged) {
+    const graph::Value &v = g.value(s.value);
+    const int64_t chip = at.at(s.onChip.get()).second, n = numElements(v.shape);
+    if (s.role == Staged::Role::Const) {
+      // fp32 values moved as raw 2-byte units (a DMA does not convert).
+      std::vector<float> vals(static_cast<size_t>(n));
+      for (size_t j = 0; j < vals.size(); ++j)
+        vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
+      std::vector<uint8_t> bytes(vals.size() * 4);
+      std::memcpy(bytes.data(), vals.data(), bytes.size());
+      flatCopy(b, true, d.addConst(bytes), chip, 2 * n, prologue);
+      k.dramBytes += 4 * n;
+      continue;
+    }
+    const bool in = s.role == Staged::Role::Input;
+    const int64_t dram = d.addrOf(s.value);
+    if (isNhwc(v))
+      nhwcCopy(b, in, dram, chip, v.shape, in ? prologue : epilogue);
+    else
+      flatCopy(b, in, dram, chip, n, in ? prologue : epilogue);
+    k.dramBytes += 2 * n;
+  }
+  staging = static_cast<int64_t>(prologue.size() + epilogue.size());
+  std::vector<Stmt> all3 = prologue;
+  all3.push_back(compute);
+  all3.insert(all3.end(), epilogue.begin(), epilogue.end());
+  k.body = b.wrapAllocations(seq(all3));
+
+  // Emit once here: field limits the staging needs are checked, and the counts are reported.
+  isa::Program probe;
+  try {
+    emitInstructions(t, k.body, grp.name, probe);
+  } catch (const npuc::Error &e) {
+    return reject(e.what());
+  }
+  int64_t vec = 0, dma = 0, mm = 0;
+  for (const isa::Instr &in : probe.instrs) {
+    auto dim = [&](const char *name) {
+      auto it = in.fields.find(name);
+      return it == in.fields.end() ? int64_t(1) : it->second;
+    };
+    switch (in.desc->semantics) {
+    case isa::Semantics::Vector:
+      ++vec;
+      k.vectorElems += dim("n0") * dim("n1") * dim("n2");
+      break;
+    case isa::Semantics::Dma:
+      ++dma;
+      break;
+    case isa::Semantics::Matmul:
+      ++mm;
+      k.macs += dim("m") * dim("k") * dim("n");
+      break;
+    case isa::Semantics::Finish:
+      break;
+    }
+  }
+  k.tiling = fmt::format("loop-nest kernel (emit-npu): {} vector, {} dma ({} staging), {} matmul "
+                         "instructions; 0 scalar; {} of on-chip buffers, staged whole (no tiling)",
+                         vec, dma, staging, mm, bytesText(need[hw.l1]));
+  return k;
+}
+
+} // namespace npuc::npu

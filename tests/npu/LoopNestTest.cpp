@@ -1,0 +1,243 @@
+// LoopNestTest.cpp - the loop-nest kernel (npu/LowerLoopNest.cpp): groups no hand-written kernel
+// takes, compiled through emit-npu for npu-base, simulated with the hazard checker and compared
+// with the reference executor (graph::runReference), and the groups it must refuse.
+//
+// Tolerance (derived): inputs are fp16 values, so copies (transpose, slice, views) are exact;
+// an elementwise op computes in fp32 from exact operands and rounds once to fp16, an error of at
+// most 2^-11 * |y| (half an ulp of the 11-bit significand) above fp32's own rounding.
+#include "NpuTestUtil.h"
+
+#include "graph/Reference.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+
+isa::Target base() {
+  return isa::loadTarget(configPath("npu-base.yaml"));
+}
+
+// Compiles the single group for npu-base (it must be accepted, by the loop-nest kernel), runs it,
+// compares every element with the reference executor and returns the group's tiling text.
+std::string checkGroup(const Graph &g, const std::vector<HostTensor> &inputs, bool exact) {
+  isa::Target t = base();
+  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+  NpuRun r = compileAndRun(g, t, inputs);
+  std::map<graph::ValueId, HostTensor> ins;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins[g.inputs[i]] = inputs[i];
+  HostTensor want = graph::runReference(g, ins).at(g.outputs[0]);
+  EXPECT_EQ(r.out.shape, want.shape);
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    const double w = want.data[i];
+    const double tol = exact ? 0.0 : std::ldexp(std::fabs(w), -11) + 1e-7;
+    EXPECT_NEAR(r.out.data[i], w, tol) << "element " << i;
+  }
+  const npu::GroupInfo &gi = r.seg.groupInfo.at(0);
+  if (::testing::Test::HasFailure())
+    ADD_FAILURE() << gi.tiling << "\n" << gi.tir << isa::disassemble(t, r.seg.program);
+  EXPECT_NE(gi.tiling.find("loop-nest kernel (emit-npu)"), std::string::npos) << gi.tiling;
+  EXPECT_NE(gi.tiling.find("; 0 scalar;"), std::string::npos) << gi.tiling;
+  int64_t onChip = 0; // the computation itself: vector ops or on-chip copies
+  for (const char *m : {"vop", "mov"})
+    onChip += gi.instrCounts.count(m) ? gi.instrCounts.at(m) : 0;
+  EXPECT_GT(onChip, 0) << gi.tiling;
+  return gi.tiling;
+}
+
+HostTensor input(const Shape &s, unsigned seed) {
+  return HostTensor(s, halves(randomData(static_cast<size_t>(numElements(s)), seed)));
+}
+
+TEST(LoopNest, Transpose3dOddSizes) {
+  Graph g;
+  auto x = g.addValue("x", {7, 13, 5}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {5, 7, 13}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{2, 0, 1};
+  oneGroup(g, y);
+  checkGroup(g, {input({7, 13, 5}, 1)}, true);
+}
+
+TEST(LoopNest, SliceStepTwo) {
+  Graph g;
+  auto x = g.addValue("x", {6, 11}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {5, 5}, graph::DType::F32); // rows 1..9 step 2, columns 1..10 step 2
+  auto n = g.addNode("Slice", "sl", {x}, {y});
+  g.node(n).attrs["starts"] = std::vector<int64_t>{1, 1};
+  g.node(n).attrs["ends"] = std::vector<int64_t>{6, 11};
+  g.node(n).attrs["axes"] = std::vector<int64_t>{0, 1};
+  g.node(n).attrs["steps"] = std::vector<int64_t>{1, 2};
+  oneGroup(g, y);
+  checkGroup(g, {input({6, 11}, 2)}, true);
+}
+
+// [N, C] + [1, C] with both operands computed at run time (a constant row would be an epilogue
+// of the hand-written elementwise kernel).
+// A [9, 1] tensor broadcast along rows: the hand kernels take per-channel (last-axis) and scalar
+// tensor operands only ([1, 21] runs there), so this one goes to the loop-nest kernel.
+TEST(LoopNest, AddBroadcastColumn) {
+  Graph g;
+  auto a = g.addValue("a", {9, 21}, graph::DType::F32);
+  auto b = g.addValue("b", {9, 1}, graph::DType::F32);
+  g.inputs = {a, b};
+  auto y = g.addValue("y", {9, 21}, graph::DType::F32);
+  g.addNode("Add", "add", {a, b}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({9, 21}, 3), input({9, 1}, 4)}, false);
+}
+
+// A spatial mask ([1, 1, H, W]) over a 4-D tensor: no epilogue operand (those are per channel
+// or scalar), so the loop-nest kernel runs it, staging both 4-D tensors out of NHWC.
+TEST(LoopNest, MulBySpatialMask4d) {
+  Graph g;
+  auto x = g.addValue("x", {1, 4, 5, 7}, graph::DType::F32);
+  auto m = g.addValue("mask", {1, 1, 5, 7}, graph::DType::F32);
+  g.inputs = {x, m};
+  auto y = g.addValue("y", {1, 4, 5, 7}, graph::DType::F32);
+  g.addNode("Mul", "spatial", {x, m}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({1, 4, 5, 7}, 5), input({1, 1, 5, 7}, 6)}, false);
+}
+
+// A constant that broadcasts along rows ([N, 1]) is not a per-channel vector: the hand kernel
+// refuses it, the loop-nest kernel stages it as fp32.
+TEST(LoopNest, MulByColumnConstant) {
+  Graph g;
+  auto a = g.addValue("a", {9, 21}, graph::DType::F32);
+  g.inputs = {a};
+  auto c = g.addConstant("c", {9, 1}, halves(randomData(9, 5)));
+  auto y = g.addValue("y", {9, 21}, graph::DType::F32);
+  g.addNode("Mul", "mul", {a, c}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({9, 21}, 6)}, false);
+}
+
+// A sum the nest accumulates in its output: the kernel computes it in an fp32 working copy and
+// rounds once. Bound: 37 exact fp16 terms summed in fp32 (<= 37 * 2^-24 * sum|x| <= 2.3e-6 for
+// |x| <= 1) plus the final fp16 rounding (2^-11 * |y|); accumulating in fp16 would round every
+// partial sum (up to 2^-11 * |partial| each) and miss it.
+TEST(LoopNest, ReduceSumAccumulatesInFp32) {
+  Graph g;
+  auto x = g.addValue("x", {6, 37}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {6, 1}, graph::DType::F32);
+  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  g.node(n).attrs["axes"] = std::vector<int64_t>{1};
+  g.node(n).attrs["keepdims"] = int64_t(1);
+  oneGroup(g, y);
+  isa::Target t = base();
+  ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+  HostTensor in = input({6, 37}, 10);
+  NpuRun r = compileAndRun(g, t, {in});
+  for (int64_t i = 0; i < 6; ++i) {
+    double want = 0;
+    for (int64_t k = 0; k < 37; ++k)
+      want += in.data[static_cast<size_t>(i * 37 + k)];
+    EXPECT_NEAR(r.out.data[static_cast<size_t>(i)], want, std::ldexp(std::fabs(want), -11) + 3e-6)
+        << "row " << i;
+  }
+  EXPECT_NE(r.seg.groupInfo.at(0).tir.find("y_f32"), std::string::npos) // the fp32 working copy
+      << r.seg.groupInfo.at(0).tir;
+}
+
+// Neg is x * -1 + 0: a muladd whose immediates become fp32 bit patterns (exact for fp16 inputs).
+TEST(LoopNest, NegUsesImmediates) {
+  Graph g;
+  auto x = g.addValue("x", {5, 7}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {5, 7}, graph::DType::F32);
+  g.addNode("Neg", "neg", {x}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({5, 7}, 9)}, true);
+}
+
+// 75000 elements: the collapsed loop exceeds npu-base's 16-bit n0, so the kernel splits it
+// (75000 = 2 x 37500) before emission; without that the nest would stay scalar.
+TEST(LoopNest, LongLoopsAreSplitForTheSizeFields) {
+  Graph g;
+  auto x = g.addValue("x", {300, 250}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {300, 250}, graph::DType::F32);
+  g.addNode("Neg", "neg", {x}, {y});
+  oneGroup(g, y);
+  checkGroup(g, {input({300, 250}, 11)}, true);
+}
+
+// 4-D in and out: NHWC in DRAM, logical NCHW in L1, on both sides of the kernel.
+TEST(LoopNest, Transpose4dStagesNhwc) {
+  Graph g;
+  auto x = g.addValue("x", {1, 3, 5, 7}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, 5, 7, 3}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
+  oneGroup(g, y);
+  std::string tiling = checkGroup(g, {input({1, 3, 5, 7}, 7)}, true);
+  EXPECT_NE(tiling.find("2 staging"), std::string::npos) << tiling; // one load, one store
+}
+
+// Two images: one staging DMA per image each way.
+TEST(LoopNest, Transpose4dTwoImages) {
+  Graph g;
+  auto x = g.addValue("x", {2, 3, 5, 4}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {2, 5, 3, 4}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
+  oneGroup(g, y);
+  std::string tiling = checkGroup(g, {input({2, 3, 5, 4}, 8)}, true);
+  EXPECT_NE(tiling.find("4 staging"), std::string::npos) << tiling;
+}
+
+TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
+  Graph g;
+  auto x = g.addValue("x", {1, 10}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, 10}, graph::DType::F32);
+  g.addNode("Softmax", "sm", {x}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], base());
+  EXPECT_EQ(why.rfind("sm (Softmax): the NPU backend has no kernel for Softmax", 0), 0u) << why;
+  EXPECT_NE(why.find("; loop-nest kernel: "), std::string::npos) << why;
+  EXPECT_NE(why.find("stay scalar: "), std::string::npos) << why;
+}
+
+// Indices read at run time address the copy: no instruction form has a data-dependent address.
+TEST(LoopNest, GatherIsRejectedForDataDependentAddresses) {
+  Graph g;
+  auto x = g.addValue("x", {5, 3}, graph::DType::F32);
+  g.inputs = {x};
+  auto idx = g.addConstantI64("idx", {2}, {4, 1});
+  auto y = g.addValue("y", {2, 3}, graph::DType::F32);
+  g.addNode("Gather", "ga", {x, idx}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], base());
+  EXPECT_NE(why.find("; loop-nest kernel: "), std::string::npos) << why;
+  EXPECT_NE(why.find("is addressed by the values of idx (data-dependent indexing)"),
+            std::string::npos)
+      << why;
+}
+
+// 1024 x 640 fp16 in and out: 2.5 MiB of L1 staged whole, npu-base has 1 MiB.
+TEST(LoopNest, TooBigForL1IsRejected) {
+  Graph g;
+  auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {640, 1024}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{1, 0};
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], base());
+  EXPECT_NE(why.find("loop-nest kernel: needs 2.5 MiB of l1"), std::string::npos) << why;
+  EXPECT_NE(why.find("has 1.0 MiB free (no tiling yet)"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace npuc::test
