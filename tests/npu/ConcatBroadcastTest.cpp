@@ -350,21 +350,5 @@ TEST(BroadcastOperand, GateInADepthwiseEpilogue) {
       }
 }
 
-// The epilogue takes per-channel and scalar tensor operands only; a spatial mask is left to the
-// loop-nest kernel (LowerLoopNest.cpp), which runs it (tested in LoopNestTest.cpp).
-TEST(BroadcastOperand, BeyondPerChannelIsNoEpilogueOperand) {
-  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
-  Graph g;
-  auto x = g.addValue("x", {1, 4, 5, 7}, graph::DType::F32);
-  auto m = g.addValue("mask", {1, 1, 5, 7}, graph::DType::F32);
-  g.inputs = {x, m};
-  auto y = g.addValue("y", {1, 4, 5, 7}, graph::DType::F32);
-  g.addNode("Mul", "spatial", {x, m}, {y});
-  oneGroup(g, y);
-  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t, /*loopNest=*/false),
-            "spatial (Mul): tensor operand mask broadcasts beyond a per-channel vector");
-  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
-}
-
 } // namespace
 } // namespace npuc::test

@@ -103,6 +103,8 @@ TEST(LoopNest, MulBySpatialMask4d) {
   auto y = g.addValue("y", {1, 4, 5, 7}, graph::DType::F32);
   g.addNode("Mul", "spatial", {x, m}, {y});
   oneGroup(g, y);
+  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], base(), /*loopNest=*/false),
+            "spatial (Mul): tensor operand mask broadcasts beyond a per-channel vector");
   checkGroup(g, {input({1, 4, 5, 7}, 5), input({1, 1, 5, 7}, 6)}, false);
 }
 
