@@ -17,16 +17,12 @@ bool Builder::reserve(OnChip &b) {
   int64_t align = hw_.alignment(b.level);
   int64_t used = alignUp(used_[b.level], align);
   int64_t stride = alignUp(b.bytes, align);
-  int64_t cap = hw_.capacity(b.level);
-  if (used + stride * b.count > cap)
+  const int64_t limit = limitOf(b.level);
+  if (used + stride * b.count > limit)
     return false;
   b.bytes = stride;
-  // From the top, the buffer ends where the previous one began (the top rounded down to the
-  // alignment, so that every base stays aligned).
-  int64_t top = cap / align * align;
-  if (fromTop_ && used + stride * b.count > top)
-    return false;
-  b.base = fromTop_ ? top - used - stride * b.count : used;
+  // From the top, the buffer ends where the previous one began.
+  b.base = fromTop_ ? limit - used - stride * b.count : used;
   NPUC_ASSERT(b.base >= 0 && b.base % align == 0, "buffer placement stays aligned and in range");
   used_[b.level] = used + stride * b.count;
   if (size_t i = buffers_.size(); i < placement_.size() && placement_[i].base >= 0) {
@@ -43,10 +39,16 @@ bool Builder::reserve(OnChip &b) {
   return true;
 }
 
+int64_t Builder::limitOf(int level) const {
+  // From the top, the level's size rounded down to its alignment keeps every base aligned.
+  const int64_t cap = hw_.capacity(level), align = hw_.alignment(level);
+  return fromTop_ ? cap / align * align : cap;
+}
+
 int64_t Builder::freeBytes(int level) const {
   auto it = used_.find(level);
   int64_t used = it == used_.end() ? 0 : alignUp(it->second, hw_.alignment(level));
-  return hw_.capacity(level) - used;
+  return limitOf(level) - used;
 }
 
 Stmt Builder::dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,

@@ -90,6 +90,8 @@ public:
   tir::Stmt wrapAllocations(tir::Stmt body) const;
 
 private:
+  /// The bytes of a level the bump allocator may use (from the top: rounded to the alignment).
+  int64_t limitOf(int level) const;
   tir::Stmt dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
                 const Pad &pad) const;
   const Hw &hw_;
