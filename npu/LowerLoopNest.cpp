@@ -329,12 +329,10 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     return reject(fmt::format("not all instructions: {}", left.problems.front()));
 
   // Place every buffer; no tiling, so all of them at once.
+  // The fp32 working copies are allocated in the body, so left.allocs has them already.
   std::vector<Buffer> all = left.allocs;
-  for (const Staged &s : staged) {
+  for (const Staged &s : staged)
     all.push_back(s.onChip);
-    if (s.work.defined())
-      all.push_back(s.work);
-  }
   std::map<int, int64_t> need;
   std::vector<int> levelOf;
   for (const Buffer &x : all) {
@@ -384,6 +382,17 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     k.dramBytes += 2 * n;
   }
   staging = static_cast<int64_t>(prologue.size() + epilogue.size());
+  // Every staging DMA comes before (loads) or after (stores) the whole computation in program
+  // order, and each pushes (or pops) a token for the computation of its part. More of them on a
+  // side than a token queue holds would block the engine on its pushes before the program's
+  // dispatch reaches the instructions that pop them: a deadlock. One DMA per image stages a 4-D
+  // tensor, so a large batch hits this; without tiling the kernel cannot interleave them.
+  const int64_t depth = t.tokenQueueDepth;
+  for (const auto *side : {&prologue, &epilogue})
+    if (static_cast<int64_t>(side->size()) > depth)
+      return reject(fmt::format("{} staging DMAs on one side exceed the token queue depth {} "
+                                "(one per image of a 4-D tensor; no tiling yet)",
+                                side->size(), depth));
   std::vector<Stmt> all3 = prologue;
   all3.push_back(compute);
   all3.insert(all3.end(), epilogue.begin(), epilogue.end());

@@ -198,6 +198,50 @@ TEST(LoopNest, Transpose4dTwoImages) {
   EXPECT_NE(tiling.find("4 staging"), std::string::npos) << tiling;
 }
 
+// One DMA per image stages a 4-D tensor, each before the whole computation: up to the token
+// queue's depth (32 on npu-base) that runs; more would block the load engine on its token pushes
+// before dispatch reaches the consumers, a deadlock, so the kernel refuses with the reason.
+TEST(LoopNest, StagingUpToTheTokenQueueDepthRuns) {
+  Graph g;
+  auto x = g.addValue("x", {32, 3, 5, 4}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {32, 5, 3, 4}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
+  oneGroup(g, y);
+  checkGroup(g, {input({32, 3, 5, 4}, 11)}, true);
+}
+
+TEST(LoopNest, MoreStagingDmasThanTheTokenQueueAreRefused) {
+  Graph g;
+  auto x = g.addValue("x", {64, 3, 5, 4}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {64, 5, 3, 4}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], base());
+  EXPECT_NE(why.find("loop-nest kernel: 64 staging DMAs on one side exceed the token queue depth "
+                     "32"),
+            std::string::npos)
+      << why;
+}
+
+// An output the nest reads back is computed in an fp32 working copy, reserved once: here input
+// (400,000 B fp16) + output (200,000 B) + working copy (400,000 B) fit the 1 MiB L1 only if the
+// copy is not counted twice.
+TEST(LoopNest, WorkingCopyIsReservedOnce) {
+  Graph g;
+  auto x = g.addValue("x", {2, 100000}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {100000}, graph::DType::F32);
+  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  g.node(n).attrs["axes"] = std::vector<int64_t>{0};
+  g.node(n).attrs["keepdims"] = int64_t(0);
+  oneGroup(g, y);
+  checkGroup(g, {input({2, 100000}, 12)}, false);
+}
+
 TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
   Graph g;
   auto x = g.addValue("x", {1, 10}, graph::DType::F32);
