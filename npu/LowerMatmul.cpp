@@ -12,6 +12,7 @@
 
 #include "support/Error.h"
 #include "support/Half.h"
+#include "tir/Substitute.h"
 
 #include <fmt/format.h>
 
@@ -245,6 +246,20 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
   const bool chunked = OHB == 1 && chunkedInput(ch, tk, khg);
   const int64_t chunkElems = rowsMax * geo.Wp * tk; // one k-chunk of a chunk-major input
+  // k-chunks outermost: with a chunked input loaded once, the output-channel blocks move inside
+  // the k loop, each accumulating in its own accumulator tile, and each block's weight rows for
+  // a chunk load just before their use. A is then gathered once per chunk instead of once per
+  // block, and input and weights stream in together, where the block-outer order leaves the
+  // tensor unit waiting for the input's chunks during the first block (MobileNetV2's 14x14
+  // pointwise convs). It needs every block's weights in L1 and accumulator tile at once.
+  const bool kOuter = [&] {
+    if (!chunked || OCB == 1 || o.naiveTiling)
+      return false;
+    int64_t l1 =
+        nb * (al(hw.l1, KC * chunkElems * 2) + al(hw.l1, OCB * c.KH * c.KW * tic * toc * 2) +
+              al(hw.l1, M * toc * 2) * (1 + nres));
+    return l1 <= l1Free && al(hw.acc, OCB * M * toc * 4) * nb <= hw.capacity(hw.acc);
+  }();
 
   // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in fp16, each block at a
   // full-block stride (the last channel blocks are narrower).
@@ -272,11 +287,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const int64_t wAddr = d.addConst(wbytes);
 
   OnChip xbuf{"x_l1", hw.l1, chunked ? KC * chunkElems * 2 : rowsMax * geo.Wp * tic * 2, nb};
-  OnChip wbuf{"w_l1", hw.l1, blockElems * 2, nb};
+  OnChip wbuf{"w_l1", hw.l1, (kOuter ? OCB : 1) * blockElems * 2, nb};
   OnChip obuf{"y_l1", hw.l1, M * toc * 2, nb};
   OnChip abuf{"a_l0a", hw.l0a, M * tk * 2, nb};
   OnChip bbuf{"b_l0b", hw.l0b, tk * toc * 2, nb};
-  OnChip cbuf{"c_acc", hw.acc, M * toc * 4, nb};
+  OnChip cbuf{"c_acc", hw.acc, (kOuter ? OCB : 1) * M * toc * 4, nb};
   std::vector<OnChip> rbufs(static_cast<size_t>(nres));
   bool ok = b.reserve(xbuf) && b.reserve(wbuf) && b.reserve(obuf) && b.reserve(abuf) &&
             b.reserve(bbuf) && b.reserve(cbuf);
@@ -304,6 +319,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr tohc = min(imm(toh), c.OH - Expr(hb) * toh);
   Expr Mc = tohc * c.OW;
   Expr oc0 = Expr(gi) * geo.ocg + Expr(ob) * toc; // first output channel of the tile
+  // Where block ob's weights and accumulator tile live: k-outer keeps every block's per image.
+  Expr img = Expr(n) * c.G + gi;
+  Expr wslot = kOuter ? wbuf.at(img) + Expr(ob) * (blockElems * 2) : wbuf.at(wpar);
+  Expr cslot = kOuter ? cbuf.at(img) + Expr(ob) * (M * toc * 4) : cbuf.at(it);
 
   // Weight block -> L1: once per output-channel block when the channels are not blocked (it then
   // stays across the row tiles), else per (row tile, channel block).
@@ -312,7 +331,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     View wsrc{hw.dram, imm(wAddr) + (((Expr(gi) * OCB + ob) * ICB + icb) * blockElems) * 2};
     wsrc.s1 = tocb;
     wsrc.s2 = tocb * ticbW;
-    View wdst{hw.l1, wbuf.at(wpar)};
+    View wdst{hw.l1, wslot};
     wdst.s1 = wsrc.s1;
     wdst.s2 = wsrc.s2;
     return b.load(wsrc, wdst, Dims{tocb, ticbW, imm(c.KH * c.KW)});
@@ -382,6 +401,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // one mov per kernel row (a mov's three dimensions are already the row's run, the output
   // columns and the output rows); B's rows are consecutive in the weight block, one mov.
   Expr step = (((itx * KHG + hg) * ch.KWl + kw) * KC + kc); // L0 buffer counter
+  // k-outer: one A per chunk for all blocks, one B per (chunk, block).
+  Expr stepA = kOuter ? (((img * KHG + hg) * ch.KWl + kw) * KC + kc) : step;
+  Expr stepB = kOuter ? stepA * OCB + ob : step;
   Expr gcur = min(imm(khg), c.KH - Expr(hg) * khg);
   Expr klen = ch.fold ? ticb * c.KW : ticb;
   Expr kcur = khg == 1 ? max(min(imm(tk), klen - Expr(kc) * tk), 0) : gcur * klen;
@@ -396,29 +418,44 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     asrc.s1 = kcur * c.SW;
     asrc.s2 = kcur * (c.SH * geo.Wp);
   }
-  View adst{hw.l0a, abuf.at(step) + Expr(kr) * klen * 2};
+  View adst{hw.l0a, abuf.at(stepA) + Expr(kr) * klen * 2};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
-  View bsrc{hw.l1,
-            wbuf.at(wpar) + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
+  View bsrc{hw.l1, wslot + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
   bsrc.s1 = tocb;
-  View bdst{hw.l0b, bbuf.at(step)};
+  View bdst{hw.l0b, bbuf.at(stepB)};
   bdst.s1 = tocb;
   Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
+  Stmt bmove = b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)});
+  Stmt mm = b.matmul(abuf.at(stepA), bbuf.at(stepB), cslot, Mc, kcur, tocb, first);
   std::vector<Stmt> kstmts;
-  if (chunked) // the chunk's first use: output-channel block 0, kernel tap (0, 0)
-    kstmts.push_back(IfThenElse::make(eq(Expr(ob) + hg + kw, imm(0)), chunkLoad));
+  if (chunked) // the chunk's first use: output-channel block 0 (any, k-outer), kernel tap (0, 0)
+    kstmts.push_back(
+        IfThenElse::make(eq(kOuter ? Expr(hg) + kw : Expr(ob) + hg + kw, imm(0)), chunkLoad));
   kstmts.push_back(forLoop(kr, imm(0), khg == 1 ? imm(1) : gcur, amove));
-  kstmts.push_back(b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)}));
-  kstmts.push_back(b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(it), Mc, kcur, tocb, first));
+  if (kOuter) {
+    // Each block's weight rows for this (tap, chunk) load just before their B slice: consecutive
+    // in the block-major layout in DRAM and in L1 alike, so the weights stream in with the input's
+    // chunks instead of all arriving ahead of the first chunk's matmuls.
+    Expr rowsAt = ((Expr(hg) * c.KW + kw) * ticb + Expr(kc) * tk) * tocb; // elements into the block
+    View wsrc{hw.dram, imm(wAddr) + ((Expr(gi) * OCB + ob) * blockElems + rowsAt) * 2};
+    wsrc.s1 = tocb;
+    View wdst{hw.l1, wslot + rowsAt * 2};
+    wdst.s1 = tocb;
+    Stmt wrows = b.load(wsrc, wdst, Dims{tocb, kcur, imm(1)});
+    kstmts.push_back(forLoop(ob, imm(0), imm(OCB), seq({wrows, bmove, mm})));
+  } else
+    kstmts.insert(kstmts.end(), {bmove, mm});
   Stmt kbody = seq(kstmts);
-  blockBody.push_back(forLoop(
-      hg, imm(0), imm(KHG), forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody))));
+  Stmt kloop = forLoop(hg, imm(0), imm(KHG),
+                       forLoop(kw, imm(0), imm(ch.KWl), forLoop(kc, imm(0), imm(KC), kbody)));
+  blockBody.push_back(kloop);
+  const size_t nresLoads = tileBody.size(); // residual loads come first in a tile
   tileBody.push_back(forLoop(ib, imm(0), imm(ICB), seq(blockBody)));
 
   // Epilogue on the accumulator tile, then the store.
-  View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
+  View acc{hw.acc, cslot, isa::ElemType::F32};
   acc.s1 = tocb;
   View out{hw.l1, obuf.at(it)};
   out.s1 = tocb;
@@ -439,6 +476,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
         eq(ob, imm(0)), forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad))));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
   Stmt obLoop = forLoop(ob, imm(0), imm(OCB), seq(blockLoop));
+  if (kOuter) {
+    // The k loop (blocks inside), then per block its residual loads, epilogue and store: a
+    // block's epilogue starts once its last matmul is done, while the others still multiply.
+    // The tail binds its own block variable (a variable is bound by one loop only).
+    std::vector<Stmt> tail = tileBody;
+    tail.erase(tail.begin() + static_cast<std::ptrdiff_t>(nresLoads)); // the ib loop
+    Var ob2 = Var::make("ocb");
+    Stmt tailLoop =
+        forLoop(ob2, imm(0), imm(OCB), substitute(seq(tail), VarMap{{ob.node(), Expr(ob2)}}));
+    obLoop = forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), seq({kloop, tailLoop})));
+  }
   Stmt body = forLoop(n, imm(0), imm(c.N), forLoop(gi, imm(0), imm(c.G), obLoop));
   prologue.push_back(body);
   k.body = b.wrapAllocations(seq(prologue));
@@ -460,7 +508,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
       foldText, toh, c.OW, toc, M, tk, khg > 1 ? c.KH * ch.Kl : ch.Kl,
       ICB > 1   ? fmt::format(", input channels blocked by {} at L1", tic)
-      : chunked ? fmt::format(", input loaded once in {} k-chunks", KC)
+      : chunked ? fmt::format(
+                      ", input loaded once in {} k-chunks{}", KC,
+                      kOuter ? fmt::format(", k-chunks outermost over {} channel blocks", OCB) : "")
                 : "",
       rowsMax, geo.Wp, tic, c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",

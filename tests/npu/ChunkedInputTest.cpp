@@ -6,6 +6,7 @@
 // text, so the test fails if the layout is dropped) and must still match the fp64 reference.
 #include "ConvCheck.h"
 
+#include "graph/Reference.h"
 #include "npu/Sync.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +32,9 @@ TEST(ChunkedInput, PointwiseConvWithManyChannels) {
     checkConv(c, t, &tiling);
     SCOPED_TRACE(tiling);
     EXPECT_GT(chunksOf(tiling), 1);
+    // 192 -> 64: the 4 blocks' accumulator tiles (196 x 16 fp32, two copies) fit the 128 KiB
+    // accumulator, so the k-chunks go outermost; 576 -> 96 would need 6 x 2 tiles (150 KB).
+    EXPECT_EQ(tiling.find("k-chunks outermost") != std::string::npos, c.OC == 64);
   }
 }
 
@@ -71,6 +75,36 @@ TEST(ChunkedInput, FirstMatmulStartsBeforeTheWholeInputArrives) {
   }
   EXPECT_EQ(inputLoads, chunksOf(seg.groupInfo.at(0).tiling));
   EXPECT_LT(firstMatmulStart, lastInputLoadEnd);
+}
+
+// k-chunks outermost with two images and a residual Add + Relu fused: every block's accumulator
+// tile, weights and residual tile are addressed per image and per block, and the tail (residual
+// load, epilogue, store per block) runs after the k loop. Compared with the reference executor.
+TEST(ChunkedInput, KOuterWithResidualAndTwoImages) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  const int64_t N = 2, C = 192, H = 14, W = 14, OC = 64;
+  graph::Graph g;
+  auto x = g.addValue("x", {N, C, H, W}, graph::DType::F32);
+  auto res = g.addValue("res", {N, OC, H, W}, graph::DType::F32);
+  g.inputs = {x, res};
+  auto w = g.addConstant("w", {OC, C, 1, 1}, halves(randomData(OC * C, 21, -0.1f, 0.1f)));
+  auto bias = g.addConstant("b", {OC}, randomData(OC, 22));
+  auto y = g.addValue("y", {N, OC, H, W}, graph::DType::F32);
+  g.addNode("Conv", "conv", {x, w, bias}, {y});
+  auto s = g.addValue("s", {N, OC, H, W}, graph::DType::F32);
+  g.addNode("Add", "add", {y, res}, {s});
+  auto out = g.addValue("out", {N, OC, H, W}, graph::DType::F32);
+  g.addNode("Relu", "relu", {s}, {out});
+  oneGroup(g, out);
+  HostTensor in({N, C, H, W}, halves(randomData(N * C * H * W, 23)));
+  HostTensor r({N, OC, H, W}, halves(randomData(N * OC * H * W, 24)));
+  NpuRun run = compileAndRun(g, t, {in, r});
+  ASSERT_NE(run.seg.groupInfo.at(0).tiling.find("k-chunks outermost"), std::string::npos)
+      << run.seg.groupInfo.at(0).tiling;
+  HostTensor want = graph::runReference(g, {{x, in}, {res, r}}).at(out);
+  for (size_t i = 0; i < want.data.size(); ++i) // fp32 sums of 192 exact products, fp16 result
+    ASSERT_NEAR(run.out.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 1e-4)
+        << i;
 }
 
 // More chunks than the token queue (32) and the load engine's dispatch queue (16) are deep:
