@@ -201,25 +201,24 @@ TEST(LoopNest, Transpose4dTwoImages) {
 // One DMA per image stages a 4-D tensor, each before the whole computation: up to the token
 // queue's depth (32 on npu-base) that runs; more would block the load engine on its token pushes
 // before dispatch reaches the consumers, a deadlock, so the kernel refuses with the reason.
-TEST(LoopNest, StagingUpToTheTokenQueueDepthRuns) {
+// x[N,3,5,4] transposed to [N,5,3,4]: one staging DMA per image on each side.
+Graph batchTranspose(int64_t N) {
   Graph g;
-  auto x = g.addValue("x", {32, 3, 5, 4}, graph::DType::F32);
+  auto x = g.addValue("x", {N, 3, 5, 4}, graph::DType::F32);
   g.inputs = {x};
-  auto y = g.addValue("y", {32, 5, 3, 4}, graph::DType::F32);
+  auto y = g.addValue("y", {N, 5, 3, 4}, graph::DType::F32);
   auto n = g.addNode("Transpose", "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
   oneGroup(g, y);
-  checkGroup(g, {input({32, 3, 5, 4}, 11)}, true);
+  return g;
+}
+
+TEST(LoopNest, StagingUpToTheTokenQueueDepthRuns) {
+  checkGroup(batchTranspose(32), {input({32, 3, 5, 4}, 11)}, true);
 }
 
 TEST(LoopNest, MoreStagingDmasThanTheTokenQueueAreRefused) {
-  Graph g;
-  auto x = g.addValue("x", {64, 3, 5, 4}, graph::DType::F32);
-  g.inputs = {x};
-  auto y = g.addValue("y", {64, 5, 3, 4}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
-  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
-  oneGroup(g, y);
+  Graph g = batchTranspose(64);
   std::string why = npu::npuRejectReason(g, g.groups[0], base());
   EXPECT_NE(why.find("loop-nest kernel: 64 staging DMAs on one side exceed the token queue depth "
                      "32"),
