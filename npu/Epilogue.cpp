@@ -74,15 +74,16 @@ std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> 
   return ops;
 }
 
-bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
-                            std::vector<View> &consts, std::vector<Stmt> &prologue) {
+std::string stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+                                   std::vector<View> &consts, std::vector<Stmt> &prologue) {
+  static const char *kNoRoom = "no room in L1 for the epilogue constants";
   const Hw &hw = b.hw();
   consts.assign(p.epilogue.size(), View{});
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Broadcast) {
       if (!stageBroadcast(e, i, b, d, consts[i], prologue))
-        return false;
+        return kNoRoom;
       continue;
     }
     if (e.operand != EpilogueOp::Operand::Const)
@@ -97,7 +98,7 @@ bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
     int64_t dramAddr = d.addConst(bytes);
     OnChip buf{fmt::format("const{}", i), hw.l1, static_cast<int64_t>(bytes.size()), 1};
     if (!b.reserve(buf))
-      return false;
+      return kNoRoom;
     View src{hw.dram, imm(dramAddr)}, dst{hw.l1, imm(buf.base)};
     src.s1 = imm(row);
     dst.s1 = imm(row);
@@ -109,7 +110,7 @@ bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
     v.s2 = imm(0);
     consts[i] = v;
   }
-  return true;
+  return "";
 }
 
 Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const View &acc,

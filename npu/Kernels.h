@@ -67,9 +67,9 @@ struct EpilogueInputs {
 /// Reserves the L1 constant vectors (fp32, C values or 1) and broadcast tensor operands (fp16, C
 /// values or 1, loaded from the tensor's DRAM address) of the epilogue and returns the TIR that
 /// loads them once; fills `consts` with each op's base view (s0 = 1 or 0, s1 = s2 = 0) at channel
-/// 0. Returns false when L1 has no room.
-bool stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
-                            std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
+/// 0. Returns the reason when L1 has no room (the kernel's reject), else "".
+std::string stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+                                   std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
 
 /// The staged Const/Broadcast operand views offset to channel `c0` (a tile's first channel);
 /// other ops get a default view, for the kernel to fill (Tensor operands) or leave (None).

@@ -78,10 +78,9 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
 
   std::vector<View> consts;
   std::vector<Stmt> prologue;
-  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
-    k.reject = "no room in L1 for the epilogue constants";
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
     return k;
-  }
   // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights).
   std::vector<float> wv(static_cast<size_t>(taps * C));
   for (int64_t ch = 0; ch < C; ++ch)

@@ -45,10 +45,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   GroupPlan p = withBiasEpilogue(plan);
   std::vector<View> consts;
   std::vector<Stmt> prologue;
-  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
-    k.reject = "no room in L1 for the epilogue constants";
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
     return k;
-  }
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
   Geometry geo{c, std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1), c.icg(),

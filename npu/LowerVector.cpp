@@ -65,10 +65,9 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
-  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
-    k.reject = "no room in L1 for the epilogue constants";
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
     return k;
-  }
   OnChip divbuf{"divisor_l1", hw.l1, q.OH * q.OW * 4, 1};
   if (!q.isMax) {
     std::vector<uint8_t> bytes(q.divisor.size() * 4);
@@ -207,10 +206,9 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
-  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
-    k.reject = "no room in L1 for the epilogue constants";
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
     return k;
-  }
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
   const int64_t maxDim = hw.maxDim();
@@ -286,10 +284,9 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
-  if (!stageEpilogueConstants(p, b, d, consts, prologue)) {
-    k.reject = "no room in L1 for the epilogue constants";
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
     return k;
-  }
   const int64_t C = p.channels, P = p.elements / std::max<int64_t>(C, 1);
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
