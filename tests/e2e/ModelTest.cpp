@@ -82,6 +82,15 @@ void checkReport(const driver::CompiledModel &m, const driver::RunResult &r) {
   EXPECT_EQ(npuOpMacs, macs) << "simulator MACs vs the backend's per-group MACs";
   EXPECT_EQ(roofline, rep.at("roofline_cycles").get<int64_t>());
   EXPECT_NEAR(cpuMs, rep.at("cpu_ms_total").get<double>(), 1e-9);
+  double crossingMs = 0, overheadMs = 0;
+  for (const json &s : rep.at("segments")) {
+    const bool npu = s.at("placement") == "npu";
+    const double ms = s.at(npu ? "crossing_ms" : "overhead_ms").get<double>();
+    EXPECT_GE(ms, 0.0);
+    (npu ? crossingMs : overheadMs) += ms;
+  }
+  EXPECT_NEAR(crossingMs, rep.at("crossing_ms_total").get<double>(), 1e-9);
+  EXPECT_NEAR(overheadMs, rep.at("cpu_overhead_ms_total").get<double>(), 1e-9);
   // A lower bound cannot exceed what was achieved: roofline <= actual cycles.
   EXPECT_LE(rep.at("roofline_cycles").get<int64_t>(), total);
 }
