@@ -61,6 +61,7 @@ Kernel lowerWithFallback(
     KernelOptions *used = nullptr, bool fromTop = false) {
   Builder b(hw, fromTop);
   Kernel k = lowerKernel(p, g, b, d, o);
+  k.onChipPeak = b.peakBytes();
   if (used)
     *used = o;
   if (k.reject.empty() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
@@ -72,6 +73,7 @@ Kernel lowerWithFallback(
     *used = single;
   Builder b1(hw, fromTop);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
+  k1.onChipPeak = b1.peakBytes();
   if (k1.reject.empty())
     k1.tiling += " (double buffers did not fit: " + k.reject + ")";
   return k1;
@@ -243,6 +245,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (graph::NodeId n : grp.nodes)
       info.ops.push_back(g.node(n).op);
     info.tiling = k.tiling;
+    for (const auto &[level, bytes] : k.onChipPeak)
+      info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
     info.tir = tir::toText(k.body);
     info.bank = bank;
     info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());

@@ -71,6 +71,13 @@ void checkReport(const driver::CompiledModel &m, const driver::RunResult &r) {
           << grp.name;
       npuOpMacs += op.at("tensor_macs").get<int64_t>();
       roofline += op.at("roofline_cycles").get<int64_t>();
+      // A kernel's buffers fit the levels they sit on.
+      for (const auto &[level, bytes] : op.at("on_chip_bytes").items()) {
+        std::optional<int> li = m.target.findLevel(level);
+        ASSERT_TRUE(li.has_value()) << grp.name << ": " << level;
+        EXPECT_GT(bytes.get<int64_t>(), 0) << grp.name << ": " << level;
+        EXPECT_LE(bytes.get<int64_t>(), m.target.levels.at(size_t(*li)).size) << grp.name;
+      }
       // The backend's MAC count and one derived from the graph's shapes must agree.
       EXPECT_EQ(op.at("macs").get<int64_t>(), driver::graphMacs(m.graph, grp)) << grp.name;
     } else {

@@ -184,6 +184,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"roofline_fraction", cycles > 0 ? double(gi.rooflineCycles) / cycles : 0.0},
                        {"bound", gi.bound},
                        {"tiling", gi.tiling},
+                       {"on_chip_bytes", gi.onChipBytes},
                        {"bank_placement", bankReportToJson(gi.bank)}});
       }
     } else {
