@@ -95,6 +95,14 @@ std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
   Kernel k = lowerWithFallback(p, g, hw, d, KernelOptions{});
   if (k.reject.empty())
     return "";
+  if (p.kind != KernelKind::LoopNest && loopNest) {
+    // A hand-written kernel took the group but found no tiling: the loop-nest kernel may still
+    // run it (compileSegment makes the same retry).
+    p = loopNestPlan(grp, grp.name + ": " + k.reject);
+    k = lowerWithFallback(p, g, hw, d, KernelOptions{});
+    if (k.reject.empty())
+      return "";
+  }
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
     return p.handReject + "; " + k.reject;
   return grp.name + ": " + k.reject;
@@ -217,6 +225,17 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     PlacedKernel pk;
     pk.kernel = lowerWithFallback(
         plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop);
+    if (!pk.kernel.reject.empty() && plans[i].kind != KernelKind::LoopNest &&
+        plans[i].kind != KernelKind::View) {
+      // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
+      seg.constImage.resize(constMark);
+      plans[i] = loopNestPlan(grp, grp.name + ": " + pk.kernel.reject);
+      pk.kernel = lowerWithFallback(
+          plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop);
+      if (pk.kernel.reject.empty())
+        pk.kernel.tiling +=
+            " (the hand-written kernel found no tiling: " + plans[i].handReject + ")";
+    }
     const Kernel &k = pk.kernel;
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
