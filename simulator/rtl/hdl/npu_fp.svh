@@ -1,7 +1,7 @@
 // npu_fp.svh - the core's floating-point datapath: fp16 <-> fp32 conversion, fp32 add and multiply
 // with round-to-nearest-even, and the comparisons the vector ops use. Combinational functions
 // with constant loop bounds only (a synthesis tool unrolls them into priority encoders and
-// shifters), included in npu_pkg. The tensor array instantiates them once per PE (npu_pe.sv); a
+// shifters), included in the bodies of npu_core (vector unit) and npu_pe (one per PE); a
 // production core would pipeline them, here each is one cycle of combinational logic because the
 // timing model charges the array's pipeline as its fill latency, not per operation.
 //

@@ -13,8 +13,9 @@ module npu_pe #(
     input logic [31:0] psum_in,
     output logic [31:0] psum_out
 );
-  // The fp functions are included here rather than imported from npu_pkg so that the PE (and the
-  // tensor array) stand alone: tests/rtl synthesises the array by itself with yosys.
+  // The fp functions are included in the module body (as in npu_core) rather than imported from a
+  // package: yosys 0.23, which tests/rtl synthesises the PE, the array and the core with, reads no
+  // package imports.
   `include "npu_fp.svh"
   logic [31:0] fa, fb;
   always_comb begin
