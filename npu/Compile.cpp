@@ -31,6 +31,8 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   switch (p.kind) {
   case KernelKind::Matmul:
     return lowerConvKernel(p, g, b, d, o);
+  case KernelKind::BatchMatmul:
+    return lowerBatchMatmulKernel(p, g, b, d, o);
   case KernelKind::Pool:
     return lowerPoolKernel(p, g, b, d, o);
   case KernelKind::GlobalAvgPool:
