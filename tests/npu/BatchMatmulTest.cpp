@@ -200,5 +200,44 @@ TEST(BatchMatmulPlan, ConstantOperands) {
   }
 }
 
+// Placement's NPU cost comes from the kernel that will run the group (npuGroupCycles). The same
+// 64x64x64 product: with two activations the tensor-unit kernel runs it; with a constant left
+// operand no hand kernel takes it and the loop-nest kernel computes it with vector ops, at least
+// M*K*N / lanes cycles (npu-base: 16 lanes -> 16384), where tensor-unit peak (256 MAC/cycle)
+// would claim 1024.
+TEST(PlacementCost, EstimateFollowsTheKernel) {
+  isa::Target t = isa::loadTarget(configPath(kBase));
+  const int64_t M = 64, K = 64, N = 64;
+  const double peakCycles = double(M * K * N) / double(t.tensor.peakMacsPerCycle());
+  const double vectorCycles = double(M * K * N) / t.vector.lanes;
+  auto product = [&](bool constantA) {
+    Graph g;
+    ValueId b = g.addValue("b", {K, N}, graph::DType::F32);
+    ValueId a = constantA ? g.addConstant("a", {M, K}, halves(randomData(M * K, 5)))
+                          : g.addValue("a", {M, K}, graph::DType::F32);
+    g.inputs = constantA ? std::vector<ValueId>{b} : std::vector<ValueId>{a, b};
+    ValueId y = g.addValue("y", {M, N}, graph::DType::F32);
+    g.addNode("MatMul", "mm", {a, b}, {y});
+    oneGroup(g, y);
+    return g;
+  };
+  Graph onTensor = product(false), onVector = product(true);
+  ASSERT_EQ(npu::npuRejectReason(onVector, onVector.groups[0], t), "");
+  EXPECT_NE(npu::npuRejectReason(onVector, onVector.groups[0], t, /*loopNest=*/false), "");
+  const double tensorEst = npu::npuGroupCycles(onTensor, onTensor.groups[0], t);
+  const double vectorEst = npu::npuGroupCycles(onVector, onVector.groups[0], t);
+  EXPECT_GE(tensorEst, peakCycles);
+  EXPECT_LT(tensorEst, vectorCycles);
+  EXPECT_GE(vectorEst, vectorCycles);
+  // A group the NPU cannot run has no estimate.
+  Graph sm;
+  ValueId x = sm.addValue("x", {4, 8}, graph::DType::F32);
+  sm.inputs = {x};
+  ValueId y = sm.addValue("y", {4, 8}, graph::DType::F32);
+  sm.addNode("Softmax", "sm", {x}, {y});
+  oneGroup(sm, y);
+  EXPECT_EQ(npu::npuGroupCycles(sm, sm.groups[0], t), -1);
+}
+
 } // namespace
 } // namespace npuc::test

@@ -10,6 +10,9 @@
 #include "graph/Passes.h"
 #include "support/Error.h"
 
+#include <map>
+#include <memory>
+
 namespace npuc::driver {
 
 std::vector<Seg> splitSegments(const graph::Graph &g) {
@@ -34,6 +37,17 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   // The host reaches the NPU's tensors through the same DRAM; the CPU figures are the JIT'd
   // fallback's measured single-thread rates (docs/PERFORMANCE.md: ~4.7 GMAC/s on ResNet-18).
   c.transferBytesPerSecond = c.npuDramBytesPerSecond;
+  // Each NPU group costed from the kernel that will run it (npu::npuGroupCycles), memoised by
+  // the group's nodes: placement re-examines the same runs while it moves others.
+  auto memo = std::make_shared<std::map<std::vector<graph::NodeId>, double>>();
+  c.npuGroupSeconds = [&t, hz, memo](const graph::Graph &g, const graph::FusedGroup &grp) {
+    auto [it, fresh] = memo->try_emplace(grp.nodes, 0.0);
+    if (fresh) {
+      double cycles = npu::npuGroupCycles(g, grp, t);
+      it->second = cycles < 0 ? -1.0 : cycles / hz;
+    }
+    return it->second;
+  };
   return c;
 }
 
