@@ -8,6 +8,7 @@
 #include "frontend/Onnx.h"
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
+#include "graph/SinkScale.h"
 #include "support/Error.h"
 
 #include <map>
@@ -123,7 +124,8 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::simplify(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
-  graph::lowerActivations(m.graph); // HardSwish etc. as primitives the NPU runs
+  graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
+  graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;
