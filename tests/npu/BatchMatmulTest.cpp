@@ -28,6 +28,7 @@ struct Case {
   std::vector<int64_t> transposeB; // non-empty: B = Transpose(x, perm) inside the group
   float scale = 0;                 // non-zero: Mul by this scalar constant after the MatMul
   bool mask = false;               // Add of a runtime tensor of the output's shape
+  bool bias = false;               // Add of a constant per output column (the last axis)
   friend std::ostream &operator<<(std::ostream &os, const Case &c) {
     return os << c.name << "_" << c.target;
   }
@@ -82,6 +83,13 @@ Built build(const Case &c) {
     ValueId s = g.addConstant("scale", {}, {c.scale});
     ValueId z = g.addValue("scaled", ys, graph::DType::F32);
     g.addNode("Mul", "scale", {y, s}, {z});
+    y = z;
+  }
+  if (c.bias) {
+    const int64_t n = ys.back();
+    ValueId bv = g.addConstant("bias", {n}, halves(randomData(static_cast<size_t>(n), 31)));
+    ValueId z = g.addValue("biased", ys, graph::DType::F32);
+    g.addNode("Add", "bias", {y, bv}, {z});
     y = z;
   }
   if (c.mask) {
@@ -147,6 +155,8 @@ std::vector<Case> cases() {
     v.push_back({"transposedLast2", t, {3, 17, 40}, {3, 40, 21}, {0, 2, 1}, 0, false});
     v.push_back({"scaleAndMask", t, {4, 31, 24}, {4, 24, 31}, {}, 0.125f, true});
     v.push_back({"mask4d", t, {2, 2, 9, 12}, {2, 2, 12, 10}, {}, 0.5f, true});
+    // A per-column constant, read at each column tile's first column (37: not a tile multiple).
+    v.push_back({"biasColumns", t, {3, 11, 20}, {3, 20, 37}, {}, 0, false, true});
   }
   // K beyond one L0 slice: npu-tiny's 16 KiB L0B holds two 8-column slices of at most 512 rows,
   // npu-base's 64 KiB two 16-column slices of at most 1024 rows, so K = 700 / 1100 need k-chunks.
