@@ -77,6 +77,11 @@ struct DeviceCosts {
   double cpuElemsPerSecond = 1e9;
   double transferBytesPerSecond = 16e9; // host <-> NPU memory
   double crossingSeconds = 5e-6;        // per value crossing devices: launch + synchronisation
+  /// The NPU backend's estimate of one group's seconds from the kernel that will run it (the
+  /// tensor-unit kernels' tiling cost, or the loop-nest kernel's vector work); set by the driver,
+  /// since graph/ cannot see npu/. Unset, or a negative result: the roofline above, which
+  /// charges every MAC at tensor-unit peak whatever kernel runs it.
+  std::function<double(const Graph &, const FusedGroup &)> npuGroupSeconds;
 };
 
 /// Multiply-accumulates of a group's Conv/ConvTranspose/Gemm/MatMul nodes.

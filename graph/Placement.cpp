@@ -14,8 +14,11 @@
 //     only go NPU -> CPU, so this ends). Runs that touch only graph inputs/outputs on the host
 //     side are left on the NPU: a user asking for an NPU target wants the NPU to run what it
 //     can, and a single-op model is not ping-pong.
-// The cost model (DeviceCosts in Passes.h) is deliberately simple: a roofline for the NPU
-// (MACs, vector elements and compulsory fp16 DRAM bytes against the target's peaks), a
+// The cost model (DeviceCosts in Passes.h) is deliberately simple: for the NPU, the backend's
+// own estimate of the kernel that will run the group when the driver supplies one
+// (DeviceCosts::npuGroupSeconds: a MatMul the loop-nest kernel runs on the vector unit costs its
+// vector work, not tensor-unit peak), else a roofline (MACs, vector elements and compulsory fp16
+// DRAM bytes against the target's peaks); a
 // throughput for the CPU (MACs and elements per second), and per crossing value a fixed
 // synchronisation latency plus its bytes over the host link plus the fp32<->fp16 conversion.
 #include "graph/Passes.h"
@@ -177,6 +180,9 @@ int64_t groupMacs(const Graph &g, const FusedGroup &grp) {
 }
 
 double estimateNpuSeconds(const Graph &g, const FusedGroup &grp, const DeviceCosts &c) {
+  if (c.npuGroupSeconds)
+    if (double s = c.npuGroupSeconds(g, grp); s >= 0)
+      return s;
   double elems = 0, bytes = 0;
   std::set<ValueId> consts;
   for (NodeId id : grp.nodes) {

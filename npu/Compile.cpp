@@ -31,6 +31,8 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   switch (p.kind) {
   case KernelKind::Matmul:
     return lowerConvKernel(p, g, b, d, o);
+  case KernelKind::BatchMatmul:
+    return lowerBatchMatmulKernel(p, g, b, d, o);
   case KernelKind::Pool:
     return lowerPoolKernel(p, g, b, d, o);
   case KernelKind::GlobalAvgPool:
@@ -81,18 +83,21 @@ Kernel lowerWithFallback(
 
 } // namespace
 
-std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
-                            const isa::Target &t, bool loopNest) {
+namespace {
+
+// Plans the group and dry-runs its kernel's tiling against the target (addresses do not matter
+// here). Returns "" and fills `k` when the NPU can run it, else the reason.
+std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t,
+                   bool loopNest, Kernel &k) {
   Hw hw;
   if (std::string why = Hw::derive(t, hw); !why.empty())
     return why;
   GroupPlan p = loopNest ? planGroup(g, grp, hw) : analyzeGroup(g, grp, hw);
   if (!p.reject.empty())
     return p.reject;
-  // Dry-run the kernel's tiling against the target (addresses do not matter here).
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
             [](const std::vector<uint8_t> &) { return int64_t(0); }};
-  Kernel k = lowerWithFallback(p, g, hw, d, KernelOptions{});
+  k = lowerWithFallback(p, g, hw, d, KernelOptions{});
   if (k.reject.empty())
     return "";
   if (p.kind != KernelKind::LoopNest && loopNest) {
@@ -106,6 +111,26 @@ std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
     return p.handReject + "; " + k.reject;
   return grp.name + ": " + k.reject;
+}
+
+} // namespace
+
+std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
+                            const isa::Target &t, bool loopNest) {
+  Kernel k;
+  return dryRun(g, grp, t, loopNest, k);
+}
+
+double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t) {
+  Kernel k;
+  if (!dryRun(g, grp, t, true, k).empty())
+    return -1;
+  // The kernel's figures, not the group's ops: a MatMul the loop-nest kernel runs with vector
+  // `mac`s has no tensor-unit MACs and all of its work in vectorElems.
+  const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
+  return std::max({k.estCycles, static_cast<double>(k.macs) / peak,
+                   static_cast<double>(k.dramBytes) / t.dram.bytesPerCycle,
+                   static_cast<double>(k.vectorElems) / t.vector.lanes});
 }
 
 Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,

@@ -93,6 +93,12 @@ struct Segment {
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
                             const isa::Target &t, bool loopNest = true);
 
+/// The backend's estimate of the group's cycles on the target, from the kernel that would run
+/// it (the same dry run as npuRejectReason): the larger of the kernel's tiling-cost estimate and
+/// its roofline over the tensor-unit MACs, vector elements and DRAM bytes it issues. -1 when the
+/// NPU cannot run the group. Placement's cost model uses it (graph::DeviceCosts).
+double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t);
+
 /// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
 /// problems (a shape the instruction fields cannot encode, naming the node and field).
 Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,

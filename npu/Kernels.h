@@ -40,6 +40,9 @@ struct KernelOptions {
 
 Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o);
+/// MatMul of two activations, batched (Plan.h BatchMatmulParams; LowerBatchMatmul.cpp).
+Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                              const DramCtx &d, const KernelOptions &o);
 /// Depthwise convs (GroupPlan::depthwise) on the vector unit with `mul`/`mac` (LowerDepthwise.cpp).
 Kernel lowerDepthwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                             const KernelOptions &o);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace npuc::npu {
 
@@ -179,9 +180,97 @@ struct Analyzer {
     return true;
   }
 
+  // Transposes of the group that feed the batched MatMul's operands, read through strides.
+  std::set<graph::NodeId> folded;
+
+  // The DRAM tensor an operand is read from and the element stride of each of the operand's
+  // dims: a Transpose in the group whose only consumer is `user` permutes its input's strides
+  // (recursively), anything else is read row-major from its own DRAM tensor.
+  std::pair<ValueId, std::vector<int64_t>> stridedView(ValueId v, graph::NodeId user) {
+    const Shape &s = val(v).shape;
+    graph::NodeId prod = val(v).producer;
+    bool inGroup =
+        prod >= 0 && std::find(grp.nodes.begin(), grp.nodes.end(), prod) != grp.nodes.end();
+    auto users = g.consumers(v);
+    if (inGroup && g.node(prod).op == "Transpose" && users.size() == 1 && users[0] == user &&
+        !g.isGraphOutput(v)) {
+      const Node &t = g.node(prod);
+      auto [src, in] = stridedView(t.inputs[0], prod);
+      std::vector<int64_t> perm = t.attrInts("perm", {});
+      if (perm.empty()) // ONNX default: reverse the axes
+        for (size_t i = s.size(); i-- > 0;)
+          perm.push_back(static_cast<int64_t>(i));
+      std::vector<int64_t> st(s.size());
+      for (size_t i = 0; i < s.size(); ++i)
+        st[i] = in[static_cast<size_t>(perm[i])];
+      folded.insert(prod);
+      return {src, st};
+    }
+    return {v, layoutStrides(val(v))};
+  }
+
+  // Element strides of a tensor's logical dims in its DRAM layout (Compile.h: NHWC when 4-D).
+  static std::vector<int64_t> layoutStrides(const Value &v) {
+    const Shape &s = v.shape;
+    if (isNhwc(v))
+      return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+    std::vector<int64_t> st(s.size(), 1);
+    for (size_t i = s.size(); i-- > 1;)
+      st[i - 1] = st[i] * s[i];
+    return st;
+  }
+
+  // MatMul of two activations (Plan.h BatchMatmulParams).
+  bool batchMatmul(const Node &n) {
+    const Shape &y = val(n.outputs[0]).shape;
+    if (constant(n.inputs[0]) || constant(n.inputs[1]))
+      return reject(n.name + " (MatMul): a batched product with a constant operand is not "
+                             "supported on the NPU (only a constant 2-D right operand is)");
+    const size_t ra = val(n.inputs[0]).shape.size(), rb = val(n.inputs[1]).shape.size();
+    if (ra < 2 || rb < 2 || y.size() > 4)
+      return reject(n.name + " (MatMul): the NPU multiplies activations of rank 2 to 4 only");
+    BatchMatmulParams &m = p.bmm;
+    m.M = y[y.size() - 2];
+    m.N = y[y.size() - 1];
+    m.K = val(n.inputs[0]).shape[ra - 1];
+    const size_t nb = y.size() - 2; // output batch dims, right-aligned into batch[2]
+    for (size_t j = 0; j < nb; ++j)
+      m.batch[2 - nb + j] = y[j];
+    auto strides = [&](ValueId v, const std::vector<int64_t> &st, BatchMatmulParams::Operand &o) {
+      const Shape &s = val(v).shape;
+      o.row = st[s.size() - 2];
+      o.col = st[s.size() - 1];
+      for (size_t j = 0; j < nb; ++j) {
+        int64_t dim = static_cast<int64_t>(j) - static_cast<int64_t>(y.size() - s.size());
+        if (dim >= 0 && s[static_cast<size_t>(dim)] != 1)
+          o.batch[2 - nb + j] = st[static_cast<size_t>(dim)];
+      }
+    };
+    auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
+      auto [src, st] = stridedView(v, n.id);
+      o.value = src;
+      strides(v, st, o);
+    };
+    operand(n.inputs[0], m.a);
+    operand(n.inputs[1], m.b);
+    for (ValueId v : {m.a.value, m.b.value})
+      if (std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
+        return reject(n.name + " (MatMul): operand " + val(v).name +
+                      " is computed inside the group; the kernel reads its operands from DRAM");
+    // The group's output has the MatMul's shape (the epilogue is elementwise on it).
+    m.y.value = p.output;
+    strides(n.outputs[0], layoutStrides(val(n.outputs[0])), m.y);
+    m.folded = static_cast<int>(folded.size());
+    p.kind = KernelKind::BatchMatmul;
+    p.input = m.a.value;
+    return true;
+  }
+
   bool matmul(const Node &n) {
     const Value &a = val(n.inputs[0]);
-    if (!constant(n.inputs[1]) || val(n.inputs[1]).shape.size() != 2)
+    if (!constant(n.inputs[1]))
+      return batchMatmul(n);
+    if (val(n.inputs[1]).shape.size() != 2)
       return reject(n.name + " (MatMul): the right operand must be a constant matrix");
     if (a.shape.size() < 2 || a.shape.size() == 4)
       return reject(n.name + " (MatMul): the left operand must be 2-D or 3-D");
@@ -448,7 +537,7 @@ struct Analyzer {
     ValueId cur = grp.nodes.front() == grp.anchor && first == 0 ? p.input : a.outputs[0];
     for (size_t i = 0; i < grp.nodes.size(); ++i) {
       const Node &n = g.node(grp.nodes[i]);
-      if (n.id == grp.anchor && first == 1)
+      if ((n.id == grp.anchor && first == 1) || folded.count(n.id))
         continue;
       if (!epilogue(n, cur))
         return;
@@ -456,13 +545,22 @@ struct Analyzer {
     }
     if (cur != p.output)
       reject(grp.name + ": the group's output is not the end of its op chain");
+    // The epilogue indexes per-channel operands by the tile's columns (the last axis), which is
+    // the channel axis of the NPU layout except for a 4-D (NHWC) output, whose channel is axis 1.
+    if (p.kind == KernelKind::BatchMatmul && out.shape != val(a.outputs[0]).shape)
+      reject(grp.name + ": the epilogue broadcasts the batched MatMul's result to another shape");
+    if (p.kind == KernelKind::BatchMatmul && out.shape.size() == 4)
+      for (const EpilogueOp &e : p.epilogue)
+        if (e.constant.size() > 1 || e.count > 1)
+          reject(grp.name + ": a per-channel epilogue operand of a 4-D batched MatMul output is "
+                            "not supported on the NPU (scalars and same-shape tensors are)");
   }
 };
 
 } // namespace
 
 GroupPlan analyzeGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) {
-  Analyzer a{g, grp, hw, {}};
+  Analyzer a{g, grp, hw, {}, {}};
   a.run();
   return a.p;
 }

@@ -1,7 +1,9 @@
 // Plan.h - what an NPU kernel must compute for one fused group, in the NPU's terms.
 //
 // analyzeGroup() recognises the group's shape (see graph/Passes.h fuseOps for how groups form):
-// a matmul-like anchor (Conv, Gemm, MatMul with constant weights), a window pool, a global
+// a matmul-like anchor (Conv, Gemm, MatMul with constant weights), a batched MatMul of two
+// activations (attention's Q x K^T and scores x V, possibly behind Transposes in the group that
+// the kernel folds into its strided loads), a window pool, a global
 // average pool, an elementwise chain, a Concat (each input copied into its slice of the output),
 // or a pure view (Reshape/Flatten that does not move bytes in the NPU layout). The ops that
 // follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile, each
@@ -21,7 +23,8 @@ namespace npuc::npu {
 
 /// LoopNest: no hand-written kernel shape fits; the group's reference loop nest goes through
 /// emit-npu instead (LowerLoopNest.cpp).
-enum class KernelKind { Matmul, Pool, GlobalAvgPool, Eltwise, Concat, View, LoopNest };
+/// BatchMatmul: a MatMul whose right operand is an activation (LowerBatchMatmul.cpp).
+enum class KernelKind { Matmul, BatchMatmul, Pool, GlobalAvgPool, Eltwise, Concat, View, LoopNest };
 
 struct EpilogueOp {
   // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
@@ -50,6 +53,25 @@ struct ConvParams {
   int64_t macs() const { return N * OH * OW * OC * icg() * KH * KW; }
 };
 
+/// MatMul of two activations: Y[b0][b1][m][n] = sum_k A[b0][b1][m][k] B[b0][b1][k][n]. Each
+/// tensor is addressed in DRAM (fp16, its NPU layout: row-major, or NHWC when 4-D) through
+/// element strides, so a broadcast batch dim has stride 0 and a Transpose folded into the group
+/// (its input is what lives in DRAM) only permutes the strides. b0, b1 are the output's batch
+/// dims (1 if absent).
+struct BatchMatmulParams {
+  struct Operand {
+    graph::ValueId value = graph::kNoValue; // the DRAM tensor read (a folded Transpose's input)
+    int64_t batch[2] = {0, 0};              // strides of b0, b1 (0: broadcast)
+    int64_t row = 0, col = 0;               // A: m, k strides; B: k, n; Y: m, n
+  };
+  int64_t batch[2] = {1, 1};
+  int64_t M = 1, K = 1, N = 1;
+  Operand a, b, y; // y: the output (and a residual of its shape) in its layout
+  int folded = 0;  // Transposes folded into the operand loads
+  int64_t batches() const { return batch[0] * batch[1]; }
+  int64_t macs() const { return batches() * M * K * N; }
+};
+
 struct PoolParams {
   bool isMax = true;
   int64_t N = 1, H = 1, W = 1, C = 1, OH = 1, OW = 1;
@@ -76,6 +98,7 @@ struct GroupPlan {
   graph::ValueId input = graph::kNoValue;  // the main input (streamed)
   graph::ValueId output = graph::kNoValue; // the group's single output
   ConvParams conv;
+  BatchMatmulParams bmm;
   PoolParams pool;
   ConcatParams concat;
   std::vector<EpilogueOp> epilogue;

@@ -253,6 +253,81 @@ def case_loop_nest(c):
     assert "; loop-nest kernel: " in lines[at + 1] and "stay scalar" in lines[at + 1], text
 
 
+def case_attention(c):
+    """A small attention block (Q, K, V projections, heads split by Reshape/Transpose, scaled
+    scores, Softmax on the CPU of npu-base, context, output projection) through compile + run:
+    both activation x activation MatMuls run on the tensor unit (`npuc inspect`), and the output
+    matches `npuc ref`. Tolerance: every stored intermediate is rounded to fp16 (2^-11 relative)
+    and there are 8 stages, so the error stays within 16 * 2^-11 of the output's largest
+    magnitude; a wrong index or transpose is off by O(1)."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("SKIP: python onnx/numpy not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    S, D, H = 24, 32, 2
+    hd = D // H
+    rng = np.random.default_rng(7)
+    inits = []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    nodes = []
+    for w in "qkv":
+        const("W" + w, (rng.standard_normal((D, D)) / np.sqrt(D)).astype(np.float32))
+        const("b" + w, (0.1 * rng.standard_normal(D)).astype(np.float32))
+        nodes += [helper.make_node("MatMul", ["input", "W" + w], [w + "_mm"], name=w + "_proj"),
+                  helper.make_node("Add", [w + "_mm", "b" + w], [w], name=w + "_bias"),
+                  helper.make_node("Reshape", [w, "heads"], [w + "_r"], name=w + "_split")]
+    const("heads", np.array([S, H, hd], dtype=np.int64))
+    const("merged", np.array([S, D], dtype=np.int64))
+    const("scale", np.array(1.0 / np.sqrt(hd), dtype=np.float32))
+    const("Wo", (rng.standard_normal((D, D)) / np.sqrt(D)).astype(np.float32))
+    nodes += [
+        helper.make_node("Transpose", ["q_r"], ["q_t"], name="q_heads", perm=[1, 0, 2]),
+        helper.make_node("Transpose", ["k_r"], ["k_t"], name="k_heads_t", perm=[1, 2, 0]),
+        helper.make_node("Transpose", ["v_r"], ["v_t"], name="v_heads", perm=[1, 0, 2]),
+        helper.make_node("MatMul", ["q_t", "k_t"], ["scores"], name="scores"),
+        helper.make_node("Mul", ["scores", "scale"], ["scaled"], name="scaled"),
+        helper.make_node("Softmax", ["scaled"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "v_t"], ["ctx"], name="context"),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_merge", perm=[1, 0, 2]),
+        helper.make_node("Reshape", ["ctx_t", "merged"], ["ctx_m"], name="ctx_flat"),
+        helper.make_node("MatMul", ["ctx_m", "Wo"], ["output"], name="out_proj"),
+    ]
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [S, D])
+    y = helper.make_tensor_value_info("output", TensorProto.FLOAT, [S, D])
+    model = helper.make_model(helper.make_graph(nodes, "attn", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path, inp = c.w("attn.onnx"), c.w("input.npy")
+    onnx.save(model, path)
+    np.save(inp, rng.standard_normal((S, D)).astype(np.float32))
+    pkg = c.w("attn.npub")
+    c.expect_ok(["compile", path, "--target", c.target, "-o", pkg])
+    text = c.expect_ok(["inspect", pkg])
+    lines = text.split("\n")
+    for name in ["scores", "context"]:
+        at = next(i for i, l in enumerate(lines) if l.startswith("  group ") and
+                  "'%s'" % name in l)
+        assert lines[at].endswith(" on npu"), text
+        assert lines[at + 1].startswith("    tiling: batched matmul on the tensor unit"), text
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w("npu")])
+    c.expect_ok(["ref", path, "--input", "input=" + inp, "--output-dir", c.w("ref")])
+    got = np.load(os.path.join(c.w("npu"), "output.npy")).astype(np.float64)
+    want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    err = np.abs(got - want).max()
+    bound = 16 * 2.0 ** -11 * np.abs(want).max()
+    cos = float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want))
+    print("attention: max abs error %.3g (bound %.3g), cosine %.6f" % (err, bound, cos))
+    assert err <= bound and cos >= 0.9999, (err, bound, cos)
+
+
 def case_bad_arguments(c):
     c.expect_fail(["compile"], [], [])
     c.expect_fail(["frobnicate"], [], [])

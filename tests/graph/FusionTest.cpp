@@ -399,6 +399,25 @@ TEST(Placement, ExpensiveOpBetweenCpuGroupsStaysOnTheNpu) {
   EXPECT_EQ(g.groups[1].placement, Placement::Npu) << g.groups[1].cpuReason;
 }
 
+TEST(Placement, BackendEstimateReplacesTheRoofline) {
+  // The conv that stays by the roofline (ExpensiveOpBetweenCpuGroupsStaysOnTheNpu: ~9 us) moves
+  // when the backend says its kernel takes 1 s (> 590 us on the CPU); a backend without an
+  // estimate for the group (-1) leaves the roofline in charge.
+  NodeId mid;
+  Graph g = sandwich(true, mid);
+  fuseOps(g);
+  ASSERT_EQ(g.groups.size(), 3u);
+  DeviceCosts costs;
+  costs.npuGroupSeconds = [](const Graph &, const FusedGroup &) { return -1.0; };
+  place(g, rejectSoftmax, &costs);
+  EXPECT_EQ(g.groups[1].placement, Placement::Npu) << g.groups[1].cpuReason;
+  costs.npuGroupSeconds = [](const Graph &, const FusedGroup &) { return 1.0; };
+  place(g, rejectSoftmax, &costs);
+  EXPECT_EQ(g.groups[1].placement, Placement::Cpu);
+  EXPECT_NE(g.groups[1].cpuReason.find("NPU 1000000.00 us"), std::string::npos)
+      << g.groups[1].cpuReason;
+}
+
 TEST(Placement, LoneOpWithoutCpuNeighboursStaysOnTheNpu) {
   // A single-op model: the CPU would be cheaper, but nothing ping-pongs.
   Graph g;

@@ -1,9 +1,10 @@
 // PassesTest.cpp - graph passes on small hand-built graphs: simplify (no-op removal, constant
-// folding), BN folding (numerics against the unfolded graph's reference run), fusion grouping
-// and placement smoothing.
+// folding), BN folding (numerics against the unfolded graph's reference run), MatMul operand
+// scales moved onto the product, fusion grouping and placement smoothing.
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
+#include "graph/SinkScale.h"
 
 #include <gtest/gtest.h>
 
@@ -219,3 +220,40 @@ TEST(Passes, PlaceSmoothsViewGroups) {
 }
 
 } // namespace
+
+// Q / c feeding Q x K (c scalar) and K * c' on the right: both scales move onto the product and
+// the result matches the original graph's reference run (fp32: only the rounding of the scaled
+// operand moves, a few ulps of sum|q k| <= K = 7 for |q|, |k| <= 1, so 1e-5 absolute bounds it).
+// A scale whose output has another consumer, or whose constant is not a scalar, stays.
+TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
+  Graph g;
+  ValueId q = g.addValue("q", {2, 5, 7}, DType::F32);
+  ValueId k = g.addValue("k", {2, 7, 3}, DType::F32);
+  ValueId r = g.addValue("r", {2, 7, 3}, DType::F32);
+  g.inputs = {q, k, r};
+  NodeId qs = add(g, "Div", "qs", {q, g.addConstant("c", {}, {4.0f})});
+  NodeId ks = add(g, "Mul", "ks", {g.addConstant("c2", {1}, {0.5f}), k});
+  NodeId mm = add(g, "MatMul", "mm", {out(g, qs), out(g, ks)});
+  // Kept: the scaled value is also a graph output; and a per-column (non-scalar) constant.
+  NodeId q2 = add(g, "Mul", "q2", {q, g.addConstant("c3", {}, {3.0f})});
+  NodeId mm2 = add(g, "MatMul", "mm2", {out(g, q2), r});
+  NodeId rs = add(g, "Mul", "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
+  NodeId mm3 = add(g, "MatMul", "mm3", {q, out(g, rs)});
+  g.outputs = {out(g, mm), out(g, mm2), out(g, q2), out(g, mm3)};
+  Graph before = g;
+  EXPECT_EQ(sinkScalesPastMatMul(g), 2);
+  EXPECT_EQ(g.node(mm).inputs[0], q);
+  EXPECT_EQ(g.node(mm).inputs[1], k);
+  EXPECT_EQ(g.node(mm2).inputs[0], out(g, q2));
+  EXPECT_EQ(g.node(mm3).inputs[1], out(g, rs));
+  const Node &last = g.node(g.value(out(before, mm)).producer);
+  EXPECT_TRUE(last.op == "Div" || last.op == "Mul") << last.op;
+  std::map<ValueId, HostTensor> ins;
+  for (ValueId v : {q, k, r})
+    ins[v] = HostTensor(g.value(v).shape,
+                        randomData(numElements(g.value(v).shape), static_cast<unsigned>(v) + 40));
+  auto want = runReference(before, ins), got = runReference(g, ins);
+  for (ValueId o : before.outputs)
+    for (size_t i = 0; i < want.at(o).data.size(); ++i)
+      EXPECT_NEAR(got.at(o).data[i], want.at(o).data[i], 1e-5) << g.value(o).name << " " << i;
+}

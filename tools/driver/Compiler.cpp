@@ -8,7 +8,11 @@
 #include "frontend/Onnx.h"
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
+#include "graph/SinkScale.h"
 #include "support/Error.h"
+
+#include <map>
+#include <memory>
 
 namespace npuc::driver {
 
@@ -34,6 +38,17 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   // The host reaches the NPU's tensors through the same DRAM; the CPU figures are the JIT'd
   // fallback's measured single-thread rates (docs/PERFORMANCE.md: ~4.7 GMAC/s on ResNet-18).
   c.transferBytesPerSecond = c.npuDramBytesPerSecond;
+  // Each NPU group costed from the kernel that will run it (npu::npuGroupCycles), memoised by
+  // the group's nodes: placement re-examines the same runs while it moves others.
+  auto memo = std::make_shared<std::map<std::vector<graph::NodeId>, double>>();
+  c.npuGroupSeconds = [&t, hz, memo](const graph::Graph &g, const graph::FusedGroup &grp) {
+    auto [it, fresh] = memo->try_emplace(grp.nodes, 0.0);
+    if (fresh) {
+      double cycles = npu::npuGroupCycles(g, grp, t);
+      it->second = cycles < 0 ? -1.0 : cycles / hz;
+    }
+    return it->second;
+  };
   return c;
 }
 
@@ -109,7 +124,8 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::simplify(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
-  graph::lowerActivations(m.graph); // HardSwish etc. as primitives the NPU runs
+  graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
+  graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;

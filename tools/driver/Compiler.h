@@ -65,7 +65,9 @@ std::vector<Seg> splitSegments(const graph::Graph &g);
 /// Why the target's NPU cannot run a group ("" when it can).
 using RejectFn = std::function<std::string(const graph::Graph &, const graph::FusedGroup &)>;
 
-/// The placement cost model's figures for a target (NPU peaks from its description).
+/// The placement cost model's figures for a target (NPU peaks from its description), with each
+/// NPU group costed by the backend from its kernel (npu::npuGroupCycles). The result refers to
+/// `t`, which must outlive it.
 graph::DeviceCosts deviceCosts(const isa::Target &t);
 
 /// Forms segments and compiles the NPU ones. When a group fails to compile with a user-visible
