@@ -15,10 +15,16 @@
 
 namespace npuc::npu {
 
-/// DRAM placement services a kernel needs from the segment compiler.
+/// Placement services a kernel needs from the segment compiler. A tensor's home is a level and
+/// an address there: DRAM, or L1 for a tensor that stays resident between consecutive groups
+/// (Compile.cpp). Kernels build their views of a tensor with level() and addrOf() and copy
+/// through Builder::load/store, which pick the DRAM or the on-chip DMA by the levels, so every
+/// kernel runs unchanged on a resident input or output.
 struct DramCtx {
-  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address of a tensor
-  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes
+  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address in its level
+  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes (DRAM)
+  std::function<int(graph::ValueId)> levelOf;                    // empty: every tensor in DRAM
+  int level(graph::ValueId v, const Hw &hw) const { return levelOf ? levelOf(v) : hw.dram; }
 };
 
 struct Kernel {

@@ -344,9 +344,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.hi[1] = imm(geo.Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
-  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
-                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
-                                      2};
+  View xsrc{d.level(plan.input, hw), imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
+                                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
+                                                      2};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
   View xdst{hw.l1, xbuf.at(itIn)};
@@ -383,7 +383,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Tensor) {
       const OnChip &rb = rbufs[static_cast<size_t>(r++)];
-      View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
+      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
       rsrc.s1 = imm(c.OC);
       View rdst{hw.l1, rb.at(it)};
       rdst.s1 = tocb;
@@ -460,7 +460,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   out.s1 = tocb;
   Dims ed{tocb, Mc, imm(1)};
   tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + (pix0 * c.OC + oc0) * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * 2};
   ydst.s1 = imm(c.OC);
   tileBody.push_back(b.store(out, ydst, ed));
 

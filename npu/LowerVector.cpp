@@ -32,7 +32,7 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
-    View src{hw.dram, imm(d.addrOf(e.tensor)) + elem0 * 2};
+    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * 2};
     src.s1 = imm(C);
     View dst{hw.l1, rbufs[r++].at(it)};
     dst.s1 = tcc;
@@ -132,7 +132,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - q.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram,
+  View xsrc{d.level(plan.input, hw),
             imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * 2};
   xsrc.s1 = imm(q.C);
   xsrc.s2 = imm(q.W * q.C);
@@ -175,7 +175,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
   body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
   ydst.s1 = imm(q.C);
   body.push_back(b.store(out, ydst, ed));
 
@@ -245,7 +245,8 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   Expr tcc = min(imm(tc), C - Expr(cb) * tc);
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram, imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * 2};
+  View xsrc{d.level(plan.input, hw),
+            imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * 2};
   xsrc.s1 = imm(C);
   View xdst{hw.l1, xbuf.at(it)};
   xdst.s1 = tcc;
@@ -267,7 +268,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   View out{hw.l1, obuf.at(itO)};
   Dims ed{tcc, imm(1), imm(1)};
   body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  body.push_back(b.store(out, View{hw.dram, imm(yAddr) + elem0 * 2}, ed));
+  body.push_back(b.store(out, View{d.level(plan.output, hw), imm(yAddr) + elem0 * 2}, ed));
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
@@ -318,7 +319,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   Var pb = Var::make("pb");
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   Expr elem0 = Expr(pb) * (tp * C);
-  View xsrc{hw.dram, imm(d.addrOf(p.input)) + elem0 * 2};
+  View xsrc{d.level(p.input, hw), imm(d.addrOf(p.input)) + elem0 * 2};
   xsrc.s1 = imm(C);
   View xdst{hw.l1, xbuf.at(pb)};
   xdst.s1 = imm(C);
@@ -331,7 +332,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   out.s1 = imm(C);
   Dims ed{imm(C), tpc, imm(1)};
   body.push_back(applyEpilogue(p, b, xdst, acc, out, ops, ed));
-  View ydst{hw.dram, imm(d.addrOf(p.output)) + elem0 * 2};
+  View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * 2};
   ydst.s1 = imm(C);
   body.push_back(b.store(out, ydst, ed));
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));

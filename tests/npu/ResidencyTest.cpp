@@ -1,0 +1,209 @@
+// ResidencyTest.cpp - intermediate tensors kept in L1 between groups (npu/Resident.h).
+//
+// Small multi-group segments compiled with and without residency and run on the simulator with
+// its hazard checker on: both match the fp32 reference, and with residency the simulated DRAM
+// traffic drops by exactly each kept tensor's compulsory traffic (one write by its producer, one
+// read per reading group), derived here from the tensors' shapes.
+#include "NpuTestUtil.h"
+
+#include "graph/Passes.h"
+#include "graph/Reference.h"
+#include "graph/ShapeInference.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+using graph::NodeId;
+using graph::ValueId;
+
+struct Net {
+  Graph g;
+  ValueId x = graph::kNoValue, y = graph::kNoValue;
+  unsigned seed = 10;
+
+  explicit Net(Shape in) {
+    x = g.addValue("x", std::move(in), graph::DType::F32);
+    g.inputs = {x};
+  }
+  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins,
+               std::map<std::string, graph::AttrValue> attrs = {}) {
+    ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
+    NodeId n = g.addNode(op, name, std::move(ins), {o});
+    g.node(n).attrs = std::move(attrs);
+    graph::inferNodeShape(g, n);
+    return o;
+  }
+  ValueId conv(const std::string &name, ValueId in, int64_t oc, int64_t k) {
+    const int64_t c = g.value(in).shape[1];
+    auto w = g.addConstant(name + ".w", {oc, c, k, k},
+                           halves(randomData(size_t(oc * c * k * k), seed++, -0.2f, 0.2f)));
+    const int64_t p = k / 2;
+    return node("Conv", name, {in, w}, {{"pads", std::vector<int64_t>{p, p, p, p}}});
+  }
+  // Fuses as the compiler does and puts every group on the NPU, as one segment.
+  std::vector<int> finish(ValueId out) {
+    y = out;
+    g.outputs = {out};
+    graph::fuseOps(g);
+    std::vector<int> ids;
+    for (graph::FusedGroup &grp : g.groups) {
+      grp.placement = graph::Placement::Npu;
+      ids.push_back(grp.id);
+    }
+    return ids;
+  }
+};
+
+struct Run {
+  npu::Segment seg;
+  sim::SimStats stats;
+  HostTensor out;
+  int64_t dram() const { return stats.dramBytesRead + stats.dramBytesWritten; }
+};
+
+Run run(const Net &m, const std::vector<int> &ids, const isa::Target &t, const HostTensor &in,
+        bool residency) {
+  npu::CompileOptions opt;
+  opt.residency = residency;
+  Run r;
+  r.seg = npu::compileSegment(m.g, ids, t, opt);
+  sim::Memory mem(t, r.seg.dramBytes);
+  auto &dram = mem.dram();
+  std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
+  auto bytes = npu::packTensor(in, r.seg.inputs.at(0).layout);
+  std::copy(bytes.begin(), bytes.end(), dram.begin() + r.seg.inputs.at(0).addr);
+  r.stats = sim::run(t, r.seg.program, mem, sim::SimOptions{}); // hazard checker on
+  const npu::DramTensor &o = r.seg.outputs.at(0);
+  r.out = npu::unpackTensor(dram.data() + o.addr, o.shape, o.layout);
+  return r;
+}
+
+void expectMatchesReference(const Net &m, const HostTensor &in, const HostTensor &got) {
+  auto ref = graph::runReference(m.g, {{m.x, in}}).at(m.y);
+  ASSERT_EQ(ref.data.size(), got.data.size());
+  double maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
+    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
+  }
+  EXPECT_LT(maxErr, 5e-3 * maxRef) << "max |ref| " << maxRef;
+}
+
+int64_t bytesOf(const Graph &g, ValueId v) {
+  return numElements(g.value(v).shape) * 2;
+}
+
+// Compiles and runs both ways; checks outputs, which tensors were kept (`expectKept`: value ->
+// number of groups reading it) and that DRAM traffic drops by exactly their compulsory bytes.
+// `rereads`: a consumer tiles its input in overlapping row blocks (conv halos), so it read more
+// than once from DRAM, and the drop is at least the compulsory bytes.
+void check(const Net &m, const std::vector<int> &ids, const std::string &config,
+           const std::map<ValueId, int> &expectKept, bool rereads = false) {
+  SCOPED_TRACE(config);
+  isa::Target t = isa::loadTarget(configPath(config));
+  HostTensor in(m.g.value(m.x).shape,
+                halves(randomData(size_t(numElements(m.g.value(m.x).shape)), 1)));
+  Run on = run(m, ids, t, in, true), off = run(m, ids, t, in, false);
+  expectMatchesReference(m, in, on.out);
+  expectMatchesReference(m, in, off.out);
+  EXPECT_TRUE(off.seg.residency.empty());
+  int64_t saved = 0;
+  std::map<std::string, int64_t> kept;
+  for (const npu::ResidencyEntry &e : on.seg.residency)
+    if (e.dropped.empty())
+      kept[e.name] = e.dramBytesSaved;
+  ASSERT_EQ(kept.size(), expectKept.size());
+  for (const auto &[v, readers] : expectKept) {
+    const std::string &name = m.g.value(v).name;
+    ASSERT_TRUE(kept.count(name)) << name << " stays in L1";
+    EXPECT_EQ(kept.at(name), bytesOf(m.g, v) * (1 + readers)) << name;
+    saved += bytesOf(m.g, v) * (1 + readers);
+  }
+  if (rereads)
+    EXPECT_GT(off.dram() - on.dram(), saved);
+  else
+    EXPECT_EQ(off.dram() - on.dram(), saved);
+}
+
+// x[1,16,16,16] -> conv 3x3 (32) + relu -> conv 3x3 (16): the relu output stays in L1.
+TEST(Residency, ConvToConv) {
+  Net m({1, 16, 16, 16});
+  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
+  auto ids = m.finish(m.conv("c1", a, 16, 3));
+  ASSERT_EQ(ids.size(), 2u);
+  check(m, ids, "npu-base.yaml", {{a, 1}});
+  // The tight L1 still fits it and the tiles, smaller ones: c1 reads its input in row blocks
+  // whose 3x3 halos overlap.
+  check(m, ids, "npu-tiny.yaml", {{a, 1}}, true);
+}
+
+// conv -> max pool 2x2: the pooling kernel reads its input from L1 (with padding rows).
+TEST(Residency, ConvToPool) {
+  Net m({1, 8, 20, 20});
+  ValueId a = m.conv("c0", m.x, 24, 3);
+  auto ids = m.finish(m.node("MaxPool", "pool", {a},
+                             {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                              {"strides", std::vector<int64_t>{2, 2}},
+                              {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  ASSERT_EQ(ids.size(), 2u);
+  check(m, ids, "npu-base.yaml", {{a, 1}});
+}
+
+// A residual block: a = conv0(x) is read by conv1 and by conv2's fused Add (two groups), so it
+// stays in L1 across the middle group; b = relu(conv1(a)) stays too.
+TEST(Residency, ResidualTensorWithTwoReaders) {
+  Net m({1, 16, 12, 12});
+  ValueId a = m.conv("c0", m.x, 16, 1);
+  ValueId b = m.node("Relu", "relu", {m.conv("c1", a, 16, 3)});
+  auto ids = m.finish(m.node("Add", "add", {m.conv("c2", b, 16, 3), a}));
+  ASSERT_EQ(ids.size(), 3u);
+  check(m, ids, "npu-base.yaml", {{a, 2}, {b, 1}});
+  check(m, ids, "npu-tiny.yaml", {{a, 2}, {b, 1}});
+}
+
+// Two convs concatenated, then a conv: the concat reads both from L1 and writes its output
+// into L1 slices.
+TEST(Residency, ConcatInAndOut) {
+  Net m({1, 8, 10, 10});
+  ValueId a = m.conv("c0", m.x, 8, 3);
+  ValueId b = m.conv("c1", a, 8, 3);
+  ValueId c = m.node("Concat", "cat", {a, b}, {{"axis", int64_t(1)}});
+  auto ids = m.finish(m.conv("c2", c, 8, 1));
+  ASSERT_EQ(ids.size(), 4u);
+  check(m, ids, "npu-base.yaml", {{a, 2}, {b, 1}, {c, 1}});
+}
+
+// A tensor larger than L1 (npu-tiny: 256 KiB; 1x64x48x48 fp16 = 288 KiB) stays in DRAM.
+TEST(Residency, TooBigForL1StaysInDram) {
+  Net m({1, 8, 48, 48});
+  ValueId a = m.conv("c0", m.x, 64, 1);
+  auto ids = m.finish(m.conv("c1", a, 8, 1));
+  ASSERT_GT(bytesOf(m.g, a), 256 * 1024);
+  check(m, ids, "npu-tiny.yaml", {});
+}
+
+// Inspecting the kept tensor: its producer stores to L1 with `mov`, nothing stores it to DRAM.
+TEST(Residency, ProducerStoresWithTheOnChipMove) {
+  Net m({1, 16, 16, 16});
+  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
+  auto ids = m.finish(m.conv("c1", a, 16, 3));
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  npu::Segment on = npu::compileSegment(m.g, ids, t, {});
+  npu::CompileOptions offOpt;
+  offOpt.residency = false;
+  npu::Segment off = npu::compileSegment(m.g, ids, t, offOpt);
+  ASSERT_EQ(on.groupInfo.size(), 2u);
+  EXPECT_EQ(on.groupInfo[0].instrCounts.count("st"), 0u) << on.groupInfo[0].tiling;
+  EXPECT_GT(off.groupInfo[0].instrCounts.at("st"), 0);
+  EXPECT_NE(on.groupInfo[0].tiling.find("resident in L1"), std::string::npos);
+  // The roofline's compulsory DRAM bytes no longer count it: fewer DRAM-bound cycles.
+  EXPECT_LE(on.groupInfo[1].rooflineCycles, off.groupInfo[1].rooflineCycles);
+}
+
+} // namespace
+} // namespace npuc::test
