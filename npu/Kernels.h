@@ -65,6 +65,14 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
 Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
                            const DramCtx &d);
 
+/// Whether the vector unit works on a tensor view where it lives: a tensor resident in L1
+/// between groups (Compile.cpp). Kernels then apply the epilogue straight into a resident
+/// output and read a resident residual where it is, instead of copying it through a tile buffer
+/// with the feed engine's `mov` (which would queue behind the next tile's operand moves).
+inline bool inPlace(const Hw &hw, const View &v) {
+  return v.level != hw.dram && hw.vectorReaches(v.level);
+}
+
 /// The epilogue's operands, staged on chip by the kernel.
 struct EpilogueInputs {
   std::vector<View> operand; // per epilogue op: its Const/Tensor operand view (level -1: none)

@@ -272,6 +272,10 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
       rsrc.s1 = imm(C);
       View rdst{hw.l1, rbufs[r++].at(it)};
       rdst.s1 = tcc;
+      if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
+        ops[i] = rsrc;
+        continue;
+      }
       body.push_back(b.load(rsrc, rdst, Dims{tcc, Mc, imm(1)}));
       ops[i] = rdst;
     }
@@ -281,10 +285,14 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   View out{hw.l1, obuf.at(it)};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
   ydst.s1 = imm(C);
-  body.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
 
   prologue.push_back(forLoop(
       n, imm(0), imm(c.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));

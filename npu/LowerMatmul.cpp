@@ -387,6 +387,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
       rsrc.s1 = imm(c.OC);
       View rdst{hw.l1, rb.at(it)};
       rdst.s1 = tocb;
+      if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
+        ops[i] = rsrc;
+        continue;
+      }
       tileBody.push_back(b.load(rsrc, rdst, Dims{tocb, Mc, imm(1)}));
       ops[i] = rdst;
     }
@@ -459,10 +463,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   View out{hw.l1, obuf.at(it)};
   out.s1 = tocb;
   Dims ed{tocb, Mc, imm(1)};
-  tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
   View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * 2};
   ydst.s1 = imm(c.OC);
-  tileBody.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    tileBody.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    tileBody.push_back(b.store(out, ydst, ed));
+  }
 
   std::vector<Stmt> blockLoop;
   if (ICB == 1)

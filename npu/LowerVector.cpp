@@ -36,6 +36,10 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
     src.s1 = imm(C);
     View dst{hw.l1, rbufs[r++].at(it)};
     dst.s1 = tcc;
+    if (inPlace(hw, src)) { // resident in L1: the epilogue reads it there
+      ops[i] = src;
+      continue;
+    }
     out.push_back(b.load(src, dst, Dims{tcc, pixels, imm(1)}));
     ops[i] = dst;
   }
@@ -174,10 +178,14 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   View out{hw.l1, obuf.at(it)};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
   ydst.s1 = imm(q.C);
-  body.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
 
   prologue.push_back(forLoop(
       n, imm(0), imm(q.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
@@ -267,8 +275,13 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   View acc{hw.acc, cbuf.at(itO), isa::ElemType::F32};
   View out{hw.l1, obuf.at(itO)};
   Dims ed{tcc, imm(1), imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  body.push_back(b.store(out, View{d.level(plan.output, hw), imm(yAddr) + elem0 * 2}, ed));
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the result there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
@@ -323,7 +336,11 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   xsrc.s1 = imm(C);
   View xdst{hw.l1, xbuf.at(pb)};
   xdst.s1 = imm(C);
-  std::vector<Stmt> body = {b.load(xsrc, xdst, Dims{imm(C), tpc, imm(1)})};
+  // A resident input is read where it is (same layout as the tile: rows of C).
+  const bool xInPlace = inPlace(hw, xsrc);
+  std::vector<Stmt> body;
+  if (!xInPlace)
+    body.push_back(b.load(xsrc, xdst, Dims{imm(C), tpc, imm(1)}));
   std::vector<View> ops = operandsAtChannel(p, consts, imm(0));
   stageTensorOperands(p, b, d, rbufs, pb, elem0, C, imm(C), tpc, ops, body);
   View acc{hw.acc, cbuf.at(pb), isa::ElemType::F32};
@@ -331,10 +348,15 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   View out{hw.l1, obuf.at(pb)};
   out.s1 = imm(C);
   Dims ed{imm(C), tpc, imm(1)};
-  body.push_back(applyEpilogue(p, b, xdst, acc, out, ops, ed));
   View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * 2};
   ydst.s1 = imm(C);
-  body.push_back(b.store(out, ydst, ed));
+  const View &src = xInPlace ? xsrc : xdst;
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, src, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, src, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
