@@ -140,6 +140,18 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
               al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
+  // One row tile and one channel block: the input is loaded once per (image, group) and stays
+  // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
+  auto inputBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
+    double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
+    return double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
+  };
+  auto dramBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
+    double wLoads = ch.ICB > 1 ? double(ceilDiv(c.OH, toh)) : 1.0; // per row tile when blocked
+    return inputBytes(ch, toc, toh) + double(c.N) * wLoads * c.weights.size() * 2 +
+           double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+  };
   auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh, int64_t khg) {
     int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
     double M = static_cast<double>(toh * c.OW);
@@ -147,13 +159,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     double blocks = double(c.N * c.G * OCB * OHB * ch.ICB); // (output tile, channel block) pairs
     double tensor =
         blocks * (double(ks.matmuls) * fill + M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
-    // One row tile and one channel block: the input is loaded once per (image, group) and stays
-    // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
-    double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
-    double inBytes = double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
-    double wLoads = ch.ICB > 1 ? double(OHB) : 1.0; // blocked channels reload weights per row tile
-    double dram = inBytes + double(c.N) * wLoads * c.weights.size() * 2 +
-                  double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+    double inBytes = inputBytes(ch, toc, toh);
+    double dram = dramBytes(ch, toc, toh);
     // Every k value of A and B is moved once per block, however k is chunked; each mov also
     // costs its fixed latency (row folding issues one A mov per kernel row).
     double kTot = double(c.KH * c.KW * ch.tic);
@@ -499,6 +506,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
   k.estCycles = best.cost;
+  k.estDramBytes = dramBytes(ch, toc, toh);
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
                 static_cast<int64_t>(c.weights.size()) * 2 +

@@ -21,6 +21,7 @@ struct Trial {
   std::string reject; // the kernel found no tiling
   std::string encode; // an instruction field cannot hold a value (on-chip copies of a tensor)
   double est = 0;     // the kernel's cost-model estimate (0 where a kernel has none)
+  double dram = 0;    // and of its DRAM traffic (smaller tiles may reload weights)
 };
 
 struct Candidate {
@@ -86,7 +87,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
   // Dry lowerings, cached by what the kernel sees: its window and which of its tensors are
   // resident (at which addresses: the encodability of its copies depends on them).
   std::map<std::tuple<size_t, int64_t, int64_t, std::vector<int64_t>>, Trial> cache;
-  std::map<size_t, double> fullEst; // per step: the estimate with the whole of L1 and no residency
+  std::map<size_t, Trial> full; // per step: the estimates with the whole of L1 and no residency
   auto ioOf = [&](size_t i) {
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
     std::vector<graph::ValueId> v = grp.inputs;
@@ -116,6 +117,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     Trial r;
     r.reject = k.reject;
     r.est = k.estCycles;
+    r.dram = k.estDramBytes;
     if (r.reject.empty() && touches) {
       isa::Program p;
       try {
@@ -127,9 +129,9 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     return cache[key] = r;
   };
   auto baseline = [&](size_t i) {
-    if (auto it = fullEst.find(i); it != fullEst.end())
+    if (auto it = full.find(i); it != full.end())
       return it->second;
-    return fullEst[i] = trial(i, Window{}, {}).est;
+    return full[i] = trial(i, Window{}, {});
   };
 
   // Drop one tensor per round until every kernel tiles, encodes and gains.
@@ -184,7 +186,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
         out.window[i].range[hw.l1] = {alignUp(lo, align), cap};
     }
     bool dropped = false;
-    std::vector<double> penalty(steps, 0);
+    std::vector<double> penalty(steps, 0), extraDram(steps, 0);
     for (size_t i = 0; i < steps && !dropped; ++i) {
       const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
       const Window &w = out.window[i];
@@ -204,33 +206,43 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
         drop(victim, fmt::format("its on-chip copies do not encode: {}", r.encode));
         dropped = true;
       } else if (w.range.count(hw.l1)) {
-        penalty[i] = std::max(0.0, r.est - baseline(i));
+        penalty[i] = std::max(0.0, r.est - baseline(i).est);
+        extraDram[i] = std::max(0.0, r.dram - baseline(i).dram);
       }
     }
     if (dropped)
       continue;
-    // Worth it? The kernels' estimated slowdown in the smaller windows over its lifetime,
-    // against the DRAM cycles its traffic would take (every live tensor bears a step's whole
-    // slowdown: conservative).
+    // Worth it? The kernels' estimated slowdown in the smaller windows over its lifetime against
+    // the DRAM cycles its traffic would take, and the DRAM traffic their smaller tiles add (weights
+    // reloaded per tile) against the traffic it saves (every live tensor bears a step's whole
+    // penalty: conservative).
     size_t worst = cands.size();
-    double worstLoss = 0, worstCost = 0, worstGain = 0;
+    double worstLoss = 0;
+    std::string why;
     for (size_t c : kept) {
-      double cost = 0;
-      for (int64_t i = cands[c].start; i < cands[c].end; ++i)
+      double cost = 0, extra = 0;
+      for (int64_t i = cands[c].start; i < cands[c].end; ++i) {
         cost += penalty[size_t(i)];
-      double gain = double(out.entries[cands[c].entry].dramBytesSaved) / t.dram.bytesPerCycle;
-      if (cost - gain > worstLoss) {
+        extra += extraDram[size_t(i)];
+      }
+      const double saved = double(out.entries[cands[c].entry].dramBytesSaved);
+      const double gain = saved / t.dram.bytesPerCycle;
+      const double loss = std::max(cost - gain, (extra - saved) / t.dram.bytesPerCycle);
+      if (loss > worstLoss) {
         worst = c;
-        worstLoss = cost - gain;
-        worstCost = cost;
-        worstGain = gain;
+        worstLoss = loss;
+        why = cost - gain >= (extra - saved) / t.dram.bytesPerCycle
+                  ? fmt::format("the kernels' tiles around it cost an estimated {:.0f} cycles "
+                                "more, its DRAM traffic takes {:.0f}",
+                                cost, gain)
+                  : fmt::format("the kernels' smaller tiles around it move an estimated {:.0f} "
+                                "DRAM bytes more than the {:.0f} it saves",
+                                extra, saved);
       }
     }
     if (worst == cands.size())
       break;
-    drop(worst, fmt::format("the kernels' tiles around it cost an estimated {:.0f} cycles more, "
-                            "its DRAM traffic takes {:.0f}",
-                            worstCost, worstGain));
+    drop(worst, why);
   }
   for (auto &[root, addr] : out.l1Addr)
     out.entries[cands[byRoot.at(root)].entry].l1Addr = addr;
