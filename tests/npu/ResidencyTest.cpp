@@ -12,7 +12,9 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 namespace npuc::test {
 namespace {
@@ -102,10 +104,9 @@ int64_t bytesOf(const Graph &g, ValueId v) {
 // number of groups reading it) and that DRAM traffic drops by exactly their compulsory bytes.
 // `rereads`: a consumer tiles its input in overlapping row blocks (conv halos), so it read more
 // than once from DRAM, and the drop is at least the compulsory bytes.
-void check(const Net &m, const std::vector<int> &ids, const std::string &config,
+void check(const Net &m, const std::vector<int> &ids, const isa::Target &t,
            const std::map<ValueId, int> &expectKept, bool rereads = false) {
-  SCOPED_TRACE(config);
-  isa::Target t = isa::loadTarget(configPath(config));
+  SCOPED_TRACE(t.name);
   HostTensor in(m.g.value(m.x).shape,
                 halves(randomData(size_t(numElements(m.g.value(m.x).shape)), 1)));
   Run on = run(m, ids, t, in, true), off = run(m, ids, t, in, false);
@@ -128,6 +129,11 @@ void check(const Net &m, const std::vector<int> &ids, const std::string &config,
     EXPECT_GT(off.dram() - on.dram(), saved);
   else
     EXPECT_EQ(off.dram() - on.dram(), saved);
+}
+
+void check(const Net &m, const std::vector<int> &ids, const std::string &config,
+           const std::map<ValueId, int> &expectKept, bool rereads = false) {
+  check(m, ids, isa::loadTarget(configPath(config)), expectKept, rereads);
 }
 
 // x[1,16,16,16] -> conv 3x3 (32) + relu -> conv 3x3 (16): the relu output stays in L1.
@@ -226,6 +232,29 @@ TEST(Residency, DroppedProposalGoesThroughDram) {
   EXPECT_EQ(seg.residency[0].name, m.g.value(a).name);
   EXPECT_FALSE(seg.residency[0].dropped.empty());
   EXPECT_EQ(seg.residency[0].l1Addr, -1);
+}
+
+// npu-base with a 10-bit `mov` src_s2 field (strides up to 1023 elements): the next conv's copy
+// of a kept [1,64,16,16] tensor into its tile steps W*C = 1024 elements per row, which the
+// on-chip move cannot encode (the DRAM load could). The tensor is dropped, never truncated.
+TEST(Residency, CopyThatDoesNotEncodeDropsTheTensor) {
+  std::ifstream f(configPath("npu-base.yaml"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string y = ss.str();
+  const size_t mov = y.find("mnemonic: mov ");
+  const std::string field = "{name: src_s2, width: 20}";
+  const size_t at = y.find(field, mov);
+  ASSERT_NE(at, std::string::npos) << "npu-base's mov src_s2 field changed";
+  y.replace(at, field.size(), "{name: src_s2, width: 10}");
+  isa::Target t = isa::parseTarget(y, "npu-base with a 10-bit mov src_s2");
+  Net m({1, 16, 16, 16});
+  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 64, 3)});
+  auto ids = m.finish(m.conv("c1", a, 16, 3));
+  check(m, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  ASSERT_EQ(seg.residency.size(), 1u);
+  EXPECT_NE(seg.residency[0].dropped.find("src_s2"), std::string::npos) << seg.residency[0].dropped;
 }
 
 // The kept tensor's producer writes it into L1 from its epilogue: no DRAM store at all.
