@@ -250,7 +250,13 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
               "rows fold only when each kernel row is one contiguous k run, whole rows per chunk");
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
-  const bool chunked = OHB == 1 && chunkedInput(ch, tk, khg);
+  // An input resident in L1 (Compile.cpp) with nothing to pad and one channel block is laid out
+  // exactly as its tile would be ([rows][W][C]): the A gathers read it where it lives, and the
+  // copy into the tile buffer (a feed-engine `mov` ahead of the gathers) is skipped.
+  const bool xDirect = d.level(plan.input, hw) != hw.dram && c.G == 1 && ICB == 1 &&
+                       geo.Wp == c.W && c.padL == 0 && c.padT == 0 &&
+                       (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
+  const bool chunked = OHB == 1 && !xDirect && chunkedInput(ch, tk, khg);
   const int64_t chunkElems = rowsMax * geo.Wp * tk; // one k-chunk of a chunk-major input
   // k-chunks outermost: with a chunked input loaded once, the output-channel blocks move inside
   // the k loop, each accumulating in its own accumulator tile, and each block's weight rows for
@@ -378,7 +384,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     cdst.s2 = tkl * geo.Wp;
     chunkLoad = b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad);
   }
-  if (!inputOnce)
+  if (!inputOnce && !xDirect)
     blockBody.push_back(inputLoad);
 
   // Residual tiles -> L1, and the epilogue operand views of this tile.
@@ -417,9 +423,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr gcur = min(imm(khg), c.KH - Expr(hg) * khg);
   Expr klen = ch.fold ? ticb * c.KW : ticb;
   Expr kcur = khg == 1 ? max(min(imm(tk), klen - Expr(kc) * tk), 0) : gcur * klen;
-  Expr kh = Expr(hg) * khg + kr; // the kernel row an A mov gathers
-  View asrc{hw.l1,
-            xbuf.at(itIn) + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
+  Expr kh = Expr(hg) * khg + kr;                          // the kernel row an A mov gathers
+  const Expr xTile = xDirect ? xsrc.addr : xbuf.at(itIn); // the tile's rows, or the tensor's
+  View asrc{xDirect ? xsrc.level : hw.l1,
+            xTile + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
   if (chunked) { // chunk kc's region holds kcur channels per input pixel
@@ -485,7 +492,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // The input loaded once comes after the first weight block in the load engine's queue: it
   // waits for the previous group's output, and the weights (constants) need not wait behind it,
   // so they load while the previous group still computes (CompileOptions::crossGroupPrefetch).
-  if (inputOnce && !chunked)
+  if (inputOnce && !chunked && !xDirect)
     blockLoop.push_back(IfThenElse::make(
         eq(ob, imm(0)), forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad))));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
