@@ -250,12 +250,16 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
               "rows fold only when each kernel row is one contiguous k run, whole rows per chunk");
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
-  // An input resident in L1 (Compile.cpp) with nothing to pad and one channel block is laid out
-  // exactly as its tile would be ([rows][W][C]): the A gathers read it where it lives, and the
-  // copy into the tile buffer (a feed-engine `mov` ahead of the gathers) is skipped.
+  // An input resident in L1 (Compile.cpp) with one channel block: the A gathers read it where it
+  // lives, and the copy into the tile buffer (a feed-engine `mov` ahead of the gathers, which
+  // holds them back) is skipped. With nothing to pad the tile would have the tensor's own layout
+  // ([rows][W][C]); otherwise each gather pads the taps that fall outside the image itself
+  // (xPadded), which needs one kernel tap per gather (no folded columns or rows).
+  const bool noPad = geo.Wp == c.W && c.padL == 0 && c.padT == 0 &&
+                     (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
   const bool xDirect = d.level(plan.input, hw) != hw.dram && c.G == 1 && ICB == 1 &&
-                       geo.Wp == c.W && c.padL == 0 && c.padT == 0 &&
-                       (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
+                       (noPad || (!ch.fold && khg == 1));
+  const bool xPadded = xDirect && !noPad;
   const bool chunked = OHB == 1 && !xDirect && chunkedInput(ch, tk, khg);
   const int64_t chunkElems = rowsMax * geo.Wp * tk; // one k-chunk of a chunk-major input
   // k-chunks outermost: with a chunked input loaded once, the output-channel blocks move inside
@@ -444,6 +448,28 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   bdst.s1 = tocb;
   Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
+  if (xPadded) {
+    // Box (channel, output column, output row of the tile) of tap (kh, kw): output column ow
+    // reads input column iw0 + ow*SW, output row oh input row ih0 + oh*SH. Leading and trailing
+    // outputs whose input lies outside the image are padding; the first valid one is read.
+    auto ceilDivE = [](const Expr &a, int64_t by) { return floordiv(a + (by - 1), by); };
+    const Expr iw0 = Expr(kw) * c.DW - c.padL;
+    const Expr ih0 = Expr(hb) * (toh * c.SH) + kh * c.DH - c.padT;
+    Pad gp;
+    gp.lo[1] = min(max(ceilDivE(imm(0) - iw0, c.SW), 0), imm(c.OW));
+    gp.hi[1] = min(max(imm(c.OW) - ceilDivE(imm(c.W) - iw0, c.SW), 0), imm(c.OW) - gp.lo[1]);
+    gp.lo[2] = min(max(ceilDivE(imm(0) - ih0, c.SH), 0), tohc);
+    gp.hi[2] = min(max(tohc - ceilDivE(imm(c.H) - ih0, c.SH), 0), tohc - gp.lo[2]);
+    // Clamped into the image: a box with no valid element reads nothing, but its address is
+    // still encoded.
+    const Expr iw = min(max(iw0 + gp.lo[1] * c.SW, 0), imm(c.W - 1));
+    const Expr ih = min(max(ih0 + gp.lo[2] * c.SH, 0), imm(c.H - 1));
+    View src{xsrc.level,
+             imm(xAddr) + (((Expr(n) * c.H + ih) * c.W + iw) * c.C + Expr(kc) * tk) * 2};
+    src.s1 = imm(c.C * c.SW);
+    src.s2 = imm(c.C * c.SH * c.W);
+    amove = b.load(src, adst, Dims{kcur, imm(c.OW), tohc}, gp);
+  }
   Stmt bmove = b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)});
   Stmt mm = b.matmul(abuf.at(stepA), bbuf.at(stepB), cslot, Mc, kcur, tocb, first);
   std::vector<Stmt> kstmts;
