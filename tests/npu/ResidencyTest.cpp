@@ -40,12 +40,16 @@ struct Net {
     graph::inferNodeShape(g, n);
     return o;
   }
-  ValueId conv(const std::string &name, ValueId in, int64_t oc, int64_t k) {
+  ValueId conv(const std::string &name, ValueId in, int64_t oc, int64_t k, int64_t stride = 1,
+               int64_t dilation = 1) {
     const int64_t c = g.value(in).shape[1];
     auto w = g.addConstant(name + ".w", {oc, c, k, k},
                            halves(randomData(size_t(oc * c * k * k), seed++, -0.2f, 0.2f)));
-    const int64_t p = k / 2;
-    return node("Conv", name, {in, w}, {{"pads", std::vector<int64_t>{p, p, p, p}}});
+    const int64_t p = k / 2 * dilation;
+    return node("Conv", name, {in, w},
+                {{"pads", std::vector<int64_t>{p, p, p, p}},
+                 {"strides", std::vector<int64_t>{stride, stride}},
+                 {"dilations", std::vector<int64_t>{dilation, dilation}}});
   }
   // Fuses as the compiler does and puts every group on the NPU, as one segment.
   std::vector<int> finish(ValueId out) {
@@ -146,6 +150,30 @@ TEST(Residency, ConvToConv) {
   // The tight L1 still fits it and the tiles, smaller ones: c1 reads its input in row blocks
   // whose 3x3 halos overlap.
   check(m, ids, "npu-tiny.yaml", {{a, 1}}, true);
+}
+
+// Convs reading a kept tensor gather it in place, each gather padding the taps outside the
+// image: stride 2 on odd sizes, a 5x5 kernel, a dilated 3x3.
+TEST(Residency, PaddedGathersFromAKeptTensor) {
+  Net m({1, 8, 15, 13});
+  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 16, 3)});
+  ValueId b = m.conv("c1", a, 16, 3, 2);
+  ValueId c = m.conv("c2", b, 16, 5);
+  auto ids = m.finish(m.conv("c3", c, 8, 3, 1, 2));
+  ASSERT_EQ(ids.size(), 4u);
+  check(m, ids, "npu-base.yaml", {{a, 1}, {b, 1}, {c, 1}});
+  check(m, ids, "npu-tiny.yaml", {{a, 1}, {b, 1}, {c, 1}});
+  // Nothing is copied into an L1 tile buffer: the inputs are gathered where they live, the
+  // outputs written there by the epilogues.
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  const int l1 = t.findLevel("l1").value();
+  for (size_t gi = 1; gi < seg.groupInfo.size(); ++gi)
+    for (int64_t i = seg.groupInfo[gi].instrBegin; i < seg.groupInfo[gi].instrEnd; ++i) {
+      const isa::Instr &in = seg.program.instrs[size_t(i)];
+      EXPECT_FALSE(in.desc->mnemonic == "mov" && in.get("dst_space") == l1)
+          << seg.groupInfo[gi].name << " instruction " << i;
+    }
 }
 
 // A batch of two images: the kept tensor holds both.
