@@ -7,8 +7,9 @@
 // would pin their space). It must fit together with the tensors already kept (until their last
 // consumer has run) and with the consumer's working set: its weights and output when they are
 // small, else half the level, the space the tiler needs for double-buffered tiles. The saving is
-// the tensor's DRAM write plus one DRAM read per consuming group. The analysis is what
-// `npuc inspect` reports; the NPU code generator still round-trips every tensor through DRAM.
+// the tensor's DRAM write plus one DRAM read per consuming group. These are proposals: the NPU
+// segment compiler (npu/Resident.h) keeps those its kernels still tile around, and `npuc inspect`
+// reports what it did with each.
 #include "graph/Passes.h"
 
 #include <algorithm>

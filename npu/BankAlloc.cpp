@@ -27,19 +27,20 @@ struct Layout {
 };
 
 std::vector<Placement> pack(const Hw &hw, const std::vector<OnChip> &bufs, const Layout &l,
-                            bool fromTop, bool &fits) {
+                            bool fromTop, const Window &w, bool &fits) {
   std::map<int, int64_t> cursor; // bytes taken per level, from the bottom or the top
   std::vector<Placement> out(bufs.size());
   fits = true;
   for (int i : l.order) {
     const OnChip &b = bufs[static_cast<size_t>(i)];
-    const int64_t align = hw.alignment(b.level), cap = hw.capacity(b.level);
+    const int64_t align = hw.alignment(b.level), lo = w.lo(hw, b.level);
+    const int64_t end = w.end(hw, b.level, fromTop);
     int64_t &c = cursor[b.level];
     c = alignUp(c, align) + l.gap[size_t(i)];
-    const int64_t start = c;
+    const int64_t start = lo + c;
     c += l.pitch[size_t(i)] * b.count;
-    out[size_t(i)] = {fromTop ? cap / align * align - c : start, l.pitch[size_t(i)]};
-    fits = fits && c <= (fromTop ? cap / align * align : cap);
+    out[size_t(i)] = {fromTop ? end - c : start, l.pitch[size_t(i)]};
+    fits = fits && lo + c <= end;
   }
   return out;
 }
@@ -63,11 +64,15 @@ std::vector<int> buffersOf(const std::vector<OnChip> &bufs, const Access &a) {
 /// Moving buffers is only sound if every on-chip byte a kernel touches belongs to one of its
 /// reserved buffers; a kernel addressing scratch space the builder does not know about would be
 /// overwritten by a moved buffer.
-void checkInsideBuffers(const isa::Target &t, const isa::Program &p,
-                        const std::vector<OnChip> &bufs, const std::string &where) {
+void checkInsideBuffers(const Hw &hw, const isa::Program &p, const std::vector<OnChip> &bufs,
+                        const Window &w, const std::string &where) {
+  const isa::Target &t = *hw.t;
   for (const isa::Instr &in : p.instrs)
     for (const Access &a : accessesOf(t, in)) {
       if (a.hi <= a.lo || t.levels.at(static_cast<size_t>(a.level)).isDram)
+        continue;
+      // Outside the group's window (a tensor resident across groups): no buffer moves there.
+      if (a.hi <= w.lo(hw, a.level) || a.lo >= w.hi(hw, a.level))
         continue;
       bool inside = std::any_of(bufs.begin(), bufs.end(), [&](const OnChip &b) {
         return b.level == a.level && a.lo >= b.base && a.hi <= b.base + b.bytes * b.count;
@@ -278,7 +283,8 @@ sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim
 }
 
 BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
-                         sim::Memory &mem, PlacedKernel &k, bool alwaysMove, bool fromTop) {
+                         sim::Memory &mem, PlacedKernel &k, bool alwaysMove, bool fromTop,
+                         const Window &window) {
   const isa::Target &t = *hw.t;
   BankReport r;
   if (k.program.instrs.empty())
@@ -291,10 +297,10 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
   r.stallsBefore = r.stallsAfter = stats.bankConflictStallCycles;
   if (!alwaysMove && (r.stallsBefore == 0 || r.stallsBefore * kMinStallShare < r.cyclesBefore))
     return r; // nothing to gain, or too little to pay for the simulations
-  Builder b0(hw, fromTop);
+  Builder b0(hw, fromTop, window);
   lower(b0);
   const std::vector<OnChip> bufs = b0.buffers();
-  checkInsideBuffers(t, k.program, bufs, where);
+  checkInsideBuffers(hw, k.program, bufs, window, where);
   const isa::Program original = k.program;
   Layout cur;
   for (size_t i = 0; i < bufs.size(); ++i) {
@@ -303,7 +309,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     cur.pitch.push_back(bufs[i].bytes);
   }
   bool fits = false;
-  std::vector<Placement> placed = pack(hw, bufs, cur, fromTop, fits);
+  std::vector<Placement> placed = pack(hw, bufs, cur, fromTop, window, fits);
   for (size_t i = 0; i < bufs.size(); ++i)
     NPUC_ASSERT(fits && placed[i].base == bufs[i].base,
                 where + ": the layout model reproduces the bump allocator");
@@ -333,7 +339,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     for (const Layout &l : candidates(hw, bufs, cur, score)) {
       if (r.candidates >= kMaxCandidates)
         break;
-      std::vector<Placement> p = pack(hw, bufs, l, fromTop, fits);
+      std::vector<Placement> p = pack(hw, bufs, l, fromTop, window, fits);
       if (!fits || !seen.insert(key(p)).second)
         continue;
       if (tried == kGiveUpAfter && !promising)
@@ -368,7 +374,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
   r.change = describe(t, bufs, placed);
   if (!r.change.empty()) {
     // The kernel itself at the chosen placement (its TIR is what inspect prints).
-    Builder b(hw, placed, fromTop);
+    Builder b(hw, placed, fromTop, window);
     PlacedKernel won;
     won.kernel = lower(b);
     NPUC_ASSERT(won.kernel.reject.empty() && b.buffers().size() == bufs.size(),

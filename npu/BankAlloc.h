@@ -56,10 +56,12 @@ inline constexpr int kGiveUpAfter = 4;
 /// sizes are used). `where` names the group in diagnostics.
 /// `alwaysMove` (tests): search even without stalls and take the best candidate even when it
 /// is no better (CompileOptions::bankAlwaysMove). `fromTop`: the kernel's default placement is
-/// from the top of each level (Builder), as the segment compiler lowered it.
+/// from the top of each level (Builder), as the segment compiler lowered it. `window`: the
+/// part of each level the group's buffers may take (Builder); accesses outside it (tensors
+/// resident across groups) are left where they are.
 BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &where,
                          sim::Memory &mem, PlacedKernel &k, bool alwaysMove = false,
-                         bool fromTop = false);
+                         bool fromTop = false, const Window &window = {});
 
 /// Simulates a group's instructions alone: tokens inserted, timing only, no hazard checks.
 sim::SimStats simulateGroup(const isa::Target &t, const isa::Program &group, sim::Memory &mem,

@@ -3,6 +3,8 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
+
 namespace npuc::npu {
 
 using namespace tir;
@@ -13,25 +15,36 @@ Expr OnChip::at(const Expr &parity) const {
   return imm(base) + floormod(parity, count) * imm(bytes);
 }
 
+int64_t Window::lo(const Hw &hw, int level) const {
+  auto it = range.find(level);
+  return it == range.end() ? 0 : alignUp(it->second.first, hw.alignment(level));
+}
+
+int64_t Window::hi(const Hw &hw, int level) const {
+  auto it = range.find(level);
+  const int64_t align = hw.alignment(level);
+  return (it == range.end() ? hw.capacity(level) : it->second.second) / align * align;
+}
+
 bool Builder::reserve(OnChip &b) {
   int64_t align = hw_.alignment(b.level);
   int64_t used = alignUp(used_[b.level], align);
   int64_t stride = alignUp(b.bytes, align);
-  const int64_t limit = limitOf(b.level);
-  if (used + stride * b.count > limit)
+  const int64_t lo = window_.lo(hw_, b.level), limit = limitOf(b.level);
+  if (lo + used + stride * b.count > limit)
     return false;
   b.bytes = stride;
   // From the top, the buffer ends where the previous one began.
-  b.base = fromTop_ ? limit - used - stride * b.count : used;
-  NPUC_ASSERT(b.base >= 0 && b.base % align == 0, "buffer placement stays aligned and in range");
+  b.base = fromTop_ ? limit - used - stride * b.count : lo + used;
+  NPUC_ASSERT(b.base >= lo && b.base % align == 0, "buffer placement stays aligned and in range");
   used_[b.level] = used + stride * b.count;
   peak_[b.level] = std::max(peak_[b.level], used_[b.level]);
   if (size_t i = buffers_.size(); i < placement_.size() && placement_[i].base >= 0) {
     const Placement &p = placement_[i];
-    NPUC_ASSERT(p.pitch >= stride && p.pitch % align == 0 && p.base % align == 0 &&
-                    p.base + p.pitch * b.count <= hw_.capacity(b.level),
+    NPUC_ASSERT(p.pitch >= stride && p.pitch % align == 0 && p.base % align == 0 && p.base >= lo &&
+                    p.base + p.pitch * b.count <= limit,
                 "a bank-aware placement keeps a buffer aligned, at least as large as the bump "
-                "allocator made it, and inside its level: " +
+                "allocator made it, and inside its window of the level: " +
                     b.name);
     b.base = p.base;
     b.bytes = p.pitch;
@@ -40,16 +53,22 @@ bool Builder::reserve(OnChip &b) {
   return true;
 }
 
+int64_t Window::end(const Hw &hw, int level, bool fromTop) const {
+  // From the top, the end rounded down to the alignment keeps every base aligned; from the
+  // bottom a whole level keeps its exact size (nothing is placed from its end).
+  if (!fromTop && !range.count(level))
+    return hw.capacity(level);
+  return hi(hw, level);
+}
+
 int64_t Builder::limitOf(int level) const {
-  // From the top, the level's size rounded down to its alignment keeps every base aligned.
-  const int64_t cap = hw_.capacity(level), align = hw_.alignment(level);
-  return fromTop_ ? cap / align * align : cap;
+  return window_.end(hw_, level, fromTop_);
 }
 
 int64_t Builder::freeBytes(int level) const {
   auto it = used_.find(level);
   int64_t used = it == used_.end() ? 0 : alignUp(it->second, hw_.alignment(level));
-  return limitOf(level) - used;
+  return std::max<int64_t>(0, limitOf(level) - window_.lo(hw_, level) - used);
 }
 
 Stmt Builder::dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
@@ -88,10 +107,12 @@ Stmt Builder::dma(const isa::InstrDesc *d, const View &src, const View &dst, con
 }
 
 Stmt Builder::load(const View &src, const View &dst, const Dims &d, const Pad &pad) const {
-  return dma(hw_.ld, src, dst, d, pad);
+  NPUC_ASSERT(dst.level != hw_.dram, "a load fills an on-chip buffer");
+  return dma(src.level == hw_.dram ? hw_.ld : hw_.mov, src, dst, d, pad);
 }
 Stmt Builder::store(const View &src, const View &dst, const Dims &d) const {
-  return dma(hw_.st, src, dst, d, Pad{});
+  NPUC_ASSERT(src.level != hw_.dram, "a store drains an on-chip buffer");
+  return dma(dst.level == hw_.dram ? hw_.st : hw_.mov, src, dst, d, Pad{});
 }
 Stmt Builder::move(const View &src, const View &dst, const Dims &d) const {
   return dma(hw_.mov, src, dst, d, Pad{});

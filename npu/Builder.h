@@ -11,6 +11,7 @@
 #include "tir/IR.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,18 @@ struct Placement {
   int64_t pitch = 0;
 };
 
+/// The address range [lo, hi) of each on-chip level a group's buffers may take; the rest of a
+/// level holds tensors that stay resident across groups (Compile.cpp). A level not listed is
+/// the group's whole.
+struct Window {
+  std::map<int, std::pair<int64_t, int64_t>> range;
+  int64_t lo(const Hw &hw, int level) const;
+  int64_t hi(const Hw &hw, int level) const; // rounded down to the level's alignment
+  /// Where a group's buffers end: hi(), except that a level without a window placed from the
+  /// bottom keeps its exact size.
+  int64_t end(const Hw &hw, int level, bool fromTop) const;
+};
+
 class Builder {
 public:
   /// `fromTop` places the buffers downward from each level's top instead of upward from 0. The
@@ -62,12 +75,13 @@ public:
   /// disjoint ranges whenever both fit, so the token pass does not order the next group's first
   /// loads (its weights, its constants) after the current group's last reads of the same bytes,
   /// and the load engine prefetches them while the current group still computes.
-  explicit Builder(const Hw &hw, bool fromTop = false) : hw_(hw), fromTop_(fromTop) {}
+  explicit Builder(const Hw &hw, bool fromTop = false, Window window = {})
+      : hw_(hw), fromTop_(fromTop), window_(std::move(window)) {}
   /// A builder whose i-th successful reserve() takes placement[i] (when it has a base). The
   /// bump allocator still accounts as before, so freeBytes() and hence every tiling decision of
   /// the kernel are unchanged: only addresses move.
-  Builder(const Hw &hw, std::vector<Placement> placement, bool fromTop = false)
-      : hw_(hw), fromTop_(fromTop), placement_(std::move(placement)) {}
+  Builder(const Hw &hw, std::vector<Placement> placement, bool fromTop = false, Window window = {})
+      : hw_(hw), fromTop_(fromTop), window_(std::move(window)), placement_(std::move(placement)) {}
   const Hw &hw() const { return hw_; }
 
   /// Reserves a buffer; returns false (and reserves nothing) when the level is full.
@@ -79,8 +93,12 @@ public:
   const std::map<int, int64_t> &peakBytes() const { return peak_; }
   void resetLevel(int level) { used_[level] = 0; }
   const std::vector<OnChip> &buffers() const { return buffers_; }
+  const Window &window() const { return window_; }
 
+  /// A copy into an on-chip buffer: the DRAM load when `src` is in DRAM, else the on-chip move
+  /// (a tensor resident in L1 between groups is read with the feed engine's `mov`).
   tir::Stmt load(const View &src, const View &dst, const Dims &d, const Pad &pad = {}) const;
+  /// A copy out of an on-chip buffer: the DRAM store when `dst` is in DRAM, else the on-chip move.
   tir::Stmt store(const View &src, const View &dst, const Dims &d) const;
   tir::Stmt move(const View &src, const View &dst, const Dims &d) const;
   tir::Stmt matmul(tir::Expr a, tir::Expr b, tir::Expr c, tir::Expr m, tir::Expr k, tir::Expr n,
@@ -93,12 +111,13 @@ public:
   tir::Stmt wrapAllocations(tir::Stmt body) const;
 
 private:
-  /// The bytes of a level the bump allocator may use (from the top: rounded to the alignment).
+  /// The window's end on a level (rounded down to its alignment).
   int64_t limitOf(int level) const;
   tir::Stmt dma(const isa::InstrDesc *d, const View &src, const View &dst, const Dims &n,
                 const Pad &pad) const;
   const Hw &hw_;
   bool fromTop_ = false;
+  Window window_;
   std::vector<Placement> placement_;
   std::map<int, int64_t> used_; // bytes taken per level (from the top when fromTop_)
   std::map<int, int64_t> peak_; // the largest used_ per level

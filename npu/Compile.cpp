@@ -1,8 +1,9 @@
 // Compile.cpp - the NPU backend driver: placement queries and segment compilation.
 //
 // A segment's DRAM image is [activations | constants]: every tensor the segment reads from the
-// host or produces gets its own region (views alias their input), then each kernel appends its
-// packed weights and constant vectors. Kernels are lowered one group at a time, emitted in
+// host or produces gets its own region (views alias their input), except the intermediates kept
+// resident in L1 between groups (npu/Resident.h), which live only there; then each kernel appends
+// its packed weights and constant vectors. Kernels are lowered one group at a time, emitted in
 // execution order into one program, and the token pass orders the engines.
 #include "npu/Compile.h"
 
@@ -10,6 +11,7 @@
 #include "npu/Emit.h"
 #include "npu/Kernels.h"
 #include "npu/MemoryPlanner.h"
+#include "npu/Resident.h"
 #include "npu/Sync.h"
 #include "support/Error.h"
 #include "tir/Printer.h"
@@ -25,6 +27,8 @@ namespace npuc::npu {
 namespace {
 
 constexpr int64_t kDramAlign = 64;
+
+} // namespace
 
 Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                    const KernelOptions &o) {
@@ -57,11 +61,10 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 // Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
 // (and says so in the tiling text) before giving up on the NPU. `used` receives the options
 // of the returned kernel (the bank-aware placement re-lowers with them).
-Kernel lowerWithFallback(
-    const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
-    const KernelOptions &o, const std::function<void()> &undo = [] {},
-    KernelOptions *used = nullptr, bool fromTop = false) {
-  Builder b(hw, fromTop);
+Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
+                         const KernelOptions &o, const std::function<void()> &undo,
+                         KernelOptions *used, bool fromTop, const Window &window) {
+  Builder b(hw, fromTop, window);
   Kernel k = lowerKernel(p, g, b, d, o);
   k.onChipPeak = b.peakBytes();
   if (used)
@@ -73,15 +76,13 @@ Kernel lowerWithFallback(
   single.doubleBuffer = false;
   if (used)
     *used = single;
-  Builder b1(hw, fromTop);
+  Builder b1(hw, fromTop, window);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
   k1.onChipPeak = b1.peakBytes();
   if (k1.reject.empty())
     k1.tiling += " (double buffers did not fit: " + k.reject + ")";
   return k1;
 }
-
-} // namespace
 
 namespace {
 
@@ -96,15 +97,16 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
   if (!p.reject.empty())
     return p.reject;
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
-            [](const std::vector<uint8_t> &) { return int64_t(0); }};
-  k = lowerWithFallback(p, g, hw, d, KernelOptions{});
+            [](const std::vector<uint8_t> &) { return int64_t(0); },
+            {}}; // every tensor in DRAM
+  k = lowerWithFallback(p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
   if (k.reject.empty())
     return "";
   if (p.kind != KernelKind::LoopNest && loopNest) {
     // A hand-written kernel took the group but found no tiling: the loop-nest kernel may still
     // run it (compileSegment makes the same retry).
     p = loopNestPlan(grp, grp.name + ": " + k.reject);
-    k = lowerWithFallback(p, g, hw, d, KernelOptions{});
+    k = lowerWithFallback(p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
     if (k.reject.empty())
       return "";
   }
@@ -204,9 +206,32 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                              isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor});
     }
   }
+  KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
+  // Residency: which intermediates stay in L1 (they get no DRAM space), and each step's window.
+  ResidencyPlan rp;
+  rp.window.resize(groupIds.size());
+  if (opt.residency) {
+    ResidencyInput ri;
+    ri.g = &g;
+    ri.groupIds = groupIds;
+    ri.plans = plans;
+    ri.rootOf = rootOf;
+    ri.life = life;
+    for (const std::vector<DramTensor> *xs : {&seg.inputs, &seg.outputs})
+      for (const DramTensor &x : *xs)
+        ri.pinned.insert(rootOf(x.value));
+    ri.ko = ko;
+    ri.crossGroupPrefetch = opt.crossGroupPrefetch;
+    rp = planResidency(ri, hw);
+    seg.residency = rp.entries;
+  }
+  auto resident = [&](graph::ValueId v) { return rp.l1Addr.count(rootOf(v)) > 0; };
+
   std::vector<graph::ValueId> roots;
   std::vector<BufferReq> reqs;
   for (const auto &[v, span] : life) {
+    if (rp.l1Addr.count(v))
+      continue;
     roots.push_back(v);
     reqs.push_back({span.first, span.second, numElements(g.value(v).shape) * 2, kDramAlign});
     seg.activationBytesNoReuse += alignUp(reqs.back().size, kDramAlign);
@@ -217,9 +242,11 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     fail("target '{}': the segment's activations need {} bytes of DRAM at their peak, the target "
          "has {}",
          t.name, mp.peak, dramLevel.size);
-  std::map<graph::ValueId, int64_t> addr;
+  std::map<graph::ValueId, int64_t> addr; // in DRAM, or in L1 for resident tensors
   for (size_t i = 0; i < roots.size(); ++i)
     addr[roots[i]] = mp.offsets[i];
+  for (const auto &[root, at] : rp.l1Addr)
+    addr[root] = at;
   for (const auto &alias : aliasOf)
     addr[alias.first] = addr.at(rootOf(alias.first));
   for (DramTensor &x : seg.inputs)
@@ -236,9 +263,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
               seg.constImage.resize(static_cast<size_t>(
                   alignUp(static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
               return at;
-            }};
+            },
+            [&](graph::ValueId v) { return resident(v) ? hw.l1 : hw.dram; }};
 
-  KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
   std::unique_ptr<sim::Memory> simMem; // sizes for the bank-aware placement's simulations
   const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
   for (size_t i = 0; i < groupIds.size(); ++i) {
@@ -248,15 +275,17 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     const bool fromTop = opt.crossGroupPrefetch && i % 2 == 1;
     KernelOptions used;
     PlacedKernel pk;
+    const Window &window = rp.window[i];
     pk.kernel = lowerWithFallback(
-        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop);
+        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop, window);
     if (!pk.kernel.reject.empty() && plans[i].kind != KernelKind::LoopNest &&
         plans[i].kind != KernelKind::View) {
       // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
       seg.constImage.resize(constMark);
       plans[i] = loopNestPlan(grp, grp.name + ": " + pk.kernel.reject);
       pk.kernel = lowerWithFallback(
-          plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop);
+          plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop,
+          window);
       if (pk.kernel.reject.empty())
         pk.kernel.tiling +=
             " (the hand-written kernel found no tiling: " + plans[i].handReject + ")";
@@ -279,7 +308,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
         seg.constImage.resize(constMark);
         return lowerKernel(plans[i], g, b, d, used);
       };
-      bank = placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove, fromTop);
+      bank = placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove, fromTop, window);
       NPUC_ASSERT(seg.constImage.size() == constEnd,
                   "placement moves on-chip buffers only; the constants are the same");
     }
@@ -291,6 +320,25 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     info.tiling = k.tiling;
     for (const auto &[level, bytes] : k.onChipPeak)
       info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
+    // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by them), and the
+    // window the kernel tiled in.
+    int64_t dramBytes = k.dramBytes;
+    std::string inL1;
+    std::set<graph::ValueId> seen;
+    for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
+      for (graph::ValueId v : *vs)
+        if (resident(v) && seen.insert(v).second && plans[i].kind != KernelKind::View) {
+          dramBytes -= numElements(g.value(v).shape) * 2;
+          inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", g.value(v).name,
+                              vs == &grp.inputs ? "in" : "out");
+        }
+    NPUC_ASSERT(dramBytes >= 0, grp.name + ": a kernel's compulsory DRAM bytes count each of its "
+                                           "tensors once");
+    if (!inL1.empty())
+      info.tiling += fmt::format("; resident in L1 (no DRAM traffic): {}", inL1);
+    if (window.range.count(hw.l1))
+      info.tiling += fmt::format("; L1 window [{}, {}) around the resident tensors",
+                                 window.lo(hw, hw.l1), window.hi(hw, hw.l1));
     info.tir = tir::toText(k.body);
     info.bank = bank;
     info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());
@@ -300,7 +348,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
       ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];
     info.macs = k.macs;
-    const double terms[3] = {k.macs / peak, k.dramBytes / t.dram.bytesPerCycle,
+    const double terms[3] = {k.macs / peak, dramBytes / t.dram.bytesPerCycle,
                              static_cast<double>(k.vectorElems) / t.vector.lanes};
     static const char *names[3] = {"tensor", "dram", "vector"};
     size_t arg = static_cast<size_t>(std::max_element(terms, terms + 3) - terms);

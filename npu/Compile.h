@@ -43,6 +43,22 @@ struct CompileOptions {
   /// Tests only: search every group and take its best candidate placement even when it is no
   /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
   bool bankAlwaysMove = false;
+  /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
+  /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
+  /// false (`--no-residency`) round-trips every tensor through DRAM.
+  bool residency = true;
+};
+
+/// What the segment compiler did with one tensor the residency analysis proposed: kept in L1
+/// (no DRAM traffic for it at all), or left in DRAM and why.
+struct ResidencyEntry {
+  std::string name;           // the tensor (its views alias it and share its home)
+  int64_t bytes = 0;          // size in L1
+  int producer = -1;          // group id
+  std::vector<int> consumers; // group ids reading it (its views' readers included)
+  int64_t l1Addr = -1;        // kept: where it lives in L1
+  int64_t dramBytesSaved = 0; // kept: the compulsory DRAM write + one read per reading group
+  std::string dropped;        // "" when kept, else why it stays in DRAM
 };
 
 /// What the bank-aware placement did for one group. The figures come from simulating the
@@ -83,6 +99,7 @@ struct Segment {
   std::vector<DramTensor> inputs;  // values the host writes before the run
   std::vector<DramTensor> outputs; // values the host reads after the run
   std::vector<GroupInfo> groupInfo;
+  std::vector<ResidencyEntry> residency; // empty with CompileOptions::residency off
 };
 
 /// Empty when the target can run the group on its NPU; otherwise the reason it cannot

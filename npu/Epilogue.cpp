@@ -48,8 +48,8 @@ bool stageBroadcast(const EpilogueOp &e, size_t i, Builder &b, const DramCtx &d,
   const int64_t src = d.addrOf(e.tensor), row = std::min<int64_t>(e.count, hw.maxDim());
   for (int64_t at = 0; at < e.count; at += row) {
     int64_t len = std::min(row, e.count - at);
-    prologue.push_back(b.load(View{hw.dram, imm(src + at * 2)}, View{hw.l1, imm(buf.base + at * 2)},
-                              Dims{imm(len), imm(1), imm(1)}));
+    prologue.push_back(b.load(View{d.level(e.tensor, hw), imm(src + at * 2)},
+                              View{hw.l1, imm(buf.base + at * 2)}, Dims{imm(len), imm(1), imm(1)}));
   }
   view = View{hw.l1, imm(buf.base)};
   view.s0 = imm(e.count == 1 ? 0 : 1);

@@ -15,10 +15,16 @@
 
 namespace npuc::npu {
 
-/// DRAM placement services a kernel needs from the segment compiler.
+/// Placement services a kernel needs from the segment compiler. A tensor's home is a level and
+/// an address there: DRAM, or L1 for a tensor that stays resident between consecutive groups
+/// (Compile.cpp). Kernels build their views of a tensor with level() and addrOf() and copy
+/// through Builder::load/store, which pick the DRAM or the on-chip DMA by the levels, so every
+/// kernel runs unchanged on a resident input or output.
 struct DramCtx {
-  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address of a tensor
-  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes
+  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address in its level
+  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes (DRAM)
+  std::function<int(graph::ValueId)> levelOf;                    // empty: every tensor in DRAM
+  int level(graph::ValueId v, const Hw &hw) const { return levelOf ? levelOf(v) : hw.dram; }
 };
 
 struct Kernel {
@@ -28,6 +34,7 @@ struct Kernel {
   int64_t vectorElems = 0; // elements processed by vector instructions (roofline)
   int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
   double estCycles = 0;    // the cost model's estimate of the chosen tiling (kernel choice)
+  double estDramBytes = 0; // its estimate of the DRAM traffic of that tiling (0: no estimate)
   std::map<int, int64_t> onChipPeak; // level index -> peak bytes reserved (Builder::peakBytes)
   std::string reject;                // non-empty: no feasible tiling
 };
@@ -62,6 +69,14 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
 /// whole in L1, no tiling; rejects when a nest stays scalar or the buffers do not fit.
 Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
                            const DramCtx &d);
+
+/// Whether the vector unit works on a tensor view where it lives: a tensor resident in L1
+/// between groups (Compile.cpp). Kernels then apply the epilogue straight into a resident
+/// output and read a resident residual where it is, instead of copying it through a tile buffer
+/// with the feed engine's `mov` (which would queue behind the next tile's operand moves).
+inline bool inPlace(const Hw &hw, const View &v) {
+  return v.level != hw.dram && hw.vectorReaches(v.level);
+}
 
 /// The epilogue's operands, staged on chip by the kernel.
 struct EpilogueInputs {

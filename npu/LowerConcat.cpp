@@ -56,8 +56,18 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     largest = std::max(largest, c.outer * part.row);
   const int64_t align = hw.alignment(hw.l1);
   const int64_t bufElems = std::min(largest, b.freeBytes(hw.l1) / nb / align * align / 2);
-  const int64_t cwMax =
-      std::min({maxDim, Hw::fieldMax(hw.ld, "dst_s1"), Hw::fieldMax(hw.st, "src_s1")});
+  // A part or the output resident in L1 (Compile.cpp) is copied with the on-chip move instead.
+  const int yLevel = d.level(p.output, hw);
+  auto levelOf = [&](const ConcatParams::Part &part) {
+    return g.value(part.value).isConstant() ? hw.dram : d.level(part.value, hw);
+  };
+  bool anyResident = yLevel != hw.dram;
+  for (const ConcatParams::Part &part : c.parts)
+    anyResident = anyResident || levelOf(part) != hw.dram;
+  int64_t cwMax = std::min({maxDim, Hw::fieldMax(hw.ld, "dst_s1"), Hw::fieldMax(hw.st, "src_s1")});
+  if (anyResident)
+    cwMax = std::min({cwMax, Hw::fieldMax(hw.mov, "dst_s1"), Hw::fieldMax(hw.mov, "src_s1")});
+  const isa::InstrDesc *stI = yLevel == hw.dram ? hw.st : hw.mov;
   if (largest == 0) {
     k.body = seq({});
     k.tiling = "concat of empty tensors: nothing to copy";
@@ -90,7 +100,9 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     TileShape t = tileFor(c.outer, part.row, bufElems, cwMax, maxDim);
     // Several rows per tile need the DRAM row strides in the load's and the store's fields;
     // one row per tile needs none.
-    if (part.row > Hw::fieldMax(hw.ld, "src_s1") || c.outRow > Hw::fieldMax(hw.st, "dst_s1"))
+    const int xLevel = levelOf(part);
+    const isa::InstrDesc *ldI = xLevel == hw.dram ? hw.ld : hw.mov;
+    if (part.row > Hw::fieldMax(ldI, "src_s1") || c.outRow > Hw::fieldMax(stI, "dst_s1"))
       t.th = 1;
     const int64_t RB = ceilDiv(c.outer, t.th), CB = ceilDiv(part.row, t.cw);
     Var rb = Var::make(fmt::format("rb{}", i)), cb = Var::make(fmt::format("cb{}", i));
@@ -98,11 +110,11 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     Expr thc = RB == 1 ? imm(c.outer) : min(imm(t.th), c.outer - Expr(rb) * t.th);
     Expr cwc = CB == 1 ? imm(part.row) : min(imm(t.cw), part.row - Expr(cb) * t.cw);
     Expr r0 = Expr(rb) * t.th, c0 = Expr(cb) * t.cw;
-    View src{hw.dram, imm(xAddr) + (r0 * part.row + c0) * 2};
+    View src{xLevel, imm(xAddr) + (r0 * part.row + c0) * 2};
     src.s1 = imm(t.th > 1 ? part.row : 0);
     View tile{hw.l1, buf.at(it)};
     tile.s1 = imm(t.cw);
-    View dst{hw.dram, imm(yAddr) + (r0 * c.outRow + part.colOffset + c0) * 2};
+    View dst{yLevel, imm(yAddr) + (r0 * c.outRow + part.colOffset + c0) * 2};
     dst.s1 = imm(t.th > 1 ? c.outRow : 0);
     Dims box{cwc, thc, imm(1)};
     Stmt copy = seq({b.load(src, tile, box), b.store(tile, dst, box)});

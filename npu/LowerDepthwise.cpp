@@ -226,7 +226,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * C + c0) * 2};
+  View xsrc{d.level(plan.input, hw),
+            imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * C + c0) * 2};
   xsrc.s1 = imm(C);
   xsrc.s2 = imm(c.W * C);
   View xdst{hw.l1, xbuf.at(it)};
@@ -267,10 +268,14 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Tensor) {
-      View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + elem0 * 2};
+      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * 2};
       rsrc.s1 = imm(C);
       View rdst{hw.l1, rbufs[r++].at(it)};
       rdst.s1 = tcc;
+      if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
+        ops[i] = rsrc;
+        continue;
+      }
       body.push_back(b.load(rsrc, rdst, Dims{tcc, Mc, imm(1)}));
       ops[i] = rdst;
     }
@@ -280,10 +285,14 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   View out{hw.l1, obuf.at(it)};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
   ydst.s1 = imm(C);
-  body.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
 
   prologue.push_back(forLoop(
       n, imm(0), imm(c.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
@@ -309,8 +318,9 @@ Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, co
   if (!p.depthwise || !b.hw().vectorHas("mac"))
     return lowerMatmulKernel(p, g, b, d, o);
   // Dry runs in scratch builders with no constants placed, to compare the two estimates.
-  DramCtx dry{d.addrOf, [](const std::vector<uint8_t> &) { return int64_t(0); }};
-  Builder bv(b.hw()), bm(b.hw());
+  // They see the group's window of each level (Compile.cpp), as the chosen kernel will.
+  DramCtx dry{d.addrOf, [](const std::vector<uint8_t> &) { return int64_t(0); }, d.levelOf};
+  Builder bv(b.hw(), false, b.window()), bm(b.hw(), false, b.window());
   Kernel v = lowerDepthwiseKernel(p, g, bv, dry, o);
   Kernel m = lowerMatmulKernel(p, g, bm, dry, o);
   if (!v.reject.empty()) {

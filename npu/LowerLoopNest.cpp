@@ -210,16 +210,17 @@ private:
   int64_t maxDim_;
 };
 
-// A contiguous copy of `units` 2-byte elements between DRAM and L1, in boxes the size fields hold.
-void flatCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr, int64_t units,
-              std::vector<Stmt> &out) {
+// A contiguous copy of `units` 2-byte elements between a tensor's home (DRAM, or L1 when it is
+// resident between groups) and the kernel's L1 buffer, in boxes the size fields hold.
+void flatCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, int64_t chipAddr,
+              int64_t units, std::vector<Stmt> &out) {
   const Hw &hw = b.hw();
   const int64_t maxDim = hw.maxDim();
   int64_t done = 0;
   while (done < units) {
     int64_t row = std::min(units - done, maxDim);
     int64_t rows = std::min((units - done) / row, maxDim);
-    View dram{hw.dram, imm(dramAddr + done * 2)}, chip{hw.l1, imm(chipAddr + done * 2)};
+    View dram{homeLevel, imm(dramAddr + done * 2)}, chip{hw.l1, imm(chipAddr + done * 2)};
     dram.s1 = chip.s1 = imm(row);
     Dims dims{imm(row), imm(rows), imm(1)};
     out.push_back(toChip ? b.load(dram, chip, dims) : b.store(chip, dram, dims));
@@ -228,12 +229,12 @@ void flatCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr,
 }
 
 // A 4-D tensor between its NHWC DRAM image and logical NCHW in L1: per image, dims (W, H, C).
-void nhwcCopy(const Builder &b, bool toChip, int64_t dramAddr, int64_t chipAddr, const Shape &s,
-              std::vector<Stmt> &out) {
+void nhwcCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, int64_t chipAddr,
+              const Shape &s, std::vector<Stmt> &out) {
   const Hw &hw = b.hw();
   const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
   for (int64_t n = 0; n < N; ++n) {
-    View dram{hw.dram, imm(dramAddr + n * H * W * C * 2)};
+    View dram{homeLevel, imm(dramAddr + n * H * W * C * 2)};
     dram.s0 = imm(C);
     dram.s1 = imm(W * C);
     dram.s2 = imm(1);
@@ -369,16 +370,16 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
         vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
       std::vector<uint8_t> bytes(vals.size() * 4);
       std::memcpy(bytes.data(), vals.data(), bytes.size());
-      flatCopy(b, true, d.addConst(bytes), chip, 2 * n, prologue);
+      flatCopy(b, true, hw.dram, d.addConst(bytes), chip, 2 * n, prologue);
       k.dramBytes += 4 * n;
       continue;
     }
     const bool in = s.role == Staged::Role::Input;
     const int64_t dram = d.addrOf(s.value);
     if (isNhwc(v))
-      nhwcCopy(b, in, dram, chip, v.shape, in ? prologue : epilogue);
+      nhwcCopy(b, in, d.level(s.value, hw), dram, chip, v.shape, in ? prologue : epilogue);
     else
-      flatCopy(b, in, dram, chip, n, in ? prologue : epilogue);
+      flatCopy(b, in, d.level(s.value, hw), dram, chip, n, in ? prologue : epilogue);
     k.dramBytes += 2 * n;
   }
   staging = static_cast<int64_t>(prologue.size() + epilogue.size());

@@ -140,6 +140,18 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
               al(hw.l1, M * toc * 2) * (1 + nres));
     return l1 <= l1Free;
   };
+  // One row tile and one channel block: the input is loaded once per (image, group) and stays
+  // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
+  auto inputBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
+    int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
+    double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
+    return double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
+  };
+  auto dramBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
+    double wLoads = ch.ICB > 1 ? double(ceilDiv(c.OH, toh)) : 1.0; // per row tile when blocked
+    return inputBytes(ch, toc, toh) + double(c.N) * wLoads * c.weights.size() * 2 +
+           double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+  };
   auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh, int64_t khg) {
     int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
     double M = static_cast<double>(toh * c.OW);
@@ -147,13 +159,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     double blocks = double(c.N * c.G * OCB * OHB * ch.ICB); // (output tile, channel block) pairs
     double tensor =
         blocks * (double(ks.matmuls) * fill + M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
-    // One row tile and one channel block: the input is loaded once per (image, group) and stays
-    // in L1 across the output-channel blocks; otherwise it is reloaded per output tile.
-    double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
-    double inBytes = double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
-    double wLoads = ch.ICB > 1 ? double(OHB) : 1.0; // blocked channels reload weights per row tile
-    double dram = inBytes + double(c.N) * wLoads * c.weights.size() * 2 +
-                  double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+    double inBytes = inputBytes(ch, toc, toh);
+    double dram = dramBytes(ch, toc, toh);
     // Every k value of A and B is moved once per block, however k is chunked; each mov also
     // costs its fixed latency (row folding issues one A mov per kernel row).
     double kTot = double(c.KH * c.KW * ch.tic);
@@ -243,7 +250,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
               "rows fold only when each kernel row is one contiguous k run, whole rows per chunk");
   const int64_t M = toh * c.OW, rowsMax = geo.rowsFor(toh);
-  const bool chunked = OHB == 1 && chunkedInput(ch, tk, khg);
+  // An input resident in L1 (Compile.cpp) with one channel block: the A gathers read it where it
+  // lives, and the copy into the tile buffer (a feed-engine `mov` ahead of the gathers, which
+  // holds them back) is skipped. With nothing to pad the tile would have the tensor's own layout
+  // ([rows][W][C]); otherwise each gather pads the taps that fall outside the image itself
+  // (xPadded), which needs one kernel tap per gather (no folded columns or rows).
+  const bool noPad = geo.Wp == c.W && c.padL == 0 && c.padT == 0 &&
+                     (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
+  const bool xDirect = d.level(plan.input, hw) != hw.dram && c.G == 1 && ICB == 1 &&
+                       (noPad || (!ch.fold && khg == 1));
+  const bool xPadded = xDirect && !noPad;
+  const bool chunked = OHB == 1 && !xDirect && chunkedInput(ch, tk, khg);
   const int64_t chunkElems = rowsMax * geo.Wp * tk; // one k-chunk of a chunk-major input
   // k-chunks outermost: with a chunked input loaded once, the output-channel blocks move inside
   // the k loop, each accumulating in its own accumulator tile, and each block's weight rows for
@@ -344,9 +361,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.hi[1] = imm(geo.Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
-  View xsrc{hw.dram, imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
-                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
-                                      2};
+  View xsrc{d.level(plan.input, hw), imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
+                                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
+                                                      2};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
   View xdst{hw.l1, xbuf.at(itIn)};
@@ -371,7 +388,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     cdst.s2 = tkl * geo.Wp;
     chunkLoad = b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad);
   }
-  if (!inputOnce)
+  if (!inputOnce && !xDirect)
     blockBody.push_back(inputLoad);
 
   // Residual tiles -> L1, and the epilogue operand views of this tile.
@@ -383,10 +400,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Tensor) {
       const OnChip &rb = rbufs[static_cast<size_t>(r++)];
-      View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
+      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
       rsrc.s1 = imm(c.OC);
       View rdst{hw.l1, rb.at(it)};
       rdst.s1 = tocb;
+      if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
+        ops[i] = rsrc;
+        continue;
+      }
       tileBody.push_back(b.load(rsrc, rdst, Dims{tocb, Mc, imm(1)}));
       ops[i] = rdst;
     }
@@ -406,9 +427,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr gcur = min(imm(khg), c.KH - Expr(hg) * khg);
   Expr klen = ch.fold ? ticb * c.KW : ticb;
   Expr kcur = khg == 1 ? max(min(imm(tk), klen - Expr(kc) * tk), 0) : gcur * klen;
-  Expr kh = Expr(hg) * khg + kr; // the kernel row an A mov gathers
-  View asrc{hw.l1,
-            xbuf.at(itIn) + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
+  Expr kh = Expr(hg) * khg + kr;                          // the kernel row an A mov gathers
+  const Expr xTile = xDirect ? xsrc.addr : xbuf.at(itIn); // the tile's rows, or the tensor's
+  View asrc{xDirect ? xsrc.level : hw.l1,
+            xTile + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
   if (chunked) { // chunk kc's region holds kcur channels per input pixel
@@ -426,6 +448,28 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   bdst.s1 = tocb;
   Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
+  if (xPadded) {
+    // Box (channel, output column, output row of the tile) of tap (kh, kw): output column ow
+    // reads input column iw0 + ow*SW, output row oh input row ih0 + oh*SH. Leading and trailing
+    // outputs whose input lies outside the image are padding; the first valid one is read.
+    auto ceilDivE = [](const Expr &a, int64_t by) { return floordiv(a + (by - 1), by); };
+    const Expr iw0 = Expr(kw) * c.DW - c.padL;
+    const Expr ih0 = Expr(hb) * (toh * c.SH) + kh * c.DH - c.padT;
+    Pad gp;
+    gp.lo[1] = min(max(ceilDivE(imm(0) - iw0, c.SW), 0), imm(c.OW));
+    gp.hi[1] = min(max(imm(c.OW) - ceilDivE(imm(c.W) - iw0, c.SW), 0), imm(c.OW) - gp.lo[1]);
+    gp.lo[2] = min(max(ceilDivE(imm(0) - ih0, c.SH), 0), tohc);
+    gp.hi[2] = min(max(tohc - ceilDivE(imm(c.H) - ih0, c.SH), 0), tohc - gp.lo[2]);
+    // Clamped into the image: a box with no valid element reads nothing, but its address is
+    // still encoded.
+    const Expr iw = min(max(iw0 + gp.lo[1] * c.SW, 0), imm(c.W - 1));
+    const Expr ih = min(max(ih0 + gp.lo[2] * c.SH, 0), imm(c.H - 1));
+    View src{xsrc.level,
+             imm(xAddr) + (((Expr(n) * c.H + ih) * c.W + iw) * c.C + Expr(kc) * tk) * 2};
+    src.s1 = imm(c.C * c.SW);
+    src.s2 = imm(c.C * c.SH * c.W);
+    amove = b.load(src, adst, Dims{kcur, imm(c.OW), tohc}, gp);
+  }
   Stmt bmove = b.move(bsrc, bdst, Dims{tocb, kcur, imm(1)});
   Stmt mm = b.matmul(abuf.at(stepA), bbuf.at(stepB), cslot, Mc, kcur, tocb, first);
   std::vector<Stmt> kstmts;
@@ -459,10 +503,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   View out{hw.l1, obuf.at(it)};
   out.s1 = tocb;
   Dims ed{tocb, Mc, imm(1)};
-  tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + (pix0 * c.OC + oc0) * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * 2};
   ydst.s1 = imm(c.OC);
-  tileBody.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    tileBody.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    tileBody.push_back(b.store(out, ydst, ed));
+  }
 
   std::vector<Stmt> blockLoop;
   if (ICB == 1)
@@ -470,7 +518,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // The input loaded once comes after the first weight block in the load engine's queue: it
   // waits for the previous group's output, and the weights (constants) need not wait behind it,
   // so they load while the previous group still computes (CompileOptions::crossGroupPrefetch).
-  if (inputOnce && !chunked)
+  if (inputOnce && !chunked && !xDirect)
     blockLoop.push_back(IfThenElse::make(
         eq(ob, imm(0)), forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), inputLoad))));
   blockLoop.push_back(forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
@@ -491,6 +539,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
   k.estCycles = best.cost;
+  k.estDramBytes = dramBytes(ch, toc, toh);
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
                 static_cast<int64_t>(c.weights.size()) * 2 +

@@ -32,10 +32,14 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
-    View src{hw.dram, imm(d.addrOf(e.tensor)) + elem0 * 2};
+    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * 2};
     src.s1 = imm(C);
     View dst{hw.l1, rbufs[r++].at(it)};
     dst.s1 = tcc;
+    if (inPlace(hw, src)) { // resident in L1: the epilogue reads it there
+      ops[i] = src;
+      continue;
+    }
     out.push_back(b.load(src, dst, Dims{tcc, pixels, imm(1)}));
     ops[i] = dst;
   }
@@ -132,7 +136,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - q.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram,
+  View xsrc{d.level(plan.input, hw),
             imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * 2};
   xsrc.s1 = imm(q.C);
   xsrc.s2 = imm(q.W * q.C);
@@ -174,10 +178,14 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   View out{hw.l1, obuf.at(it)};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
   ydst.s1 = imm(q.C);
-  body.push_back(b.store(out, ydst, ed));
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
 
   prologue.push_back(forLoop(
       n, imm(0), imm(q.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
@@ -245,7 +253,8 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   Expr tcc = min(imm(tc), C - Expr(cb) * tc);
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
-  View xsrc{hw.dram, imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * 2};
+  View xsrc{d.level(plan.input, hw),
+            imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * 2};
   xsrc.s1 = imm(C);
   View xdst{hw.l1, xbuf.at(it)};
   xdst.s1 = tcc;
@@ -266,8 +275,13 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   View acc{hw.acc, cbuf.at(itO), isa::ElemType::F32};
   View out{hw.l1, obuf.at(itO)};
   Dims ed{tcc, imm(1), imm(1)};
-  body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  body.push_back(b.store(out, View{hw.dram, imm(yAddr) + elem0 * 2}, ed));
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the result there
+    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
@@ -318,11 +332,15 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   Var pb = Var::make("pb");
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   Expr elem0 = Expr(pb) * (tp * C);
-  View xsrc{hw.dram, imm(d.addrOf(p.input)) + elem0 * 2};
+  View xsrc{d.level(p.input, hw), imm(d.addrOf(p.input)) + elem0 * 2};
   xsrc.s1 = imm(C);
   View xdst{hw.l1, xbuf.at(pb)};
   xdst.s1 = imm(C);
-  std::vector<Stmt> body = {b.load(xsrc, xdst, Dims{imm(C), tpc, imm(1)})};
+  // A resident input is read where it is (same layout as the tile: rows of C).
+  const bool xInPlace = inPlace(hw, xsrc);
+  std::vector<Stmt> body;
+  if (!xInPlace)
+    body.push_back(b.load(xsrc, xdst, Dims{imm(C), tpc, imm(1)}));
   std::vector<View> ops = operandsAtChannel(p, consts, imm(0));
   stageTensorOperands(p, b, d, rbufs, pb, elem0, C, imm(C), tpc, ops, body);
   View acc{hw.acc, cbuf.at(pb), isa::ElemType::F32};
@@ -330,10 +348,15 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   View out{hw.l1, obuf.at(pb)};
   out.s1 = imm(C);
   Dims ed{imm(C), tpc, imm(1)};
-  body.push_back(applyEpilogue(p, b, xdst, acc, out, ops, ed));
-  View ydst{hw.dram, imm(d.addrOf(p.output)) + elem0 * 2};
+  View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * 2};
   ydst.s1 = imm(C);
-  body.push_back(b.store(out, ydst, ed));
+  const View &src = xInPlace ? xsrc : xdst;
+  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, src, acc, ydst, ops, ed));
+  } else {
+    body.push_back(applyEpilogue(p, b, src, acc, out, ops, ed));
+    body.push_back(b.store(out, ydst, ed));
+  }
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);

@@ -42,6 +42,8 @@ int main(int argc, char **argv) {
               "every group's on-chip buffers at the bottom (no weight prefetch across groups)");
   c->add_flag("--no-bank-aware", compile.noBankAware,
               "keep the bump allocator's on-chip addresses (no bank-conflict-aware placement)");
+  c->add_flag("--no-residency", compile.noResidency,
+              "every intermediate tensor through DRAM (none stays in L1 between groups)");
   c->add_option("--emit", compile.emit,
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");

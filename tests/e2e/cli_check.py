@@ -456,6 +456,39 @@ def case_bank_aware(c):
     assert outputs["on"] == outputs["off"], "the placement changed the outputs"
 
 
+def case_residency(c):
+    """--no-residency is accepted and shows in `inspect`; with residency tinycnn's intermediates
+    stay in L1, so the report's simulated DRAM traffic is lower and the output still matches
+    `npuc ref` (both runs are checked against it, not against each other)."""
+    model = os.path.join(c.root, "models", "tinycnn.onnx")
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(model, inp)
+    import numpy as np
+    refdir = c.w("ref")
+    c.expect_ok(["ref", model, "--input", "input=" + inp, "--output-dir", refdir])
+    ref = np.load(os.path.join(refdir, "output.npy")).ravel().astype(np.float64)
+    texts, dram = {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-residency"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", model, "--target", c.target, "-o", pkg] + flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        outdir, rep = c.w("out_" + mode), c.w("report_" + mode + ".json")
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                     "--report", rep])
+        got = np.load(os.path.join(outdir, "output.npy")).ravel().astype(np.float64)
+        cos = got @ ref / np.linalg.norm(got) / np.linalg.norm(ref)
+        assert cos >= 0.999 and got.argmax() == ref.argmax(), (mode, cos)
+        with open(rep) as f:
+            r = json.load(f)
+        dram[mode] = r["dram_bytes_read"] + r["dram_bytes_written"]
+    assert "L1 residency on" in texts["on"], texts["on"][:2000]
+    assert "kept at l1" in texts["on"], texts["on"][:3000]
+    assert "resident in L1 (no DRAM traffic)" in texts["on"], texts["on"][:3000]
+    assert "L1 residency off" in texts["off"], texts["off"][:2000]
+    assert "off (--no-residency)" in texts["off"], texts["off"][:2000]
+    assert dram["on"] < dram["off"], dram
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")

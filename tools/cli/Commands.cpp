@@ -26,26 +26,35 @@ namespace npuc::cli {
 
 namespace {
 
-// The L1-residency analysis (graph/Residency.cpp) of one NPU segment: tensors that could stay
-// on chip between consecutive groups, and the DRAM traffic that would save.
-void printResidency(std::ostream &out, const driver::CompiledModel &m, const driver::Seg &s) {
+// L1 residency of one NPU segment: the tensors the analysis (graph/Residency.cpp) proposed to
+// keep on chip between groups, and what the code generator did with each (npu/Resident.h).
+void printResidency(std::ostream &out, const driver::CompiledModel &m, const npu::Segment &ns) {
   npu::Hw hw;
   if (!npu::Hw::derive(m.target, hw).empty())
     return;
   const isa::MemoryLevel &l1 = m.target.levels.at(size_t(hw.l1));
-  auto kept = graph::findResidentTensors(m.graph, s.groups, l1.size, 2);
-  int64_t saved = 0;
-  for (const graph::ResidentTensor &t : kept)
-    saved += t.dramBytesSaved;
-  out << fmt::format("  L1 residency ({} {} bytes): {} tensor(s) could stay on chip between "
-                     "groups, saving {} DRAM bytes (analysis; the code still goes through DRAM)\n",
-                     l1.name, l1.size, kept.size(), saved);
-  for (const graph::ResidentTensor &t : kept) {
+  if (!m.options.residency) {
+    out << fmt::format("  L1 residency: off (--no-residency): every tensor goes through DRAM\n");
+    return;
+  }
+  int64_t saved = 0, kept = 0;
+  for (const npu::ResidencyEntry &e : ns.residency)
+    if (e.dropped.empty()) {
+      saved += e.dramBytesSaved;
+      ++kept;
+    }
+  out << fmt::format("  L1 residency ({} {} bytes): {} of {} proposed tensor(s) kept on chip "
+                     "between groups, {} compulsory DRAM bytes not transferred\n",
+                     l1.name, l1.size, kept, ns.residency.size(), saved);
+  for (const npu::ResidencyEntry &e : ns.residency) {
     std::string to;
-    for (int c : t.consumers)
+    for (int c : e.consumers)
       to += fmt::format("{}{}", to.empty() ? "" : ",", c);
-    out << fmt::format("    {} ({} bytes): group {} -> group(s) {}, saves {} bytes\n",
-                       m.graph.value(t.value).name, t.bytes, t.producer, to, t.dramBytesSaved);
+    std::string what = e.dropped.empty() ? fmt::format("kept at {} {:#x}, saves {} bytes", l1.name,
+                                                       e.l1Addr, e.dramBytesSaved)
+                                         : "in DRAM: " + e.dropped;
+    out << fmt::format("    {} ({} bytes): group {} -> group(s) {}: {}\n", e.name, e.bytes,
+                       e.producer, to, what);
   }
 }
 
@@ -207,6 +216,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
   opt.doubleBuffer = !a.noDoubleBuffer;
   opt.crossGroupPrefetch = !a.noPrefetch;
   opt.bankAware = !a.noBankAware;
+  opt.residency = !a.noResidency;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -348,10 +358,10 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
       info[gi.groupId] = {int(si), &gi};
   out << fmt::format("model '{}' compiled for target '{}' (double buffering {}, cross-group "
-                     "prefetch {}, bank-aware placement {})\n",
+                     "prefetch {}, bank-aware placement {}, L1 residency {})\n",
                      g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
                      m.options.crossGroupPrefetch ? "on" : "off",
-                     m.options.bankAware ? "on" : "off");
+                     m.options.bankAware ? "on" : "off", m.options.residency ? "on" : "off");
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",
@@ -367,7 +377,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
           peak[level] = std::max(peak[level], bytes);
       if (!peak.empty())
         out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
-      printResidency(out, m, s);
+      printResidency(out, m, ns);
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));

@@ -87,6 +87,15 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"bound", gi.bound},
                      {"on_chip_bytes", gi.onChipBytes},
                      {"bank_placement", bankReportToJson(gi.bank)}});
+  json residency = json::array();
+  for (const npu::ResidencyEntry &e : s.residency)
+    residency.push_back({{"name", e.name},
+                         {"bytes", e.bytes},
+                         {"producer", e.producer},
+                         {"consumers", e.consumers},
+                         {"l1_addr", e.l1Addr},
+                         {"dram_bytes_saved", e.dramBytesSaved},
+                         {"dropped", e.dropped}});
   std::vector<uint8_t> code = isa::encode(target, s.program);
   return {{"groups", s.groups},
           {"program", blobs.addVector(code)},
@@ -98,7 +107,8 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
           {"const_image", blobs.addVector(s.constImage)},
           {"inputs", inputs},
           {"outputs", outputs},
-          {"group_info", infos}};
+          {"group_info", infos},
+          {"residency", residency}};
 }
 
 npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std::string &origin) {
@@ -161,6 +171,21 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     gi.bank = bankReportFromJson(ji["bank_placement"]);
     s.groupInfo.push_back(std::move(gi));
   }
+  JsonIn res = j["residency"];
+  for (size_t i = 0; i < res.size(); ++i) {
+    JsonIn je = res.at(i);
+    npu::ResidencyEntry e;
+    e.name = je["name"].asString();
+    e.bytes = je["bytes"].asIntIn(0, INT64_MAX);
+    e.producer = int(je["producer"].asIntIn(0, ng - 1));
+    JsonIn cs = je["consumers"];
+    for (size_t k = 0; k < cs.size(); ++k)
+      e.consumers.push_back(int(cs.at(k).asIntIn(0, ng - 1)));
+    e.l1Addr = je["l1_addr"].asIntIn(-1, INT64_MAX);
+    e.dramBytesSaved = je["dram_bytes_saved"].asIntIn(0, INT64_MAX);
+    e.dropped = je["dropped"].asString();
+    s.residency.push_back(std::move(e));
+  }
   return s;
 }
 
@@ -179,7 +204,8 @@ std::string packageBytes(const CompiledModel &m) {
                   {{"double_buffer", m.options.doubleBuffer},
                    {"naive_tiling", m.options.naiveTiling},
                    {"cross_group_prefetch", m.options.crossGroupPrefetch},
-                   {"bank_aware", m.options.bankAware}}},
+                   {"bank_aware", m.options.bankAware},
+                   {"residency", m.options.residency}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
@@ -246,6 +272,7 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.naiveTiling = root["options"]["naive_tiling"].asBool();
   m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
   m.options.bankAware = root["options"]["bank_aware"].asBool();
+  m.options.residency = root["options"]["residency"].asBool();
   m.graph = detail::graphFromJson(root["graph"]);
   JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
   for (size_t i = 0; i < npuSegs.size(); ++i)

@@ -1,0 +1,252 @@
+// Resident.cpp - which proposed tensors stay in L1 between groups, where, and the L1 window each
+// group's kernel gets around them (Resident.h).
+#include "npu/Resident.h"
+
+#include "graph/Passes.h"
+#include "npu/Emit.h"
+#include "npu/MemoryPlanner.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace npuc::npu {
+
+namespace {
+
+constexpr int64_t kElemBytes = 2; // activations are fp16 on the NPU
+
+/// One dry lowering of a step's kernel in a window (addresses of DRAM tensors do not matter).
+struct Trial {
+  std::string reject; // the kernel found no tiling
+  std::string encode; // an instruction field cannot hold a value (on-chip copies of a tensor)
+  double est = 0;     // the kernel's cost-model estimate (0 where a kernel has none)
+  double dram = 0;    // and of its DRAM traffic (smaller tiles may reload weights)
+};
+
+struct Candidate {
+  graph::ValueId root;
+  int64_t bytes = 0;
+  int64_t start = 0, end = 0; // live steps
+  size_t entry = 0;           // index into the plan's entries
+  bool kept = true;
+};
+
+} // namespace
+
+ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
+  const graph::Graph &g = *in.g;
+  const isa::Target &t = *hw.t;
+  const size_t steps = in.groupIds.size();
+  const int64_t cap = hw.capacity(hw.l1), align = hw.alignment(hw.l1);
+  ResidencyPlan out;
+  out.window.resize(steps);
+
+  // The proposals, merged by alias root (a view of a resident tensor is the same bytes).
+  std::vector<Candidate> cands;
+  std::map<graph::ValueId, size_t> byRoot;
+  for (const graph::ResidentTensor &r :
+       graph::findResidentTensors(g, in.groupIds, cap, kElemBytes)) {
+    graph::ValueId root = in.rootOf(r.value);
+    if (byRoot.count(root))
+      continue;
+    byRoot[root] = cands.size();
+    Candidate c{root, numElements(g.value(root).shape) * kElemBytes};
+    c.entry = out.entries.size();
+    ResidencyEntry e;
+    e.name = g.value(root).name;
+    e.bytes = c.bytes;
+    e.producer = r.producer;
+    // Its readers: every kernel (views move no data) reading the root or one of its views.
+    for (size_t i = 0; i < steps; ++i) {
+      if (in.plans[i].kind == KernelKind::View)
+        continue;
+      const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
+      if (std::any_of(grp.inputs.begin(), grp.inputs.end(),
+                      [&](graph::ValueId v) { return in.rootOf(v) == root; }))
+        e.consumers.push_back(grp.id);
+    }
+    e.dramBytesSaved = c.bytes * static_cast<int64_t>(1 + e.consumers.size());
+    auto span = in.life.find(root);
+    NPUC_ASSERT(span != in.life.end(), "a proposed tensor is an activation of the segment");
+    c.start = span->second.first;
+    c.end = span->second.second;
+    if (in.pinned.count(root)) {
+      c.kept = false;
+      e.dropped = "the host reads or writes it (it or a view of it leaves the segment)";
+    }
+    out.entries.push_back(std::move(e));
+    cands.push_back(c);
+  }
+
+  auto drop = [&](size_t c, std::string why) {
+    cands[c].kept = false;
+    out.entries[cands[c].entry].dropped = std::move(why);
+  };
+
+  // Dry lowerings, cached by what the kernel sees: its window and which of its tensors are
+  // resident (at which addresses: the encodability of its copies depends on them).
+  std::map<std::tuple<size_t, int64_t, int64_t, std::vector<int64_t>>, Trial> cache;
+  std::map<size_t, Trial> full; // per step: the estimates with the whole of L1 and no residency
+  auto ioOf = [&](size_t i) {
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
+    std::vector<graph::ValueId> v = grp.inputs;
+    v.insert(v.end(), grp.outputs.begin(), grp.outputs.end());
+    return v;
+  };
+  auto trial = [&](size_t i, const Window &w, const std::map<graph::ValueId, int64_t> &l1Addr) {
+    std::vector<int64_t> sig;
+    for (graph::ValueId v : ioOf(i)) {
+      auto it = l1Addr.find(in.rootOf(v));
+      sig.push_back(it == l1Addr.end() ? -1 : it->second);
+    }
+    const bool touches = std::any_of(sig.begin(), sig.end(), [](int64_t a) { return a >= 0; });
+    auto key = std::make_tuple(i, w.lo(hw, hw.l1), w.hi(hw, hw.l1), sig);
+    if (auto it = cache.find(key); it != cache.end())
+      return it->second;
+    DramCtx dry{[&](graph::ValueId v) {
+                  auto it = l1Addr.find(in.rootOf(v));
+                  return it == l1Addr.end() ? int64_t(0) : it->second;
+                },
+                [](const std::vector<uint8_t> &) { return int64_t(0); },
+                [&](graph::ValueId v) { return l1Addr.count(in.rootOf(v)) ? hw.l1 : hw.dram; }};
+    const bool fromTop = in.crossGroupPrefetch && i % 2 == 1;
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
+    Kernel k = lowerWithFallback(
+        in.plans[i], g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
+    Trial r;
+    r.reject = k.reject;
+    r.est = k.estCycles;
+    r.dram = k.estDramBytes;
+    if (r.reject.empty() && touches) {
+      isa::Program p;
+      try {
+        emitInstructions(t, k.body, grp.name, p);
+      } catch (const Error &e) {
+        r.encode = e.what();
+      }
+    }
+    return cache[key] = r;
+  };
+  auto baseline = [&](size_t i) {
+    if (auto it = full.find(i); it != full.end())
+      return it->second;
+    return full[i] = trial(i, Window{}, {});
+  };
+
+  // Drop one tensor per round until every kernel tiles, encodes and gains.
+  for (;;) {
+    std::vector<size_t> kept;
+    std::vector<BufferReq> reqs;
+    for (size_t c = 0; c < cands.size(); ++c)
+      if (cands[c].kept) {
+        kept.push_back(c);
+        reqs.push_back({cands[c].start, cands[c].end, cands[c].bytes, align});
+      }
+    out.l1Addr.clear();
+    for (Window &w : out.window)
+      w = Window{};
+    if (kept.empty())
+      break;
+    PlannerOptions po;
+    po.timeLimitSeconds = 0.5;
+    MemoryPlan mp = planMemory(reqs, cap, po);
+    auto largestLiveAt = [&](size_t i) {
+      size_t best = kept.front();
+      int64_t bytes = -1;
+      for (size_t c : kept)
+        if (cands[c].start <= int64_t(i) && int64_t(i) < cands[c].end && cands[c].bytes > bytes) {
+          best = c;
+          bytes = cands[c].bytes;
+        }
+      // Placement checked that the group tiles in the whole of L1: only a window fails.
+      NPUC_ASSERT(bytes >= 0, "a kernel that fails only in a window has a resident tensor live");
+      return best;
+    };
+    if (!mp.solved) {
+      size_t big = kept.front();
+      for (size_t c : kept)
+        big = cands[c].bytes > cands[big].bytes ? c : big;
+      drop(big, fmt::format("L1 cannot hold it with the tensors live alongside (planned peak {} "
+                            "of {} bytes)",
+                            mp.peak, cap));
+      continue;
+    }
+    for (size_t j = 0; j < kept.size(); ++j)
+      out.l1Addr[cands[kept[j]].root] = mp.offsets[j];
+    // Each step's window starts above every kept tensor live at that step.
+    for (size_t i = 0; i < steps; ++i) {
+      int64_t lo = 0;
+      for (size_t j = 0; j < kept.size(); ++j) {
+        const Candidate &c = cands[kept[j]];
+        if (c.start <= int64_t(i) && int64_t(i) < c.end)
+          lo = std::max(lo, mp.offsets[j] + c.bytes);
+      }
+      if (lo > 0)
+        out.window[i].range[hw.l1] = {alignUp(lo, align), cap};
+    }
+    bool dropped = false;
+    std::vector<double> penalty(steps, 0), extraDram(steps, 0);
+    for (size_t i = 0; i < steps && !dropped; ++i) {
+      const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
+      const Window &w = out.window[i];
+      Trial r = trial(i, w, out.l1Addr);
+      if (!r.reject.empty()) {
+        drop(largestLiveAt(i),
+             fmt::format("group '{}' cannot tile in L1 [{}, {}) around the resident tensors: {}",
+                         grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1), r.reject));
+        dropped = true;
+      } else if (!r.encode.empty()) {
+        size_t victim = cands.size();
+        for (graph::ValueId v : ioOf(i))
+          if (auto it = byRoot.find(in.rootOf(v)); it != byRoot.end() && cands[it->second].kept)
+            if (victim == cands.size() || cands[it->second].bytes > cands[victim].bytes)
+              victim = it->second;
+        NPUC_ASSERT(victim < cands.size(), "only copies of a resident tensor are re-checked");
+        drop(victim, fmt::format("its on-chip copies do not encode: {}", r.encode));
+        dropped = true;
+      } else if (w.range.count(hw.l1)) {
+        penalty[i] = std::max(0.0, r.est - baseline(i).est);
+        extraDram[i] = std::max(0.0, r.dram - baseline(i).dram);
+      }
+    }
+    if (dropped)
+      continue;
+    // Worth it? The kernels' estimated slowdown in the smaller windows over its lifetime against
+    // the DRAM cycles its traffic would take, and the DRAM traffic their smaller tiles add (weights
+    // reloaded per tile) against the traffic it saves (every live tensor bears a step's whole
+    // penalty: conservative).
+    size_t worst = cands.size();
+    double worstLoss = 0;
+    std::string why;
+    for (size_t c : kept) {
+      double cost = 0, extra = 0;
+      for (int64_t i = cands[c].start; i < cands[c].end; ++i) {
+        cost += penalty[size_t(i)];
+        extra += extraDram[size_t(i)];
+      }
+      const double saved = double(out.entries[cands[c].entry].dramBytesSaved);
+      const double gain = saved / t.dram.bytesPerCycle;
+      const double loss = std::max(cost - gain, (extra - saved) / t.dram.bytesPerCycle);
+      if (loss > worstLoss) {
+        worst = c;
+        worstLoss = loss;
+        why = cost - gain >= (extra - saved) / t.dram.bytesPerCycle
+                  ? fmt::format("the kernels' tiles around it cost an estimated {:.0f} cycles "
+                                "more, its DRAM traffic takes {:.0f}",
+                                cost, gain)
+                  : fmt::format("the kernels' smaller tiles around it move an estimated {:.0f} "
+                                "DRAM bytes more than the {:.0f} it saves",
+                                extra, saved);
+      }
+    }
+    if (worst == cands.size())
+      break;
+    drop(worst, why);
+  }
+  for (auto &[root, addr] : out.l1Addr)
+    out.entries[cands[byRoot.at(root)].entry].l1Addr = addr;
+  return out;
+}
+
+} // namespace npuc::npu

@@ -1,0 +1,56 @@
+// Resident.h - keeping intermediate tensors in L1 between consecutive groups of a segment.
+//
+// graph/Residency.cpp proposes the tensors that could stay on chip; planResidency() decides
+// which the code generator actually keeps: it places them in L1 with the memory planner over
+// their lifetimes (producer step .. last consumer step), gives every step the L1 window no live
+// resident tensor occupies, and dry-lowers each group's kernel in its window. A tensor is
+// dropped (it goes through DRAM as before) when the planner cannot place it, when a kernel
+// cannot tile around it or cannot encode its on-chip copies of it, or when the smaller window
+// costs the kernels more cycles (their cost model's estimate) than its DRAM traffic takes. Each
+// drop re-plans the rest, so a failing choice is retried without it instead of failing the
+// compile.
+#pragma once
+
+#include "npu/Builder.h"
+#include "npu/Kernels.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+/// Lowers one group's kernel into `b` (Compile.cpp).
+Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                   const KernelOptions &o);
+
+/// Lowers with the requested buffering in `window`; when double buffers do not fit, retries
+/// single-buffered (and says so in the tiling text). `undo` drops the constants the failed try
+/// placed; `used` receives the options of the returned kernel (Compile.cpp).
+Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
+                         const KernelOptions &o, const std::function<void()> &undo,
+                         KernelOptions *used, bool fromTop, const Window &window);
+
+/// The segment as the segment compiler sees it when it decides residency.
+struct ResidencyInput {
+  const graph::Graph *g = nullptr;
+  std::vector<int> groupIds;                            // in execution order: step i is groupIds[i]
+  std::vector<GroupPlan> plans;                         // per step
+  std::function<graph::ValueId(graph::ValueId)> rootOf; // a view's value -> the value it aliases
+  std::map<graph::ValueId, std::pair<int64_t, int64_t>> life; // root -> live steps [first, end)
+  std::set<graph::ValueId> pinned; // roots the host writes or reads: never resident
+  KernelOptions ko;
+  bool crossGroupPrefetch = true;
+};
+
+struct ResidencyPlan {
+  std::map<graph::ValueId, int64_t> l1Addr; // kept roots -> their L1 address
+  std::vector<Window> window;               // per step: the L1 range free of live kept tensors
+  std::vector<ResidencyEntry> entries;      // every proposed tensor, kept or dropped
+};
+
+ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw);
+
+} // namespace npuc::npu
