@@ -180,7 +180,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   Expr m0 = Expr(mb) * tm, n0 = Expr(nbv) * tn;
 
   // A panel [mcur x K] -> L1, row-major; the source strides do any transposition.
-  View asrc{hw.dram,
+  View asrc{d.level(q.a.value, hw),
             imm(aAddr) + (Expr(b0) * q.a.batch[0] + Expr(b1) * q.a.batch[1] + m0 * q.a.row) * 2};
   asrc.s0 = imm(q.a.col);
   asrc.s1 = imm(q.a.row);
@@ -188,7 +188,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   adstL1.s1 = imm(K);
   Stmt aLoad = b.load(asrc, adstL1, Dims{imm(K), mcur, imm(1)});
   // B panel [K x ncur] -> L1, row-major with row stride ncur.
-  View bsrc{hw.dram,
+  View bsrc{d.level(q.b.value, hw),
             imm(bAddr) + (Expr(b0) * q.b.batch[0] + Expr(b1) * q.b.batch[1] + n0 * q.b.col) * 2};
   bsrc.s0 = imm(q.b.col);
   bsrc.s1 = imm(q.b.row);
@@ -210,7 +210,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
     const OnChip &rb = rbufs[static_cast<size_t>(r++)];
-    View rsrc{hw.dram, imm(d.addrOf(e.tensor)) + pix0 * 2};
+    View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + pix0 * 2};
     rsrc.s0 = imm(q.y.col);
     rsrc.s1 = imm(q.y.row);
     View rdst{hw.l1, rb.at(tile)};
@@ -238,7 +238,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   out.s1 = ncur;
   Dims ed{ncur, mcur, imm(1)};
   tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{hw.dram, imm(yAddr) + pix0 * 2};
+  View ydst{d.level(q.y.value, hw), imm(yAddr) + pix0 * 2};
   ydst.s0 = imm(q.y.col);
   ydst.s1 = imm(q.y.row);
   tileBody.push_back(b.store(out, ydst, ed));
