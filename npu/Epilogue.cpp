@@ -23,6 +23,81 @@ GroupPlan withBiasEpilogue(const GroupPlan &plan) {
   return p;
 }
 
+GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> &dequant) {
+  // The epilogue runs on values y whose real value is D * y for one scalar D > 0 that the ops
+  // track, so that scalings fold into operands instead of costing vector ops: a residual with
+  // scale s_r is added as its raw int8 values once D == s_r, a constant c is applied as c / D,
+  // ReLU and clip bounds commute with D. The first op turns the int32 accumulator into fp32
+  // with a per-channel `mul` by s_in * s_w[c] / D0 (D0: the first residual's scale when only
+  // scale-commuting ops precede it, else 1); the last writes int8 with `muladd` imm0 = D / s_out.
+  const QuantParams &q = plan.quant;
+  auto commutes = [](const EpilogueOp &e) {
+    if (e.operand == EpilogueOp::Operand::None)
+      return e.op == "relu" || e.op == "clip";
+    if (e.operand == EpilogueOp::Operand::Const) // c - D y = D (c/D - y), and so on
+      return e.op == "add" || e.op == "sub" || e.op == "mul" || e.op == "max" || e.op == "min";
+    return false;
+  };
+  float D = 1;
+  for (const EpilogueOp &e : plan.epilogue) {
+    if (e.operand == EpilogueOp::Operand::Tensor) {
+      if (e.op != "mul")
+        D = q.of(e.tensor);
+      break;
+    }
+    if (!commutes(e))
+      break;
+  }
+  GroupPlan p = plan;
+  p.epilogue.clear();
+  EpilogueOp dq;
+  dq.op = "mul";
+  dq.operand = EpilogueOp::Operand::Const;
+  for (float s : dequant)
+    dq.constant.push_back(s / D);
+  p.epilogue.push_back(dq);
+  auto rescale = [&](float to) { // y -> y * D / to, so that the real value is `to` * y
+    if (D == to)
+      return;
+    EpilogueOp m;
+    m.op = "muladd";
+    m.imm0 = D / to;
+    p.epilogue.push_back(m);
+    D = to;
+  };
+  for (EpilogueOp e : plan.epilogue) {
+    if (e.operand == EpilogueOp::Operand::Tensor) {
+      NPUC_ASSERT(e.op == "add" || e.op == "sub" || e.op == "max" || e.op == "min" || e.op == "mul",
+                  "analyzeGroup rejects other residual ops on int8 targets: " + e.op);
+      if (e.op == "mul") {
+        p.epilogue.push_back(e);
+        D *= q.of(e.tensor); // (D y) (s_r r) = (D s_r) (y r)
+      } else {
+        rescale(q.of(e.tensor));
+        p.epilogue.push_back(e);
+      }
+      continue;
+    }
+    NPUC_ASSERT(e.operand != EpilogueOp::Operand::Broadcast,
+                "analyzeGroup rejects broadcast operands on int8 targets");
+    if (!commutes(e))
+      rescale(1.0f);
+    if (e.operand == EpilogueOp::Operand::Const && e.op != "mul")
+      for (float &c : e.constant)
+        c /= D;
+    if (e.op == "clip") {
+      e.imm0 /= D;
+      e.imm1 /= D;
+    }
+    p.epilogue.push_back(e);
+  }
+  EpilogueOp rq;
+  rq.op = "muladd";
+  rq.imm0 = D / q.out;
+  p.epilogue.push_back(rq);
+  return p;
+}
+
 int tensorOperands(const GroupPlan &p) {
   int n = 0;
   for (const EpilogueOp &e : p.epilogue)

@@ -306,7 +306,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
 
 Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                        const KernelOptions &o) {
-  if (!p.depthwise || !b.hw().vectorHas("mac"))
+  // int8: the vector-unit kernel computes in fp16 only; the tensor unit runs quantised convs.
+  if (!p.depthwise || !b.hw().vectorHas("mac") || b.hw().quantised())
     return lowerMatmulKernel(p, g, b, d, o);
   // Dry runs in scratch builders with no constants placed, to compare the two estimates.
   DramCtx dry{d.addrOf, [](const std::vector<uint8_t> &) { return int64_t(0); }};

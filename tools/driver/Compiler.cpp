@@ -9,6 +9,7 @@
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
 #include "support/Error.h"
+#include "support/Npy.h"
 
 namespace npuc::driver {
 
@@ -99,6 +100,34 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
   }
 }
 
+namespace {
+
+// int8 targets: activation scales from one reference run on the calibration input (the file
+// given with --calibrate, else a fixed-seed standard-normal input; npu/Quant.h).
+std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
+                                                    const std::string &file) {
+  std::map<graph::ValueId, HostTensor> in;
+  std::string source;
+  if (file.empty()) {
+    in = npu::defaultCalibrationInputs(g);
+    source = "a fixed-seed standard-normal input (no --calibrate file given)";
+  } else {
+    if (g.inputs.size() != 1)
+      fail("--calibrate {}: the model has {} inputs; a calibration file gives exactly one", file,
+           g.inputs.size());
+    HostTensor t = readNpy(file);
+    const graph::Value &v = g.value(g.inputs[0]);
+    if (t.shape != v.shape)
+      fail("--calibrate {}: input '{}' expects shape {}, the file holds {}", file, v.name,
+           shapeToString(v.shape), shapeToString(t.shape));
+    in[v.id] = std::move(t);
+    source = file;
+  }
+  return std::make_shared<const npu::QuantTable>(npu::calibrate(g, in, source));
+}
+
+} // namespace
+
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt) {
@@ -110,6 +139,9 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::lowerActivations(m.graph); // HardSwish etc. as primitives the NPU runs
+  // Scales are per value, so they are taken on the final graph, before fusion and placement.
+  if (target.tensor.operandType == isa::ElemType::I8)
+    m.options.quant = calibrateFor(m.graph, opt.calibrationFile);
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;
@@ -130,7 +162,7 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   });
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
-  compileWithRetry(m, reject, opt);
+  compileWithRetry(m, reject, m.options);
   return m;
 }
 
