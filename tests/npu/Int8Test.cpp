@@ -1,0 +1,286 @@
+// Int8Test.cpp - int8 compilation for quantised targets (npu-int8.yaml): hand-built Conv/Gemm/
+// MatMul groups compiled with calibrated scales, simulated with the hazard checker on, and
+// compared element by element with the fake-quantised reference (npu/Quant.h), plus the fp32
+// reference; groups the int8 path does not quantise fall back to the CPU through the driver.
+//
+// Tolerances (derived, not measured): the NPU and the quantised reference quantise the same
+// weights and inputs with the same scales, and both outputs are int8 multiples of the output
+// scale. The NPU sums exact int8 products in int32 and applies the epilogue in fp32 in a
+// different association (scales folded into operands, npu/Epilogue.cpp), so the pre-rounding
+// values differ by a few fp32 ulps: the rounded results may differ by one step where a value
+// lies within that distance of a rounding tie, never by more. Against the fp32 reference, the
+// int8 error (half a step per tensor) keeps the cosine similarity above 0.99 for these sizes.
+#include "NpuTestUtil.h"
+
+#include "graph/Reference.h"
+#include "npu/Quant.h"
+#include "tools/driver/Package.h"
+#include "tools/driver/Runtime.h"
+
+#include <cmath>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+using graph::ValueId;
+
+const isa::Target &int8Target() {
+  static const isa::Target t = isa::loadTarget(configPath("npu-int8.yaml"));
+  return t;
+}
+
+double cosine(const std::vector<float> &a, const std::vector<float> &b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+// Weights whose output channels span different magnitudes, so that per-channel scales matter.
+std::vector<float> channelWeights(int64_t oc, int64_t rest, unsigned seed) {
+  std::vector<float> w = randomData(static_cast<size_t>(oc * rest), seed);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < rest; ++i)
+      w[static_cast<size_t>(o * rest + i)] *= 0.25f * float(1 + o % 5);
+  return w;
+}
+
+struct Int8Run {
+  HostTensor npu, quantRef, ref;
+  float outScale = 1;
+  npu::Segment seg;
+};
+
+// Calibrates on the inputs scaled by `calib` (< 1: the test input saturates the int8 range),
+// compiles group 0 for npu-int8, runs it (hazard checking is on by default) and evaluates both
+// references on the inputs.
+Int8Run runInt8(const Graph &g, const std::vector<HostTensor> &inputs, float calib = 1.0f) {
+  std::map<ValueId, HostTensor> in, cal;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in[g.inputs[i]] = inputs[i];
+    HostTensor c = inputs[i];
+    for (float &x : c.data)
+      x *= calib;
+    cal[g.inputs[i]] = c;
+  }
+  auto q = std::make_shared<npu::QuantTable>(npu::calibrate(g, cal, "test input"));
+  npu::CompileOptions opt;
+  opt.quant = q;
+  NpuRun r = compileAndRun(g, int8Target(), inputs, opt);
+  Int8Run out;
+  out.npu = r.out;
+  out.seg = r.seg;
+  const ValueId y = g.outputs.at(0);
+  out.quantRef = npu::runQuantisedReference(g, *q, in).at(y);
+  out.ref = graph::runReference(g, in).at(y);
+  out.outScale = q->of(y);
+  EXPECT_EQ(r.seg.outputs.at(0).dtype, isa::ElemType::I8);
+  EXPECT_EQ(r.seg.outputs.at(0).scale, out.outScale);
+  return out;
+}
+
+// Every element within one int8 step of the quantised reference, a non-trivial output, and,
+// unless the calibration made the output saturate (`saturating`), the fp32 reference's direction.
+void expectClose(const Int8Run &r, bool saturating = false) {
+  ASSERT_EQ(r.npu.shape, r.quantRef.shape);
+  int64_t offByOne = 0, nonZero = 0;
+  for (size_t i = 0; i < r.npu.data.size(); ++i) {
+    const double steps = (r.npu.data[i] - r.quantRef.data[i]) / r.outScale;
+    ASSERT_LE(std::fabs(steps), 1.0 + 1e-3)
+        << "element " << i << ": npu " << r.npu.data[i] << ", quantised reference "
+        << r.quantRef.data[i] << " (scale " << r.outScale << ")";
+    offByOne += std::fabs(steps) > 0.5;
+    nonZero += r.npu.data[i] != 0;
+  }
+  EXPECT_GT(nonZero, 0);
+  if (!saturating) {
+    EXPECT_GE(cosine(r.npu.data, r.ref.data), 0.99);
+  }
+  ::testing::Test::RecordProperty("off_by_one", std::to_string(offByOne));
+}
+
+struct Int8Conv {
+  int64_t C, H, W, OC, K, S, P, G;
+  bool bias, relu, residual;
+  float calib = 1.0f;
+};
+
+std::ostream &operator<<(std::ostream &os, const Int8Conv &c) {
+  return os << "C" << c.C << "_H" << c.H << "_W" << c.W << "_OC" << c.OC << "_K" << c.K << "_S"
+            << c.S << "_P" << c.P << "_G" << c.G << (c.bias ? "_bias" : "")
+            << (c.relu ? "_relu" : "") << (c.residual ? "_residual" : "")
+            << (c.calib != 1.0f ? "_saturating" : "");
+}
+
+class Int8ConvTest : public ::testing::TestWithParam<Int8Conv> {};
+
+TEST_P(Int8ConvTest, MatchesQuantisedReference) {
+  const Int8Conv c = GetParam();
+  const int64_t OH = (c.H + 2 * c.P - c.K) / c.S + 1, OW = (c.W + 2 * c.P - c.K) / c.S + 1;
+  Graph g;
+  auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
+  g.inputs = {x};
+  ValueId r = graph::kNoValue;
+  if (c.residual) {
+    r = g.addValue("res", {1, c.OC, OH, OW}, graph::DType::F32);
+    g.inputs.push_back(r);
+  }
+  auto w = g.addConstant("w", {c.OC, c.C / c.G, c.K, c.K},
+                         channelWeights(c.OC, c.C / c.G * c.K * c.K, 2));
+  std::vector<ValueId> ins = {x, w};
+  if (c.bias)
+    ins.push_back(g.addConstant("b", {c.OC}, randomData(static_cast<size_t>(c.OC), 3)));
+  auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
+  auto conv = g.addNode("Conv", "conv", ins, {y});
+  g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
+  g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
+  g.node(conv).attrs["group"] = c.G;
+  ValueId out = y;
+  if (c.residual) {
+    auto s = g.addValue("sum", {1, c.OC, OH, OW}, graph::DType::F32);
+    g.addNode("Add", "add", {out, r}, {s});
+    out = s;
+  }
+  if (c.relu) {
+    auto z = g.addValue("z", {1, c.OC, OH, OW}, graph::DType::F32);
+    g.addNode("Relu", "relu", {out}, {z});
+    out = z;
+  }
+  oneGroup(g, out);
+  std::vector<HostTensor> inputs = {
+      HostTensor({1, c.C, c.H, c.W}, randomData(static_cast<size_t>(c.C * c.H * c.W), 1))};
+  if (c.residual)
+    inputs.emplace_back(Shape{1, c.OC, OH, OW},
+                        randomData(static_cast<size_t>(c.OC * OH * OW), 4, -3.f, 3.f));
+  Int8Run run = runInt8(g, inputs, c.calib);
+  expectClose(run, c.calib < 1.0f);
+  EXPECT_EQ(run.seg.program.instrs.empty(), false);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Int8, Int8ConvTest,
+    ::testing::Values(Int8Conv{3, 16, 16, 16, 3, 1, 1, 1, true, true, false},  // conv+bias+relu
+                      Int8Conv{8, 15, 13, 24, 3, 2, 1, 1, true, false, false}, // strided, padded
+                      Int8Conv{5, 9, 7, 13, 3, 1, 1, 1, true, true, false},    // odd channels
+                      Int8Conv{3, 32, 32, 16, 7, 2, 3, 1, true, true, false},  // stem-like 7x7
+                      Int8Conv{40, 6, 6, 70, 1, 1, 0, 1, false, false, false}, // 1x1, no bias
+                      Int8Conv{8, 10, 10, 12, 3, 1, 1, 4, true, true, false},  // grouped
+                      Int8Conv{16, 8, 8, 16, 3, 1, 1, 16, true, true, false},  // depthwise
+                      Int8Conv{16, 8, 8, 24, 3, 1, 1, 1, true, true, true},    // residual add
+                      Int8Conv{16, 8, 8, 24, 1, 1, 0, 1, false, false, true},  // residual, no relu
+                      Int8Conv{8, 8, 8, 16, 3, 1, 1, 1, true, true, true, 0.5f}), // saturating
+    ParamName{});
+
+// Gemm (alpha, transB, bias) and MatMul with a constant B: the 1x1 case on a row-major matrix.
+TEST(Int8Gemm, BiasAlphaTransB) {
+  const int64_t M = 5, K = 37, N = 19;
+  Graph g;
+  auto a = g.addValue("a", {M, K}, graph::DType::F32);
+  g.inputs = {a};
+  auto w = g.addConstant("w", {N, K}, channelWeights(N, K, 5));
+  auto bias = g.addConstant("c", {N}, randomData(static_cast<size_t>(N), 6));
+  auto y = g.addValue("y", {M, N}, graph::DType::F32);
+  auto n = g.addNode("Gemm", "fc", {a, w, bias}, {y});
+  g.node(n).attrs["transB"] = int64_t(1);
+  g.node(n).attrs["alpha"] = 0.5;
+  oneGroup(g, y);
+  expectClose(runInt8(g, {HostTensor({M, K}, randomData(static_cast<size_t>(M * K), 4))}));
+}
+
+TEST(Int8Gemm, MatMulConstantB) {
+  const int64_t M = 7, K = 48, N = 33;
+  Graph g;
+  auto a = g.addValue("a", {M, K}, graph::DType::F32);
+  g.inputs = {a};
+  // B is [K][N]: output channels are columns, quantised per column.
+  std::vector<float> b = randomData(static_cast<size_t>(K * N), 8);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t o = 0; o < N; ++o)
+      b[static_cast<size_t>(k * N + o)] *= float(1 + o % 7);
+  auto w = g.addConstant("b", {K, N}, b);
+  auto y = g.addValue("y", {M, N}, graph::DType::F32);
+  g.addNode("MatMul", "mm", {a, w}, {y});
+  oneGroup(g, y);
+  expectClose(runInt8(g, {HostTensor({M, K}, randomData(static_cast<size_t>(M * K), 9))}));
+}
+
+TEST(Int8Quant, RoundsTiesToEvenAndSaturates) {
+  EXPECT_EQ(npu::quantise(2.5f, 1.0f), 2);
+  EXPECT_EQ(npu::quantise(3.5f, 1.0f), 4);
+  EXPECT_EQ(npu::quantise(-2.5f, 1.0f), -2);
+  EXPECT_EQ(npu::quantise(1000.0f, 1.0f), 127);
+  EXPECT_EQ(npu::quantise(-1000.0f, 1.0f), -128);
+  std::vector<int8_t> q;
+  std::vector<float> s = npu::quantiseWeights({-2.0f, 1.0f, 0.0f, 0.0f}, 2, q);
+  EXPECT_FLOAT_EQ(s[0], 2.0f / 127);
+  EXPECT_FLOAT_EQ(s[1], 1.0f); // an all-zero channel keeps scale 1
+  EXPECT_EQ(q[0], -127);
+  EXPECT_EQ(q[1], 64); // 63.5 rounds to even
+  HostTensor t({1, 2, 1, 2}, {0.5f, -1.0f, 0.25f, 2.0f});
+  std::vector<uint8_t> bytes = npu::packTensor(t, npu::DramLayout::NHWC, isa::ElemType::I8, 0.25f);
+  ASSERT_EQ(bytes.size(), 4u);                 // one byte per element, NHWC order
+  EXPECT_EQ(static_cast<int8_t>(bytes[1]), 1); // (c=1, x=0): 0.25 / 0.25
+  HostTensor back =
+      npu::unpackTensor(bytes.data(), t.shape, npu::DramLayout::NHWC, isa::ElemType::I8, 0.25f);
+  EXPECT_EQ(back.data, t.data);
+}
+
+// A group the int8 kernels do not quantise is rejected by name, so it runs on the CPU.
+TEST(Int8Fallback, UnquantisedKernelsAreRejectedByName) {
+  Graph g;
+  auto x = g.addValue("x", {1, 8, 8, 8}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, 8, 4, 4}, graph::DType::F32);
+  auto n = g.addNode("MaxPool", "pool", {x}, {y});
+  g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{2, 2};
+  g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], int8Target());
+  EXPECT_NE(why.find("int8 target: pool (MaxPool) is not quantised on the NPU yet"),
+            std::string::npos)
+      << why;
+  // The same group compiles for the fp16 sibling: the rejection is the quantisation's.
+  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], isa::loadTarget(configPath("npu-base.yaml"))), "");
+}
+
+// The whole driver on a small CNN: NPU groups in int8, MaxPool/GlobalAveragePool/Softmax on the
+// CPU with dequantise/quantise at the segment boundaries, through a package round trip.
+TEST(Int8Model, TinyCnnMatchesQuantisedReference) {
+  const std::string model = std::string(NPUC_SOURCE_DIR) + "/models/tinycnn.onnx";
+  driver::CompiledModel m = driver::compileModel(model, int8Target(), {});
+  ASSERT_TRUE(m.options.quant);
+  int npuGroups = 0, int8Rejects = 0;
+  for (const graph::FusedGroup &grp : m.graph.groups) {
+    npuGroups += grp.placement == graph::Placement::Npu;
+    int8Rejects += grp.cpuReason.find("int8 target:") != std::string::npos;
+  }
+  EXPECT_GE(npuGroups, 1);
+  EXPECT_GE(int8Rejects, 1);
+  driver::CompiledModel loaded = driver::parsePackage(driver::packageBytes(m), "tinycnn-int8.npub");
+  const graph::Value &inV = m.graph.value(m.graph.inputs.at(0));
+  HostTensor in(inV.shape, randomData(static_cast<size_t>(numElements(inV.shape)), 11, -2.f, 2.f));
+  driver::RunResult r = driver::runModel(loaded, {{inV.name, in}});
+  const ValueId yv = m.graph.outputs.at(0);
+  const HostTensor &got = r.outputs.at(m.graph.value(yv).name);
+  std::map<ValueId, HostTensor> ins = {{inV.id, in}};
+  HostTensor qref = npu::runQuantisedReference(m.graph, *m.options.quant, ins).at(yv);
+  HostTensor ref = graph::runReference(m.graph, ins).at(yv);
+  ASSERT_EQ(got.shape, qref.shape);
+  // The output is a CPU Softmax over dequantised int8 values, identical in both up to the CPU
+  // code generator's fp32 rounding; a one-step difference inside the NPU part moves a
+  // probability by far less than 1e-2.
+  for (size_t i = 0; i < got.data.size(); ++i)
+    EXPECT_NEAR(got.data[i], qref.data[i], 1e-2) << i;
+  EXPECT_GE(cosine(got.data, ref.data), 0.99);
+  auto argmax = [](const std::vector<float> &v) {
+    return std::max_element(v.begin(), v.end()) - v.begin();
+  };
+  EXPECT_EQ(argmax(got.data), argmax(ref.data));
+}
+
+} // namespace
+} // namespace npuc::test
