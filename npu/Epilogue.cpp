@@ -23,13 +23,14 @@ GroupPlan withBiasEpilogue(const GroupPlan &plan) {
   return p;
 }
 
-GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> &dequant) {
+GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *dequant) {
   // The epilogue runs on values y whose real value is D * y for one scalar D > 0 that the ops
   // track, so that scalings fold into operands instead of costing vector ops: a residual with
   // scale s_r is added as its raw int8 values once D == s_r, a constant c is applied as c / D,
   // ReLU and clip bounds commute with D. The first op turns the int32 accumulator into fp32
   // with a per-channel `mul` by s_in * s_w[c] / D0 (D0: the first residual's scale when only
   // scale-commuting ops precede it, else 1); the last writes int8 with `muladd` imm0 = D / s_out.
+  // Without `dequant` (vector kernels) the ops start on the input's int8 values: D = s_in.
   const QuantParams &q = plan.quant;
   auto commutes = [](const EpilogueOp &e) {
     if (e.operand == EpilogueOp::Operand::None)
@@ -38,8 +39,10 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> &deq
       return e.op == "add" || e.op == "sub" || e.op == "mul" || e.op == "max" || e.op == "min";
     return false;
   };
-  float D = 1;
+  float D = dequant ? 1.0f : q.in;
   for (const EpilogueOp &e : plan.epilogue) {
+    if (!dequant)
+      break;
     if (e.operand == EpilogueOp::Operand::Tensor) {
       if (e.op != "mul")
         D = q.of(e.tensor);
@@ -50,12 +53,14 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> &deq
   }
   GroupPlan p = plan;
   p.epilogue.clear();
-  EpilogueOp dq;
-  dq.op = "mul";
-  dq.operand = EpilogueOp::Operand::Const;
-  for (float s : dequant)
-    dq.constant.push_back(s / D);
-  p.epilogue.push_back(dq);
+  if (dequant) {
+    EpilogueOp dq;
+    dq.op = "mul";
+    dq.operand = EpilogueOp::Operand::Const;
+    for (float s : *dequant)
+      dq.constant.push_back(s / D);
+    p.epilogue.push_back(dq);
+  }
   auto rescale = [&](float to) { // y -> y * D / to, so that the real value is `to` * y
     if (D == to)
       return;

@@ -56,7 +56,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     std::vector<float> dequant = quantiseWeights(c.weights, c.OC, wq);
     for (float &s : dequant)
       s *= plan.quant.in;
-    p = withQuantEpilogue(p, dequant);
+    p = withQuantEpilogue(p, &dequant);
   }
   std::vector<View> consts;
   std::vector<Stmt> prologue;
