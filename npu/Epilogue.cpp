@@ -116,22 +116,24 @@ int64_t epilogueOpsPerElement(const GroupPlan &p) {
 
 namespace {
 
-// A broadcast tensor operand (1 or C fp16 values in DRAM, written by an earlier group) is loaded
-// once into L1 before the tile loop, in rows within the DMA's extent limits, so that every tile
-// reads it with a channel stride of 1 (or 0 for a scalar) and a pixel stride of 0.
+// A broadcast tensor operand (1 or C values in DRAM in the operand dtype, written by an earlier
+// group) is loaded once into L1 before the tile loop, in rows within the DMA's extent limits, so
+// that every tile reads it with a channel stride of 1 (or 0 for a scalar) and a pixel stride of 0.
 bool stageBroadcast(const EpilogueOp &e, size_t i, Builder &b, const DramCtx &d, View &view,
                     std::vector<Stmt> &prologue) {
   const Hw &hw = b.hw();
-  OnChip buf{fmt::format("bcast{}", i), hw.l1, e.count * 2, 1};
+  const int64_t eb = hw.actBytes();
+  OnChip buf{fmt::format("bcast{}", i), hw.l1, e.count * eb, 1};
   if (!b.reserve(buf))
     return false;
   const int64_t src = d.addrOf(e.tensor), row = std::min<int64_t>(e.count, hw.maxDim());
   for (int64_t at = 0; at < e.count; at += row) {
     int64_t len = std::min(row, e.count - at);
-    prologue.push_back(b.load(View{hw.dram, imm(src + at * 2)}, View{hw.l1, imm(buf.base + at * 2)},
+    prologue.push_back(b.load(View{hw.dram, imm(src + at * eb), hw.act},
+                              View{hw.l1, imm(buf.base + at * eb), hw.act},
                               Dims{imm(len), imm(1), imm(1)}));
   }
-  view = View{hw.l1, imm(buf.base)};
+  view = View{hw.l1, imm(buf.base), hw.act};
   view.s0 = imm(e.count == 1 ? 0 : 1);
   return true;
 }

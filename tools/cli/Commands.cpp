@@ -33,7 +33,7 @@ void printResidency(std::ostream &out, const driver::CompiledModel &m, const dri
   if (!npu::Hw::derive(m.target, hw).empty())
     return;
   const isa::MemoryLevel &l1 = m.target.levels.at(size_t(hw.l1));
-  auto kept = graph::findResidentTensors(m.graph, s.groups, l1.size, 2);
+  auto kept = graph::findResidentTensors(m.graph, s.groups, l1.size, hw.actBytes());
   int64_t saved = 0;
   for (const graph::ResidentTensor &t : kept)
     saved += t.dramBytesSaved;

@@ -35,6 +35,10 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   // The host reaches the NPU's tensors through the same DRAM; the CPU figures are the JIT'd
   // fallback's measured single-thread rates (docs/PERFORMANCE.md: ~4.7 GMAC/s on ResNet-18).
   c.transferBytesPerSecond = c.npuDramBytesPerSecond;
+  // Activations and weights in DRAM have the tensor unit's operand dtype (int8 on quantised
+  // targets); targets whose tensor unit the backend does not compile for keep the default.
+  if (t.tensor.operandType == isa::ElemType::F16 || t.tensor.operandType == isa::ElemType::I8)
+    c.npuElemBytes = isa::elemBytes(t.tensor.operandType);
   return c;
 }
 
