@@ -358,8 +358,11 @@ def case_int8_calibrate(c):
     assert "int8 quantisation" in ins and "calibrated on " + inp in ins, ins[:2000]
     assert " on npu" in ins, ins[:2000]
     outdir = c.w("out")
-    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir])
+    rep = c.w("r.json")
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir, "--report", rep])
     assert os.path.exists(os.path.join(outdir, "output.npy"))
+    with open(rep) as f:
+        assert json.load(f)["int8_calibration"] == inp
     dflt = c.w("default.npub")
     c.expect_ok(["compile", c.model, "--target", target, "-o", dflt])
     assert "fixed-seed standard-normal" in c.expect_ok(["inspect", dflt])

@@ -129,11 +129,10 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"bank_conflict_stall_cycles", s.bankConflictStallCycles},
           {"engines", engineJson(t, s.engines, s.totalCycles)},
           {"levels", levelJson(t, s.levels)},
-          {"dram_utilization",
-           t.dram.bytesPerCycle > 0 && s.totalCycles > 0
-               ? double(s.dramBytesRead + s.dramBytesWritten) /
-                     (t.dram.bytesPerCycle * double(s.totalCycles))
-               : 0.0},
+          {"dram_utilization", t.dram.bytesPerCycle > 0 && s.totalCycles > 0
+                                   ? double(s.dramBytesRead + s.dramBytesWritten) /
+                                         (t.dram.bytesPerCycle * double(s.totalCycles))
+                                   : 0.0},
           {"critical_path", criticalPathJson(t, s)}};
 }
 
@@ -208,6 +207,9 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   r["roofline_fraction"] =
       total.totalCycles > 0 ? double(roofline) / double(total.totalCycles) : 0.0;
   r["cpu_ms_total"] = cpuMs;
+  // int8 targets: what the activation scales were calibrated on (docs/REPORT.md).
+  if (m.options.quant)
+    r["int8_calibration"] = m.options.quant->source;
   r["segments"] = segments;
   r["ops"] = ops;
   return r;
