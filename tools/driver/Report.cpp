@@ -129,10 +129,11 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"bank_conflict_stall_cycles", s.bankConflictStallCycles},
           {"engines", engineJson(t, s.engines, s.totalCycles)},
           {"levels", levelJson(t, s.levels)},
-          {"dram_utilization", t.dram.bytesPerCycle > 0 && s.totalCycles > 0
-                                   ? double(s.dramBytesRead + s.dramBytesWritten) /
-                                         (t.dram.bytesPerCycle * double(s.totalCycles))
-                                   : 0.0},
+          {"dram_utilization",
+           t.dram.bytesPerCycle > 0 && s.totalCycles > 0
+               ? double(s.dramBytesRead + s.dramBytesWritten) /
+                     (t.dram.bytesPerCycle * double(s.totalCycles))
+               : 0.0},
           {"critical_path", criticalPathJson(t, s)}};
 }
 
