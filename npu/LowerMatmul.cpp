@@ -52,6 +52,15 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const int64_t eb = hw.actBytes();
   std::vector<int8_t> wq;
   GroupPlan p = withBiasEpilogue(plan);
+  // |int8 x int8| <= 128 * 128: a reduction over K terms stays inside int32 (no wrap-around) for
+  // K < 2^31 / 2^14 = 131072.
+  const int64_t Kred = c.icg() * c.KH * c.KW;
+  if (hw.quantised() && Kred >= (int64_t(1) << 17)) {
+    k.reject = fmt::format("int8: a reduction over {} products could overflow the int32 "
+                           "accumulator (at most 131071)",
+                           Kred);
+    return k;
+  }
   if (hw.quantised()) {
     std::vector<float> dequant = quantiseWeights(c.weights, c.OC, wq);
     for (float &s : dequant)

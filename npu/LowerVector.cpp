@@ -215,7 +215,8 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   mean.operand = EpilogueOp::Operand::Const;
   mean.constant = {1.0f / static_cast<float>(P)};
   p.epilogue.insert(p.epilogue.begin(), mean);
-  // int8: sums of int8 values are exact in fp32 (|sum| <= 127 P < 2^24 for P < 132104).
+  // int8: sums of int8 values are exact in fp32 while 127 P < 2^24 (P < 132104), and beyond
+  // that rounded like any fp32 sum (relative 2^-24).
   if (hw.quantised())
     p = withQuantEpilogue(p, nullptr);
   Kernel k;

@@ -301,6 +301,20 @@ TEST(Int8Fallback, UnquantisedKernelsAreRejectedByName) {
   EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], isa::loadTarget(configPath("npu-base.yaml"))), "");
 }
 
+// A reduction long enough to wrap the int32 accumulator (2^17 products of up to 2^14) is refused.
+TEST(Int8Fallback, Int32OverflowingReductionIsRejected) {
+  const int64_t K = int64_t(1) << 17;
+  Graph g;
+  auto a = g.addValue("a", {1, K}, graph::DType::F32);
+  g.inputs = {a};
+  auto w = g.addConstant("b", {K, 1}, std::vector<float>(static_cast<size_t>(K), 1.0f));
+  auto y = g.addValue("y", {1, 1}, graph::DType::F32);
+  g.addNode("MatMul", "mm", {a, w}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], int8Target());
+  EXPECT_NE(why.find("could overflow the int32 accumulator"), std::string::npos) << why;
+}
+
 // The whole driver on a small CNN: NPU groups in int8, Softmax (no `exp` on the target) on the
 // CPU with dequantisation at the segment boundary, through a package round trip.
 TEST(Int8Model, TinyCnnMatchesQuantisedReference) {
