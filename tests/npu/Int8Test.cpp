@@ -352,6 +352,26 @@ TEST(Int8Model, TinyCnnMatchesQuantisedReference) {
   EXPECT_EQ(argmax(got.data), argmax(ref.data));
 }
 
+// Tiling and buffering change only the order of exact int32 sums and where tiles live, so every
+// ablation gives bit-identical int8 results.
+TEST(Int8Model, AblationsAreBitIdentical) {
+  const std::string model = std::string(NPUC_SOURCE_DIR) + "/models/tinycnn.onnx";
+  auto outputOf = [&](const npu::CompileOptions &opt) {
+    driver::CompiledModel m = driver::compileModel(model, int8Target(), {}, opt);
+    const graph::Value &inV = m.graph.value(m.graph.inputs.at(0));
+    HostTensor in(inV.shape, randomData(static_cast<size_t>(numElements(inV.shape)), 12));
+    return driver::runModel(m, {{inV.name, in}}).outputs.begin()->second.data;
+  };
+  const std::vector<float> base = outputOf({});
+  npu::CompileOptions single, naive, noPrefetch, noBanks;
+  single.doubleBuffer = false;
+  naive.naiveTiling = true;
+  noPrefetch.crossGroupPrefetch = false;
+  noBanks.bankAware = false;
+  for (const npu::CompileOptions &o : {single, naive, noPrefetch, noBanks})
+    EXPECT_EQ(outputOf(o), base);
+}
+
 // The other bundled models (depthwise + average pool, branches with CPU groups between NPU
 // segments, an MLP) on their bundled inputs: the NPU tracks the quantised reference far more
 // closely than either tracks fp32. Where an element of a group boundary lands within fp32
