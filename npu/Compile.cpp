@@ -128,6 +128,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       for (const EpilogueOp &e : p.epilogue)
         if (e.tensor != graph::kNoValue)
           p.quant.tensors[e.tensor] = opt.quant->of(e.tensor);
+      for (const ConcatParams::Part &part : p.concat.parts)
+        if (!g.value(part.value).isConstant())
+          p.quant.tensors[part.value] = opt.quant->of(part.value);
     }
   }
   // The DRAM form of a segment input or output: int8 tensors carry their scale. A view's output

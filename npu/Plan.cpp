@@ -474,13 +474,14 @@ namespace {
 // int8 targets: which analysed groups the quantised kernels run. The tensor-unit kernel takes
 // Conv/Gemm/MatMul, the vector kernels window pools, global average pools and elementwise chains,
 // each with an epilogue of unary ops, per-channel constants and residual tensors (each
-// dequantised with its own scale); a view aliases its input's int8 bytes. Everything else
-// (Concat, whose inputs have different scales; the loop-nest kernel) is rejected by name, so that
+// dequantised with its own scale); a view aliases its input's int8 bytes, and a Concat copies
+// them (calibration gives its inputs one scale). Everything else (broadcast tensor operands,
+// the loop-nest kernel) is rejected by name, so that
 // it runs on the CPU in fp32 (the host dequantises and quantises at the segment boundary) instead
 // of computing on int8 bytes as if they were fp16.
 std::string int8Reject(const Graph &g, const GroupPlan &p, const graph::FusedGroup &grp) {
   const graph::Node &a = g.node(grp.anchor);
-  if (p.kind == KernelKind::View)
+  if (p.kind == KernelKind::View || p.kind == KernelKind::Concat)
     return "";
   if (p.kind != KernelKind::Matmul && p.kind != KernelKind::Pool &&
       p.kind != KernelKind::GlobalAvgPool && p.kind != KernelKind::Eltwise)

@@ -133,6 +133,42 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
     if (isViewOp(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
       q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
   }
+  // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
+  // (constant inputs count with their own range). Raising a value's scale can raise another
+  // Concat's or a view's, hence the fixed point (scales only grow, so it ends).
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto unify = [&](const std::vector<ValueId> &vals, float s) {
+      for (ValueId v : vals)
+        if (q.scale.count(v) && q.scale[v] < s) {
+          q.scale[v] = s;
+          changed = true;
+        }
+    };
+    for (graph::NodeId nid : g.topoOrder()) {
+      const graph::Node &n = g.node(nid);
+      const bool view = isViewOp(n.op) && !n.inputs.empty();
+      if (!view && n.op != "Concat")
+        continue;
+      std::vector<ValueId> vals = {n.outputs[0]};
+      float s = q.scale.count(n.outputs[0]) ? q.scale.at(n.outputs[0]) : 0.0f;
+      for (size_t i = 0; i < (view ? 1 : n.inputs.size()); ++i) {
+        ValueId v = n.inputs[i];
+        if (v == graph::kNoValue)
+          continue;
+        if (g.value(v).isConstant()) {
+          float m = 0;
+          for (float x : graph::constantTensor(g.value(v)).data)
+            m = std::max(m, std::fabs(x));
+          s = std::max(s, symmetricScale(m));
+        } else if (q.scale.count(v)) {
+          s = std::max(s, q.scale.at(v));
+          vals.push_back(v);
+        }
+      }
+      unify(vals, s);
+    }
+  }
   return q;
 }
 

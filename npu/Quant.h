@@ -50,7 +50,8 @@ std::vector<float> quantiseWeights(const std::vector<float> &w, int64_t channels
 std::map<graph::ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g);
 
 /// Runs the fp32 reference on `inputs` and records every non-constant value's scale. A view op
-/// (Reshape, Flatten, ...) gives its output its input's scale: the NPU aliases the two.
+/// (Reshape, Flatten, ...) gives its output its input's scale (the NPU aliases the two), and a
+/// Concat's inputs and output share the largest of their scales (the NPU copies int8 bytes).
 QuantTable calibrate(const graph::Graph &g, const std::map<graph::ValueId, HostTensor> &inputs,
                      std::string source);
 

@@ -285,18 +285,38 @@ TEST(Int8Vector, AddReluOfTwoScales) {
                           HostTensor({1, 20, 5, 6}, randomData(600, 25, -4.f, 4.f))}));
 }
 
-// A group the int8 kernels do not quantise is rejected by name, so it runs on the CPU.
-TEST(Int8Fallback, UnquantisedKernelsAreRejectedByName) {
+// Concat copies int8 bytes: calibration gives the inputs (ranges 1 and 4) and the output one
+// scale, and the constant input is quantised with it.
+TEST(Int8Vector, ConcatSharesOneScale) {
   Graph g;
   auto a = g.addValue("a", {1, 8, 4, 4}, graph::DType::F32);
-  auto b = g.addValue("b", {1, 8, 4, 4}, graph::DType::F32);
+  auto b = g.addValue("b", {1, 5, 4, 4}, graph::DType::F32);
   g.inputs = {a, b};
+  auto c = g.addConstant("c", {1, 3, 4, 4}, randomData(48, 26, -2.f, 2.f));
   auto y = g.addValue("y", {1, 16, 4, 4}, graph::DType::F32);
-  auto n = g.addNode("Concat", "cat", {a, b}, {y});
+  auto n = g.addNode("Concat", "cat", {a, c, b}, {y});
   g.node(n).attrs["axis"] = int64_t(1);
   oneGroup(g, y);
+  std::map<ValueId, HostTensor> in = {{a, HostTensor({1, 8, 4, 4}, randomData(128, 27))},
+                                      {b, HostTensor({1, 5, 4, 4}, randomData(80, 28, -4.f, 4.f))}};
+  npu::QuantTable q = npu::calibrate(g, in, "test input");
+  EXPECT_EQ(q.of(a), q.of(y));
+  EXPECT_EQ(q.of(b), q.of(y));
+  expectClose(runInt8(g, {in.at(a), in.at(b)}));
+}
+
+// A group the int8 kernels do not quantise is rejected by name, so it runs on the CPU.
+TEST(Int8Fallback, UnquantisedKernelsAreRejectedByName) {
+  Graph g; // a squeeze-excitation style gate: a per-channel tensor broadcast over the pixels
+  auto x = g.addValue("x", {1, 8, 4, 4}, graph::DType::F32);
+  auto s = g.addValue("gate", {1, 8, 1, 1}, graph::DType::F32);
+  g.inputs = {x, s};
+  auto y = g.addValue("y", {1, 8, 4, 4}, graph::DType::F32);
+  g.addNode("Mul", "scale", {x, s}, {y});
+  oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], int8Target());
-  EXPECT_NE(why.find("int8 target: cat (Concat) is not quantised on the NPU yet"),
+  EXPECT_NE(why.find("int8 target: scale: a broadcast tensor operand (gate) is not quantised on "
+                     "the NPU yet"),
             std::string::npos)
       << why;
   // The same group compiles for the fp16 sibling: the rejection is the quantisation's.
