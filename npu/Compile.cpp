@@ -102,7 +102,7 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
   k = lowerWithFallback(p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
   if (k.reject.empty())
     return "";
-  if (p.kind != KernelKind::LoopNest && loopNest) {
+  if (p.kind != KernelKind::LoopNest && loopNest && !hw.quantised()) {
     // A hand-written kernel took the group but found no tiling: the loop-nest kernel may still
     // run it (compileSegment makes the same retry).
     p = loopNestPlan(grp, grp.name + ": " + k.reject);
@@ -148,12 +148,50 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (graph::NodeId n : grp.nodes)
       groupOf[static_cast<size_t>(n)] = grp.id;
 
+  if (hw.quantised() && !opt.quant)
+    fail("target '{}': int8 operands need activation scales (a calibration run); compile the "
+         "model with npuc compile, which calibrates",
+         t.name);
   std::vector<GroupPlan> plans;
   for (int gid : groupIds) {
     plans.push_back(planGroup(g, g.groups.at(static_cast<size_t>(gid)), hw));
-    NPUC_ASSERT(plans.back().reject.empty(),
-                "placement only puts groups the NPU accepts on it: " + plans.back().reject);
+    GroupPlan &p = plans.back();
+    NPUC_ASSERT(p.reject.empty(), "placement only puts groups the NPU accepts on it: " + p.reject);
+    if (hw.quantised()) {
+      p.quant.calibrated = true;
+      if (p.input != graph::kNoValue)
+        p.quant.in = opt.quant->of(p.input);
+      p.quant.out = opt.quant->of(p.output);
+      for (const EpilogueOp &e : p.epilogue)
+        if (e.tensor != graph::kNoValue)
+          p.quant.tensors[e.tensor] = opt.quant->of(e.tensor);
+      for (const ConcatParams::Part &part : p.concat.parts)
+        if (!g.value(part.value).isConstant())
+          p.quant.tensors[part.value] = opt.quant->of(part.value);
+    }
   }
+  // The DRAM form of a segment input or output: int8 tensors carry their scale. A view's output
+  // aliases its input's bytes, so it takes the input's scale.
+  std::map<graph::ValueId, graph::ValueId> viewOf;
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].kind == KernelKind::View)
+      viewOf[plans[i].output] = plans[i].input;
+  auto dramTensor = [&](graph::ValueId v) {
+    DramTensor x{v,
+                 g.value(v).name,
+                 0,
+                 g.value(v).shape,
+                 isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor,
+                 hw.act,
+                 1.0f};
+    if (hw.quantised()) {
+      graph::ValueId root = v;
+      while (viewOf.count(root))
+        root = viewOf.at(root);
+      x.scale = opt.quant->of(root);
+    }
+    return x;
+  };
 
   // Activations. Step i is group i of the segment: a value is live from the step that produces
   // it (step 0 for segment inputs, which the host writes first) to its last use in the segment,
@@ -184,8 +222,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
         touch(v, 0, i + 1);
         if (std::none_of(seg.inputs.begin(), seg.inputs.end(),
                          [&](const DramTensor &x) { return x.value == v; }))
-          seg.inputs.push_back({v, g.value(v).name, 0, g.value(v).shape,
-                                isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor});
+          seg.inputs.push_back(dramTensor(v));
       }
       touch(v, i, i + 1);
     }
@@ -202,8 +239,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       usedOutside = usedOutside || !inSeg.count(groupOf[static_cast<size_t>(c)]);
     if (usedOutside) {
       touch(v, 0, steps); // the host reads it after the run
-      seg.outputs.push_back({v, g.value(v).name, 0, g.value(v).shape,
-                             isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor});
+      seg.outputs.push_back(dramTensor(v));
     }
   }
   KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
@@ -233,7 +269,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     if (rp.l1Addr.count(v))
       continue;
     roots.push_back(v);
-    reqs.push_back({span.first, span.second, numElements(g.value(v).shape) * 2, kDramAlign});
+    reqs.push_back(
+        {span.first, span.second, numElements(g.value(v).shape) * hw.actBytes(), kDramAlign});
     seg.activationBytesNoReuse += alignUp(reqs.back().size, kDramAlign);
   }
   const isa::MemoryLevel &dramLevel = t.levels.at(static_cast<size_t>(hw.dram));
@@ -279,7 +316,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     pk.kernel = lowerWithFallback(
         plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop, window);
     if (!pk.kernel.reject.empty() && plans[i].kind != KernelKind::LoopNest &&
-        plans[i].kind != KernelKind::View) {
+        plans[i].kind != KernelKind::View && !hw.quantised()) {
       // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
       seg.constImage.resize(constMark);
       plans[i] = loopNestPlan(grp, grp.name + ": " + pk.kernel.reject);
@@ -328,7 +365,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
       for (graph::ValueId v : *vs)
         if (resident(v) && seen.insert(v).second && plans[i].kind != KernelKind::View) {
-          dramBytes -= numElements(g.value(v).shape) * 2;
+          dramBytes -= numElements(g.value(v).shape) * hw.actBytes();
           inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", g.value(v).name,
                               vs == &grp.inputs ? "in" : "out");
         }

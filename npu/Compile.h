@@ -3,16 +3,19 @@
 // A segment is a maximal run of consecutive NPU-placed fused groups (in the graph's execution
 // order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
 // instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
-// lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: fp16, 4-D tensors as
-// NHWC, all others row-major in their logical shape.
+// lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: the tensor unit's
+// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), 4-D
+// tensors as NHWC, all others row-major in their logical shape.
 #pragma once
 
 #include "graph/Graph.h"
 #include "isa/Program.h"
 #include "isa/Target.h"
+#include "npu/Quant.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,9 @@ struct DramTensor {
   int64_t addr = 0; // byte address in DRAM
   Shape shape;      // logical (ONNX, NCHW) shape
   DramLayout layout = DramLayout::RowMajor;
-  int64_t bytes() const { return numElements(shape) * 2; } // fp16
+  isa::ElemType dtype = isa::ElemType::F16; // fp16, or int8 on quantised targets
+  float scale = 1;                          // int8: real value = scale * stored value
+  int64_t bytes() const { return numElements(shape) * isa::elemBytes(dtype); }
 };
 
 struct CompileOptions {
@@ -43,6 +48,11 @@ struct CompileOptions {
   /// Tests only: search every group and take its best candidate placement even when it is no
   /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
   bool bankAlwaysMove = false;
+  /// int8 targets: the `.npy` calibration input (`--calibrate`); empty: a fixed-seed
+  /// standard-normal input of the model's input shape (npu/Quant.h).
+  std::string calibrationFile;
+  /// int8 targets: the activation scales every segment compiles with (required there).
+  std::shared_ptr<const QuantTable> quant;
   /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
   /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
   /// false (`--no-residency`) round-trips every tensor through DRAM.
@@ -121,8 +131,18 @@ double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const
 Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                        const isa::Target &t, const CompileOptions &opt = {});
 
-/// Packs a host fp32 tensor into the NPU layout (fp16 bits, little endian) and back.
-std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout);
-HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, DramLayout layout);
+/// Packs a host fp32 tensor into the NPU layout and back: fp16 bits (little endian), or int8
+/// quantised with `scale` (quantise() of npu/Quant.h) and dequantised back.
+std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout,
+                                isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
+HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, DramLayout layout,
+                        isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
+/// The same for a segment's DRAM tensor (its layout, dtype and scale).
+inline std::vector<uint8_t> packTensor(const HostTensor &t, const DramTensor &d) {
+  return packTensor(t, d.layout, d.dtype, d.scale);
+}
+inline HostTensor unpackTensor(const uint8_t *bytes, const DramTensor &d) {
+  return unpackTensor(bytes, d.shape, d.layout, d.dtype, d.scale);
+}
 
 } // namespace npuc::npu

@@ -23,6 +23,86 @@ GroupPlan withBiasEpilogue(const GroupPlan &plan) {
   return p;
 }
 
+GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *dequant) {
+  // The epilogue runs on values y whose real value is D * y for one scalar D > 0 that the ops
+  // track, so that scalings fold into operands instead of costing vector ops: a residual with
+  // scale s_r is added as its raw int8 values once D == s_r, a constant c is applied as c / D,
+  // ReLU and clip bounds commute with D. The first op turns the int32 accumulator into fp32
+  // with a per-channel `mul` by s_in * s_w[c] / D0 (D0: the first residual's scale when only
+  // scale-commuting ops precede it, else 1); the last writes int8 with `muladd` imm0 = D / s_out.
+  // Without `dequant` (vector kernels) the ops start on the input's int8 values: D = s_in.
+  const QuantParams &q = plan.quant;
+  auto commutes = [](const EpilogueOp &e) {
+    if (e.operand == EpilogueOp::Operand::None)
+      return e.op == "relu" || e.op == "clip";
+    if (e.operand == EpilogueOp::Operand::Const) // c - D y = D (c/D - y), and so on
+      return e.op == "add" || e.op == "sub" || e.op == "mul" || e.op == "max" || e.op == "min";
+    return false;
+  };
+  float D = dequant ? 1.0f : q.in;
+  for (const EpilogueOp &e : plan.epilogue) {
+    if (!dequant)
+      break;
+    if (e.operand == EpilogueOp::Operand::Tensor) {
+      if (e.op != "mul")
+        D = q.of(e.tensor);
+      break;
+    }
+    if (!commutes(e))
+      break;
+  }
+  GroupPlan p = plan;
+  p.epilogue.clear();
+  if (dequant) {
+    EpilogueOp dq;
+    dq.op = "mul";
+    dq.operand = EpilogueOp::Operand::Const;
+    for (float s : *dequant)
+      dq.constant.push_back(s / D);
+    p.epilogue.push_back(dq);
+  }
+  auto rescale = [&](float to) { // y -> y * D / to, so that the real value is `to` * y
+    if (D == to)
+      return;
+    EpilogueOp m;
+    m.op = "muladd";
+    m.imm0 = D / to;
+    p.epilogue.push_back(m);
+    D = to;
+  };
+  for (EpilogueOp e : plan.epilogue) {
+    if (e.operand == EpilogueOp::Operand::Tensor) {
+      NPUC_ASSERT(e.op == "add" || e.op == "sub" || e.op == "max" || e.op == "min" || e.op == "mul",
+                  "analyzeGroup rejects other residual ops on int8 targets: " + e.op);
+      if (e.op == "mul") {
+        p.epilogue.push_back(e);
+        D *= q.of(e.tensor); // (D y) (s_r r) = (D s_r) (y r)
+      } else {
+        rescale(q.of(e.tensor));
+        p.epilogue.push_back(e);
+      }
+      continue;
+    }
+    NPUC_ASSERT(e.operand != EpilogueOp::Operand::Broadcast,
+                "analyzeGroup rejects broadcast operands on int8 targets");
+    if (!commutes(e))
+      rescale(1.0f);
+    if (e.operand == EpilogueOp::Operand::Const && e.op != "mul")
+      for (float &c : e.constant)
+        c /= D;
+    if (e.op == "clip") {
+      e.imm0 /= D;
+      e.imm1 /= D;
+    }
+    p.epilogue.push_back(e);
+  }
+  EpilogueOp rq;
+  rq.op = "muladd";
+  rq.imm0 = D / q.out;
+  p.epilogue.push_back(rq);
+  return p;
+}
+
 int tensorOperands(const GroupPlan &p) {
   int n = 0;
   for (const EpilogueOp &e : p.epilogue)
@@ -36,22 +116,24 @@ int64_t epilogueOpsPerElement(const GroupPlan &p) {
 
 namespace {
 
-// A broadcast tensor operand (1 or C fp16 values in DRAM, written by an earlier group) is loaded
-// once into L1 before the tile loop, in rows within the DMA's extent limits, so that every tile
-// reads it with a channel stride of 1 (or 0 for a scalar) and a pixel stride of 0.
+// A broadcast tensor operand (1 or C values in DRAM in the operand dtype, written by an earlier
+// group) is loaded once into L1 before the tile loop, in rows within the DMA's extent limits, so
+// that every tile reads it with a channel stride of 1 (or 0 for a scalar) and a pixel stride of 0.
 bool stageBroadcast(const EpilogueOp &e, size_t i, Builder &b, const DramCtx &d, View &view,
                     std::vector<Stmt> &prologue) {
   const Hw &hw = b.hw();
-  OnChip buf{fmt::format("bcast{}", i), hw.l1, e.count * 2, 1};
+  const int64_t eb = hw.actBytes();
+  OnChip buf{fmt::format("bcast{}", i), hw.l1, e.count * eb, 1};
   if (!b.reserve(buf))
     return false;
   const int64_t src = d.addrOf(e.tensor), row = std::min<int64_t>(e.count, hw.maxDim());
   for (int64_t at = 0; at < e.count; at += row) {
     int64_t len = std::min(row, e.count - at);
-    prologue.push_back(b.load(View{d.level(e.tensor, hw), imm(src + at * 2)},
-                              View{hw.l1, imm(buf.base + at * 2)}, Dims{imm(len), imm(1), imm(1)}));
+    prologue.push_back(b.load(View{d.level(e.tensor, hw), imm(src + at * eb), hw.act},
+                              View{hw.l1, imm(buf.base + at * eb), hw.act},
+                              Dims{imm(len), imm(1), imm(1)}));
   }
-  view = View{hw.l1, imm(buf.base)};
+  view = View{hw.l1, imm(buf.base), hw.act};
   view.s0 = imm(e.count == 1 ? 0 : 1);
   return true;
 }

@@ -70,10 +70,15 @@ std::string Hw::derive(const isa::Target &t, Hw &h) {
     return "the target has no matmul instruction";
   if (vops.empty())
     return "the target has no vector instruction";
-  if (t.tensor.operandType != isa::ElemType::F16 || t.tensor.accType != isa::ElemType::F32)
-    return std::string("the NPU backend compiles for fp16 operands with fp32 accumulation; this "
-                       "target's tensor unit uses ") +
+  const bool fp16 =
+      t.tensor.operandType == isa::ElemType::F16 && t.tensor.accType == isa::ElemType::F32;
+  const bool int8 =
+      t.tensor.operandType == isa::ElemType::I8 && t.tensor.accType == isa::ElemType::I32;
+  if (!fp16 && !int8)
+    return std::string("the NPU backend compiles for fp16 operands with fp32 accumulation or int8 "
+                       "operands with int32 accumulation; this target's tensor unit uses ") +
            isa::elemTypeName(t.tensor.operandType) + "/" + isa::elemTypeName(t.tensor.accType);
+  h.act = t.tensor.operandType;
   h.mm = mms.front();
   h.vop = vops.front();
   h.l0a = t.tensor.aLevel;
@@ -101,6 +106,12 @@ std::string Hw::derive(const isa::Target &t, Hw &h) {
            t.levels.at(static_cast<size_t>(h.acc)).name + "'";
   if (!h.vectorHas("copy"))
     return "the vector unit has no 'copy' op";
+  // int8: the epilogue dequantises the int32 accumulator with `mul` (per-channel scales) and
+  // requantises with `muladd` into int8 (npu/Epilogue.cpp).
+  for (const char *op : {"mul", "muladd"})
+    if (int8 && !h.vectorHas(op))
+      return std::string("int8 target: the vector unit has no '") + op +
+             "' op to dequantise and requantise with";
   return "";
 }
 

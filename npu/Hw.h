@@ -22,6 +22,11 @@ struct Hw {
   const isa::InstrDesc *vop = nullptr; // Vector
   int dram = -1, l1 = -1, l0a = -1, l0b = -1, acc = -1;
   int tensorRows = 16, tensorCols = 16;
+  /// Element type of activations and weights in DRAM, L1 and L0: the tensor unit's operand dtype
+  /// (fp16, or int8 on quantised targets, whose tensors carry scales: npu/Quant.h).
+  isa::ElemType act = isa::ElemType::F16;
+  bool quantised() const { return act == isa::ElemType::I8; }
+  int64_t actBytes() const { return isa::elemBytes(act); }
 
   /// Largest value an instruction's field can take (fixed fields: their value).
   static int64_t fieldMax(const isa::InstrDesc *d, const std::string &field);

@@ -108,6 +108,12 @@ int64_t epilogueOpsPerElement(const GroupPlan &p);
 /// the accumulator, ahead of the fused ops.
 GroupPlan withBiasEpilogue(const GroupPlan &p);
 
+/// int8 targets: the plan's epilogue (bias included) for an int32 accumulator: dequantised by
+/// `dequant[c]` = s_in * s_w[c], the fused ops in fp32 with each residual's own scale, and
+/// requantised into int8 with the output's scale (plan.quant). A null `dequant`: the epilogue
+/// starts on values in the input's scale (the vector kernels' int8 input, or fp32 sums of it).
+GroupPlan withQuantEpilogue(const GroupPlan &p, const std::vector<float> *dequant);
+
 /// Number of Tensor operands (residuals) the epilogue reads.
 int tensorOperands(const GroupPlan &p);
 

@@ -6,7 +6,9 @@
 // are [rows x cols] boxes of that block sized to a share of L1 and to the DMA extent fields;
 // the tile counter runs on across inputs, so with two buffers the load of tile k+1 overlaps the
 // store of tile k throughout (the token pass orders the reuse of each buffer). No vector work:
-// the cost is the compulsory DRAM traffic, every input read once and written once.
+// the cost is the compulsory DRAM traffic, every input read once and written once. On int8
+// targets the copies move int8 bytes: calibration gives a Concat's inputs and output one scale
+// (npu/Quant.h), and constant inputs are quantised with it.
 //
 // Not done yet (zero copy): when each input is produced by an NPU group of the same segment and
 // read by nothing but the Concat, the producers could store straight into their slice (pixel
@@ -46,6 +48,8 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
                          const KernelOptions &o) {
   const Hw &hw = b.hw();
   const ConcatParams &c = p.concat;
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
   Kernel k;
   const int nb = o.doubleBuffer ? 2 : 1;
   const int64_t maxDim = hw.maxDim();
@@ -55,7 +59,7 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
   for (const ConcatParams::Part &part : c.parts)
     largest = std::max(largest, c.outer * part.row);
   const int64_t align = hw.alignment(hw.l1);
-  const int64_t bufElems = std::min(largest, b.freeBytes(hw.l1) / nb / align * align / 2);
+  const int64_t bufElems = std::min(largest, b.freeBytes(hw.l1) / nb / align * align / eb);
   // A part or the output resident in L1 (Compile.cpp) is copied with the on-chip move instead.
   const int yLevel = d.level(p.output, hw);
   auto levelOf = [&](const ConcatParams::Part &part) {
@@ -77,7 +81,7 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     k.reject = "no room in L1 for a Concat tile";
     return k;
   }
-  OnChip buf{"cat_l1", hw.l1, bufElems * 2, nb};
+  OnChip buf{"cat_l1", hw.l1, bufElems * eb, nb};
   NPUC_ASSERT(b.reserve(buf), "the Concat tile was sized to the free L1");
 
   const int64_t yAddr = d.addrOf(p.output);
@@ -93,9 +97,12 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
       // A constant input is packed into the segment's constant image in the NPU layout.
       NPUC_ASSERT(v.f32, "Concat on the NPU takes float inputs (analyzeGroup checked the dtype)");
       xAddr = d.addConst(packTensor(HostTensor(v.shape, *v.f32),
-                                    isNhwc(v) ? DramLayout::NHWC : DramLayout::RowMajor));
+                                    isNhwc(v) ? DramLayout::NHWC : DramLayout::RowMajor, act,
+                                    p.quant.out));
     } else {
       xAddr = d.addrOf(part.value);
+      NPUC_ASSERT(!hw.quantised() || p.quant.of(part.value) == p.quant.out,
+                  "calibration gives a Concat's inputs its output's scale");
     }
     TileShape t = tileFor(c.outer, part.row, bufElems, cwMax, maxDim);
     // Several rows per tile need the DRAM row strides in the load's and the store's fields;
@@ -110,11 +117,11 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     Expr thc = RB == 1 ? imm(c.outer) : min(imm(t.th), c.outer - Expr(rb) * t.th);
     Expr cwc = CB == 1 ? imm(part.row) : min(imm(t.cw), part.row - Expr(cb) * t.cw);
     Expr r0 = Expr(rb) * t.th, c0 = Expr(cb) * t.cw;
-    View src{xLevel, imm(xAddr) + (r0 * part.row + c0) * 2};
+    View src{xLevel, imm(xAddr) + (r0 * part.row + c0) * eb, act};
     src.s1 = imm(t.th > 1 ? part.row : 0);
-    View tile{hw.l1, buf.at(it)};
+    View tile{hw.l1, buf.at(it), act};
     tile.s1 = imm(t.cw);
-    View dst{yLevel, imm(yAddr) + (r0 * c.outRow + part.colOffset + c0) * 2};
+    View dst{yLevel, imm(yAddr) + (r0 * c.outRow + part.colOffset + c0) * eb, act};
     dst.s1 = imm(t.th > 1 ? c.outRow : 0);
     Dims box{cwc, thc, imm(1)};
     Stmt copy = seq({b.load(src, tile, box), b.store(tile, dst, box)});
@@ -125,7 +132,7 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
   int64_t total = 0;
   for (const ConcatParams::Part &part : c.parts)
     total += c.outer * part.row;
-  k.dramBytes = total * 2 * 2;
+  k.dramBytes = total * eb * 2;
   k.tiling = fmt::format("concat of {} input(s): {} outer x {} output row elements, {} tile(s) "
                          "of up to {} elements; {}",
                          c.parts.size(), c.outer, c.outRow, tiles, bufElems,

@@ -14,9 +14,15 @@
 // fp32 weights [KH*KW][C] are loaded to L1 once. Input, accumulator, output and residual tiles
 // have two copies when double buffering (indexed by the tile counter's parity).
 //
+// int8 targets: the input tile is int8 and the weights are the per-channel int8 weights
+// dequantised to fp32 (what the quantised reference multiplies by), so the accumulator holds
+// real values over the input's scale and the epilogue requantises (withQuantEpilogue). Without
+// `mac` (npu-int8), each later tap is a `mul` into a scratch tile plus an `add`.
+//
 // lowerConvKernel picks this kernel for a depthwise group when the target's vector unit has
 // `mac` and the estimate is below the tensor-unit kernel's; both estimates go to the tiling text.
 #include "npu/Kernels.h"
+#include "npu/Quant.h"
 
 #include "support/Error.h"
 
@@ -46,11 +52,17 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   Kernel k;
   NPUC_ASSERT(plan.depthwise && c.G == c.C && c.OC == c.C,
               "analyzeGroup marks only convs with one input and one output channel per group");
-  if (!hw.vectorHas("mac") || !hw.vectorHas("mul")) {
+  // Later taps accumulate with `mac`, or on int8 targets without it with `mul` + `add`.
+  const bool useMac = hw.vectorHas("mac");
+  if (!hw.vectorHas("mul") || !(useMac || (hw.quantised() && hw.vectorHas("add")))) {
     k.reject = "the target's vector unit has no 'mac' (or 'mul') op";
     return k;
   }
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
   GroupPlan p = withBiasEpilogue(plan);
+  if (hw.quantised())
+    p = withQuantEpilogue(p, nullptr);
   for (const EpilogueOp &e : p.epilogue)
     if (!hw.vectorHas(e.op)) {
       k.reject = "the target's vector unit has no '" + e.op + "' op for the epilogue";
@@ -81,11 +93,19 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
   if (!k.reject.empty())
     return k;
-  // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights).
+  // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights;
+  // int8 targets: the per-channel int8 weights, dequantised).
+  std::vector<float> wsrc = c.weights;
+  if (hw.quantised()) {
+    std::vector<int8_t> q;
+    std::vector<float> sc = quantiseWeights(c.weights, C, q);
+    for (size_t i = 0; i < wsrc.size(); ++i)
+      wsrc[i] = dequantise(q[i], sc[i / static_cast<size_t>(taps)]);
+  }
   std::vector<float> wv(static_cast<size_t>(taps * C));
   for (int64_t ch = 0; ch < C; ++ch)
     for (int64_t tp = 0; tp < taps; ++tp)
-      wv[static_cast<size_t>(tp * C + ch)] = c.weights[static_cast<size_t>(ch * taps + tp)];
+      wv[static_cast<size_t>(tp * C + ch)] = wsrc[static_cast<size_t>(ch * taps + tp)];
   std::vector<uint8_t> wbytes(wv.size() * 4);
   std::memcpy(wbytes.data(), wv.data(), wbytes.size());
   OnChip wbuf{"w_l1", hw.l1, taps * C * 4, 1};
@@ -118,9 +138,9 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
       return false;
     if (tc * Wp > ldStride || tc * c.SH * Wp > vStride || tc * c.OW > vStride)
       return false;
-    if (al(hw.acc, M * tc * 4) * nb > accFree)
+    if (al(hw.acc, M * tc * 4) * (nb + (useMac ? 0 : 1)) > accFree) // + the products' scratch
       return false;
-    return nb * (al(hw.l1, rows * Wp * tc * 2) + al(hw.l1, M * tc * 2) * (1 + nres)) <= l1Free;
+    return nb * (al(hw.l1, rows * Wp * tc * eb) + al(hw.l1, M * tc * eb) * (1 + nres)) <= l1Free;
   };
   // Estimated cycles: the tiles replayed through the simulator's formulas (docs/SIMULATOR.md,
   // without bank conflicts) as a small event simulation: a DMA holds its engine for its transfer,
@@ -133,6 +153,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   const double vLat = hw.vop->timing.latency;
   const double ldFixed = hw.ld->timing.latency + t.dram.latency;
   const double stFixed = hw.st->timing.latency + t.dram.latency;
+  const int64_t tapOps = useMac ? taps : 2 * taps - 1; // vector ops per tile for the taps
   auto cost = [&](int64_t tc, int64_t toh) {
     const int64_t CB = ceilDiv(C, tc), OHB = ceilDiv(c.OH, toh), T = CB * OHB;
     std::vector<double> inB, elems;
@@ -141,7 +162,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
         const int64_t tcc = std::min(tc, C - cbi * tc), tohc = std::min(toh, c.OH - hbi * toh);
         const int64_t ih0 = hbi * toh * c.SH - c.padT;
         const int64_t rows = std::min(ih0 + rowsFor(tohc), c.H) - std::max<int64_t>(ih0, 0);
-        inB.push_back(double(rows * c.W * tcc * 2));
+        inB.push_back(double(rows * c.W * tcc * eb));
         elems.push_back(double(tcc * tohc * c.OW));
       }
     double dramFree = double(taps * C * 4) / bw; // the weights, loaded first
@@ -171,14 +192,14 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
       if (ldReady <= vReady && ldReady <= stReady) {
         double end = dma(ldReady, inB[size_t(li)], ldFixed);
         for (int r = 0; r < nres; ++r)
-          end = dma(end, elems[size_t(li)] * 2, ldFixed);
+          end = dma(end, elems[size_t(li)] * eb, ldFixed);
         ldEnd[size_t(li++)] = ldFree = end;
       } else if (vReady <= stReady) {
-        vecFree = vReady + double(vi % 2 == 0 ? taps : epi) * op;
+        vecFree = vReady + double(vi % 2 == 0 ? tapOps : epi) * op;
         (vi % 2 == 0 ? tapsEnd : epiEnd)[size_t(vt)] = vecFree;
         ++vi;
       } else {
-        stEnd[size_t(si)] = stFree = dma(stReady, elems[size_t(si)] * 2, stFixed);
+        stEnd[size_t(si)] = stFree = dma(stReady, elems[size_t(si)] * eb, stFixed);
         ++si;
       }
     }
@@ -202,13 +223,15 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   }
   const int64_t tc = best.tc, toh = best.toh, CB = ceilDiv(C, tc), OHB = ceilDiv(c.OH, toh);
   const int64_t M = toh * c.OW, rowsMax = rowsFor(toh);
-  OnChip xbuf{"x_l1", hw.l1, rowsMax * Wp * tc * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, M * tc * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, rowsMax * Wp * tc * eb, nb};
+  OnChip obuf{"y_l1", hw.l1, M * tc * eb, nb};
   OnChip cbuf{"c_acc", hw.acc, M * tc * 4, nb};
-  bool ok = b.reserve(xbuf) && b.reserve(obuf) && b.reserve(cbuf);
+  // The products of the later taps without `mac`: one copy (the vector unit runs in order).
+  OnChip tbuf{"t_acc", hw.acc, M * tc * 4, 1};
+  bool ok = b.reserve(xbuf) && b.reserve(obuf) && b.reserve(cbuf) && (useMac || b.reserve(tbuf));
   std::vector<OnChip> rbufs;
   for (int i = 0; i < nres; ++i) {
-    rbufs.push_back(OnChip{fmt::format("r{}_l1", i), hw.l1, M * tc * 2, nb});
+    rbufs.push_back(OnChip{fmt::format("r{}_l1", i), hw.l1, M * tc * eb, nb});
     ok = ok && b.reserve(rbufs.back());
   }
   NPUC_ASSERT(ok, "the chosen depthwise tile was checked to fit every level");
@@ -227,10 +250,10 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   View xsrc{d.level(plan.input, hw),
-            imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * C + c0) * 2};
+            imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * C + c0) * eb, act};
   xsrc.s1 = imm(C);
   xsrc.s2 = imm(c.W * C);
-  View xdst{hw.l1, xbuf.at(it)};
+  View xdst{hw.l1, xbuf.at(it), act};
   xdst.s1 = tcc;
   xdst.s2 = tcc * Wp;
   std::vector<Stmt> body = {b.load(xsrc, xdst, Dims{tcc, imm(Wp), rows}, pad)};
@@ -240,7 +263,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   acc3.s1 = tcc;
   acc3.s2 = tcc * c.OW;
   auto tapIn = [&](const Expr &th, const Expr &tw) {
-    View v{hw.l1, xbuf.at(it) + ((th * (c.DH * Wp) + tw * c.DW) * tcc) * 2};
+    View v{hw.l1, xbuf.at(it) + ((th * (c.DH * Wp) + tw * c.DW) * tcc) * eb, act};
     v.s1 = tcc * c.SW;
     v.s2 = tcc * (c.SH * Wp);
     return v;
@@ -254,10 +277,18 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   };
   Dims td{tcc, imm(c.OW), tohc};
   body.push_back(b.vector("mul", acc3, tapIn(imm(0), imm(0)), tapW(imm(0)), td));
-  if (taps > 1)
+  if (taps > 1 && useMac)
     body.push_back(forLoop(
         tap, imm(1), imm(taps - 1),
         b.vector("mac", acc3, tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)), tapW(tap), td)));
+  if (taps > 1 && !useMac) {
+    View prod = acc3;
+    prod.addr = imm(tbuf.base);
+    body.push_back(forLoop(
+        tap, imm(1), imm(taps - 1),
+        seq({b.vector("mul", prod, tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)), tapW(tap), td),
+             b.vector("add", acc3, acc3, prod, td)})));
+  }
 
   // Epilogue operands of this tile: per-channel constants at c0, residual tiles loaded.
   Expr Mc = tohc * c.OW;
@@ -268,9 +299,9 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Tensor) {
-      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * 2};
+      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * eb, act};
       rsrc.s1 = imm(C);
-      View rdst{hw.l1, rbufs[r++].at(it)};
+      View rdst{hw.l1, rbufs[r++].at(it), act};
       rdst.s1 = tcc;
       if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
         ops[i] = rsrc;
@@ -282,10 +313,10 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   }
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
   acc.s1 = tcc;
-  View out{hw.l1, obuf.at(it)};
+  View out{hw.l1, obuf.at(it), act};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   ydst.s1 = imm(C);
   if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
     body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
@@ -299,23 +330,27 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   k.body = b.wrapAllocations(seq(prologue));
   const int64_t outElems = c.N * c.OH * c.OW * C;
   k.macs = c.macs();
-  k.vectorElems = outElems * (taps + epi);
+  k.vectorElems = outElems * (tapOps + epi);
   k.dramBytes =
-      numElements(g.value(plan.input).shape) * 2 + taps * C * 4 + outElems * 2 * (1 + nres);
+      numElements(g.value(plan.input).shape) * eb + taps * C * 4 + outElems * eb * (1 + nres);
   k.estCycles = best.cost;
   k.tiling = fmt::format(
       "depthwise on the vector unit: tile = {} output rows x {} cols x {} channels; {} taps "
-      "(mul, then mac) + {} epilogue op(s) per element into fp32 '{}'; L1: input {}x{}x{} + fp32 "
+      "({}) + {} epilogue op(s) per element into fp32 '{}'; L1: input {}x{}x{} + fp32 "
       "weights {}x{}{}; {}; estimated {:.0f} cycles",
-      toh, c.OW, tc, taps, epi, t.levels.at(static_cast<size_t>(hw.acc)).name, rowsMax, Wp, tc,
-      taps, C, nres ? fmt::format(" + {} residual", nres) : "",
+      toh, c.OW, tc, taps, useMac ? "mul, then mac" : "mul, then mul + add", epi,
+      t.levels.at(static_cast<size_t>(hw.acc)).name, rowsMax, Wp, tc, taps, C,
+      nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered" : "single-buffered", best.cost);
   return k;
 }
 
 Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                        const KernelOptions &o) {
-  if (!p.depthwise || !b.hw().vectorHas("mac"))
+  // The vector unit needs `mac`, or on int8 targets `mul` + `add` (fp16 targets without `mac`
+  // keep the tensor unit, as before).
+  const Hw &hw = b.hw();
+  if (!p.depthwise || !(hw.vectorHas("mac") || (hw.quantised() && hw.vectorHas("add"))))
     return lowerMatmulKernel(p, g, b, d, o);
   // Dry runs in scratch builders with no constants placed, to compare the two estimates.
   // They see the group's window of each level (Compile.cpp), as the chosen kernel will.

@@ -6,10 +6,13 @@
 // A = [pixels x k-chunk] slice per kernel tap, per kernel row with the columns folded, or per
 // group of kernel rows with rows folded too, gathered with strided on-chip DMAs, and the
 // matching B = [k-chunk x toc] weight slice) -> tensor unit, accumulating fp32 in the accumulator
-// -> vector unit (bias, fused epilogue, rounding to fp16 into L1) -> DRAM. Every buffer has two
-// copies when double buffering, indexed by the parity of its tile counter.
+// -> vector unit (bias, fused epilogue, rounding to fp16 into L1) -> DRAM. On int8 targets the
+// operands are int8 (weights per output channel), the accumulator int32, and the epilogue
+// dequantises it and requantises the result to int8 (withQuantEpilogue in Epilogue.cpp). Every
+// buffer has two copies when double buffering, indexed by the parity of its tile counter.
 #include "npu/Kernels.h"
 
+#include "npu/Quant.h"
 #include "support/Error.h"
 #include "support/Half.h"
 #include "tir/Substitute.h"
@@ -42,7 +45,28 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   const isa::Target &t = *hw.t;
   const ConvParams &c = plan.conv;
   Kernel k;
+  // Activations and weights in the tensor unit's operand dtype: fp16, or int8 on quantised
+  // targets, where the weights are quantised per output channel and the epilogue dequantises
+  // the int32 accumulator and requantises the result (withQuantEpilogue).
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
+  std::vector<int8_t> wq;
   GroupPlan p = withBiasEpilogue(plan);
+  // |int8 x int8| <= 128 * 128: a reduction over K terms stays inside int32 (no wrap-around) for
+  // K < 2^31 / 2^14 = 131072.
+  const int64_t Kred = c.icg() * c.KH * c.KW;
+  if (hw.quantised() && Kred >= (int64_t(1) << 17)) {
+    k.reject = fmt::format("int8: a reduction over {} products could overflow the int32 "
+                           "accumulator (at most 131071)",
+                           Kred);
+    return k;
+  }
+  if (hw.quantised()) {
+    std::vector<float> dequant = quantiseWeights(c.weights, c.OC, wq);
+    for (float &s : dequant)
+      s *= plan.quant.in;
+    p = withQuantEpilogue(p, &dequant);
+  }
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
@@ -127,17 +151,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     for (int64_t stride : {toc * ch.tic, ch.tic * geo.Wp, ch.tic * c.SH * geo.Wp, tk * c.OW})
       if (stride > maxStride)
         return false;
-    if (al(hw.l0a, M * tk * 2) * nb > hw.capacity(hw.l0a))
+    if (al(hw.l0a, M * tk * eb) * nb > hw.capacity(hw.l0a))
       return false;
-    if (al(hw.l0b, tk * toc * 2) * nb > hw.capacity(hw.l0b))
+    if (al(hw.l0b, tk * toc * eb) * nb > hw.capacity(hw.l0b))
       return false;
     if (al(hw.acc, M * toc * 4) * nb > hw.capacity(hw.acc))
       return false;
     // A chunk-major input (chunkedInput: one row tile) rounds its channels up to whole chunks.
     int64_t xch = toh >= c.OH && chunkedInput(ch, tk, 1) ? ceilDiv(ch.tic, tk) * tk : ch.tic;
     int64_t l1 =
-        nb * (al(hw.l1, rows * geo.Wp * xch * 2) + al(hw.l1, c.KH * c.KW * ch.tic * toc * 2) +
-              al(hw.l1, M * toc * 2) * (1 + nres));
+        nb * (al(hw.l1, rows * geo.Wp * xch * eb) + al(hw.l1, c.KH * c.KW * ch.tic * toc * eb) +
+              al(hw.l1, M * toc * eb) * (1 + nres));
     return l1 <= l1Free;
   };
   // One row tile and one channel block: the input is loaded once per (image, group) and stays
@@ -145,12 +169,12 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   auto inputBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
     int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
     double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
-    return double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * 2;
+    return double(c.N * c.G) * inLoads * geo.rowsFor(toh) * geo.Wp * geo.icg * eb;
   };
   auto dramBytes = [&](const Chan &ch, int64_t toc, int64_t toh) {
     double wLoads = ch.ICB > 1 ? double(ceilDiv(c.OH, toh)) : 1.0; // per row tile when blocked
-    return inputBytes(ch, toc, toh) + double(c.N) * wLoads * c.weights.size() * 2 +
-           double(c.N * c.OH * c.OW * c.OC) * 2 * (1 + nres);
+    return inputBytes(ch, toc, toh) + double(c.N) * wLoads * c.weights.size() * eb +
+           double(c.N * c.OH * c.OW * c.OC) * eb * (1 + nres);
   };
   auto cost = [&](const Chan &ch, int64_t toc, int64_t tk, int64_t toh, int64_t khg) {
     int64_t OCB = ceilDiv(geo.ocg, toc), OHB = ceilDiv(c.OH, toh);
@@ -164,7 +188,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     // Every k value of A and B is moved once per block, however k is chunked; each mov also
     // costs its fixed latency (row folding issues one A mov per kernel row).
     double kTot = double(c.KH * c.KW * ch.tic);
-    double feed = blocks * ((M * kTot * 2 + kTot * toc * 2) / feedBw + double(ks.movs) * movLat);
+    double feed = blocks * ((M * kTot * eb + kTot * toc * eb) / feedBw + double(ks.movs) * movLat);
     double vec = double(c.N * c.OH * c.OW * c.OC) * opsPerElem / t.vector.lanes;
     double parts[4] = {tensor, dram / dramBw, feed, vec};
     double best = 0, sum = 0;
@@ -272,15 +296,15 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     if (!chunked || OCB == 1 || o.naiveTiling)
       return false;
     int64_t l1 =
-        nb * (al(hw.l1, KC * chunkElems * 2) + al(hw.l1, OCB * c.KH * c.KW * tic * toc * 2) +
-              al(hw.l1, M * toc * 2) * (1 + nres));
+        nb * (al(hw.l1, KC * chunkElems * eb) + al(hw.l1, OCB * c.KH * c.KW * tic * toc * eb) +
+              al(hw.l1, M * toc * eb) * (1 + nres));
     return l1 <= l1Free && al(hw.acc, OCB * M * toc * 4) * nb <= hw.capacity(hw.acc);
   }();
 
-  // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in fp16, each block at a
+  // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in the operand dtype, each block at a
   // full-block stride (the last channel blocks are narrower).
   const int64_t blockElems = c.KH * c.KW * tic * toc;
-  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * ICB * blockElems * 2), 0);
+  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * ICB * blockElems * eb), 0);
   for (int64_t gi = 0; gi < c.G; ++gi)
     for (int64_t ob = 0; ob < OCB; ++ob)
       for (int64_t ib = 0; ib < ICB; ++ib) {
@@ -291,28 +315,31 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
             for (int64_t i = 0; i < ticb; ++i)
               for (int64_t j = 0; j < tocb; ++j) {
                 int64_t oc = gi * geo.ocg + ob * toc + j, ic = ib * tic + i;
-                float w =
-                    c.weights[static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw)];
-                uint16_t h = floatToHalf(w);
+                size_t src = static_cast<size_t>(((oc * geo.icg + ic) * c.KH + kh) * c.KW + kw);
                 size_t at =
-                    static_cast<size_t>(2 * (base + ((kh * c.KW + kw) * ticb + i) * tocb + j));
+                    static_cast<size_t>(eb * (base + ((kh * c.KW + kw) * ticb + i) * tocb + j));
+                if (hw.quantised()) {
+                  wbytes[at] = static_cast<uint8_t>(wq[src]);
+                  continue;
+                }
+                uint16_t h = floatToHalf(c.weights[src]);
                 wbytes[at] = static_cast<uint8_t>(h & 0xff);
                 wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
               }
       }
   const int64_t wAddr = d.addConst(wbytes);
 
-  OnChip xbuf{"x_l1", hw.l1, chunked ? KC * chunkElems * 2 : rowsMax * geo.Wp * tic * 2, nb};
-  OnChip wbuf{"w_l1", hw.l1, (kOuter ? OCB : 1) * blockElems * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, M * toc * 2, nb};
-  OnChip abuf{"a_l0a", hw.l0a, M * tk * 2, nb};
-  OnChip bbuf{"b_l0b", hw.l0b, tk * toc * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, chunked ? KC * chunkElems * eb : rowsMax * geo.Wp * tic * eb, nb};
+  OnChip wbuf{"w_l1", hw.l1, (kOuter ? OCB : 1) * blockElems * eb, nb};
+  OnChip obuf{"y_l1", hw.l1, M * toc * eb, nb};
+  OnChip abuf{"a_l0a", hw.l0a, M * tk * eb, nb};
+  OnChip bbuf{"b_l0b", hw.l0b, tk * toc * eb, nb};
   OnChip cbuf{"c_acc", hw.acc, (kOuter ? OCB : 1) * M * toc * 4, nb};
   std::vector<OnChip> rbufs(static_cast<size_t>(nres));
   bool ok = b.reserve(xbuf) && b.reserve(wbuf) && b.reserve(obuf) && b.reserve(abuf) &&
             b.reserve(bbuf) && b.reserve(cbuf);
   for (int i = 0; i < nres; ++i) {
-    rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, M * toc * 2, nb};
+    rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, M * toc * eb, nb};
     ok = ok && b.reserve(rbufs[static_cast<size_t>(i)]);
   }
   NPUC_ASSERT(ok, "the chosen tiling was checked to fit every level");
@@ -337,17 +364,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr oc0 = Expr(gi) * geo.ocg + Expr(ob) * toc; // first output channel of the tile
   // Where block ob's weights and accumulator tile live: k-outer keeps every block's per image.
   Expr img = Expr(n) * c.G + gi;
-  Expr wslot = kOuter ? wbuf.at(img) + Expr(ob) * (blockElems * 2) : wbuf.at(wpar);
+  Expr wslot = kOuter ? wbuf.at(img) + Expr(ob) * (blockElems * eb) : wbuf.at(wpar);
   Expr cslot = kOuter ? cbuf.at(img) + Expr(ob) * (M * toc * 4) : cbuf.at(it);
 
   // Weight block -> L1: once per output-channel block when the channels are not blocked (it then
   // stays across the row tiles), else per (row tile, channel block).
   auto weightLoad = [&](const Expr &icb) {
     Expr ticbW = min(imm(tic), geo.icg - icb * tic);
-    View wsrc{hw.dram, imm(wAddr) + (((Expr(gi) * OCB + ob) * ICB + icb) * blockElems) * 2};
+    View wsrc{hw.dram, imm(wAddr) + (((Expr(gi) * OCB + ob) * ICB + icb) * blockElems) * eb, act};
     wsrc.s1 = tocb;
     wsrc.s2 = tocb * ticbW;
-    View wdst{hw.l1, wslot};
+    View wdst{hw.l1, wslot, act};
     wdst.s1 = wsrc.s1;
     wdst.s2 = wsrc.s2;
     return b.load(wsrc, wdst, Dims{tocb, ticbW, imm(c.KH * c.KW)});
@@ -361,12 +388,14 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.hi[1] = imm(geo.Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
-  View xsrc{d.level(plan.input, hw), imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C +
-                                                   Expr(gi) * geo.icg + Expr(ib) * tic) *
-                                                      2};
+  View xsrc{d.level(plan.input, hw),
+            imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * geo.icg +
+                          Expr(ib) * tic) *
+                             eb,
+            act};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
-  View xdst{hw.l1, xbuf.at(itIn)};
+  View xdst{hw.l1, xbuf.at(itIn), act};
   xdst.s1 = ticb;
   xdst.s2 = ticb * geo.Wp;
   std::vector<Stmt> blockBody;
@@ -382,8 +411,8 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   if (chunked) {
     Expr tkl = min(imm(tk), ticb - Expr(kc) * tk);
     View csrc = xsrc;
-    csrc.addr = xsrc.addr + Expr(kc) * (tk * 2);
-    View cdst{hw.l1, xbuf.at(itIn) + Expr(kc) * (chunkElems * 2)};
+    csrc.addr = xsrc.addr + Expr(kc) * (tk * eb);
+    View cdst{hw.l1, xbuf.at(itIn) + Expr(kc) * (chunkElems * eb), act};
     cdst.s1 = tkl;
     cdst.s2 = tkl * geo.Wp;
     chunkLoad = b.load(csrc, cdst, Dims{tkl, imm(geo.Wp), rows}, pad);
@@ -400,9 +429,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand == EpilogueOp::Operand::Tensor) {
       const OnChip &rb = rbufs[static_cast<size_t>(r++)];
-      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * 2};
+      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + (pix0 * c.OC + oc0) * eb, act};
       rsrc.s1 = imm(c.OC);
-      View rdst{hw.l1, rb.at(it)};
+      View rdst{hw.l1, rb.at(it), act};
       rdst.s1 = tocb;
       if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
         ops[i] = rsrc;
@@ -430,21 +459,22 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Expr kh = Expr(hg) * khg + kr;                          // the kernel row an A mov gathers
   const Expr xTile = xDirect ? xsrc.addr : xbuf.at(itIn); // the tile's rows, or the tensor's
   View asrc{xDirect ? xsrc.level : hw.l1,
-            xTile + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * 2};
+            xTile + (((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * ticb + Expr(kc) * tk) * eb, act};
   asrc.s1 = ticb * c.SW;
   asrc.s2 = ticb * (c.SH * geo.Wp);
   if (chunked) { // chunk kc's region holds kcur channels per input pixel
     asrc.addr = xbuf.at(itIn) +
-                (Expr(kc) * chunkElems + ((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * kcur) * 2;
+                (Expr(kc) * chunkElems + ((kh * c.DH) * geo.Wp + Expr(kw) * c.DW) * kcur) * eb;
     asrc.s1 = kcur * c.SW;
     asrc.s2 = kcur * (c.SH * geo.Wp);
   }
-  View adst{hw.l0a, abuf.at(stepA) + Expr(kr) * klen * 2};
+  View adst{hw.l0a, abuf.at(stepA) + Expr(kr) * klen * eb, act};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
-  View bsrc{hw.l1, wslot + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * 2};
+  View bsrc{hw.l1, wslot + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * eb,
+            act};
   bsrc.s1 = tocb;
-  View bdst{hw.l0b, bbuf.at(stepB)};
+  View bdst{hw.l0b, bbuf.at(stepB), act};
   bdst.s1 = tocb;
   Expr first = min((((Expr(ib) * KHG + hg) * ch.KWl + kw) * KC + kc), 1); // 0: overwrite
   Stmt amove = b.move(asrc, adst, Dims{khg == 1 ? kcur : klen, imm(c.OW), tohc});
@@ -465,7 +495,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     const Expr iw = min(max(iw0 + gp.lo[1] * c.SW, 0), imm(c.W - 1));
     const Expr ih = min(max(ih0 + gp.lo[2] * c.SH, 0), imm(c.H - 1));
     View src{xsrc.level,
-             imm(xAddr) + (((Expr(n) * c.H + ih) * c.W + iw) * c.C + Expr(kc) * tk) * 2};
+             imm(xAddr) + (((Expr(n) * c.H + ih) * c.W + iw) * c.C + Expr(kc) * tk) * eb, act};
     src.s1 = imm(c.C * c.SW);
     src.s2 = imm(c.C * c.SH * c.W);
     amove = b.load(src, adst, Dims{kcur, imm(c.OW), tohc}, gp);
@@ -482,9 +512,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     // in the block-major layout in DRAM and in L1 alike, so the weights stream in with the input's
     // chunks instead of all arriving ahead of the first chunk's matmuls.
     Expr rowsAt = ((Expr(hg) * c.KW + kw) * ticb + Expr(kc) * tk) * tocb; // elements into the block
-    View wsrc{hw.dram, imm(wAddr) + ((Expr(gi) * OCB + ob) * blockElems + rowsAt) * 2};
+    View wsrc{hw.dram, imm(wAddr) + ((Expr(gi) * OCB + ob) * blockElems + rowsAt) * eb, act};
     wsrc.s1 = tocb;
-    View wdst{hw.l1, wslot + rowsAt * 2};
+    View wdst{hw.l1, wslot + rowsAt * eb, act};
     wdst.s1 = tocb;
     Stmt wrows = b.load(wsrc, wdst, Dims{tocb, kcur, imm(1)});
     kstmts.push_back(forLoop(ob, imm(0), imm(OCB), seq({wrows, bmove, mm})));
@@ -500,15 +530,17 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // Epilogue on the accumulator tile, then the store.
   View acc{hw.acc, cslot, isa::ElemType::F32};
   acc.s1 = tocb;
-  View out{hw.l1, obuf.at(it)};
+  View accIn = acc; // what the matmuls wrote: fp32, or int32 on quantised targets
+  accIn.dtype = t.tensor.accType;
+  View out{hw.l1, obuf.at(it), act};
   out.s1 = tocb;
   Dims ed{tocb, Mc, imm(1)};
-  View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * eb, act};
   ydst.s1 = imm(c.OC);
   if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
-    tileBody.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
+    tileBody.push_back(applyEpilogue(p, b, accIn, acc, ydst, ops, ed));
   } else {
-    tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+    tileBody.push_back(applyEpilogue(p, b, accIn, acc, out, ops, ed));
     tileBody.push_back(b.store(out, ydst, ed));
   }
 
@@ -541,9 +573,9 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.estCycles = best.cost;
   k.estDramBytes = dramBytes(ch, toc, toh);
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
-  k.dramBytes = numElements(g.value(plan.input).shape) * 2 +
-                static_cast<int64_t>(c.weights.size()) * 2 +
-                c.N * c.OH * c.OW * c.OC * 2 * (1 + nres);
+  k.dramBytes = numElements(g.value(plan.input).shape) * eb +
+                static_cast<int64_t>(c.weights.size()) * eb +
+                c.N * c.OH * c.OW * c.OC * eb * (1 + nres);
   std::string foldText; // " (kernel columns folded into k, kernel rows folded by khg)"
   if (ch.fold)
     foldText = "kernel columns folded into k";

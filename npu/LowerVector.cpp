@@ -1,7 +1,8 @@
 // LowerVector.cpp - pooling, global average pooling and elementwise chains on the vector unit.
 //
-// All three stream tiles DRAM -> L1 (fp16), compute in fp32 in the accumulator level, run the
-// fused epilogue, and write fp16 tiles back: the same double-buffered pipeline as the matmul
+// All three stream tiles DRAM -> L1 (fp16, or int8 on quantised targets), compute in fp32 in the
+// accumulator level, run the fused epilogue (requantising on int8 targets), and write the tiles
+// back: the same double-buffered pipeline as the matmul
 // kernel without the tensor unit. Window pooling reads each kernel tap as one 3-D strided view
 // of the input tile (padding comes from the DMA: -inf for max, 0 for average, whose per-pixel
 // divisor is a compile-time constant honouring count_include_pad and ceil_mode).
@@ -27,14 +28,16 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
                          int64_t C, const Expr &tcc, const Expr &pixels, std::vector<View> &ops,
                          std::vector<Stmt> &out) {
   const Hw &hw = b.hw();
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
   size_t r = 0;
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
-    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * 2};
+    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * eb, act};
     src.s1 = imm(C);
-    View dst{hw.l1, rbufs[r++].at(it)};
+    View dst{hw.l1, rbufs[r++].at(it), act};
     dst.s1 = tcc;
     if (inPlace(hw, src)) { // resident in L1: the epilogue reads it there
       ops[i] = src;
@@ -65,7 +68,11 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
                        const KernelOptions &o) {
   const Hw &hw = b.hw();
   const PoolParams &q = plan.pool;
-  GroupPlan p = plan;
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
+  // int8: the taps combine in fp32 on the input's int8 values; the epilogue starts in the input's
+  // scale and requantises (withQuantEpilogue).
+  GroupPlan p = hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
@@ -101,7 +108,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
       return false;
     if (al(hw.acc, toh * q.OW * tc * 4) * nb > hw.capacity(hw.acc))
       return false;
-    return nb * (al(hw.l1, rows * Wp * tc * 2) + al(hw.l1, toh * q.OW * tc * 2) * (1 + nres)) <=
+    return nb * (al(hw.l1, rows * Wp * tc * eb) + al(hw.l1, toh * q.OW * tc * eb) * (1 + nres)) <=
            l1Free;
   };
   int64_t tc = q.C, toh = 0;
@@ -114,10 +121,10 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   for (toh = 1; toh < q.OH && fits(tc, toh + 1); ++toh) {
   }
   const int64_t CB = ceilDiv(q.C, tc), OHB = ceilDiv(q.OH, toh), rowsMax = rowsFor(toh);
-  OnChip xbuf{"x_l1", hw.l1, rowsMax * Wp * tc * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, toh * q.OW * tc * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, rowsMax * Wp * tc * eb, nb};
+  OnChip obuf{"y_l1", hw.l1, toh * q.OW * tc * eb, nb};
   OnChip cbuf{"acc", hw.acc, toh * q.OW * tc * 4, nb};
-  std::vector<OnChip> rbufs = residualBuffers(p, hw, toh * q.OW * tc * 2, nb);
+  std::vector<OnChip> rbufs = residualBuffers(p, hw, toh * q.OW * tc * eb, nb);
   std::vector<OnChip *> all = {&xbuf, &obuf, &cbuf};
   for (OnChip &r : rbufs)
     all.push_back(&r);
@@ -130,17 +137,20 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   Expr ih0 = Expr(hb) * (toh * q.SH) - q.padT;
   Expr rows = (tohc - 1) * q.SH + q.KH;
   Pad pad;
-  pad.value = q.isMax ? floatToHalf(-std::numeric_limits<float>::infinity()) : 0;
+  // Max pooling pads with the smallest value (fp16 -inf, int8 -128: no window is all padding).
+  pad.value = !q.isMax         ? 0
+              : hw.quantised() ? 0x80
+                               : floatToHalf(-std::numeric_limits<float>::infinity());
   pad.lo[1] = imm(q.padL);
   pad.hi[1] = imm(Wp - q.W - q.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - q.H);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   View xsrc{d.level(plan.input, hw),
-            imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * 2};
+            imm(xAddr) + (((Expr(n) * q.H + max(ih0, 0)) * q.W) * q.C + Expr(cb) * tc) * eb, act};
   xsrc.s1 = imm(q.C);
   xsrc.s2 = imm(q.W * q.C);
-  View xdst{hw.l1, xbuf.at(it)};
+  View xdst{hw.l1, xbuf.at(it), act};
   xdst.s1 = tcc;
   xdst.s2 = tcc * Wp;
   std::vector<Stmt> body;
@@ -151,7 +161,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   acc3.s1 = tcc;
   acc3.s2 = tcc * q.OW;
   auto tapView = [&](Expr kh, Expr kw) {
-    View v{hw.l1, xbuf.at(it) + ((kh * Wp + kw) * tcc) * 2};
+    View v{hw.l1, xbuf.at(it) + ((kh * Wp + kw) * tcc) * eb, act};
     v.s1 = tcc * q.SW;
     v.s2 = tcc * (q.SH * Wp);
     return v;
@@ -175,10 +185,10 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   stageTensorOperands(p, b, d, rbufs, it, elem0, q.C, tcc, Mc, ops, body);
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
   acc.s1 = tcc;
-  View out{hw.l1, obuf.at(it)};
+  View out{hw.l1, obuf.at(it), act};
   out.s1 = tcc;
   Dims ed{tcc, Mc, imm(1)};
-  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   ydst.s1 = imm(q.C);
   if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
     body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
@@ -192,7 +202,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   k.body = b.wrapAllocations(seq(prologue));
   int64_t outElems = q.N * q.C * q.OH * q.OW;
   k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
-  k.dramBytes = q.N * q.C * q.H * q.W * 2 + outElems * 2 * (1 + nres);
+  k.dramBytes = q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + nres);
   k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
                          "L1 input {}x{}x{}; {}",
                          q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax, Wp,
@@ -205,12 +215,18 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   const Hw &hw = b.hw();
   const graph::Value &x = g.value(plan.input);
   const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2] * x.shape[3];
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
   GroupPlan p = plan;
   EpilogueOp mean;
   mean.op = "mul";
   mean.operand = EpilogueOp::Operand::Const;
   mean.constant = {1.0f / static_cast<float>(P)};
   p.epilogue.insert(p.epilogue.begin(), mean);
+  // int8: sums of int8 values are exact in fp32 while 127 P < 2^24 (P < 132104), and beyond
+  // that rounded like any fp32 sum (relative 2^-24).
+  if (hw.quantised())
+    p = withQuantEpilogue(p, nullptr);
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
@@ -225,7 +241,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   const int64_t l1Free = b.freeBytes(hw.l1);
   auto fits = [&](int64_t tc, int64_t tp) {
     return tp <= maxDim && al(hw.acc, tc * 4) * nb <= hw.capacity(hw.acc) &&
-           nb * (al(hw.l1, tp * tc * 2) + al(hw.l1, tc * 2) * (1 + nres)) <= l1Free;
+           nb * (al(hw.l1, tp * tc * eb) + al(hw.l1, tc * eb) * (1 + nres)) <= l1Free;
   };
   while (tc >= 1 && !fits(tc, 1))
     tc /= 2;
@@ -238,10 +254,10 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
     tp *= 2;
   tp = std::min(tp, P);
   const int64_t CB = ceilDiv(C, tc), PB = ceilDiv(P, tp);
-  OnChip xbuf{"x_l1", hw.l1, tp * tc * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, tc * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, tp * tc * eb, nb};
+  OnChip obuf{"y_l1", hw.l1, tc * eb, nb};
   OnChip cbuf{"acc", hw.acc, tc * 4, nb};
-  std::vector<OnChip> rbufs = residualBuffers(p, hw, tc * 2, nb);
+  std::vector<OnChip> rbufs = residualBuffers(p, hw, tc * eb, nb);
   std::vector<OnChip *> all = {&xbuf, &obuf, &cbuf};
   for (OnChip &r : rbufs)
     all.push_back(&r);
@@ -254,15 +270,15 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   const int64_t xAddr = d.addrOf(plan.input), yAddr = d.addrOf(plan.output);
   View xsrc{d.level(plan.input, hw),
-            imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * 2};
+            imm(xAddr) + ((Expr(n) * P + Expr(pb) * tp) * C + Expr(cb) * tc) * eb, act};
   xsrc.s1 = imm(C);
-  View xdst{hw.l1, xbuf.at(it)};
+  View xdst{hw.l1, xbuf.at(it), act};
   xdst.s1 = tcc;
   // The running sum: a stride-0 destination over the pixel dimension reduces.
   View sum{hw.acc, cbuf.at(itO), isa::ElemType::F32};
   sum.s1 = imm(0);
   View rest = xdst;
-  rest.addr = xdst.addr + tcc * 2;
+  rest.addr = xdst.addr + tcc * eb;
   Stmt firstChunk = seq({b.vector("copy", sum, xdst, View{}, Dims{tcc, imm(1), imm(1)}),
                          b.vector("add", sum, sum, rest, Dims{tcc, tpc - 1, imm(1)})});
   Stmt laterChunk = b.vector("add", sum, sum, xdst, Dims{tcc, tpc, imm(1)});
@@ -273,9 +289,9 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   std::vector<View> ops = operandsAtChannel(p, consts, Expr(cb) * tc);
   stageTensorOperands(p, b, d, rbufs, itO, elem0, C, tcc, imm(1), ops, body);
   View acc{hw.acc, cbuf.at(itO), isa::ElemType::F32};
-  View out{hw.l1, obuf.at(itO)};
+  View out{hw.l1, obuf.at(itO), act};
   Dims ed{tcc, imm(1), imm(1)};
-  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * 2};
+  View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the result there
     body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
   } else {
@@ -285,16 +301,20 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
-  k.dramBytes = N * C * P * 2 + N * C * 2 * (1 + nres);
+  k.dramBytes = N * C * P * eb + N * C * eb * (1 + nres);
   k.tiling = fmt::format("global average pool: {} channels x {} pixels per tile, {} chunk(s) "
                          "reduced into the accumulator; {}",
                          tc, tp, PB, o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;
 }
 
-Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                          const KernelOptions &o) {
+Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
+                          const DramCtx &d, const KernelOptions &o) {
   const Hw &hw = b.hw();
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
+  // int8: the first op reads the streamed input's int8 values (in its scale).
+  const GroupPlan p = hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
@@ -309,7 +329,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   const int64_t l1Free = b.freeBytes(hw.l1);
   auto fits = [&](int64_t tp) {
     return tp <= maxDim && al(hw.acc, tp * C * 4) * nb <= hw.capacity(hw.acc) &&
-           nb * al(hw.l1, tp * C * 2) * (2 + nres) <= l1Free;
+           nb * al(hw.l1, tp * C * eb) * (2 + nres) <= l1Free;
   };
   if (C > maxDim || !fits(1)) {
     k.reject = fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C);
@@ -320,10 +340,10 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
     tp *= 2;
   tp = std::min(tp, P);
   const int64_t PB = ceilDiv(P, tp);
-  OnChip xbuf{"x_l1", hw.l1, tp * C * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, tp * C * 2, nb};
+  OnChip xbuf{"x_l1", hw.l1, tp * C * eb, nb};
+  OnChip obuf{"y_l1", hw.l1, tp * C * eb, nb};
   OnChip cbuf{"acc", hw.acc, tp * C * 4, nb};
-  std::vector<OnChip> rbufs = residualBuffers(p, hw, tp * C * 2, nb);
+  std::vector<OnChip> rbufs = residualBuffers(p, hw, tp * C * eb, nb);
   std::vector<OnChip *> all = {&xbuf, &obuf, &cbuf};
   for (OnChip &r : rbufs)
     all.push_back(&r);
@@ -332,9 +352,9 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   Var pb = Var::make("pb");
   Expr tpc = min(imm(tp), P - Expr(pb) * tp);
   Expr elem0 = Expr(pb) * (tp * C);
-  View xsrc{d.level(p.input, hw), imm(d.addrOf(p.input)) + elem0 * 2};
+  View xsrc{d.level(p.input, hw), imm(d.addrOf(p.input)) + elem0 * eb, act};
   xsrc.s1 = imm(C);
-  View xdst{hw.l1, xbuf.at(pb)};
+  View xdst{hw.l1, xbuf.at(pb), act};
   xdst.s1 = imm(C);
   // A resident input is read where it is (same layout as the tile: rows of C).
   const bool xInPlace = inPlace(hw, xsrc);
@@ -345,10 +365,10 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   stageTensorOperands(p, b, d, rbufs, pb, elem0, C, imm(C), tpc, ops, body);
   View acc{hw.acc, cbuf.at(pb), isa::ElemType::F32};
   acc.s1 = imm(C);
-  View out{hw.l1, obuf.at(pb)};
+  View out{hw.l1, obuf.at(pb), act};
   out.s1 = imm(C);
   Dims ed{imm(C), tpc, imm(1)};
-  View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * 2};
+  View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * eb, act};
   ydst.s1 = imm(C);
   const View &src = xInPlace ? xsrc : xdst;
   if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
@@ -360,7 +380,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
-  k.dramBytes = p.elements * 2 * (2 + nres);
+  k.dramBytes = p.elements * eb * (2 + nres);
   k.tiling = fmt::format("elementwise: {} x {} elements per tile, {} tile(s); {}", tp, C, PB,
                          o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;

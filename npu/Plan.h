@@ -16,6 +16,7 @@
 #include "graph/Graph.h"
 #include "npu/Hw.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,15 @@ struct ConcatParams {
   int64_t outer = 1, outRow = 1;
 };
 
+/// int8 targets: the activation scales a kernel quantises with (npu/Quant.h). Placement's dry
+/// runs leave `calibrated` false and every scale 1 (tiling does not depend on the scales).
+struct QuantParams {
+  bool calibrated = false;
+  float in = 1, out = 1;                   // the streamed input's and the output's scales
+  std::map<graph::ValueId, float> tensors; // residual operands' scales
+  float of(graph::ValueId v) const;
+};
+
 struct GroupPlan {
   KernelKind kind = KernelKind::Eltwise;
   graph::ValueId input = graph::kNoValue;  // the main input (streamed)
@@ -107,6 +117,7 @@ struct GroupPlan {
   bool depthwise = false;
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements
+  QuantParams quant;    // int8 targets only
   std::string reject;   // non-empty: the NPU cannot run this group, and why
   /// LoopNest: the group itself, and why no hand-written kernel takes it.
   const graph::FusedGroup *group = nullptr;

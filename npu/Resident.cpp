@@ -14,7 +14,6 @@ namespace npuc::npu {
 
 namespace {
 
-constexpr int64_t kElemBytes = 2; // activations are fp16 on the NPU
 
 /// One dry lowering of a step's kernel in a window (addresses of DRAM tensors do not matter).
 struct Trial {
@@ -46,12 +45,12 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
   std::vector<Candidate> cands;
   std::map<graph::ValueId, size_t> byRoot;
   for (const graph::ResidentTensor &r :
-       graph::findResidentTensors(g, in.groupIds, cap, kElemBytes)) {
+       graph::findResidentTensors(g, in.groupIds, cap, hw.actBytes())) {
     graph::ValueId root = in.rootOf(r.value);
     if (byRoot.count(root))
       continue;
     byRoot[root] = cands.size();
-    Candidate c{root, numElements(g.value(root).shape) * kElemBytes};
+    Candidate c{root, numElements(g.value(root).shape) * hw.actBytes()};
     c.entry = out.entries.size();
     ResidencyEntry e;
     e.name = g.value(root).name;

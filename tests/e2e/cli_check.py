@@ -422,6 +422,32 @@ def case_flow(c):
     assert os.path.exists(os.path.join(refdir, "output.npy"))
 
 
+def case_int8_calibrate(c):
+    """int8 targets: --calibrate sets the activation scales (inspect names the file, the default
+    is a seeded normal input); a calibration file of the wrong shape is an error naming it."""
+    target = os.path.join(c.root, "configs", "npu-int8.yaml")
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(c.model, target, inp)
+    pkg = c.w("int8.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", pkg, "--calibrate", inp])
+    ins = c.expect_ok(["inspect", pkg])
+    assert "int8 quantisation" in ins and "calibrated on " + inp in ins, ins[:2000]
+    assert " on npu" in ins, ins[:2000]
+    outdir = c.w("out")
+    rep = c.w("r.json")
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir, "--report", rep])
+    assert os.path.exists(os.path.join(outdir, "output.npy"))
+    with open(rep) as f:
+        assert json.load(f)["int8_calibration"] == inp
+    dflt = c.w("default.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", dflt])
+    assert "fixed-seed standard-normal" in c.expect_ok(["inspect", dflt])
+    bad, badpkg = c.w("bad.npy"), c.w("bad.npub")
+    write_npy(bad, (1, 3, 16, 16))
+    c.expect_fail(["compile", c.model, "--target", target, "-o", badpkg, "--calibrate", bad],
+                  ["--calibrate " + bad, "1x3x32x32", "1x3x16x16"], [badpkg])
+
+
 def case_bank_aware(c):
     """--no-bank-aware is accepted, shows in `inspect`, and changes no output. The target has one
     port per L1 bank so that dwnet's depthwise gathers conflict and the placement has work."""

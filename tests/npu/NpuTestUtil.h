@@ -85,12 +85,12 @@ inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
     size_t idx = 0;
     while (g.inputs[idx] != in.value)
       ++idx;
-    auto bytes = npu::packTensor(inputs[idx], in.layout);
+    auto bytes = npu::packTensor(inputs[idx], in);
     std::copy(bytes.begin(), bytes.end(), dram.begin() + in.addr);
   }
   r.stats = sim::run(t, r.seg.program, mem);
   const npu::DramTensor &o = r.seg.outputs.at(0);
-  r.out = npu::unpackTensor(dram.data() + o.addr, o.shape, o.layout);
+  r.out = npu::unpackTensor(dram.data() + o.addr, o);
   return r;
 }
 

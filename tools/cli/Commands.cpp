@@ -220,6 +220,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
+  opt.calibrationFile = a.calibrate;
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
   OutputSet outs;
@@ -362,6 +363,10 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                      g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
                      m.options.crossGroupPrefetch ? "on" : "off",
                      m.options.bankAware ? "on" : "off", m.options.residency ? "on" : "off");
+  if (m.options.quant)
+    out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
+                       "segment's DRAM tensors), per-channel weights; calibrated on {}\n",
+                       m.options.quant->source);
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",

@@ -50,6 +50,7 @@ struct CompileArgs {
   std::string tiling = "auto";  // "auto" (cost model) or "naive" (ablation)
   std::string emit = "package"; // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;              // CPU thread pool size stored in the package / plan
+  std::string calibrate;        // int8 targets: .npy calibration input (default: seeded N(0,1))
 };
 struct RunArgs {
   std::string package;

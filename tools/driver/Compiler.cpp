@@ -10,6 +10,7 @@
 #include "graph/Passes.h"
 #include "graph/SinkScale.h"
 #include "support/Error.h"
+#include "support/Npy.h"
 
 #include <map>
 #include <memory>
@@ -38,6 +39,10 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   // The host reaches the NPU's tensors through the same DRAM; the CPU figures are the JIT'd
   // fallback's measured single-thread rates (docs/PERFORMANCE.md: ~4.7 GMAC/s on ResNet-18).
   c.transferBytesPerSecond = c.npuDramBytesPerSecond;
+  // Activations and weights in DRAM have the tensor unit's operand dtype (int8 on quantised
+  // targets); targets whose tensor unit the backend does not compile for keep the default.
+  if (t.tensor.operandType == isa::ElemType::F16 || t.tensor.operandType == isa::ElemType::I8)
+    c.npuElemBytes = isa::elemBytes(t.tensor.operandType);
   // Each NPU group costed from the kernel that will run it (npu::npuGroupCycles), memoised by
   // the group's nodes: placement re-examines the same runs while it moves others.
   auto memo = std::make_shared<std::map<std::vector<graph::NodeId>, double>>();
@@ -114,6 +119,34 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
   }
 }
 
+namespace {
+
+// int8 targets: activation scales from one reference run on the calibration input (the file
+// given with --calibrate, else a fixed-seed standard-normal input; npu/Quant.h).
+std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
+                                                    const std::string &file) {
+  std::map<graph::ValueId, HostTensor> in;
+  std::string source;
+  if (file.empty()) {
+    in = npu::defaultCalibrationInputs(g);
+    source = "a fixed-seed standard-normal input (no --calibrate file given)";
+  } else {
+    if (g.inputs.size() != 1)
+      fail("--calibrate {}: the model has {} inputs; a calibration file gives exactly one", file,
+           g.inputs.size());
+    HostTensor t = readNpy(file);
+    const graph::Value &v = g.value(g.inputs[0]);
+    if (t.shape != v.shape)
+      fail("--calibrate {}: input '{}' expects shape {}, the file holds {}", file, v.name,
+           shapeToString(v.shape), shapeToString(t.shape));
+    in[v.id] = std::move(t);
+    source = file;
+  }
+  return std::make_shared<const npu::QuantTable>(npu::calibrate(g, in, source));
+}
+
+} // namespace
+
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt) {
@@ -126,6 +159,9 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::foldBatchNorm(m.graph);
   graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
   graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
+  // Scales are per value, so they are taken on the final graph, before fusion and placement.
+  if (target.tensor.operandType == isa::ElemType::I8)
+    m.options.quant = calibrateFor(m.graph, opt.calibrationFile);
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;
@@ -146,7 +182,7 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   });
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
-  compileWithRetry(m, reject, opt);
+  compileWithRetry(m, reject, m.options);
   return m;
 }
 

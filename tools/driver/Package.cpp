@@ -30,7 +30,9 @@ json dramTensorToJson(const npu::DramTensor &t) {
           {"name", t.name},
           {"addr", t.addr},
           {"shape", t.shape},
-          {"layout", t.layout == npu::DramLayout::NHWC ? "nhwc" : "row_major"}};
+          {"layout", t.layout == npu::DramLayout::NHWC ? "nhwc" : "row_major"},
+          {"dtype", isa::elemTypeName(t.dtype)},
+          {"scale", t.scale}};
 }
 
 npu::DramTensor dramTensorFromJson(const JsonIn &j, const graph::Graph &g, int64_t dramBytes) {
@@ -46,6 +48,18 @@ npu::DramTensor dramTensorFromJson(const JsonIn &j, const graph::Graph &g, int64
     t.layout = npu::DramLayout::RowMajor;
   else
     j["layout"].bad("expected \"nhwc\" or \"row_major\", got '" + layout + "'");
+  // int8 segments (quantised targets) carry each tensor's scale: the runtime quantises inputs
+  // and dequantises outputs with it.
+  std::string dtype = j["dtype"].asString();
+  if (dtype == "fp16")
+    t.dtype = isa::ElemType::F16;
+  else if (dtype == "int8")
+    t.dtype = isa::ElemType::I8;
+  else
+    j["dtype"].bad("expected \"fp16\" or \"int8\", got '" + dtype + "'");
+  t.scale = static_cast<float>(j["scale"].asDouble());
+  if (!(t.scale > 0) || !std::isfinite(t.scale))
+    j["scale"].bad(fmt::format("a scale must be positive and finite, got {}", t.scale));
   if (t.shape != g.value(t.value).shape)
     j["shape"].bad(fmt::format("{} differs from value '{}' ({})", shapeToString(t.shape),
                                g.value(t.value).name, shapeToString(g.value(t.value).shape)));
@@ -205,7 +219,8 @@ std::string packageBytes(const CompiledModel &m) {
                    {"naive_tiling", m.options.naiveTiling},
                    {"cross_group_prefetch", m.options.crossGroupPrefetch},
                    {"bank_aware", m.options.bankAware},
-                   {"residency", m.options.residency}}},
+                   {"residency", m.options.residency},
+                   {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
@@ -273,6 +288,13 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
   m.options.bankAware = root["options"]["bank_aware"].asBool();
   m.options.residency = root["options"]["residency"].asBool();
+  if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
+    // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
+    // table keeps what the calibration ran on, for the report.
+    auto q = std::make_shared<npu::QuantTable>();
+    q->source = src;
+    m.options.quant = q;
+  }
   m.graph = detail::graphFromJson(root["graph"]);
   JsonIn segs = root["segments"], npuSegs = root["npu_segments"];
   for (size_t i = 0; i < npuSegs.size(); ++i)

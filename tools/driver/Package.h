@@ -21,7 +21,7 @@
 
 namespace npuc::driver {
 
-constexpr uint32_t kPackageVersion = 1;
+constexpr uint32_t kPackageVersion = 2; // 2: DRAM tensors carry dtype and scale (int8)
 
 /// Serialises to bytes (what savePackage writes).
 std::string packageBytes(const CompiledModel &m);

@@ -216,6 +216,9 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   r["cpu_ms_total"] = cpuMs;
   r["crossing_ms_total"] = crossingMs;
   r["cpu_overhead_ms_total"] = cpuOverheadMs;
+  // int8 targets: what the activation scales were calibrated on (docs/REPORT.md).
+  if (m.options.quant)
+    r["int8_calibration"] = m.options.quant->source;
   r["segments"] = segments;
   r["ops"] = ops;
   return r;

@@ -55,9 +55,9 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   for (const npu::DramTensor &dt : seg.inputs) {
     const HostTensor &t = vals.get(dt.value);
     NPUC_ASSERT(t.shape == dt.shape, "segment input shapes are the graph's value shapes");
-    std::vector<uint8_t> bytes = npu::packTensor(t, dt.layout);
+    std::vector<uint8_t> bytes = npu::packTensor(t, dt);
     NPUC_ASSERT(int64_t(bytes.size()) == dt.bytes() && dt.addr + dt.bytes() <= seg.dramBytes,
-                "packed tensors are fp16 and fit the DRAM image");
+                "packed tensors have their DRAM size and fit the DRAM image");
     std::memcpy(dram.data() + dt.addr, bytes.data(), bytes.size());
   }
   auto t1 = std::chrono::steady_clock::now();
@@ -66,7 +66,7 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   out.stats = sim::run(m.target, seg.program, mem, opt);
   auto t2 = std::chrono::steady_clock::now();
   for (const npu::DramTensor &dt : seg.outputs)
-    vals.set(dt.value, npu::unpackTensor(dram.data() + dt.addr, dt.shape, dt.layout));
+    vals.set(dt.value, npu::unpackTensor(dram.data() + dt.addr, dt));
   auto t3 = std::chrono::steady_clock::now();
   out.hostMs = std::chrono::duration<double, std::milli>((t1 - t0) + (t3 - t2)).count();
 }

@@ -1,7 +1,8 @@
 // Runtime.h - the graph runtime: executes a CompiledModel on host inputs.
 //
 // NPU segments run on the cycle-approximate simulator (one fresh DRAM image per segment, the
-// constant image copied in, inputs packed to fp16 in the NPU layout); CPU segments run the
+// constant image copied in, inputs packed to fp16 - or quantised to int8 with each tensor's
+// scale on int8 targets - in the NPU layout); CPU segments run the
 // LLVM-JIT-compiled TIR of their groups on fp32 host buffers. Values cross segments as fp32 NCHW
 // host tensors, so an NPU->CPU->NPU model converts at each boundary exactly like real hardware
 // with a host in the loop would. The result carries the outputs, the report (Report.h) and

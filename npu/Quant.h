@@ -1,0 +1,65 @@
+// Quant.h - post-training static int8 quantisation for NPU targets whose tensor unit multiplies
+// int8 operands (operand_dtype int8, acc_dtype int32 in the target YAML).
+//
+// Activations are per-tensor symmetric int8 (zero point 0, scale = max|x| / 127 over one
+// calibration run of the fp32 reference executor); weights are per-output-channel symmetric int8
+// (scale = max|w[oc]| / 127, values in [-127, 127]). Every tensor an NPU group reads or writes
+// in DRAM is int8 with its activation scale; inside a group the accumulator is int32 and the
+// epilogue works in fp32 (npu/Epilogue.cpp). The host quantises a segment's inputs and
+// dequantises its outputs with the same scales (npu/Layout.cpp), so CPU groups stay fp32.
+//
+// runQuantisedReference is the test oracle of that scheme: the graph evaluated in fp32 with
+// fake quantisation at exactly the points where the NPU quantises.
+#pragma once
+
+#include "graph/Graph.h"
+#include "support/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+struct QuantTable {
+  std::map<graph::ValueId, float> scale; // activation scale of every non-constant value
+  std::string source;                    // what the calibration ran on (for inspect/report)
+  /// The scale of `v`; a value without one is a compiler bug (calibration covers every value).
+  float of(graph::ValueId v) const;
+};
+
+/// Symmetric scale for a tensor whose largest magnitude is `maxAbs` (1 for an all-zero tensor).
+float symmetricScale(float maxAbs);
+/// round-to-nearest-even(x * (1/scale)) saturated to [-128, 127]: what the NPU's `muladd` with
+/// an int8 destination and imm0 = 1/scale computes, and what the host does at a boundary.
+int8_t quantise(float x, float scale);
+inline float dequantise(int8_t q, float scale) {
+  return static_cast<float>(q) * scale;
+}
+inline float fakeQuantise(float x, float scale) {
+  return dequantise(quantise(x, scale), scale);
+}
+
+/// Per-output-channel quantisation of `w`, `channels` rows of w.size()/channels values each:
+/// returns the scale of every row and writes the int8 values to `q`.
+std::vector<float> quantiseWeights(const std::vector<float> &w, int64_t channels,
+                                   std::vector<int8_t> &q);
+
+/// A fixed-seed standard-normal tensor for every graph input (the default calibration input).
+std::map<graph::ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g);
+
+/// Runs the fp32 reference on `inputs` and records every non-constant value's scale. A view op
+/// (Reshape, Flatten, ...) gives its output its input's scale (the NPU aliases the two), and a
+/// Concat's inputs and output share the largest of their scales (the NPU copies int8 bytes).
+QuantTable calibrate(const graph::Graph &g, const std::map<graph::ValueId, HostTensor> &inputs,
+                     std::string source);
+
+/// The graph in fp32 with fake quantisation where the NPU quantises: NPU groups' non-constant
+/// inputs and outputs (int8 in DRAM) and the weights of NPU Conv/Gemm/MatMul anchors (per output
+/// channel). Groups must be placed. Returns every value, like graph::runReferenceAll.
+std::map<graph::ValueId, HostTensor>
+runQuantisedReference(const graph::Graph &g, const QuantTable &q,
+                      const std::map<graph::ValueId, HostTensor> &inputs);
+
+} // namespace npuc::npu
