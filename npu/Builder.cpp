@@ -38,6 +38,7 @@ bool Builder::reserve(OnChip &b) {
   b.base = fromTop_ ? limit - used - stride * b.count : lo + used;
   NPUC_ASSERT(b.base >= lo && b.base % align == 0, "buffer placement stays aligned and in range");
   used_[b.level] = used + stride * b.count;
+  peak_[b.level] = std::max(peak_[b.level], used_[b.level]);
   if (size_t i = buffers_.size(); i < placement_.size() && placement_[i].base >= 0) {
     const Placement &p = placement_[i];
     NPUC_ASSERT(p.pitch >= stride && p.pitch % align == 0 && p.base % align == 0 && p.base >= lo &&

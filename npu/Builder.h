@@ -88,6 +88,9 @@ public:
   bool reserve(OnChip &b);
   /// Bytes still free on a level.
   int64_t freeBytes(int level) const;
+  /// The most bytes the kernel had reserved at once on each level (its on-chip peak; a kernel
+  /// that resets a level between phases reuses that space).
+  const std::map<int, int64_t> &peakBytes() const { return peak_; }
   void resetLevel(int level) { used_[level] = 0; }
   const std::vector<OnChip> &buffers() const { return buffers_; }
   const Window &window() const { return window_; }
@@ -117,6 +120,7 @@ private:
   Window window_;
   std::vector<Placement> placement_;
   std::map<int, int64_t> used_; // bytes taken per level (from the top when fromTop_)
+  std::map<int, int64_t> peak_; // the largest used_ per level
   std::vector<OnChip> buffers_;
 };
 

@@ -64,6 +64,7 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
                          KernelOptions *used, bool fromTop, const Window &window) {
   Builder b(hw, fromTop, window);
   Kernel k = lowerKernel(p, g, b, d, o);
+  k.onChipPeak = b.peakBytes();
   if (used)
     *used = o;
   if (k.reject.empty() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
@@ -75,9 +76,26 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
     *used = single;
   Builder b1(hw, fromTop, window);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
+  k1.onChipPeak = b1.peakBytes();
   if (k1.reject.empty())
     k1.tiling += " (double buffers did not fit: " + k.reject + ")";
   return k1;
+}
+
+Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
+                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
+                       const Window &window) {
+  Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
+  if (k.reject.empty() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View)
+    return k;
+  // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
+  undo();
+  p = loopNestPlan(grp, grp.name + ": " + k.reject);
+  Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
+  if (ln.reject.empty())
+    ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
+  return ln;
 }
 
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
@@ -96,6 +114,15 @@ std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
       p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
   if (k.reject.empty())
     return "";
+  if (p.kind != KernelKind::LoopNest && loopNest) {
+    // A hand-written kernel took the group but found no tiling: the loop-nest kernel may still
+    // run it (compileSegment makes the same retry).
+    p = loopNestPlan(grp, grp.name + ": " + k.reject);
+    k = lowerWithFallback(
+        p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
+    if (k.reject.empty())
+      return "";
+  }
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
     return p.handReject + "; " + k.reject;
   return grp.name + ": " + k.reject;
@@ -242,8 +269,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     KernelOptions used;
     PlacedKernel pk;
     const Window &window = rp.window[i];
-    pk.kernel = lowerWithFallback(
-        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop, window);
+    pk.kernel = lowerOrLoopNest(
+        plans[i], grp, g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop,
+        window);
     const Kernel &k = pk.kernel;
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
@@ -291,6 +319,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     if (window.range.count(hw.l1))
       info.tiling += fmt::format("; L1 window [{}, {}) around the resident tensors",
                                  window.lo(hw, hw.l1), window.hi(hw, hw.l1));
+    for (const auto &[level, bytes] : k.onChipPeak)
+      info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
     info.tir = tir::toText(k.body);
     info.bank = bank;
     info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());

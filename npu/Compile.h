@@ -84,6 +84,7 @@ struct GroupInfo {
   int64_t macs = 0;                           // useful MACs
   int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
   std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
+  std::map<std::string, int64_t> onChipBytes; // level name -> the kernel's peak reserved bytes
   BankReport bank;
 };
 

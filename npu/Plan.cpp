@@ -471,10 +471,14 @@ GroupPlan planGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) 
   GroupPlan p = analyzeGroup(g, grp, hw);
   if (p.reject.empty())
     return p;
+  return loopNestPlan(grp, std::move(p.reject));
+}
+
+GroupPlan loopNestPlan(const graph::FusedGroup &grp, std::string handReject) {
   GroupPlan ln;
   ln.kind = KernelKind::LoopNest;
   ln.group = &grp;
-  ln.handReject = std::move(p.reject);
+  ln.handReject = std::move(handReject);
   return ln;
 }
 

@@ -96,6 +96,10 @@ GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, cons
 /// handReject): whether that kernel can run the group is only known once it is lowered.
 GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
 
+/// The loop-nest kernel's plan for a group no hand-written kernel takes, `handReject` saying why
+/// (their analysis rejected it, or their tiling found no feasible tile).
+GroupPlan loopNestPlan(const graph::FusedGroup &grp, std::string handReject);
+
 /// True when a value stored in the NPU layout is 4-D NHWC (others are row-major).
 bool isNhwc(const graph::Value &v);
 

@@ -18,10 +18,11 @@ constexpr int64_t kElemBytes = 2; // activations are fp16 on the NPU
 
 /// One dry lowering of a step's kernel in a window (addresses of DRAM tensors do not matter).
 struct Trial {
-  std::string reject; // the kernel found no tiling
-  std::string encode; // an instruction field cannot hold a value (on-chip copies of a tensor)
-  double est = 0;     // the kernel's cost-model estimate (0 where a kernel has none)
-  double dram = 0;    // and of its DRAM traffic (smaller tiles may reload weights)
+  std::string reject;    // the kernel found no tiling
+  std::string encode;    // an instruction field cannot hold a value (on-chip copies of a tensor)
+  double est = 0;        // the kernel's cost-model estimate (0 where a kernel has none)
+  double dram = 0;       // and of its DRAM traffic (smaller tiles may reload weights)
+  bool loopNest = false; // the hand-written kernel found no tiling: the loop-nest kernel ran
 };
 
 struct Candidate {
@@ -191,7 +192,15 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
       const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
       const Window &w = out.window[i];
       Trial r = trial(i, w, out.l1Addr);
-      if (!r.reject.empty()) {
+      if (!w.range.count(hw.l1)) {
+        // The whole of L1: the group compiles (or fails, a user error) as without residency.
+      } else if (r.loopNest && !baseline(i).loopNest) {
+        drop(largestLiveAt(i),
+             fmt::format("group '{}': the hand-written kernel finds no tiling in L1 [{}, {}) "
+                         "around the resident tensors (the loop-nest kernel would run it)",
+                         grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1)));
+        dropped = true;
+      } else if (!r.reject.empty()) {
         drop(largestLiveAt(i),
              fmt::format("group '{}' cannot tile in L1 [{}, {}) around the resident tensors: {}",
                          grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1), r.reject));
@@ -205,7 +214,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
         NPUC_ASSERT(victim < cands.size(), "only copies of a resident tensor are re-checked");
         drop(victim, fmt::format("its on-chip copies do not encode: {}", r.encode));
         dropped = true;
-      } else if (w.range.count(hw.l1)) {
+      } else {
         penalty[i] = std::max(0.0, r.est - baseline(i).est);
         extraDram[i] = std::max(0.0, r.dram - baseline(i).dram);
       }

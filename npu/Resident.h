@@ -33,6 +33,13 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
                          const KernelOptions &o, const std::function<void()> &undo,
                          KernelOptions *used, bool fromTop, const Window &window);
 
+/// lowerWithFallback, and when the hand-written kernel finds no tiling, the loop-nest kernel
+/// (`p` becomes its plan, and the tiling text says why) (Compile.cpp).
+Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
+                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
+                       const Window &window);
+
 /// The segment as the segment compiler sees it when it decides residency.
 struct ResidencyInput {
   const graph::Graph *g = nullptr;

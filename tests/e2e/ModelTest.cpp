@@ -71,6 +71,13 @@ void checkReport(const driver::CompiledModel &m, const driver::RunResult &r) {
           << grp.name;
       npuOpMacs += op.at("tensor_macs").get<int64_t>();
       roofline += op.at("roofline_cycles").get<int64_t>();
+      // A kernel's buffers fit the levels they sit on.
+      for (const auto &[level, bytes] : op.at("on_chip_bytes").items()) {
+        std::optional<int> li = m.target.findLevel(level);
+        ASSERT_TRUE(li.has_value()) << grp.name << ": " << level;
+        EXPECT_GT(bytes.get<int64_t>(), 0) << grp.name << ": " << level;
+        EXPECT_LE(bytes.get<int64_t>(), m.target.levels.at(size_t(*li)).size) << grp.name;
+      }
       // The backend's MAC count and one derived from the graph's shapes must agree.
       EXPECT_EQ(op.at("macs").get<int64_t>(), driver::graphMacs(m.graph, grp)) << grp.name;
     } else {
@@ -82,6 +89,15 @@ void checkReport(const driver::CompiledModel &m, const driver::RunResult &r) {
   EXPECT_EQ(npuOpMacs, macs) << "simulator MACs vs the backend's per-group MACs";
   EXPECT_EQ(roofline, rep.at("roofline_cycles").get<int64_t>());
   EXPECT_NEAR(cpuMs, rep.at("cpu_ms_total").get<double>(), 1e-9);
+  double crossingMs = 0, overheadMs = 0;
+  for (const json &s : rep.at("segments")) {
+    const bool npu = s.at("placement") == "npu";
+    const double ms = s.at(npu ? "crossing_ms" : "overhead_ms").get<double>();
+    EXPECT_GE(ms, 0.0);
+    (npu ? crossingMs : overheadMs) += ms;
+  }
+  EXPECT_NEAR(crossingMs, rep.at("crossing_ms_total").get<double>(), 1e-9);
+  EXPECT_NEAR(overheadMs, rep.at("cpu_overhead_ms_total").get<double>(), 1e-9);
   // A lower bound cannot exceed what was achieved: roofline <= actual cycles.
   EXPECT_LE(rep.at("roofline_cycles").get<int64_t>(), total);
 }

@@ -333,7 +333,8 @@ def case_flow(c):
         r = json.load(f)
     for k in ["target", "total_cycles", "peak_macs_per_cycle", "macs", "mac_utilization",
               "roofline_cycles", "dram_bytes_read", "dram_bytes_written",
-              "bank_conflict_stall_cycles", "engines", "cpu_ms_total", "ops"]:
+              "bank_conflict_stall_cycles", "engines", "cpu_ms_total", "crossing_ms_total",
+              "cpu_overhead_ms_total", "ops"]:
         assert k in r, "report lacks " + k
     with open(trace) as f:
         assert json.load(f)["traceEvents"]

@@ -241,6 +241,23 @@ TEST(LoopNest, WorkingCopyIsReservedOnce) {
   checkGroup(g, {input({2, 100000}, 12)}, false);
 }
 
+// The elementwise kernel tiles along rows of the innermost dimension, and a row of 70000
+// exceeds the 16-bit size fields; the loop-nest kernel splits the long loop and runs the group
+// (before, a hand-written kernel's tiling failure sent the group to the CPU).
+TEST(LoopNest, TakesAGroupTheHandKernelCannotTile) {
+  Graph g;
+  auto x = g.addValue("x", {2, 70000}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {2, 70000}, graph::DType::F32);
+  g.addNode("Relu", "wide", {x}, {y});
+  oneGroup(g, y);
+  std::string tiling = checkGroup(g, {input({2, 70000}, 13)}, true);
+  EXPECT_NE(tiling.find("(the hand-written kernel found no tiling: wide: an elementwise row of "
+                        "70000 channels does not fit the on-chip buffers)"),
+            std::string::npos)
+      << tiling;
+}
+
 TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
   Graph g;
   auto x = g.addValue("x", {1, 10}, graph::DType::F32);

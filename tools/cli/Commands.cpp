@@ -339,6 +339,17 @@ void cmdDisasm(const std::string &package, std::ostream &out) {
   }
 }
 
+// "l1 96.0 of 1024.0 KiB (9%), acc 8.0 of 128.0 KiB (6%)": bytes per level against its size.
+static std::string formatOnChip(const isa::Target &t, const std::map<std::string, int64_t> &bytes) {
+  std::string s;
+  for (const auto &[level, b] : bytes) {
+    const int64_t size = t.levels.at(size_t(*t.findLevel(level))).size;
+    s += fmt::format("{}{} {:.1f} of {:.1f} KiB ({:.0f}%)", s.empty() ? "" : ", ", level,
+                     double(b) / 1024, double(size) / 1024, 100.0 * double(b) / double(size));
+  }
+  return s;
+}
+
 void cmdInspect(const InspectArgs &a, std::ostream &out) {
   driver::CompiledModel m = driver::loadPackage(a.package);
   const graph::Graph &g = m.graph;
@@ -360,6 +371,12 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       out << fmt::format("  DRAM: activations peak {} bytes (planned by liveness; {} without "
                          "reuse), constants {} bytes\n",
                          ns.activationBytes, ns.activationBytesNoReuse, ns.constImage.size());
+      std::map<std::string, int64_t> peak; // per level, over the segment's groups
+      for (const npu::GroupInfo &gi : ns.groupInfo)
+        for (const auto &[level, bytes] : gi.onChipBytes)
+          peak[level] = std::max(peak[level], bytes);
+      if (!peak.empty())
+        out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
       printResidency(out, m, ns);
     }
     for (int gid : s.groups) {
@@ -391,6 +408,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                          counts);
       out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
                          gi.rooflineCycles, gi.bound);
+      if (!gi.onChipBytes.empty())
+        out << "    on-chip peak: " << formatOnChip(m.target, gi.onChipBytes) << "\n";
       out << "    " << formatBankReport(gi.bank, m.options.bankAware) << "\n";
       if (a.tir) {
         out << "    tir:\n";

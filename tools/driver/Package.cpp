@@ -85,6 +85,7 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"macs", gi.macs},
                      {"roofline_cycles", gi.rooflineCycles},
                      {"bound", gi.bound},
+                     {"on_chip_bytes", gi.onChipBytes},
                      {"bank_placement", bankReportToJson(gi.bank)}});
   json residency = json::array();
   for (const npu::ResidencyEntry &e : s.residency)
@@ -157,6 +158,16 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     gi.macs = ji["macs"].asIntIn(0, INT64_MAX);
     gi.rooflineCycles = ji["roofline_cycles"].asIntIn(0, INT64_MAX);
     gi.bound = ji["bound"].asString();
+    JsonIn onChip = ji["on_chip_bytes"];
+    if (!onChip.raw().is_object())
+      onChip.bad("expected an object");
+    for (const auto &[level, v] : onChip.raw().items()) {
+      std::optional<int> li = m.target.findLevel(level);
+      if (!li)
+        onChip.bad("names no memory level of target '" + m.target.name + "': " + level);
+      gi.onChipBytes[level] =
+          onChip[level.c_str()].asIntIn(0, m.target.levels.at(size_t(*li)).size);
+    }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
     s.groupInfo.push_back(std::move(gi));
   }

@@ -129,11 +129,10 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"bank_conflict_stall_cycles", s.bankConflictStallCycles},
           {"engines", engineJson(t, s.engines, s.totalCycles)},
           {"levels", levelJson(t, s.levels)},
-          {"dram_utilization",
-           t.dram.bytesPerCycle > 0 && s.totalCycles > 0
-               ? double(s.dramBytesRead + s.dramBytesWritten) /
-                     (t.dram.bytesPerCycle * double(s.totalCycles))
-               : 0.0},
+          {"dram_utilization", t.dram.bytesPerCycle > 0 && s.totalCycles > 0
+                                   ? double(s.dramBytesRead + s.dramBytesWritten) /
+                                         (t.dram.bytesPerCycle * double(s.totalCycles))
+                                   : 0.0},
           {"critical_path", criticalPathJson(t, s)}};
 }
 
@@ -142,7 +141,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   const graph::Graph &g = m.graph;
   sim::SimStats total;
   int64_t roofline = 0;
-  double cpuMs = 0;
+  double cpuMs = 0, crossingMs = 0, cpuOverheadMs = 0;
   json ops = json::array(), segments = json::array();
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const Seg &seg = m.segments[si];
@@ -161,7 +160,9 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
       segments.push_back({{"placement", "npu"},
                           {"groups", seg.groups},
                           {"cycles", s.totalCycles},
-                          {"instructions", ns.program.instrs.size()}});
+                          {"instructions", ns.program.instrs.size()},
+                          {"crossing_ms", run.hostMs}});
+      crossingMs += run.hostMs;
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;
         int64_t cycles = spanCycles(s.trace, gi.instrBegin, gi.instrEnd);
@@ -183,6 +184,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"roofline_fraction", cycles > 0 ? double(gi.rooflineCycles) / cycles : 0.0},
                        {"bound", gi.bound},
                        {"tiling", gi.tiling},
+                       {"on_chip_bytes", gi.onChipBytes},
                        {"bank_placement", bankReportToJson(gi.bank)}});
       }
     } else {
@@ -200,7 +202,11 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"reason", grp.cpuReason}});
       }
       cpuMs += segMs;
-      segments.push_back({{"placement", "cpu"}, {"groups", seg.groups}, {"cpu_ms", segMs}});
+      cpuOverheadMs += run.hostMs;
+      segments.push_back({{"placement", "cpu"},
+                          {"groups", seg.groups},
+                          {"cpu_ms", segMs},
+                          {"overhead_ms", run.hostMs}});
     }
   }
   json r = buildProgramReport(m.target, total);
@@ -208,6 +214,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   r["roofline_fraction"] =
       total.totalCycles > 0 ? double(roofline) / double(total.totalCycles) : 0.0;
   r["cpu_ms_total"] = cpuMs;
+  r["crossing_ms_total"] = crossingMs;
+  r["cpu_overhead_ms_total"] = cpuOverheadMs;
   r["segments"] = segments;
   r["ops"] = ops;
   return r;
@@ -301,7 +309,10 @@ std::string formatReport(const json &r) {
     out += fmt::format(" {} {:.1f}%", name, e.at("busy_pct").get<double>());
   out += "\n";
   if (r.contains("cpu_ms_total"))
-    out += fmt::format("CPU fallback time: {:.3f} ms\n", r.at("cpu_ms_total").get<double>());
+    out += fmt::format("CPU fallback time: {:.3f} ms (kernels); host overhead {:.3f} ms around "
+                       "CPU kernels, {:.3f} ms converting tensors that cross devices\n",
+                       r.at("cpu_ms_total").get<double>(), r.value("cpu_overhead_ms_total", 0.0),
+                       r.value("crossing_ms_total", 0.0));
   if (!r.contains("ops"))
     return out;
   out +=

@@ -51,6 +51,7 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   NPUC_ASSERT(seg.constBase + int64_t(seg.constImage.size()) <= seg.dramBytes,
               "compileSegment places the constant image inside the DRAM image");
   std::memcpy(dram.data() + seg.constBase, seg.constImage.data(), seg.constImage.size());
+  auto t0 = std::chrono::steady_clock::now();
   for (const npu::DramTensor &dt : seg.inputs) {
     const HostTensor &t = vals.get(dt.value);
     NPUC_ASSERT(t.shape == dt.shape, "segment input shapes are the graph's value shapes");
@@ -59,11 +60,15 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
                 "packed tensors are fp16 and fit the DRAM image");
     std::memcpy(dram.data() + dt.addr, bytes.data(), bytes.size());
   }
+  auto t1 = std::chrono::steady_clock::now();
   sim::SimOptions opt;
   opt.trace = true;
   out.stats = sim::run(m.target, seg.program, mem, opt);
+  auto t2 = std::chrono::steady_clock::now();
   for (const npu::DramTensor &dt : seg.outputs)
     vals.set(dt.value, npu::unpackTensor(dram.data() + dt.addr, dt.shape, dt.layout));
+  auto t3 = std::chrono::steady_clock::now();
+  out.hostMs = std::chrono::duration<double, std::milli>((t1 - t0) + (t3 - t2)).count();
 }
 
 struct CpuKernel {
@@ -143,6 +148,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
     if (s.npu) {
       runNpuSegment(m, m.npuSegments.at(size_t(s.npuIndex)), vals, run);
     } else {
+      auto segStart = std::chrono::steady_clock::now();
+      double kernelMs = 0;
       for (int gid : s.groups) {
         const CpuKernel &k = kernels.at(gid);
         const graph::FusedGroup &grp = g.groups.at(size_t(gid));
@@ -165,9 +172,14 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
         k.fn(args.data());
         auto t1 = std::chrono::steady_clock::now();
         run.cpuMs[gid] = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        kernelMs += run.cpuMs[gid];
         for (size_t i = 0; i < grp.outputs.size(); ++i)
           vals.set(grp.outputs[i], std::move(outs[i]));
       }
+      run.hostMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - segStart)
+              .count() -
+          kernelMs;
     }
     r.segments.push_back(std::move(run));
   }

@@ -25,6 +25,11 @@ struct SegmentRun {
   bool npu = false;
   sim::SimStats stats;         // NPU segments (the simulator always runs with trace on)
   std::map<int, double> cpuMs; // CPU segments: wall time per group id
+  /// Host wall time the segment costs beyond its kernels: for an NPU segment, packing its inputs
+  /// into the NPU layout and unpacking its outputs (the device crossings; the simulation itself
+  /// is not counted); for a CPU segment, everything around the kernel calls (output buffers,
+  /// argument setup, storing results).
+  double hostMs = 0;
 };
 
 struct RunResult {
