@@ -113,9 +113,11 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
                 [&](graph::ValueId v) { return l1Addr.count(in.rootOf(v)) ? hw.l1 : hw.dram; }};
     const bool fromTop = in.crossGroupPrefetch && i % 2 == 1;
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-    Kernel k = lowerWithFallback(
-        in.plans[i], g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
+    GroupPlan plan = in.plans[i]; // the compile makes the same loop-nest retry
+    Kernel k = lowerOrLoopNest(
+        plan, grp, g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
     Trial r;
+    r.loopNest = plan.kind == KernelKind::LoopNest && in.plans[i].kind != KernelKind::LoopNest;
     r.reject = k.reject;
     r.est = k.estCycles;
     r.dram = k.estDramBytes;

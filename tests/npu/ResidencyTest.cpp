@@ -51,11 +51,27 @@ struct Net {
                  {"strides", std::vector<int64_t>{stride, stride}},
                  {"dilations", std::vector<int64_t>{dilation, dilation}}});
   }
-  // Fuses as the compiler does and puts every group on the NPU, as one segment.
-  std::vector<int> finish(ValueId out) {
+  // Fuses as the compiler does (or not: one group per node) and puts every group on the NPU,
+  // as one segment.
+  std::vector<int> finish(ValueId out, bool fuse = true) {
     y = out;
     g.outputs = {out};
-    graph::fuseOps(g);
+    if (fuse) {
+      graph::fuseOps(g);
+    } else {
+      for (const graph::Node &n : g.nodes) {
+        graph::FusedGroup grp;
+        grp.id = int(g.groups.size());
+        grp.nodes = {n.id};
+        grp.anchor = n.id;
+        grp.name = n.name;
+        for (ValueId v : n.inputs)
+          if (!g.value(v).isConstant())
+            grp.inputs.push_back(v);
+        grp.outputs = n.outputs;
+        g.groups.push_back(grp);
+      }
+    }
     std::vector<int> ids;
     for (graph::FusedGroup &grp : g.groups) {
       grp.placement = graph::Placement::Npu;
@@ -174,6 +190,21 @@ TEST(Residency, PaddedGathersFromAKeptTensor) {
       EXPECT_FALSE(in.desc->mnemonic == "mov" && in.get("dst_space") == l1)
           << seg.groupInfo[gi].name << " instruction " << i;
     }
+}
+
+// Rows of 70000 elements exceed the elementwise kernel's size fields, so both groups run on the
+// loop-nest kernel (main's retry), which stages whole tensors: the kept one is copied from and
+// to L1 with `mov`.
+TEST(Residency, LoopNestKernelsAroundAKeptTensor) {
+  Net m({2, 70000});
+  ValueId a = m.node("Relu", "r0", {m.x});
+  auto ids = m.finish(m.node("Relu", "r1", {a}), false);
+  ASSERT_EQ(ids.size(), 2u);
+  check(m, ids, "npu-base.yaml", {{a, 1}});
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  for (const npu::GroupInfo &gi : seg.groupInfo)
+    EXPECT_NE(gi.tiling.find("loop-nest"), std::string::npos) << gi.tiling;
 }
 
 // A batch of two images: the kept tensor holds both.
