@@ -5,8 +5,9 @@
 // their lifetimes (producer step .. last consumer step), gives every step the L1 window no live
 // resident tensor occupies, and dry-lowers each group's kernel in its window. A tensor is
 // dropped (it goes through DRAM as before) when the planner cannot place it, when a kernel
-// cannot tile around it or cannot encode its on-chip copies of it, or when the smaller window
-// costs the kernels more cycles (their cost model's estimate) than its DRAM traffic takes. Each
+// cannot tile around it or cannot encode its on-chip copies of it, or when its groups, each
+// emitted and simulated alone (timing only), take more cycles or move more DRAM bytes in their
+// windows than with the whole of L1 and no residency (smaller tiles, weights reloaded). Each
 // drop re-plans the rest, so a failing choice is retried without it instead of failing the
 // compile.
 #pragma once
