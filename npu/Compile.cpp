@@ -84,6 +84,23 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
   return k1;
 }
 
+Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
+                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
+                       const Window &window) {
+  Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
+  if (k.reject.empty() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
+      hw.quantised()) // the loop-nest kernel computes in fp16 only
+    return k;
+  // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
+  undo();
+  p = loopNestPlan(grp, grp.name + ": " + k.reject);
+  Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
+  if (ln.reject.empty())
+    ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
+  return ln;
+}
+
 namespace {
 
 // Plans the group and dry-runs its kernel's tiling against the target (addresses do not matter
@@ -313,20 +330,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     KernelOptions used;
     PlacedKernel pk;
     const Window &window = rp.window[i];
-    pk.kernel = lowerWithFallback(
-        plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop, window);
-    if (!pk.kernel.reject.empty() && plans[i].kind != KernelKind::LoopNest &&
-        plans[i].kind != KernelKind::View && !hw.quantised()) {
-      // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
-      seg.constImage.resize(constMark);
-      plans[i] = loopNestPlan(grp, grp.name + ": " + pk.kernel.reject);
-      pk.kernel = lowerWithFallback(
-          plans[i], g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop,
-          window);
-      if (pk.kernel.reject.empty())
-        pk.kernel.tiling +=
-            " (the hand-written kernel found no tiling: " + plans[i].handReject + ")";
-    }
+    pk.kernel = lowerOrLoopNest(
+        plans[i], grp, g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop,
+        window);
     const Kernel &k = pk.kernel;
     if (!k.reject.empty())
       fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement

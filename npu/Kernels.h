@@ -34,7 +34,6 @@ struct Kernel {
   int64_t vectorElems = 0; // elements processed by vector instructions (roofline)
   int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
   double estCycles = 0;    // the cost model's estimate of the chosen tiling (kernel choice)
-  double estDramBytes = 0; // its estimate of the DRAM traffic of that tiling (0: no estimate)
   std::map<int, int64_t> onChipPeak; // level index -> peak bytes reserved (Builder::peakBytes)
   std::string reject;                // non-empty: no feasible tiling
 };

@@ -571,7 +571,6 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.body = b.wrapAllocations(seq(prologue));
   k.macs = c.macs();
   k.estCycles = best.cost;
-  k.estDramBytes = dramBytes(ch, toc, toh);
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * eb +
                 static_cast<int64_t>(c.weights.size()) * eb +

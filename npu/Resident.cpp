@@ -3,24 +3,27 @@
 #include "npu/Resident.h"
 
 #include "graph/Passes.h"
+#include "npu/BankAlloc.h"
 #include "npu/Emit.h"
 #include "npu/MemoryPlanner.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <memory>
 
 namespace npuc::npu {
 
 namespace {
 
 
-/// One dry lowering of a step's kernel in a window (addresses of DRAM tensors do not matter).
+/// One dry lowering of a step's kernel in a window, emitted and simulated alone.
 struct Trial {
-  std::string reject; // the kernel found no tiling
-  std::string encode; // an instruction field cannot hold a value (on-chip copies of a tensor)
-  double est = 0;     // the kernel's cost-model estimate (0 where a kernel has none)
-  double dram = 0;    // and of its DRAM traffic (smaller tiles may reload weights)
+  std::string reject;    // the kernel found no tiling
+  std::string encode;    // an instruction field cannot hold a value (on-chip copies of a tensor)
+  int64_t cycles = 0;    // its instructions simulated alone (timing only)
+  int64_t dram = 0;      // the DRAM bytes they move
+  bool loopNest = false; // the hand-written kernel found no tiling: the loop-nest kernel ran
 };
 
 struct Candidate {
@@ -84,9 +87,23 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
   };
 
   // Dry lowerings, cached by what the kernel sees: its window and which of its tensors are
-  // resident (at which addresses: the encodability of its copies depends on them).
+  // resident (at which addresses: the encodability of its copies depends on them). Each is
+  // emitted and simulated alone with the simulator's timing model (as the bank-aware placement
+  // does), so that the choice rests on the cycles and DRAM bytes of the actual tiling rather
+  // than on a cost model; DRAM tensors get disjoint stand-in addresses so that the token pass
+  // orders nothing the real layout would not.
   std::map<std::tuple<size_t, int64_t, int64_t, std::vector<int64_t>>, Trial> cache;
-  std::map<size_t, Trial> full; // per step: the estimates with the whole of L1 and no residency
+  std::map<size_t, Trial> full; // per step: the whole of L1 and no residency
+  std::map<graph::ValueId, int64_t> dramAt;
+  int64_t constBase = 0;
+  for (size_t i = 0; i < steps; ++i) {
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
+    for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
+      for (graph::ValueId v : *vs)
+        if (dramAt.emplace(in.rootOf(v), constBase).second)
+          constBase += alignUp(numElements(g.value(in.rootOf(v)).shape) * kElemBytes, 64);
+  }
+  std::unique_ptr<sim::Memory> mem;
   auto ioOf = [&](size_t i) {
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
     std::vector<graph::ValueId> v = grp.inputs;
@@ -103,27 +120,44 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     auto key = std::make_tuple(i, w.lo(hw, hw.l1), w.hi(hw, hw.l1), sig);
     if (auto it = cache.find(key); it != cache.end())
       return it->second;
+    int64_t constAt = constBase;
     DramCtx dry{[&](graph::ValueId v) {
-                  auto it = l1Addr.find(in.rootOf(v));
-                  return it == l1Addr.end() ? int64_t(0) : it->second;
+                  const graph::ValueId root = in.rootOf(v);
+                  if (auto it = l1Addr.find(root); it != l1Addr.end())
+                    return it->second;
+                  auto at = dramAt.find(root);
+                  return at == dramAt.end() ? int64_t(0) : at->second;
                 },
-                [](const std::vector<uint8_t> &) { return int64_t(0); },
+                [&](const std::vector<uint8_t> &bytes) {
+                  const int64_t at = constAt;
+                  constAt += alignUp(static_cast<int64_t>(bytes.size()), 64);
+                  return at;
+                },
                 [&](graph::ValueId v) { return l1Addr.count(in.rootOf(v)) ? hw.l1 : hw.dram; }};
     const bool fromTop = in.crossGroupPrefetch && i % 2 == 1;
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-    Kernel k = lowerWithFallback(
-        in.plans[i], g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
+    GroupPlan plan = in.plans[i]; // the compile makes the same loop-nest retry
+    Kernel k = lowerOrLoopNest(
+        plan, grp, g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
     Trial r;
+    r.loopNest = plan.kind == KernelKind::LoopNest && in.plans[i].kind != KernelKind::LoopNest;
     r.reject = k.reject;
-    r.est = k.estCycles;
-    r.dram = k.estDramBytes;
-    if (r.reject.empty() && touches) {
+    if (r.reject.empty()) {
       isa::Program p;
       try {
         emitInstructions(t, k.body, grp.name, p);
       } catch (const Error &e) {
-        r.encode = e.what();
+        if (touches)
+          r.encode = e.what();
+        return cache[key] = r; // else the compile reports it, with or without residency
       }
+      if (!mem)
+        mem = std::make_unique<sim::Memory>(t, constAt);
+      if (static_cast<int64_t>(mem->dram().size()) < constAt)
+        mem->dram().resize(static_cast<size_t>(constAt));
+      sim::SimStats st = simulateGroup(t, p, *mem, false);
+      r.cycles = st.totalCycles;
+      r.dram = st.dramBytesRead + st.dramBytesWritten;
     }
     return cache[key] = r;
   };
@@ -185,12 +219,20 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
         out.window[i].range[hw.l1] = {alignUp(lo, align), cap};
     }
     bool dropped = false;
-    std::vector<double> penalty(steps, 0), extraDram(steps, 0);
+    std::vector<int64_t> extraCycles(steps, 0), extraDram(steps, 0); // window vs whole L1
     for (size_t i = 0; i < steps && !dropped; ++i) {
       const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
       const Window &w = out.window[i];
       Trial r = trial(i, w, out.l1Addr);
-      if (!r.reject.empty()) {
+      if (!w.range.count(hw.l1)) {
+        // The whole of L1: the group compiles (or fails, a user error) as without residency.
+      } else if (r.loopNest && !baseline(i).loopNest) {
+        drop(largestLiveAt(i),
+             fmt::format("group '{}': the hand-written kernel finds no tiling in L1 [{}, {}) "
+                         "around the resident tensors (the loop-nest kernel would run it)",
+                         grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1)));
+        dropped = true;
+      } else if (!r.reject.empty()) {
         drop(largestLiveAt(i),
              fmt::format("group '{}' cannot tile in L1 [{}, {}) around the resident tensors: {}",
                          grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1), r.reject));
@@ -204,39 +246,35 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
         NPUC_ASSERT(victim < cands.size(), "only copies of a resident tensor are re-checked");
         drop(victim, fmt::format("its on-chip copies do not encode: {}", r.encode));
         dropped = true;
-      } else if (w.range.count(hw.l1)) {
-        penalty[i] = std::max(0.0, r.est - baseline(i).est);
-        extraDram[i] = std::max(0.0, r.dram - baseline(i).dram);
+      } else {
+        extraCycles[i] = r.cycles - baseline(i).cycles;
+        extraDram[i] = r.dram - baseline(i).dram;
       }
     }
     if (dropped)
       continue;
-    // Worth it? The kernels' estimated slowdown in the smaller windows over its lifetime against
-    // the DRAM cycles its traffic would take, and the DRAM traffic their smaller tiles add (weights
-    // reloaded per tile) against the traffic it saves (every live tensor bears a step's whole
-    // penalty: conservative).
+    // Worth it? Over its lifetime, its groups simulated alone in their windows (with the kept
+    // tensors' traffic gone) against the same groups with the whole of L1 and every tensor in
+    // DRAM: a tensor is dropped when they take more cycles, or move more DRAM bytes (smaller
+    // tiles reload weights). A step's difference counts for every tensor live at it, so a tensor
+    // that only takes space is charged for its neighbours' slowdown too (conservative).
     size_t worst = cands.size();
     double worstLoss = 0;
     std::string why;
     for (size_t c : kept) {
-      double cost = 0, extra = 0;
+      int64_t cycles = 0, bytes = 0;
       for (int64_t i = cands[c].start; i < cands[c].end; ++i) {
-        cost += penalty[size_t(i)];
-        extra += extraDram[size_t(i)];
+        cycles += extraCycles[size_t(i)];
+        bytes += extraDram[size_t(i)];
       }
-      const double saved = double(out.entries[cands[c].entry].dramBytesSaved);
-      const double gain = saved / t.dram.bytesPerCycle;
-      const double loss = std::max(cost - gain, (extra - saved) / t.dram.bytesPerCycle);
+      const double loss = std::max(double(cycles), double(bytes) / t.dram.bytesPerCycle);
       if (loss > worstLoss) {
         worst = c;
         worstLoss = loss;
-        why = cost - gain >= (extra - saved) / t.dram.bytesPerCycle
-                  ? fmt::format("the kernels' tiles around it cost an estimated {:.0f} cycles "
-                                "more, its DRAM traffic takes {:.0f}",
-                                cost, gain)
-                  : fmt::format("the kernels' smaller tiles around it move an estimated {:.0f} "
-                                "DRAM bytes more than the {:.0f} it saves",
-                                extra, saved);
+        why = fmt::format("its groups, simulated alone in the L1 left around the resident "
+                          "tensors, take {:+} cycles and move {:+} DRAM bytes against the whole "
+                          "of L1 without residency",
+                          cycles, bytes);
       }
     }
     if (worst == cands.size())

@@ -5,8 +5,9 @@
 // their lifetimes (producer step .. last consumer step), gives every step the L1 window no live
 // resident tensor occupies, and dry-lowers each group's kernel in its window. A tensor is
 // dropped (it goes through DRAM as before) when the planner cannot place it, when a kernel
-// cannot tile around it or cannot encode its on-chip copies of it, or when the smaller window
-// costs the kernels more cycles (their cost model's estimate) than its DRAM traffic takes. Each
+// cannot tile around it or cannot encode its on-chip copies of it, or when its groups, each
+// emitted and simulated alone (timing only), take more cycles or move more DRAM bytes in their
+// windows than with the whole of L1 and no residency (smaller tiles, weights reloaded). Each
 // drop re-plans the rest, so a failing choice is retried without it instead of failing the
 // compile.
 #pragma once
@@ -32,6 +33,13 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
                          const KernelOptions &o, const std::function<void()> &undo,
                          KernelOptions *used, bool fromTop, const Window &window);
+
+/// lowerWithFallback, and when the hand-written kernel finds no tiling, the loop-nest kernel
+/// (`p` becomes its plan, and the tiling text says why) (Compile.cpp).
+Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
+                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
+                       const Window &window);
 
 /// The segment as the segment compiler sees it when it decides residency.
 struct ResidencyInput {
