@@ -116,17 +116,14 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
             [](const std::vector<uint8_t> &) { return int64_t(0); },
             {}}; // every tensor in DRAM
-  k = lowerWithFallback(p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
+  // A hand-written kernel that finds no tiling is retried with the loop-nest kernel, as
+  // compileSegment does (unless the caller asks about the hand-written kernels alone).
+  k = loopNest ? lowerOrLoopNest(
+                     p, grp, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{})
+               : lowerWithFallback(
+                     p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
   if (k.reject.empty())
     return "";
-  if (p.kind != KernelKind::LoopNest && loopNest && !hw.quantised()) {
-    // A hand-written kernel took the group but found no tiling: the loop-nest kernel may still
-    // run it (compileSegment makes the same retry).
-    p = loopNestPlan(grp, grp.name + ": " + k.reject);
-    k = lowerWithFallback(p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
-    if (k.reject.empty())
-      return "";
-  }
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
     return p.handReject + "; " + k.reject;
   return grp.name + ": " + k.reject;

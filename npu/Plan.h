@@ -126,6 +126,10 @@ struct GroupPlan {
 
 GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
 
+/// int8 targets: "" when the quantised kernels run the analysed group, else the reason it stays
+/// on the CPU (npu/Quant.cpp, next to the quantisation scheme it follows).
+std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::FusedGroup &grp);
+
 /// analyzeGroup, and where it rejects, the loop-nest kernel's plan (kind LoopNest, its reason in
 /// handReject): whether that kernel can run the group is only known once it is lowered.
 GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);

@@ -16,7 +16,6 @@ namespace npuc::npu {
 
 namespace {
 
-
 /// One dry lowering of a step's kernel in a window, emitted and simulated alone.
 struct Trial {
   std::string reject;    // the kernel found no tiling
@@ -101,7 +100,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
       for (graph::ValueId v : *vs)
         if (dramAt.emplace(in.rootOf(v), constBase).second)
-          constBase += alignUp(numElements(g.value(in.rootOf(v)).shape) * kElemBytes, 64);
+          constBase += alignUp(numElements(g.value(in.rootOf(v)).shape) * hw.actBytes(), 64);
   }
   std::unique_ptr<sim::Memory> mem;
   auto ioOf = [&](size_t i) {
