@@ -110,6 +110,14 @@ int tensorOperands(const GroupPlan &p) {
   return n;
 }
 
+int64_t broadcastOperandBytes(const GroupPlan &p, int64_t elemBytes) {
+  int64_t bytes = 0;
+  for (const EpilogueOp &e : p.epilogue)
+    if (e.operand == EpilogueOp::Operand::Broadcast)
+      bytes += e.count * elemBytes;
+  return bytes;
+}
+
 int64_t epilogueOpsPerElement(const GroupPlan &p) {
   return p.epilogue.empty() ? 1 : static_cast<int64_t>(p.epilogue.size());
 }

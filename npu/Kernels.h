@@ -116,4 +116,8 @@ GroupPlan withQuantEpilogue(const GroupPlan &p, const std::vector<float> *dequan
 /// Number of Tensor operands (residuals) the epilogue reads.
 int tensorOperands(const GroupPlan &p);
 
+/// DRAM bytes of the epilogue's Broadcast operands (each loaded once): part of a kernel's
+/// compulsory traffic, like its residuals.
+int64_t broadcastOperandBytes(const GroupPlan &p, int64_t elemBytes);
+
 } // namespace npuc::npu

@@ -253,7 +253,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   k.vectorElems = Bt * M * N * opsPerElem;
   const int64_t aElems = numElements(g.value(q.a.value).shape);
   const int64_t bElems = numElements(g.value(q.b.value).shape);
-  k.dramBytes = (aElems + bElems + Bt * M * N * (1 + nres)) * 2;
+  k.dramBytes = (aElems + bElems + Bt * M * N * (1 + nres)) * 2 + broadcastOperandBytes(p, 2);
   std::string strided;
   if (q.a.col != 1 || q.b.col != 1 || q.folded)
     strided = fmt::format(

@@ -331,8 +331,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   const int64_t outElems = c.N * c.OH * c.OW * C;
   k.macs = c.macs();
   k.vectorElems = outElems * (tapOps + epi);
-  k.dramBytes =
-      numElements(g.value(plan.input).shape) * eb + taps * C * 4 + outElems * eb * (1 + nres);
+  k.dramBytes = numElements(g.value(plan.input).shape) * eb + taps * C * 4 +
+                outElems * eb * (1 + nres) + broadcastOperandBytes(p, eb);
   k.estCycles = best.cost;
   k.tiling = fmt::format(
       "depthwise on the vector unit: tile = {} output rows x {} cols x {} channels; {} taps "

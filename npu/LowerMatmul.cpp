@@ -388,11 +388,11 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   pad.hi[1] = imm(geo.Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
-  View xsrc{d.level(plan.input, hw),
-            imm(xAddr) + (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * geo.icg +
-                          Expr(ib) * tic) *
-                             eb,
-            act};
+  View xsrc{
+      d.level(plan.input, hw),
+      imm(xAddr) +
+          (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * geo.icg + Expr(ib) * tic) * eb,
+      act};
   xsrc.s1 = imm(c.C);
   xsrc.s2 = imm(c.W * c.C);
   View xdst{hw.l1, xbuf.at(itIn), act};
@@ -574,7 +574,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   k.vectorElems = c.N * c.OH * c.OW * c.OC * opsPerElem;
   k.dramBytes = numElements(g.value(plan.input).shape) * eb +
                 static_cast<int64_t>(c.weights.size()) * eb +
-                c.N * c.OH * c.OW * c.OC * eb * (1 + nres);
+                c.N * c.OH * c.OW * c.OC * eb * (1 + nres) + broadcastOperandBytes(p, eb);
   std::string foldText; // " (kernel columns folded into k, kernel rows folded by khg)"
   if (ch.fold)
     foldText = "kernel columns folded into k";

@@ -202,7 +202,8 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   k.body = b.wrapAllocations(seq(prologue));
   int64_t outElems = q.N * q.C * q.OH * q.OW;
   k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
-  k.dramBytes = q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + nres);
+  k.dramBytes =
+      q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + nres) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
                          "L1 input {}x{}x{}; {}",
                          q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax, Wp,
@@ -301,7 +302,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
-  k.dramBytes = N * C * P * eb + N * C * eb * (1 + nres);
+  k.dramBytes = N * C * P * eb + N * C * eb * (1 + nres) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("global average pool: {} channels x {} pixels per tile, {} chunk(s) "
                          "reduced into the accumulator; {}",
                          tc, tp, PB, o.doubleBuffer ? "double-buffered" : "single-buffered");
@@ -380,7 +381,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder 
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
-  k.dramBytes = p.elements * eb * (2 + nres);
+  k.dramBytes = p.elements * eb * (2 + nres) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("elementwise: {} x {} elements per tile, {} tile(s); {}", tp, C, PB,
                          o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;
