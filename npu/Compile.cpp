@@ -360,6 +360,11 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     info.tiling = k.tiling;
     for (const auto &[level, bytes] : k.onChipPeak)
       info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
+    // The resident tensors live during this step share L1 with the kernel's buffers.
+    for (const auto &[root, at] : rp.l1Addr)
+      if (life.at(root).first <= int64_t(i) && int64_t(i) < life.at(root).second)
+        info.onChipBytes[t.levels.at(static_cast<size_t>(hw.l1)).name] +=
+            numElements(g.value(root).shape) * hw.actBytes();
     // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by them), and the
     // window the kernel tiled in.
     int64_t dramBytes = k.dramBytes;

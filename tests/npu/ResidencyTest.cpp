@@ -10,6 +10,7 @@
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
@@ -146,6 +147,14 @@ void check(const Net &m, const std::vector<int> &ids, const isa::Target &t,
     EXPECT_EQ(kept.at(name), bytesOf(m.g, v) * (1 + readers)) << name;
     saved += bytesOf(m.g, v) * (1 + readers);
   }
+  // A group's reported on-chip peak includes the kept tensors live beside its buffers.
+  for (const npu::ResidencyEntry &e : on.seg.residency)
+    for (const npu::GroupInfo &gi : on.seg.groupInfo)
+      if (e.dropped.empty() && (gi.groupId == e.producer ||
+                                std::count(e.consumers.begin(), e.consumers.end(), gi.groupId))) {
+        EXPECT_GE(gi.onChipBytes.at("l1"), e.bytes) << gi.name;
+        EXPECT_LE(gi.onChipBytes.at("l1"), t.levels.at(size_t(*t.findLevel("l1"))).size);
+      }
   if (rereads)
     EXPECT_GT(off.dram() - on.dram(), saved);
   else
