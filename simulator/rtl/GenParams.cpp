@@ -231,15 +231,20 @@ std::string generate(const isa::Target &t, int64_t levelCap) {
   o << "    default: m = 4'b0000;\n  endcase\n";
   o << "  eng_has_sem = s >= 0 && s < 4 && m[s[1:0]];\nendfunction\n\n";
 
-  // Decode: one function per property / primitive field, a case over the opcode. Results are
-  // assigned to the function name (no `return`) so Verilog-2005 frontends read the header too.
-  auto opcodeCase = [&](const std::string &fn, const std::string &type, auto expr,
+  // Decode: one macro per property / primitive field, a conditional chain over the opcode that
+  // selects each instruction's bit slice (or fixed value, or default). Macros rather than
+  // functions: a function copies its IBITS-wide argument at every call, which the core makes
+  // hundreds of times per cycle, and yosys 0.23 elaborates each copy into muxes (the synthesis
+  // check would not finish); an expression over the caller's word copies nothing. The argument
+  // must be a name or an indexed name (`w`, `cur_w[e]`): the macro selects bits of it.
+  o << fmt::format("localparam int OPC_MSB = {};\n", opLsb + opW - 1);
+  auto opcodeCase = [&](const std::string &fn, const std::string &, auto expr,
                         const std::string &dflt) {
-    o << fmt::format("function automatic {} {}(input logic [IBITS-1:0] w);\n", type, fn);
-    o << fmt::format("  case (w[{}:{}])\n", opLsb + opW - 1, opLsb);
+    o << fmt::format("`define {}(w) ( \\\n", fn);
     for (const isa::InstrDesc &d : t.instrs)
-      o << fmt::format("    {}'d{}: {} = {};\n", opW, d.opcode, fn, expr(d));
-    o << fmt::format("    default: {} = {};\n  endcase\nendfunction\n", fn, dflt);
+      o << fmt::format("    w[{}:{}] == {}'d{} ? {} : \\\n", opLsb + opW - 1, opLsb, opW, d.opcode,
+                       expr(d));
+    o << fmt::format("    {})\n", dflt);
   };
   opcodeCase(
       "instr_valid", "logic", [](const isa::InstrDesc &) { return std::string("1'b1"); }, "1'b0");
