@@ -84,8 +84,8 @@ task automatic try_start(input int e, output logic started);
       if (dst_dram) dram_bytes_written = dram_bytes_written + elems * eb;
       if (src_dram || dst_dram) tail_left[e] = tail_left[e] + 64'(DRAM_LAT);
     end else if (cur_sem[e] == SEM_MATMUL && eng_has_sem(e, SEM_MATMUL)) begin
-      k_blocks[e] = ceil_div(`f_k(w), 64'(TU_ROWS));
-      n_blocks[e] = ceil_div(`f_n(w), 64'(TU_COLS));
+      k_blocks[e] = ceil_div(`f_k(w), 64'(TU_ROWS), $clog2(TU_ROWS));
+      n_blocks[e] = ceil_div(`f_n(w), 64'(TU_COLS), $clog2(TU_COLS));
       work_left[e] = `f_m(w) * k_blocks[e] * n_blocks[e];
       tail_left[e] = tail_left[e] + 64'(TU_FILL);
       macs = macs + `f_m(w) * `f_k(w) * `f_n(w);

@@ -54,21 +54,23 @@ function automatic logic reads_src2(input int op);
   reads_src2 = op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_MAX || op == OP_MIN;
 endfunction
 
-// ceil(a / d) for a >= 0, d >= 1: restoring division, one quotient bit per step of a
-// constant-bound loop, i.e. combinational logic (d is a tensor-array dimension, a constant, so a
-// synthesis tool folds most of it). Used once per matmul, at its start.
-function automatic longint ceil_div(input longint a, input longint d);
+// ceil(a / d) for a >= 0, d >= 1 (a tensor-array dimension, a constant; sh = $clog2(d)): a shift
+// when d is a power of two, otherwise restoring division, one quotient bit per step of a
+// constant-bound loop, i.e. combinational logic. Used once per matmul, at its start.
+function automatic longint ceil_div(input longint a, input longint d, input int sh);
   logic [63:0] n, r, q;
   n = a + d - 1;
   r = 64'd0;
   q = 64'd0;
-  for (int i = 63; i >= 0; i--) begin
-    r = {r[62:0], n[i]};
-    if (r >= d) begin
-      r = r - d;
-      q[i] = 1'b1;
+  if (64'd1 << sh == d) q = n >> sh;
+  else
+    for (int i = 63; i >= 0; i--) begin
+      r = {r[62:0], n[i]};
+      if (r >= d) begin
+        r = r - d;
+        q[i] = 1'b1;
+      end
     end
-  end
   ceil_div = q;
 endfunction
 function automatic longint nonneg(input longint v);
