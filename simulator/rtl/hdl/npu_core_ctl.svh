@@ -11,10 +11,12 @@
 task automatic dispatch();
   logic stop;
   int e, s;
+  logic [OPC_MSB:0] opw;  // the instruction bits up to its opcode, all dispatch decodes
   stop = 1'b0;
   for (int i = 0; i < NENG * QMAX + 1; i++)
     if (!stop && dptr < n_instr) begin
-      e = instr_engine(imem[dptr]);
+      opw = imem[dptr][OPC_MSB:0];
+      e = `instr_engine(opw);
       if (q_cnt[e] >= eng_depth(e)) stop = 1'b1;
       else begin
         s = q_head[e] + q_cnt[e];  // < 2 * QMAX: wrap without a modulo
@@ -37,8 +39,8 @@ task automatic try_start(input int e, output logic started);
   logic src_dram, dst_dram;
   started = 1'b0;
   w = imem[q_idx[e][q_head[e]]];
-  pop = f_pop(w);
-  push = f_push(w);
+  pop = `f_pop(w);
+  push = `f_push(w);
   ok = !busy[e] && q_cnt[e] != 0;
   for (int q = 0; q < NENG; q++) begin
     if (pop[q] && tok_avail[q][e] == 0) ok = 1'b0;
@@ -56,25 +58,25 @@ task automatic try_start(input int e, output logic started);
     q_cnt[e] = q_cnt[e] - 1;
     busy[e] = 1'b1;
     cur_w[e] = w;
-    cur_sem[e] = instr_sem(w);
+    cur_sem[e] = `instr_sem(w);
     cur_start[e] = cycles;
     c0[e] = 0;
     c1[e] = 0;
     c2[e] = 0;
     credit[e] = 0;
     dram_left[e] = 0;
-    tail_left[e] = 64'(instr_latency(w));
+    tail_left[e] = 64'(`instr_latency(w));
     work_left[e] = 0;
     if (cur_sem[e] == SEM_DMA && eng_has_sem(e, SEM_DMA)) begin
-      n0 = f_n0(w);
-      n1 = f_n1(w);
-      n2 = f_n2(w);
-      eb = f_elem_bytes(w);
+      n0 = `f_n0(w);
+      n1 = `f_n1(w);
+      n2 = `f_n2(w);
+      eb = `f_elem_bytes(w);
       elems = n0 * n1 * n2;
-      inner = nonneg(n0 - f_pad0_lo(w) - f_pad0_hi(w)) * nonneg(n1 - f_pad1_lo(w) - f_pad1_hi(w))
-            * nonneg(n2 - f_pad2_lo(w) - f_pad2_hi(w));
-      src_dram = 32'(f_src_space(w)) == DRAM_LEVEL;
-      dst_dram = 32'(f_dst_space(w)) == DRAM_LEVEL;
+      inner = nonneg(n0 - `f_pad0_lo(w) - `f_pad0_hi(w)) * nonneg(n1 - `f_pad1_lo(w) - `f_pad1_hi(w))
+            * nonneg(n2 - `f_pad2_lo(w) - `f_pad2_hi(w));
+      src_dram = 32'(`f_src_space(w)) == DRAM_LEVEL;
+      dst_dram = 32'(`f_dst_space(w)) == DRAM_LEVEL;
       work_left[e] = elems;
       if (src_dram) dram_left[e] = dram_left[e] + inner * eb;
       if (dst_dram) dram_left[e] = dram_left[e] + elems * eb;
@@ -82,13 +84,13 @@ task automatic try_start(input int e, output logic started);
       if (dst_dram) dram_bytes_written = dram_bytes_written + elems * eb;
       if (src_dram || dst_dram) tail_left[e] = tail_left[e] + 64'(DRAM_LAT);
     end else if (cur_sem[e] == SEM_MATMUL && eng_has_sem(e, SEM_MATMUL)) begin
-      k_blocks[e] = ceil_div(f_k(w), 64'(TU_ROWS));
-      n_blocks[e] = ceil_div(f_n(w), 64'(TU_COLS));
-      work_left[e] = f_m(w) * k_blocks[e] * n_blocks[e];
+      k_blocks[e] = ceil_div(`f_k(w), 64'(TU_ROWS), $clog2(TU_ROWS));
+      n_blocks[e] = ceil_div(`f_n(w), 64'(TU_COLS), $clog2(TU_COLS));
+      work_left[e] = `f_m(w) * k_blocks[e] * n_blocks[e];
       tail_left[e] = tail_left[e] + 64'(TU_FILL);
-      macs = macs + f_m(w) * f_k(w) * f_n(w);
+      macs = macs + `f_m(w) * `f_k(w) * `f_n(w);
     end else if (cur_sem[e] == SEM_VECTOR && eng_has_sem(e, SEM_VECTOR))
-      work_left[e] = f_n0(w) * f_n1(w) * f_n2(w);
+      work_left[e] = `f_n0(w) * `f_n1(w) * `f_n2(w);
     started = 1'b1;
   end
 endtask
@@ -107,7 +109,7 @@ task automatic engine_cycle(input int e, input logic dram_grant);
       // A beat the port has not accepted yet holds the engine (never with the harness's
       // always-ready DRAM, so the timing model's rates hold).
       if (!mem_req_valid[e]) begin
-        eb = f_elem_bytes(cur_w[e]);
+        eb = `f_elem_bytes(cur_w[e]);
         credit[e] = credit[e] + 64'(eng_rate(e));
         slot = pend_head[e] + pend_cnt[e];  // < 2 * PEND: wrap without a modulo
         if (slot >= PEND) slot = slot - PEND;
@@ -159,7 +161,7 @@ task automatic engine_cycle(input int e, input logic dram_grant);
     if (mem_req_valid[e] || pend_cnt[e] != 0) tail_left[e] = 1;
     else begin
       // Retire: deliver the tokens at the end of this cycle.
-      push = f_push(cur_w[e]);
+      push = `f_push(cur_w[e]);
       for (int q = 0; q < NENG; q++) if (push[q]) tok_avail[e][q] = tok_avail[e][q] + 1;
       busy[e] = 1'b0;
       busy_cycles[e] = busy_cycles[e] + (cycles + 1 - cur_start[e]);

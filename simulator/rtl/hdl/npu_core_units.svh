@@ -54,21 +54,23 @@ function automatic logic reads_src2(input int op);
   reads_src2 = op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_MAX || op == OP_MIN;
 endfunction
 
-// ceil(a / d) for a >= 0, d >= 1: restoring division, one quotient bit per step of a
-// constant-bound loop, i.e. combinational logic (d is a tensor-array dimension, a constant, so a
-// synthesis tool folds most of it). Used once per matmul, at its start.
-function automatic longint ceil_div(input longint a, input longint d);
+// ceil(a / d) for a >= 0, d >= 1 (a tensor-array dimension, a constant; sh = $clog2(d)): a shift
+// when d is a power of two, otherwise restoring division, one quotient bit per step of a
+// constant-bound loop, i.e. combinational logic. Used once per matmul, at its start.
+function automatic longint ceil_div(input longint a, input longint d, input int sh);
   logic [63:0] n, r, q;
   n = a + d - 1;
   r = 64'd0;
   q = 64'd0;
-  for (int i = 63; i >= 0; i--) begin
-    r = {r[62:0], n[i]};
-    if (r >= d) begin
-      r = r - d;
-      q[i] = 1'b1;
+  if (64'd1 << sh == d) q = n >> sh;
+  else
+    for (int i = 63; i >= 0; i--) begin
+      r = {r[62:0], n[i]};
+      if (r >= d) begin
+        r = r - d;
+        q[i] = 1'b1;
+      end
     end
-  end
   ceil_div = q;
 endfunction
 function automatic longint nonneg(input longint v);
@@ -94,24 +96,22 @@ endtask
 /* verilator lint_off UNUSEDSIGNAL */
 task automatic dma_element(input int e);
 /* verilator lint_on UNUSEDSIGNAL */
-  logic [IBITS-1:0] w;
   longint eb, i0, i1, i2, dst, src;
   logic pad;
   int sl, dl, l;
   logic [63:0] pv;
-  w = cur_w[e];
-  eb = f_elem_bytes(w);
+  eb = `f_elem_bytes(cur_w[e]);
   i0 = c0[e];
   i1 = c1[e];
   i2 = c2[e];
-  pad = i0 < f_pad0_lo(w) || i0 >= f_n0(w) - f_pad0_hi(w) || i1 < f_pad1_lo(w)
-     || i1 >= f_n1(w) - f_pad1_hi(w) || i2 < f_pad2_lo(w) || i2 >= f_n2(w) - f_pad2_hi(w);
-  dst = f_dst_addr(w) + eb * (i0 * f_dst_s0(w) + i1 * f_dst_s1(w) + i2 * f_dst_s2(w));
-  src = f_src_addr(w) + eb * ((i0 - f_pad0_lo(w)) * f_src_s0(w) + (i1 - f_pad1_lo(w)) * f_src_s1(w)
-      + (i2 - f_pad2_lo(w)) * f_src_s2(w));
-  pv = f_pad_value(w);
-  sl = 32'(f_src_space(w));
-  dl = 32'(f_dst_space(w));
+  pad = i0 < `f_pad0_lo(cur_w[e]) || i0 >= `f_n0(cur_w[e]) - `f_pad0_hi(cur_w[e]) || i1 < `f_pad1_lo(cur_w[e])
+     || i1 >= `f_n1(cur_w[e]) - `f_pad1_hi(cur_w[e]) || i2 < `f_pad2_lo(cur_w[e]) || i2 >= `f_n2(cur_w[e]) - `f_pad2_hi(cur_w[e]);
+  dst = `f_dst_addr(cur_w[e]) + eb * (i0 * `f_dst_s0(cur_w[e]) + i1 * `f_dst_s1(cur_w[e]) + i2 * `f_dst_s2(cur_w[e]));
+  src = `f_src_addr(cur_w[e]) + eb * ((i0 - `f_pad0_lo(cur_w[e])) * `f_src_s0(cur_w[e]) + (i1 - `f_pad1_lo(cur_w[e])) * `f_src_s1(cur_w[e])
+      + (i2 - `f_pad2_lo(cur_w[e])) * `f_src_s2(cur_w[e]));
+  pv = `f_pad_value(cur_w[e]);
+  sl = 32'(`f_src_space(cur_w[e]));
+  dl = 32'(`f_dst_space(cur_w[e]));
   for (int b = 0; b < 8; b++)
     if (64'(b) < eb) begin
       l = lanes_used[e];
@@ -136,7 +136,7 @@ task automatic dma_element(input int e);
         lanes_used[e] = l + 1;
       end else wr8(dl, dst + 64'(b), pad ? pv[8*b+:8] : rd8(sl, src + 64'(b)));
     end
-  count3(e, f_n0(w), f_n1(w));
+  count3(e, `f_n0(cur_w[e]), `f_n1(cur_w[e]));
 endtask
 
 // ---- one tensor-array step: row mi = c2, column block nb = c1, k block kb = c0 ----
@@ -150,11 +150,9 @@ endfunction
 /* verilator lint_off UNUSEDSIGNAL */
 task automatic mm_step(input int e);
 /* verilator lint_on UNUSEDSIGNAL */
-  logic [IBITS-1:0] w;
   longint k, n, mi, nb, kb, col, kk, ob;
-  w = cur_w[e];
-  k = f_k(w);
-  n = f_n(w);
+  k = `f_k(cur_w[e]);
+  n = `f_n(cur_w[e]);
   mi = c2[e];
   nb = c1[e];
   kb = c0[e];
@@ -162,18 +160,18 @@ task automatic mm_step(input int e);
   for (int r = 0; r < TU_ROWS; r++) begin
     kk = kb * TU_ROWS + 64'(r);
     tu_row_en[r] = kk < k;
-    tu_a[r*32+:32] = tu_row_en[r] ? rd_operand(TU_A_LEVEL, f_a_addr(w) + ob * (mi * k + kk)) : 32'd0;
+    tu_a[r*32+:32] = tu_row_en[r] ? rd_operand(TU_A_LEVEL, `f_a_addr(cur_w[e]) + ob * (mi * k + kk)) : 32'd0;
   end
   for (int j = 0; j < TU_COLS; j++) begin
     col = nb * TU_COLS + 64'(j);
     tu_col_en[j] = col < n;
-    tu_wb_addr[j] = f_c_addr(w) + 4 * (mi * n + col);
-    if (!tu_col_en[j] || (kb == 0 && f_accumulate(w) == 64'd0)) tu_acc_in[j*32+:32] = 32'd0;
+    tu_wb_addr[j] = `f_c_addr(cur_w[e]) + 4 * (mi * n + col);
+    if (!tu_col_en[j] || (kb == 0 && `f_accumulate(cur_w[e]) == 64'd0)) tu_acc_in[j*32+:32] = 32'd0;
     else tu_acc_in[j*32+:32] = rd32(TU_ACC_LEVEL, tu_wb_addr[j]);
     for (int r = 0; r < TU_ROWS; r++) begin
       kk = kb * TU_ROWS + 64'(r);
       tu_b[(r*TU_COLS+j)*32+:32] = (tu_row_en[r] && tu_col_en[j]) ?
-          rd_operand(TU_B_LEVEL, f_b_addr(w) + ob * (kk * n + col)) : 32'd0;
+          rd_operand(TU_B_LEVEL, `f_b_addr(cur_w[e]) + ob * (kk * n + col)) : 32'd0;
     end
   end
   tu_v = 1'b1;
@@ -184,26 +182,24 @@ endtask
 /* verilator lint_off UNUSEDSIGNAL */
 task automatic vec_element(input int e);
 /* verilator lint_on UNUSEDSIGNAL */
-  logic [IBITS-1:0] w;
   longint i0, i1, i2, dst, s1, s2;
   int op, dt, t1, t2;
   logic [31:0] a, b;
   logic [31:0] imm0, imm1;
-  w = cur_w[e];
-  op = 32'(f_op(w));
-  dt = 32'(f_dst_dtype(w));
-  t1 = 32'(f_src1_dtype(w));
-  t2 = 32'(f_src2_dtype(w));
+  op = 32'(`f_op(cur_w[e]));
+  dt = 32'(`f_dst_dtype(cur_w[e]));
+  t1 = 32'(`f_src1_dtype(cur_w[e]));
+  t2 = 32'(`f_src2_dtype(cur_w[e]));
   i0 = c0[e];
   i1 = c1[e];
   i2 = c2[e];
-  dst = f_dst_addr(w) + (2 + 2 * dt) * (i0 * f_dst_s0(w) + i1 * f_dst_s1(w) + i2 * f_dst_s2(w));
-  s1 = f_src1_addr(w) + (2 + 2 * t1) * (i0 * f_src1_s0(w) + i1 * f_src1_s1(w) + i2 * f_src1_s2(w));
-  s2 = f_src2_addr(w) + (2 + 2 * t2) * (i0 * f_src2_s0(w) + i1 * f_src2_s1(w) + i2 * f_src2_s2(w));
-  imm0 = 32'(f_imm0(w));
-  imm1 = 32'(f_imm1(w));
-  a = load_f(32'(f_src1_space(w)), s1, t1);
-  b = reads_src2(op) ? load_f(32'(f_src2_space(w)), s2, t2) : 32'd0;
-  store_f(32'(f_dst_space(w)), dst, dt, valu(op, a, b, imm0, imm1));
-  count3(e, f_n0(w), f_n1(w));
+  dst = `f_dst_addr(cur_w[e]) + (2 + 2 * dt) * (i0 * `f_dst_s0(cur_w[e]) + i1 * `f_dst_s1(cur_w[e]) + i2 * `f_dst_s2(cur_w[e]));
+  s1 = `f_src1_addr(cur_w[e]) + (2 + 2 * t1) * (i0 * `f_src1_s0(cur_w[e]) + i1 * `f_src1_s1(cur_w[e]) + i2 * `f_src1_s2(cur_w[e]));
+  s2 = `f_src2_addr(cur_w[e]) + (2 + 2 * t2) * (i0 * `f_src2_s0(cur_w[e]) + i1 * `f_src2_s1(cur_w[e]) + i2 * `f_src2_s2(cur_w[e]));
+  imm0 = 32'(`f_imm0(cur_w[e]));
+  imm1 = 32'(`f_imm1(cur_w[e]));
+  a = load_f(32'(`f_src1_space(cur_w[e])), s1, t1);
+  b = reads_src2(op) ? load_f(32'(`f_src2_space(cur_w[e])), s2, t2) : 32'd0;
+  store_f(32'(`f_dst_space(cur_w[e])), dst, dt, valu(op, a, b, imm0, imm1));
+  count3(e, `f_n0(cur_w[e]), `f_n1(cur_w[e]));
 endtask
