@@ -20,6 +20,16 @@ int64_t Hw::fieldMax(const isa::InstrDesc *d, const std::string &field) {
   return 0;
 }
 
+int64_t Hw::onChipStrideMax() const {
+  int64_t m = INT64_MAX;
+  for (const isa::InstrDesc *d : {ld, mov})
+    for (const char *f : {"dst_s1", "dst_s2"})
+      m = std::min(m, fieldMax(d, f));
+  for (const char *f : {"src_s1", "src_s2"})
+    m = std::min(m, fieldMax(mov, f));
+  return m;
+}
+
 int64_t Hw::maxDim() const {
   int64_t m = INT64_MAX;
   for (const isa::InstrDesc *d : {ld, st, mov, vop})

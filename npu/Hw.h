@@ -31,6 +31,10 @@ struct Hw {
   /// Largest value an instruction's field can take (fixed fields: their value).
   static int64_t fieldMax(const isa::InstrDesc *d, const std::string &field);
   int64_t maxDim() const; // the smallest n0/n1/n2/m/k/n limit over the DMA, matmul and vector ops
+  /// The largest on-chip element stride of a tile view: the on-chip sides of `ld` and `mov`
+  /// (dst_s1/s2, and mov's src_s1/s2). A tile whose stride exceeds it cannot be encoded (e.g. a
+  /// 2048 x 1000 weight block on npu-large's 8 MiB L1 with 20-bit strides), so kernels skip it.
+  int64_t onChipStrideMax() const;
   int64_t alignment(int level) const { return t->levels.at(static_cast<size_t>(level)).alignment; }
   int64_t capacity(int level) const { return t->levels.at(static_cast<size_t>(level)).size; }
   bool vectorHas(const std::string &op) const { return t->vector.supports(op); }

@@ -58,13 +58,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
   const int64_t maxDim = hw.maxDim();
-  // On-chip strides of the panels and tiles must fit the ld/mov fields (as in LowerMatmul).
-  int64_t maxStride = INT64_MAX;
-  for (const isa::InstrDesc *x : {hw.ld, hw.mov})
-    for (const char *f : {"dst_s1", "dst_s2"})
-      maxStride = std::min(maxStride, Hw::fieldMax(x, f));
-  for (const char *f : {"src_s1", "src_s2"})
-    maxStride = std::min(maxStride, Hw::fieldMax(hw.mov, f));
+  const int64_t maxStride = hw.onChipStrideMax(); // panels and tiles must be encodable
   auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
   const int64_t l1Free = b.freeBytes(hw.l1);
   const double dramBw = t.dram.bytesPerCycle;

@@ -77,15 +77,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Geometry geo{c, std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1), c.icg(),
                c.ocg()};
   const int64_t maxDim = hw.maxDim();
-  // On-chip element strides of the tile views below (L1 and L0 sides of ld/mov/st): a tile whose
-  // stride does not fit these fields cannot be encoded (e.g. a 2048 x 1000 weight block on
-  // npu-large's 8 MiB L1 with 20-bit strides), so the search skips it.
-  int64_t maxStride = INT64_MAX;
-  for (const isa::InstrDesc *d : {hw.ld, hw.mov})
-    for (const char *f : {"dst_s1", "dst_s2"})
-      maxStride = std::min(maxStride, Hw::fieldMax(d, f));
-  for (const char *f : {"src_s1", "src_s2"})
-    maxStride = std::min(maxStride, Hw::fieldMax(hw.mov, f));
+  const int64_t maxStride = hw.onChipStrideMax(); // the search skips tiles it cannot encode
   auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
   const int64_t l1Free = b.freeBytes(hw.l1);
   const double dramBw = t.dram.bytesPerCycle;
