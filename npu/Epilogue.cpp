@@ -110,6 +110,31 @@ int tensorOperands(const GroupPlan &p) {
   return n;
 }
 
+void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
+                         const std::vector<OnChip> &rbufs, const Expr &it, const Expr &elem0,
+                         int64_t C, const Expr &tcc, const Expr &pixels, std::vector<View> &ops,
+                         std::vector<Stmt> &out) {
+  const Hw &hw = b.hw();
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
+  size_t r = 0;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Tensor)
+      continue;
+    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * eb, act};
+    src.s1 = imm(C);
+    View dst{hw.l1, rbufs[r++].at(it), act};
+    dst.s1 = tcc;
+    if (inPlace(hw, src)) { // resident in L1: the epilogue reads it there
+      ops[i] = src;
+      continue;
+    }
+    out.push_back(b.load(src, dst, Dims{tcc, pixels, imm(1)}));
+    ops[i] = dst;
+  }
+}
+
 int64_t broadcastOperandBytes(const GroupPlan &p, int64_t elemBytes) {
   int64_t bytes = 0;
   for (const EpilogueOp &e : p.epilogue)

@@ -113,6 +113,15 @@ GroupPlan withBiasEpilogue(const GroupPlan &p);
 /// starts on values in the input's scale (the vector kernels' int8 input, or fp32 sums of it).
 GroupPlan withQuantEpilogue(const GroupPlan &p, const std::vector<float> *dequant);
 
+/// Loads the Tensor operands (residuals) of the epilogue for a tile of `pixels` x `tcc` channels
+/// starting at element `elem0` (NPU layout, channel stride `C`) into `rbufs` (copy `it`), and
+/// points their operand views in `ops` there; a resident operand is read where it lives.
+void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
+                         const std::vector<OnChip> &rbufs, const tir::Expr &it,
+                         const tir::Expr &elem0, int64_t C, const tir::Expr &tcc,
+                         const tir::Expr &pixels, std::vector<View> &ops,
+                         std::vector<tir::Stmt> &out);
+
 /// Number of Tensor operands (residuals) the epilogue reads.
 int tensorOperands(const GroupPlan &p);
 

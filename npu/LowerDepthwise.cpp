@@ -295,22 +295,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   Expr elem0 = ((Expr(n) * c.OH + Expr(hb) * toh) * c.OW) * C + c0;
   // Constants and per-channel/scalar tensors staged once (Epilogue.cpp), offset to channel c0.
   std::vector<View> ops = operandsAtChannel(p, consts, c0);
-  size_t r = 0;
-  for (size_t i = 0; i < p.epilogue.size(); ++i) {
-    const EpilogueOp &e = p.epilogue[i];
-    if (e.operand == EpilogueOp::Operand::Tensor) {
-      View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * eb, act};
-      rsrc.s1 = imm(C);
-      View rdst{hw.l1, rbufs[r++].at(it), act};
-      rdst.s1 = tcc;
-      if (inPlace(hw, rsrc)) { // resident in L1: the epilogue reads it there
-        ops[i] = rsrc;
-        continue;
-      }
-      body.push_back(b.load(rsrc, rdst, Dims{tcc, Mc, imm(1)}));
-      ops[i] = rdst;
-    }
-  }
+  stageTensorOperands(p, b, d, rbufs, it, elem0, C, tcc, Mc, ops, body);
   View acc{hw.acc, cbuf.at(it), isa::ElemType::F32};
   acc.s1 = tcc;
   View out{hw.l1, obuf.at(it), act};

@@ -21,33 +21,6 @@ using namespace tir;
 
 namespace {
 
-// Loads the Tensor operands of the epilogue for a tile [pixels x channels] starting at element
-// `elem0` (NPU layout, channel stride `C`), and fills their operand views.
-void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
-                         const std::vector<OnChip> &rbufs, const Expr &it, const Expr &elem0,
-                         int64_t C, const Expr &tcc, const Expr &pixels, std::vector<View> &ops,
-                         std::vector<Stmt> &out) {
-  const Hw &hw = b.hw();
-  const isa::ElemType act = hw.act;
-  const int64_t eb = hw.actBytes();
-  size_t r = 0;
-  for (size_t i = 0; i < p.epilogue.size(); ++i) {
-    const EpilogueOp &e = p.epilogue[i];
-    if (e.operand != EpilogueOp::Operand::Tensor)
-      continue;
-    View src{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + elem0 * eb, act};
-    src.s1 = imm(C);
-    View dst{hw.l1, rbufs[r++].at(it), act};
-    dst.s1 = tcc;
-    if (inPlace(hw, src)) { // resident in L1: the epilogue reads it there
-      ops[i] = src;
-      continue;
-    }
-    out.push_back(b.load(src, dst, Dims{tcc, pixels, imm(1)}));
-    ops[i] = dst;
-  }
-}
-
 bool reserveAll(Builder &b, std::vector<OnChip *> bufs) {
   for (OnChip *x : bufs)
     if (!b.reserve(*x))
