@@ -3,6 +3,8 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
+
 namespace npuc::graph {
 
 namespace {
@@ -12,7 +14,10 @@ namespace {
 NodeId scaleOf(const Graph &g, const Node &m, size_t slot, ValueId &x, ValueId &c) {
   ValueId v = m.inputs[slot];
   NodeId p = g.value(v).producer;
-  if (p < 0 || g.isGraphOutput(v) || g.consumers(v).size() != 1)
+  // One consumer reading it once: MatMul(v, v) would need the scale squared (consumers() lists
+  // a node once however many of its inputs read v).
+  if (p < 0 || g.isGraphOutput(v) || g.consumers(v).size() != 1 ||
+      std::count(m.inputs.begin(), m.inputs.end(), v) != 1)
     return -1;
   const Node &s = g.node(p);
   if ((s.op != "Mul" && s.op != "Div") || s.inputs.size() != 2 || s.outputs.size() != 1)

@@ -239,17 +239,25 @@ TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
   NodeId mm2 = add(g, "MatMul", "mm2", {out(g, q2), r});
   NodeId rs = add(g, "Mul", "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
   NodeId mm3 = add(g, "MatMul", "mm3", {q, out(g, rs)});
-  g.outputs = {out(g, mm), out(g, mm2), out(g, q2), out(g, mm3)};
+  // Kept: one scaled value read by both operands (sinking it once would scale the product by c,
+  // not c squared).
+  ValueId sq = g.addValue("sq", {2, 4, 4}, DType::F32);
+  g.inputs.push_back(sq);
+  NodeId ss = add(g, "Mul", "ss", {sq, g.addConstant("c5", {}, {2.0f})});
+  NodeId mm4 = add(g, "MatMul", "mm4", {out(g, ss), out(g, ss)});
+  g.outputs = {out(g, mm), out(g, mm2), out(g, q2), out(g, mm3), out(g, mm4)};
   Graph before = g;
   EXPECT_EQ(sinkScalesPastMatMul(g), 2);
   EXPECT_EQ(g.node(mm).inputs[0], q);
   EXPECT_EQ(g.node(mm).inputs[1], k);
   EXPECT_EQ(g.node(mm2).inputs[0], out(g, q2));
   EXPECT_EQ(g.node(mm3).inputs[1], out(g, rs));
+  EXPECT_EQ(g.node(mm4).inputs[0], out(g, ss));
+  EXPECT_EQ(g.node(mm4).inputs[1], out(g, ss));
   const Node &last = g.node(g.value(out(before, mm)).producer);
   EXPECT_TRUE(last.op == "Div" || last.op == "Mul") << last.op;
   std::map<ValueId, HostTensor> ins;
-  for (ValueId v : {q, k, r})
+  for (ValueId v : {q, k, r, sq})
     ins[v] = HostTensor(g.value(v).shape,
                         randomData(numElements(g.value(v).shape), static_cast<unsigned>(v) + 40));
   auto want = runReference(before, ins), got = runReference(g, ins);
