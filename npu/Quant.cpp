@@ -4,6 +4,7 @@
 #include "npu/Plan.h"
 
 #include "graph/Reference.h"
+#include "graph/ShapeInference.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -69,11 +70,6 @@ std::map<ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g) {
 
 namespace {
 
-bool isViewOp(const std::string &op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Identity";
-}
-
 // The weight tensor of a tensor-unit anchor and the axis of its output channels, or kNoValue.
 ValueId weightOf(const graph::Graph &g, const graph::Node &n, int &axis) {
   if (n.op == "Conv" && n.inputs.size() > 1) {
@@ -132,7 +128,7 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
   }
   for (graph::NodeId nid : g.topoOrder()) {
     const graph::Node &n = g.node(nid);
-    if (isViewOp(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
+    if (graph::isViewOp(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
       q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
   }
   // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
@@ -149,7 +145,7 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
     };
     for (graph::NodeId nid : g.topoOrder()) {
       const graph::Node &n = g.node(nid);
-      const bool view = isViewOp(n.op) && !n.inputs.empty();
+      const bool view = graph::isViewOp(n.op) && !n.inputs.empty();
       if (!view && n.op != "Concat")
         continue;
       std::vector<ValueId> vals = {n.outputs[0]};
