@@ -392,13 +392,27 @@ TEST(Int8Model, AblationsAreBitIdentical) {
     return driver::runModel(m, {{inV.name, in}}).outputs.begin()->second.data;
   };
   const std::vector<float> base = outputOf({});
-  npu::CompileOptions single, naive, noPrefetch, noBanks;
+  npu::CompileOptions single, naive, noPrefetch, noBanks, noResidency;
   single.doubleBuffer = false;
   naive.naiveTiling = true;
   noPrefetch.crossGroupPrefetch = false;
   noBanks.bankAware = false;
-  for (const npu::CompileOptions &o : {single, naive, noPrefetch, noBanks})
+  noResidency.residency = false;
+  for (const npu::CompileOptions &o : {single, naive, noPrefetch, noBanks, noResidency})
     EXPECT_EQ(outputOf(o), base);
+  // Residency acts on the int8 tensors here (so the last comparison exercises it), at one byte
+  // per element.
+  driver::CompiledModel m = driver::compileModel(model, int8Target(), {}, {});
+  int kept = 0;
+  for (const npu::Segment &s : m.npuSegments)
+    for (const npu::ResidencyEntry &e : s.residency)
+      if (e.dropped.empty()) {
+        ++kept;
+        auto v = m.graph.findValue(e.name);
+        ASSERT_TRUE(v) << e.name;
+        EXPECT_EQ(e.bytes, numElements(m.graph.value(*v).shape)) << e.name;
+      }
+  EXPECT_GT(kept, 0);
 }
 
 // The other bundled models (depthwise + average pool, branches with CPU groups between NPU
