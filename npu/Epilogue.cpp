@@ -135,6 +135,17 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
   }
 }
 
+void appendEpilogueAndStore(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
+                            const View &out, const View &ydst, const std::vector<View> &ops,
+                            const Dims &d, std::vector<Stmt> &body) {
+  if (inPlace(b.hw(), ydst)) { // resident in L1: the epilogue writes the tile there
+    body.push_back(applyEpilogue(p, b, src, acc, ydst, ops, d));
+    return;
+  }
+  body.push_back(applyEpilogue(p, b, src, acc, out, ops, d));
+  body.push_back(b.store(out, ydst, d));
+}
+
 int64_t broadcastOperandBytes(const GroupPlan &p, int64_t elemBytes) {
   int64_t bytes = 0;
   for (const EpilogueOp &e : p.epilogue)

@@ -100,6 +100,13 @@ std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> 
 tir::Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
                         const View &out, const std::vector<View> &ops, const Dims &d);
 
+/// Appends the epilogue of a tile (`src`/`acc` as in applyEpilogue) and its store to `ydst`, the
+/// tile's place in the output's home: an output resident on chip is written there directly, any
+/// other goes through the L1 tile `out` and a store.
+void appendEpilogueAndStore(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
+                            const View &out, const View &ydst, const std::vector<View> &ops,
+                            const Dims &d, std::vector<tir::Stmt> &body);
+
 /// Vector ops the epilogue issues per element of the output (for cost and roofline).
 int64_t epilogueOpsPerElement(const GroupPlan &p);
 

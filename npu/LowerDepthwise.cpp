@@ -303,12 +303,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   Dims ed{tcc, Mc, imm(1)};
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   ydst.s1 = imm(C);
-  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
-    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
-  } else {
-    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-    body.push_back(b.store(out, ydst, ed));
-  }
+  appendEpilogueAndStore(p, b, acc, acc, out, ydst, ops, ed, body);
 
   prologue.push_back(forLoop(
       n, imm(0), imm(c.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));

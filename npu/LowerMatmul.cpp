@@ -529,12 +529,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   Dims ed{tocb, Mc, imm(1)};
   View ydst{d.level(plan.output, hw), imm(yAddr) + (pix0 * c.OC + oc0) * eb, act};
   ydst.s1 = imm(c.OC);
-  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
-    tileBody.push_back(applyEpilogue(p, b, accIn, acc, ydst, ops, ed));
-  } else {
-    tileBody.push_back(applyEpilogue(p, b, accIn, acc, out, ops, ed));
-    tileBody.push_back(b.store(out, ydst, ed));
-  }
+  appendEpilogueAndStore(p, b, accIn, acc, out, ydst, ops, ed, tileBody);
 
   std::vector<Stmt> blockLoop;
   if (ICB == 1)

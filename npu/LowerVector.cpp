@@ -163,12 +163,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   Dims ed{tcc, Mc, imm(1)};
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   ydst.s1 = imm(q.C);
-  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
-    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
-  } else {
-    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-    body.push_back(b.store(out, ydst, ed));
-  }
+  appendEpilogueAndStore(p, b, acc, acc, out, ydst, ops, ed, body);
 
   prologue.push_back(forLoop(
       n, imm(0), imm(q.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
@@ -266,12 +261,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   View out{hw.l1, obuf.at(itO), act};
   Dims ed{tcc, imm(1), imm(1)};
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
-  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the result there
-    body.push_back(applyEpilogue(p, b, acc, acc, ydst, ops, ed));
-  } else {
-    body.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-    body.push_back(b.store(out, ydst, ed));
-  }
+  appendEpilogueAndStore(p, b, acc, acc, out, ydst, ops, ed, body);
   prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
@@ -345,12 +335,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder 
   View ydst{d.level(p.output, hw), imm(d.addrOf(p.output)) + elem0 * eb, act};
   ydst.s1 = imm(C);
   const View &src = xInPlace ? xsrc : xdst;
-  if (inPlace(hw, ydst)) { // resident in L1: the epilogue writes the tile there
-    body.push_back(applyEpilogue(p, b, src, acc, ydst, ops, ed));
-  } else {
-    body.push_back(applyEpilogue(p, b, src, acc, out, ops, ed));
-    body.push_back(b.store(out, ydst, ed));
-  }
+  appendEpilogueAndStore(p, b, src, acc, out, ydst, ops, ed, body);
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
