@@ -11,10 +11,13 @@
 // the operands become *_space/*_addr/*_dtype fields. The outputs are stored back to DRAM in the
 // NPU layout, and the token pass orders the engines as for every kernel.
 //
-// No tiling yet: a group is accepted only when nothing stays scalar and all its buffers fit their
-// levels at once; otherwise the reject reason says which, and placement keeps it on the CPU.
+// This file is the whole-tensor path: taken when nothing stays scalar and all buffers fit their
+// levels at once (and the staging DMAs fit the token queue). When they do not, the tiled path
+// (LoopNestTile.cpp) runs the group's outer loop in chunks; when no chunk fits either, the reject
+// reason says which, and placement keeps the group on the CPU.
 #include "npu/Emit.h"
 #include "npu/Kernels.h"
+#include "npu/LoopNest.h"
 
 #include "support/Error.h"
 #include "tir/IRMutator.h"
@@ -33,18 +36,11 @@
 namespace npuc::npu {
 
 using namespace tir;
+using loopnest::Staged;
 
 namespace {
 
 const DataType kF16 = DataType::Float(16), kF32 = DataType::Float(32);
-
-// One parameter of the reference nest and where the kernel keeps it.
-struct Staged {
-  enum class Role { Input, Const, Output } role = Role::Input;
-  graph::ValueId value = graph::kNoValue;
-  Buffer onChip; // what the DMA moves: fp16 activations, fp32 constants
-  Buffer work;   // an output the nest also reads is computed in fp32 here, then rounded
-};
 
 // Loads whether the body reads each buffer (an output read back needs an fp32 working copy:
 // accumulating in fp16 would round every partial sum).
@@ -210,6 +206,64 @@ private:
   int64_t maxDim_;
 };
 
+} // namespace
+
+namespace loopnest {
+
+std::set<const BufferNode *> readBuffers(const Stmt &s) {
+  ReadBuffers r;
+  r.visit(s);
+  return r.read;
+}
+
+Stmt compileOnChip(const Stmt &body, const std::vector<Staged> &staged,
+                   const std::map<const BufferNode *, const Staged *> &byParam, const Hw &hw,
+                   std::vector<Buffer> &allocs, std::string &why) {
+  const isa::Target &t = *hw.t;
+  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
+  PrimFunc f;
+  f.name = "loop_nest";
+  f.body = ToOnChip(byParam, l1).mutate(body);
+  std::vector<Stmt> seqBody = {f.body};
+  for (const Staged &s : staged) {
+    f.params.push_back(s.onChip);
+    if (!s.work.defined())
+      continue;
+    Var i = Var::make("i");
+    seqBody.push_back(forLoop(i, imm(0), imm(s.onChip->numElements()),
+                              store(s.onChip, cast(kF16, load(s.work, i)), i)));
+  }
+  f.body = seq(seqBody);
+  for (const Staged &s : staged)
+    if (s.work.defined())
+      f.body = AllocateNode::make(s.work, f.body);
+
+  // Normalise, split into unit operations, emit.
+  PassManager pm(parsePipeline(kNormalisationPipeline));
+  std::vector<std::string> scalar;
+  f = pm.run(f);
+  f.body = SplitLong(hw.maxDim()).mutate(f.body);
+  f = emitNpu(preProcess(f, t), t, &scalar);
+  if (!scalar.empty()) {
+    why = fmt::format("{} nest(s) stay scalar: {}{}", scalar.size(), scalar.front(),
+                      scalar.size() > 1 ? "; ..." : "");
+    return {};
+  }
+  Leftovers left;
+  left.visit(f.body);
+  if (!left.problems.empty()) {
+    why = fmt::format("not all instructions: {}", left.problems.front());
+    return {};
+  }
+  allocs = left.allocs;
+  return f.body;
+}
+
+Stmt resolveOperands(const isa::Target &t, const Stmt &body,
+                     std::map<const BufferNode *, std::pair<int, int64_t>> at) {
+  return Resolve(t, std::move(at)).mutate(body);
+}
+
 // A contiguous copy of `units` 2-byte elements between a tensor's home (DRAM, or L1 when it is
 // resident between groups) and the kernel's L1 buffer, in boxes the size fields hold.
 void flatCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, int64_t chipAddr,
@@ -228,183 +282,19 @@ void flatCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, in
   }
 }
 
-// A 4-D tensor between its NHWC DRAM image and logical NCHW in L1: per image, dims (W, H, C).
-void nhwcCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, int64_t chipAddr,
-              const Shape &s, std::vector<Stmt> &out) {
-  const Hw &hw = b.hw();
-  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
-  for (int64_t n = 0; n < N; ++n) {
-    View dram{homeLevel, imm(dramAddr + n * H * W * C * 2)};
-    dram.s0 = imm(C);
-    dram.s1 = imm(W * C);
-    dram.s2 = imm(1);
-    View chip{hw.l1, imm(chipAddr + n * C * H * W * 2)};
-    chip.s0 = imm(1);
-    chip.s1 = imm(W);
-    chip.s2 = imm(H * W);
-    Dims dims{imm(W), imm(H), imm(C)};
-    out.push_back(toChip ? b.load(dram, chip, dims) : b.store(chip, dram, dims));
-  }
-}
-
 std::string bytesText(int64_t b) {
   return b >= (1 << 20)   ? fmt::format("{:.1f} MiB", b / 1048576.0)
          : b >= (1 << 10) ? fmt::format("{:.1f} KiB", b / 1024.0)
                           : fmt::format("{} bytes", b);
 }
 
-} // namespace
-
-Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
-                           const DramCtx &d) {
-  Kernel k;
-  const Hw &hw = b.hw();
-  const isa::Target &t = *hw.t;
-  auto reject = [&](std::string why) {
-    k.reject = "loop-nest kernel: " + why;
-    return k;
-  };
-  if (!hw.vectorReaches(hw.l1))
-    return reject("the target's vector unit cannot address L1");
-  std::vector<graph::ValueId> pv;
-  PrimFunc ref;
-  try {
-    ref = lowerGroup(g, grp, &pv);
-  } catch (const npuc::Error &e) {
-    return reject(e.what());
-  }
-  NPUC_ASSERT(pv.size() == ref.params.size(), "lowerGroup names the value of every parameter");
-
-  // Parameters -> staged on-chip buffers.
-  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
-  ReadBuffers reads;
-  reads.visit(ref.body);
-  std::vector<Staged> staged(pv.size());
-  std::map<const BufferNode *, const Staged *> byParam;
-  for (size_t i = 0; i < pv.size(); ++i) {
-    const graph::Value &v = g.value(pv[i]);
-    Staged &s = staged[i];
-    s.value = pv[i];
-    bool out = std::find(grp.outputs.begin(), grp.outputs.end(), pv[i]) != grp.outputs.end();
-    s.role = out              ? Staged::Role::Output
-             : v.isConstant() ? Staged::Role::Const
-                              : Staged::Role::Input;
-    if (s.role != Staged::Role::Const && v.dtype != graph::DType::F32)
-      return reject(
-          fmt::format("tensor '{}' is not float32 (the NPU keeps tensors as fp16)", v.name));
-    const Buffer &p = ref.params[i];
-    s.onChip = Buffer::make(p->name, s.role == Staged::Role::Const ? kF32 : kF16, p->shape, l1);
-    if (out && reads.read.count(p.get()))
-      s.work = Buffer::make(p->name + "_f32", kF32, p->shape, l1);
-    byParam[p.get()] = &s;
-  }
-  PrimFunc f;
-  f.name = ref.name;
-  f.body = ToOnChip(byParam, l1).mutate(ref.body);
-  std::vector<Stmt> body = {f.body};
-  for (Staged &s : staged) {
-    f.params.push_back(s.onChip);
-    if (!s.work.defined())
-      continue;
-    Var i = Var::make("i");
-    body.push_back(forLoop(i, imm(0), imm(s.onChip->numElements()),
-                           store(s.onChip, cast(kF16, load(s.work, i)), i)));
-  }
-  f.body = seq(body);
-  for (const Staged &s : staged)
-    if (s.work.defined())
-      f.body = AllocateNode::make(s.work, f.body);
-
-  // Normalise, split into unit operations, emit.
-  PassManager pm(parsePipeline(kNormalisationPipeline));
-  std::vector<std::string> scalar;
-  f = pm.run(f);
-  f.body = SplitLong(hw.maxDim()).mutate(f.body);
-  f = emitNpu(preProcess(f, t), t, &scalar);
-  if (!scalar.empty())
-    return reject(fmt::format("{} nest(s) stay scalar: {}{}", scalar.size(), scalar.front(),
-                              scalar.size() > 1 ? "; ..." : ""));
-  Leftovers left;
-  left.visit(f.body);
-  if (!left.problems.empty())
-    return reject(fmt::format("not all instructions: {}", left.problems.front()));
-
-  // Place every buffer; no tiling, so all of them at once.
-  // The fp32 working copies are allocated in the body, so left.allocs has them already.
-  std::vector<Buffer> all = left.allocs;
-  for (const Staged &s : staged)
-    all.push_back(s.onChip);
-  std::map<int, int64_t> need;
-  std::vector<int> levelOf;
-  for (const Buffer &x : all) {
-    std::optional<int> lv = scopeLevel(t, x->scope);
-    NPUC_ASSERT(lv && *lv != hw.dram, "the kernel's buffers are on chip: " + x->name);
-    levelOf.push_back(*lv);
-    need[*lv] += alignUp(x->numElements() * x->dtype.bytes(), hw.alignment(*lv));
-  }
-  for (const auto &[lv, bytes] : need)
-    if (bytes > b.freeBytes(lv))
-      return reject(fmt::format("needs {} of {} for {} buffers, has {} free (no tiling yet)",
-                                bytesText(bytes), t.levels.at(static_cast<size_t>(lv)).name,
-                                all.size(), bytesText(b.freeBytes(lv))));
-  std::map<const BufferNode *, std::pair<int, int64_t>> at;
-  std::map<const BufferNode *, int64_t> base;
-  for (size_t i = 0; i < all.size(); ++i) {
-    OnChip oc{all[i]->name, levelOf[i], all[i]->numElements() * all[i]->dtype.bytes(), 1};
-    bool ok = b.reserve(oc);
-    NPUC_ASSERT(ok, "the level's free bytes were checked for all buffers");
-    at[all[i].get()] = {levelOf[i], oc.base};
-  }
-  Stmt compute = Resolve(t, at).mutate(f.body);
-
-  // Staging: inputs and constants in, outputs out.
-  std::vector<Stmt> prologue, epilogue;
-  int64_t staging = 0;
-  for (const Staged &s : staged) {
-    const graph::Value &v = g.value(s.value);
-    const int64_t chip = at.at(s.onChip.get()).second, n = numElements(v.shape);
-    if (s.role == Staged::Role::Const) {
-      // fp32 values moved as raw 2-byte units (a DMA does not convert).
-      std::vector<float> vals(static_cast<size_t>(n));
-      for (size_t j = 0; j < vals.size(); ++j)
-        vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
-      std::vector<uint8_t> bytes(vals.size() * 4);
-      std::memcpy(bytes.data(), vals.data(), bytes.size());
-      flatCopy(b, true, hw.dram, d.addConst(bytes), chip, 2 * n, prologue);
-      k.dramBytes += 4 * n;
-      continue;
-    }
-    const bool in = s.role == Staged::Role::Input;
-    const int64_t dram = d.addrOf(s.value);
-    if (isNhwc(v))
-      nhwcCopy(b, in, d.level(s.value, hw), dram, chip, v.shape, in ? prologue : epilogue);
-    else
-      flatCopy(b, in, d.level(s.value, hw), dram, chip, n, in ? prologue : epilogue);
-    k.dramBytes += 2 * n;
-  }
-  staging = static_cast<int64_t>(prologue.size() + epilogue.size());
-  // Every staging DMA comes before (loads) or after (stores) the whole computation in program
-  // order, and each pushes (or pops) a token for the computation of its part. More of them on a
-  // side than a token queue holds would block the engine on its pushes before the program's
-  // dispatch reaches the instructions that pop them: a deadlock. One DMA per image stages a 4-D
-  // tensor, so a large batch hits this; without tiling the kernel cannot interleave them.
-  const int64_t depth = t.tokenQueueDepth;
-  for (const auto *side : {&prologue, &epilogue})
-    if (static_cast<int64_t>(side->size()) > depth)
-      return reject(fmt::format("{} staging DMAs on one side exceed the token queue depth {} "
-                                "(one per image of a 4-D tensor; no tiling yet)",
-                                side->size(), depth));
-  std::vector<Stmt> all3 = prologue;
-  all3.push_back(compute);
-  all3.insert(all3.end(), epilogue.begin(), epilogue.end());
-  k.body = b.wrapAllocations(seq(all3));
-
-  // Emit once here: field limits the staging needs are checked, and the counts are reported.
+std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int64_t staging,
+                         const std::string &tiling, Kernel &k) {
   isa::Program probe;
   try {
     emitInstructions(t, k.body, grp.name, probe);
   } catch (const npuc::Error &e) {
-    return reject(e.what());
+    return e.what();
   }
   int64_t vec = 0, dma = 0, mm = 0;
   for (const isa::Instr &in : probe.instrs) {
@@ -429,8 +319,197 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     }
   }
   k.tiling = fmt::format("loop-nest kernel (emit-npu): {} vector, {} dma ({} staging), {} matmul "
-                         "instructions; 0 scalar; {} of on-chip buffers, staged whole (no tiling)",
-                         vec, dma, staging, mm, bytesText(need[hw.l1]));
+                         "instructions; 0 scalar; {}",
+                         vec, dma, staging, mm, tiling);
+  return "";
+}
+
+} // namespace loopnest
+
+namespace {
+
+// A 4-D tensor between its NHWC DRAM image and logical NCHW in L1: per image, dims (W, H, C).
+void nhwcCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, int64_t chipAddr,
+              const Shape &s, std::vector<Stmt> &out) {
+  const Hw &hw = b.hw();
+  const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  for (int64_t n = 0; n < N; ++n) {
+    View dram{homeLevel, imm(dramAddr + n * H * W * C * 2)};
+    dram.s0 = imm(C);
+    dram.s1 = imm(W * C);
+    dram.s2 = imm(1);
+    View chip{hw.l1, imm(chipAddr + n * C * H * W * 2)};
+    chip.s0 = imm(1);
+    chip.s1 = imm(W);
+    chip.s2 = imm(H * W);
+    Dims dims{imm(W), imm(H), imm(C)};
+    out.push_back(toChip ? b.load(dram, chip, dims) : b.store(chip, dram, dims));
+  }
+}
+
+} // namespace
+
+using loopnest::bytesText;
+using loopnest::flatCopy;
+
+Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                           const DramCtx &d) {
+  Kernel k;
+  const Hw &hw = b.hw();
+  const isa::Target &t = *hw.t;
+  auto reject = [&](std::string why) {
+    k.reject = "loop-nest kernel: " + why;
+    return k;
+  };
+  if (!hw.vectorReaches(hw.l1))
+    return reject("the target's vector unit cannot address L1");
+  std::vector<graph::ValueId> pv;
+  PrimFunc ref;
+  try {
+    ref = lowerGroup(g, grp, &pv);
+  } catch (const npuc::Error &e) {
+    return reject(e.what());
+  }
+  NPUC_ASSERT(pv.size() == ref.params.size(), "lowerGroup names the value of every parameter");
+
+  // Parameters -> staged on-chip buffers.
+  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
+  std::set<const BufferNode *> reads = loopnest::readBuffers(ref.body);
+  std::vector<Staged> staged(pv.size());
+  std::map<const BufferNode *, const Staged *> byParam;
+  for (size_t i = 0; i < pv.size(); ++i) {
+    const graph::Value &v = g.value(pv[i]);
+    Staged &s = staged[i];
+    s.value = pv[i];
+    bool out = std::find(grp.outputs.begin(), grp.outputs.end(), pv[i]) != grp.outputs.end();
+    s.role = out              ? Staged::Role::Output
+             : v.isConstant() ? Staged::Role::Const
+                              : Staged::Role::Input;
+    if (s.role != Staged::Role::Const && v.dtype != graph::DType::F32)
+      return reject(
+          fmt::format("tensor '{}' is not float32 (the NPU keeps tensors as fp16)", v.name));
+    const Buffer &p = ref.params[i];
+    s.onChip = Buffer::make(p->name, s.role == Staged::Role::Const ? kF32 : kF16, p->shape, l1);
+    if (out && reads.count(p.get()))
+      s.work = Buffer::make(p->name + "_f32", kF32, p->shape, l1);
+    byParam[p.get()] = &s;
+  }
+  // What whole tensors need at least (staged parameters, working copies, the intermediates
+  // allocated around the body): beyond the level, the tiled path takes over before compiling
+  // the whole nest (whose longer loops may not even fit the instructions' fields).
+  {
+    int64_t least = 0;
+    auto add = [&](int64_t elems, int64_t bytes) {
+      least += alignUp(elems * bytes, hw.alignment(hw.l1));
+    };
+    for (const Staged &s : staged) {
+      add(s.onChip->numElements(), s.onChip->dtype.bytes());
+      if (s.work.defined())
+        add(s.work->numElements(), 4);
+    }
+    for (Stmt x = ref.body; const auto *a = x.as<AllocateNode>(); x = a->body)
+      add(a->buffer->numElements(), 4);
+    if (least > b.freeBytes(hw.l1))
+      return loopnest::lowerTiled(g, grp, b, d, ref, pv,
+                                  fmt::format("whole tensors need at least {} of {}, has {} free",
+                                              bytesText(least), l1, bytesText(b.freeBytes(hw.l1))));
+  }
+  std::vector<Buffer> allocs;
+  std::string why;
+  Stmt emitted = loopnest::compileOnChip(ref.body, staged, byParam, hw, allocs, why);
+  if (!why.empty())
+    return reject(why);
+
+  // Place every buffer at once when they fit; the fp32 working copies are allocated in the body,
+  // so `allocs` has them already.
+  std::vector<Buffer> all = allocs;
+  for (const Staged &s : staged)
+    all.push_back(s.onChip);
+  std::map<int, int64_t> need;
+  std::vector<int> levelOf;
+  for (const Buffer &x : all) {
+    std::optional<int> lv = scopeLevel(t, x->scope);
+    NPUC_ASSERT(lv && *lv != hw.dram, "the kernel's buffers are on chip: " + x->name);
+    levelOf.push_back(*lv);
+    need[*lv] += alignUp(x->numElements() * x->dtype.bytes(), hw.alignment(*lv));
+  }
+  for (const auto &[lv, bytes] : need)
+    if (bytes > b.freeBytes(lv))
+      return loopnest::lowerTiled(
+          g, grp, b, d, ref, pv,
+          fmt::format("whole tensors need {} of {} for {} buffers, has {} free", bytesText(bytes),
+                      t.levels.at(static_cast<size_t>(lv)).name, all.size(),
+                      bytesText(b.freeBytes(lv))));
+  // Staging: inputs and constants in, outputs out. A dry run (no addresses; constants are
+  // placed only by the real one, addConst has an effect) counts the DMAs first.
+  // Every staging DMA comes before (loads) or after (stores) the whole computation in program
+  // order, and each pushes (or pops) a token for the computation of its part. More of them on a
+  // side than a token queue holds would block the engine on its pushes before the program's
+  // dispatch reaches the instructions that pop them: a deadlock. One DMA per image stages a 4-D
+  // tensor, so a large batch hits this; the tiled path then stages a few images per chunk.
+  std::vector<Stmt> prologue, epilogue;
+  auto stage = [&](const std::map<const BufferNode *, std::pair<int, int64_t>> *at) {
+    prologue.clear();
+    epilogue.clear();
+    for (const Staged &s : staged) {
+      const graph::Value &v = g.value(s.value);
+      const int64_t chip = at ? at->at(s.onChip.get()).second : 0, n = numElements(v.shape);
+      if (s.role == Staged::Role::Const) {
+        int64_t from = 0;
+        if (at) {
+          // fp32 values moved as raw 2-byte units (a DMA does not convert).
+          std::vector<float> vals(static_cast<size_t>(n));
+          for (size_t j = 0; j < vals.size(); ++j)
+            vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
+          std::vector<uint8_t> bytes(vals.size() * 4);
+          std::memcpy(bytes.data(), vals.data(), bytes.size());
+          from = d.addConst(bytes);
+          k.dramBytes += 4 * n;
+        }
+        flatCopy(b, true, hw.dram, from, chip, 2 * n, prologue);
+        continue;
+      }
+      const bool in = s.role == Staged::Role::Input;
+      const int64_t dram = at ? d.addrOf(s.value) : 0;
+      const int home = d.level(s.value, hw);
+      if (isNhwc(v))
+        nhwcCopy(b, in, home, dram, chip, v.shape, in ? prologue : epilogue);
+      else
+        flatCopy(b, in, home, dram, chip, n, in ? prologue : epilogue);
+      if (at)
+        k.dramBytes += 2 * n;
+    }
+  };
+  stage(nullptr);
+  const int64_t depth = t.tokenQueueDepth;
+  for (const auto *side : {&prologue, &epilogue})
+    if (static_cast<int64_t>(side->size()) > depth)
+      return loopnest::lowerTiled(
+          g, grp, b, d, ref, pv,
+          fmt::format("{} staging DMAs on one side of whole tensors exceed the token queue depth "
+                      "{} (one per image of a 4-D tensor)",
+                      side->size(), depth));
+
+  std::map<const BufferNode *, std::pair<int, int64_t>> at;
+  for (size_t i = 0; i < all.size(); ++i) {
+    OnChip oc{all[i]->name, levelOf[i], all[i]->numElements() * all[i]->dtype.bytes(), 1};
+    bool ok = b.reserve(oc);
+    NPUC_ASSERT(ok, "the level's free bytes were checked for all buffers");
+    at[all[i].get()] = {levelOf[i], oc.base};
+  }
+  Stmt compute = loopnest::resolveOperands(t, emitted, at);
+  stage(&at);
+  const int64_t staging = static_cast<int64_t>(prologue.size() + epilogue.size());
+  std::vector<Stmt> all3 = prologue;
+  all3.push_back(compute);
+  all3.insert(all3.end(), epilogue.begin(), epilogue.end());
+  k.body = b.wrapAllocations(seq(all3));
+  // Emit once here: field limits the staging needs are checked, and the counts are reported.
+  why = loopnest::finishKernel(
+      t, grp, staging, fmt::format("{} of on-chip buffers, staged whole", bytesText(need[hw.l1])),
+      k);
+  if (!why.empty())
+    return reject(why);
   return k;
 }
 

@@ -1,0 +1,186 @@
+// LoopNestTileTest.cpp - the loop-nest kernel's tiled path (npu/LoopNestTile.cpp): groups whose
+// tensors do not fit L1 whole run their outer loop in chunks. Each case compiles one group,
+// simulates it with the hazard checker and compares every element with the reference executor
+// (graph::runReference), and checks the DRAM traffic against what the shapes say the chunks
+// must move (each input region once per chunk that reads it, each output element once).
+//
+// Tolerance (derived, as in LoopNestTest.cpp): inputs are fp16 values, so copies are exact; an
+// elementwise op computes in fp32 from exact operands and rounds once to fp16 (2^-11 * |y|).
+#include "NpuTestUtil.h"
+
+#include "graph/Reference.h"
+
+#include <cmath>
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+
+isa::Target target(const char *yaml = "npu-base.yaml") {
+  return isa::loadTarget(configPath(yaml));
+}
+
+HostTensor input(const Shape &s, unsigned seed) {
+  return HostTensor(s, halves(randomData(static_cast<size_t>(numElements(s)), seed)));
+}
+
+// Compiles group 0 (it must be accepted, by the loop-nest kernel's tiled path), runs it with the
+// hazard checker, compares with the reference within `tol(want)` and checks the DRAM bytes the
+// simulator moved. Returns the tiling text.
+std::string checkTiled(const Graph &g, const std::vector<HostTensor> &inputs, int64_t dramRead,
+                       int64_t dramWritten, const isa::Target &t,
+                       const std::function<double(double)> &tol) {
+  EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+  NpuRun r = compileAndRun(g, t, inputs);
+  std::map<graph::ValueId, HostTensor> ins;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins[g.inputs[i]] = inputs[i];
+  HostTensor want = graph::runReference(g, ins).at(g.outputs[0]);
+  EXPECT_EQ(r.out.shape, want.shape);
+  int bad = 0;
+  for (size_t i = 0; i < want.data.size() && bad < 10; ++i)
+    if (std::fabs(r.out.data[i] - want.data[i]) > tol(want.data[i])) {
+      ADD_FAILURE() << "element " << i << ": " << r.out.data[i] << " vs " << want.data[i];
+      ++bad;
+    }
+  const npu::GroupInfo &gi = r.seg.groupInfo.at(0);
+  EXPECT_NE(gi.tiling.find("loop-nest kernel (emit-npu)"), std::string::npos) << gi.tiling;
+  EXPECT_NE(gi.tiling.find("; 0 scalar;"), std::string::npos) << gi.tiling;
+  EXPECT_NE(gi.tiling.find(", tiled: "), std::string::npos) << gi.tiling;
+  EXPECT_EQ(r.stats.dramBytesRead, dramRead) << gi.tiling;
+  EXPECT_EQ(r.stats.dramBytesWritten, dramWritten) << gi.tiling;
+  return gi.tiling;
+}
+
+auto exact = [](double) { return 0.0; };
+auto rounded = [](double w) { return std::ldexp(std::fabs(w), -11) + 1e-7; };
+
+// vit_b_16's attention slice: columns [768, 1536) of the [197, 2304] QKV output, reshaped to
+// heads. Whole: 0.9 MB of input + an fp32 intermediate + the output exceed npu-base's 1 MiB. The
+// chunks read only the slice's columns: 197 x 768 fp16 in, the same out.
+Graph sliceReshape() {
+  Graph g;
+  auto x = g.addValue("x", {197, 2304}, graph::DType::F32);
+  g.inputs = {x};
+  auto s = g.addValue("s", {197, 768}, graph::DType::F32);
+  auto n = g.addNode("Slice", "sl", {x}, {s});
+  // Every axis explicit, as the importer leaves a Slice (tir::lowerGroup reads them so).
+  g.node(n).attrs["starts"] = std::vector<int64_t>{0, 768};
+  g.node(n).attrs["ends"] = std::vector<int64_t>{197, 1536};
+  g.node(n).attrs["axes"] = std::vector<int64_t>{0, 1};
+  g.node(n).attrs["steps"] = std::vector<int64_t>{1, 1};
+  auto shape = g.addConstantI64("shape", {3}, {197, 12, 64});
+  auto y = g.addValue("y", {197, 12, 64}, graph::DType::F32);
+  g.addNode("Reshape", "rs", {s, shape}, {y});
+  oneGroup(g, y);
+  return g;
+}
+
+TEST(LoopNestTile, SliceOfQkvReadsOnlyItsColumns) {
+  Graph g = sliceReshape();
+  const int64_t bytes = 197 * 768 * 2;
+  checkTiled(g, {input({197, 2304}, 1)}, bytes, bytes, target(), exact);
+}
+
+// npu-tiny has 256 KiB of L1: the same group in smaller chunks.
+TEST(LoopNestTile, SliceOfQkvOnATightL1) {
+  Graph g = sliceReshape();
+  const int64_t bytes = 197 * 768 * 2;
+  checkTiled(g, {input({197, 2304}, 2)}, bytes, bytes, target("npu-tiny.yaml"), exact);
+}
+
+// x[2, 320, 1024] + c[320, 1024]: the constant (fp32 on chip, 1.25 MiB) alone exceeds L1. Chunks
+// are rows of one image (the batch loop takes one value per chunk), so every image reads the
+// constant's rows once: 2 x 320 x 1024 x 4 bytes of constant, x in and y out at 2 bytes.
+TEST(LoopNestTile, AddOfABroadcastConstantLargerThanL1) {
+  Graph g;
+  auto x = g.addValue("x", {2, 320, 1024}, graph::DType::F32);
+  g.inputs = {x};
+  auto c = g.addConstant("c", {320, 1024}, halves(randomData(320 * 1024, 3)));
+  auto y = g.addValue("y", {2, 320, 1024}, graph::DType::F32);
+  g.addNode("Add", "pos", {x, c}, {y});
+  oneGroup(g, y);
+  const int64_t n = 2 * 320 * 1024;
+  checkTiled(g, {input({2, 320, 1024}, 4)}, n * 2 + n * 4, n * 2, target(), rounded);
+}
+
+// A 4-D transpose (NCHW -> NHWC order) of two images of 64 x 48 x 48: 1.1 MiB in and out.
+TEST(LoopNestTile, Transpose4dLargerThanL1) {
+  Graph g;
+  auto x = g.addValue("x", {2, 64, 48, 48}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {2, 48, 48, 64}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
+  oneGroup(g, y);
+  const int64_t bytes = 2 * 64 * 48 * 48 * 2;
+  checkTiled(g, {input({2, 64, 48, 48}, 5)}, bytes, bytes, target(), exact);
+}
+
+// A 2-D transpose of 1024 x 640 (2.5 MiB staged whole): chunks of output rows read column
+// ranges of the input, staged compactly.
+TEST(LoopNestTile, Transpose2dLargerThanL1) {
+  Graph g;
+  auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {640, 1024}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{1, 0};
+  oneGroup(g, y);
+  const int64_t bytes = 1024 * 640 * 2;
+  checkTiled(g, {input({1024, 640}, 6)}, bytes, bytes, target(), exact);
+}
+
+// ReduceSum over axis 0 of [1024, 640]: the kept axis (640 columns) is chunked, the reduced one
+// never is (its writes would not move with it). Bound: 1024 exact fp16 terms summed in fp32
+// (<= 1024 * 2^-24 * sum|x| <= 6.2e-5 for |x| <= 1) plus the final fp16 rounding.
+TEST(LoopNestTile, ReductionTiledAlongItsKeptAxis) {
+  Graph g;
+  auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {1, 640}, graph::DType::F32);
+  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  g.node(n).attrs["axes"] = std::vector<int64_t>{0};
+  g.node(n).attrs["keepdims"] = int64_t(1);
+  oneGroup(g, y);
+  checkTiled(g, {input({1024, 640}, 7)}, 1024 * 640 * 2, 640 * 2, target(),
+             [](double w) { return std::ldexp(std::fabs(w), -11) + 6.2e-5; });
+}
+
+// 64 images staged whole need 64 DMAs a side, more than npu-base's token queue holds (32): the
+// tiled path stages a few images per chunk instead of refusing.
+TEST(LoopNestTile, ManyImagesRunInChunksWithinTheTokenQueue) {
+  Graph g;
+  auto x = g.addValue("x", {64, 3, 5, 4}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {64, 5, 3, 4}, graph::DType::F32);
+  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
+  oneGroup(g, y);
+  const int64_t bytes = 64 * 3 * 5 * 4 * 2;
+  checkTiled(g, {input({64, 3, 5, 4}, 8)}, bytes, bytes, target(), exact);
+}
+
+// A row the reduction cannot split (1.3 MiB of one input row) fits no chunk: the reason says so.
+TEST(LoopNestTile, NoChunkFitsIsRejectedWithItsNeed) {
+  Graph g;
+  auto x = g.addValue("x", {2, 700000}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {2, 1}, graph::DType::F32);
+  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  g.node(n).attrs["axes"] = std::vector<int64_t>{1};
+  g.node(n).attrs["keepdims"] = int64_t(1);
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], target());
+  EXPECT_NE(why.find("loop-nest kernel: whole tensors need at least 2.7 MiB of l1"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("one chunk of 1 of 2 rows needs 1.3 MiB of l1"), std::string::npos) << why;
+  EXPECT_NE(why.find("has 1.0 MiB free"), std::string::npos) << why;
+}
+
+} // namespace
+} // namespace npuc::test
