@@ -33,6 +33,7 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <functional>
 #include <numeric>
 
 namespace npuc::npu::loopnest {
@@ -223,16 +224,17 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
       const bool nhwc = s.param >= 0 && isNhwc(g.value(pv[static_cast<size_t>(s.param)])) &&
                         staged[static_cast<size_t>(s.param)].role != Staged::Role::Const;
       // The view: dimensions whose digits carry merge into their outer neighbour (a flat copy's
-      // index over [rows, 12, 64] moves rows of 768), except in an NHWC tensor's logical view.
+      // index over [rows, 12, 64] moves rows of 768); in an NHWC tensor only W into H, the one
+      // pair contiguous in both layouts.
       s.view = s.ref->shape;
-      for (bool merged = true; merged && s.view.size() > 1 && !nhwc;) {
+      for (bool merged = true; merged && s.view.size() > (nhwc ? 3 : 1);) {
         merged = false;
         for (auto &acc : accs)
           for (const Access &x : acc[s.ref.get()]) {
             Region w;
             bool dense = false;
             int carry = -1;
-            if (!merged && !boxOf(x, s.view, w, dense, &carry) && carry > 0) {
+            if (!merged && !boxOf(x, s.view, w, dense, &carry) && carry > (nhwc ? 2 : 0)) {
               const auto c = static_cast<size_t>(carry);
               s.view[c - 1] *= s.view[c];
               s.view.erase(s.view.begin() + static_cast<std::ptrdiff_t>(c));
@@ -335,8 +337,11 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
     if (s.box) {
       const std::vector<int64_t> cst = rowMajor(s.capShape);
       std::vector<int64_t> hst = rowMajor(s.view);
-      if (!isConstant && isNhwc(v)) // NHWC at home, logical NCHW on chip
+      if (!isConstant && isNhwc(v)) { // NHWC at home, logical NCHW (or N, C, H*W) on chip
         hst = {v.shape[2] * v.shape[3] * v.shape[1], 1, v.shape[3] * v.shape[1], v.shape[1]};
+        if (s.view.size() == 3)
+          hst = {hst[0], 1, v.shape[1]};
+      }
       for (size_t dd = 0; dd < hst.size(); ++dd) {
         dims.push_back({r.hi[dd] - r.lo[dd] + 1, hst[dd] * u, cst[dd] * u});
         off += r.lo[dd] * hst[dd];
@@ -396,7 +401,7 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
 
   // Chunks of T rows, halving from R; double-buffered when more than one, single-buffered as a
   // last resort for chunks of one row.
-  // Depth 1 first (the fewest, largest chunks), then deeper; chunks of T rows halving from R,
+  // Depth 1 first (the fewest, largest chunks), then deeper; chunks of T rows from R down,
   // double-buffered when more than one; single-buffered chunks of one row as the last resort.
   std::vector<Rows> depths;
   std::string last;
@@ -416,27 +421,39 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
   };
   std::vector<Try> tries;
   for (int nb : {2, 1})
-    for (size_t dd = 0; dd < depths.size(); ++dd)
-      for (int64_t T = nb == 2 ? depths[dd].R : 1;; T = ceilDiv(T, 2)) {
-        tries.push_back({dd, T, nb});
-        if (T == 1)
-          break;
-      }
+    for (size_t dd = 0; dd < depths.size(); ++dd) {
+      // The divisors of R (chunks that end on the rows' own boundaries: a channel plane of a
+      // flat copy) and R halved repeatedly, largest first.
+      const int64_t R = depths[dd].R;
+      std::set<int64_t, std::greater<>> ts;
+      for (int64_t T = R; T > 1; T = ceilDiv(T, 2))
+        ts.insert(T);
+      for (int64_t q = 1; q * q <= R; ++q)
+        if (R % q == 0)
+          ts.insert({q, R / q});
+      for (int64_t T : ts)
+        if (nb == 2 || T == 1)
+          tries.push_back({dd, T, nb});
+    }
   const int64_t free = b.freeBytes(hw.l1);
-  std::set<size_t> broken; // depths whose chunks are not independent
+  // A region can be a box for small chunks only (an NHWC tensor read by a flat copy: one
+  // channel plane at most), so a failed analysis goes on to smaller chunks, within a budget of
+  // analysed chunks that bounds the compile time a group that cannot tile costs.
+  int64_t budget = 4 * kMaxChunks;
   for (const auto &[dd, T, nb0] : tries) {
-    if (broken.count(dd))
-      continue;
     const int64_t R = depths[dd].R;
+    int64_t chunks = ceilDiv(R, T);
+    for (int64_t e : depths[dd].prefix)
+      chunks *= e;
+    if (chunks > kMaxChunks || chunks > budget)
+      continue;
+    budget -= chunks;
     Plan p;
     if (std::string why = analyse(depths[dd], T, p); !why.empty()) {
-      if (last.empty() || dd == 0)
+      if (last.empty() || last.rfind("cannot tile: ", 0) == 0)
         last = "cannot tile: " + why;
-      broken.insert(dd);
       continue;
     }
-    if (p.chunks > kMaxChunks)
-      continue;
     const int nb = p.chunks == 1 ? 1 : nb0;
     int64_t bytes = need(p, nb, {});
     const int64_t dmas = dmasPerSide(p);

@@ -120,6 +120,22 @@ TEST(LoopNestTile, Transpose4dLargerThanL1) {
   checkTiled(g, {input({2, 64, 48, 48}, 5)}, bytes, bytes, target(), exact);
 }
 
+// A flat copy out of an NHWC tensor ([1, 320, 32, 32] -> [1, 320, 1024], 640 KiB each way): a
+// chunk's region is a box of the NHWC layout only as whole channel planes (W merged into H), so
+// the chunks are one plane of 1024 elements each.
+TEST(LoopNestTile, FlatCopyOutOfNhwcInChannelPlanes) {
+  Graph g;
+  auto x = g.addValue("x", {1, 320, 32, 32}, graph::DType::F32);
+  g.inputs = {x};
+  auto shape = g.addConstantI64("shape", {3}, {1, 320, 1024});
+  auto y = g.addValue("y", {1, 320, 1024}, graph::DType::F32);
+  g.addNode("Reshape", "rs", {x, shape}, {y});
+  oneGroup(g, y);
+  const int64_t bytes = 320 * 1024 * 2;
+  std::string tiling = checkTiled(g, {input({1, 320, 32, 32}, 9)}, bytes, bytes, target(), exact);
+  EXPECT_NE(tiling.find("chunk(s) of 1024 of "), std::string::npos) << tiling;
+}
+
 // A 2-D transpose of 1024 x 640 (2.5 MiB staged whole): chunks of output rows read column
 // ranges of the input, staged compactly.
 TEST(LoopNestTile, Transpose2dLargerThanL1) {
