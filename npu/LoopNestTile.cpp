@@ -503,8 +503,10 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
         Variant v;
         std::string why;
         v.body = compileOnChip(body, st, byParam, hw, v.allocs, why);
-        if (!why.empty())
-          return reject("tiled: " + why);
+        if (!why.empty()) { // what the nest cannot do in any chunk comes first
+          k.reject = "loop-nest kernel: " + why + " (in chunks, since " + whole + ")";
+          return k;
+        }
         for (const Buffer &x : v.allocs)
           extra[x->name] = std::max(extra[x->name], al(x->numElements() * x->dtype.bytes()));
         it = variants.emplace(key, std::move(v)).first;

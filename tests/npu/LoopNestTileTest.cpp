@@ -198,5 +198,21 @@ TEST(LoopNestTile, NoChunkFitsIsRejectedWithItsNeed) {
   EXPECT_NE(why.find("has 1.0 MiB free"), std::string::npos) << why;
 }
 
+// A nest that stays scalar in any chunk (no instruction computes erf) says that first, then why it
+// was compiled in chunks.
+TEST(LoopNestTile, ScalarNestsAreTheReasonEvenInChunks) {
+  Graph g;
+  auto x = g.addValue("x", {2, 400000}, graph::DType::F32);
+  g.inputs = {x};
+  auto y = g.addValue("y", {2, 400000}, graph::DType::F32);
+  g.addNode("Erf", "erf", {x}, {y});
+  oneGroup(g, y);
+  std::string why = npu::npuRejectReason(g, g.groups[0], target());
+  EXPECT_NE(why.find("loop-nest kernel: 1 nest(s) stay scalar: "), std::string::npos) << why;
+  EXPECT_NE(why.find("(in chunks, since whole tensors need at least 3.1 MiB of l1"),
+            std::string::npos)
+      << why;
+}
+
 } // namespace
 } // namespace npuc::test
