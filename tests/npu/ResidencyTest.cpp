@@ -377,5 +377,24 @@ TEST(Residency, ProducerWritesNoDramStore) {
   EXPECT_LE(on.groupInfo[1].rooflineCycles, off.groupInfo[1].rooflineCycles);
 }
 
+// A loop-nest group between two convs, its tensors too big for L1 whole once the kept ones take
+// their share: the tiled loop-nest kernel stages chunks of a kept input with on-chip moves and
+// writes its chunks into a kept output, in the window the kept tensors leave.
+TEST(Residency, TiledLoopNestReadsAndWritesKeptTensors) {
+  Net m({1, 16, 80, 80});
+  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
+  ValueId tr = m.node("Transpose", "tr", {a}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  auto ids = m.finish(m.conv("c1", tr, 16, 3));
+  ASSERT_EQ(ids.size(), 3u);
+  // Without residency c1 reads its DRAM input in row blocks whose 3x3 halos overlap.
+  check(m, ids, "npu-base.yaml", {{a, 1}, {tr, 1}}, true);
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  const npu::GroupInfo &gi = seg.groupInfo.at(1);
+  EXPECT_NE(gi.tiling.find("loop-nest kernel (emit-npu)"), std::string::npos) << gi.tiling;
+  EXPECT_NE(gi.tiling.find(", tiled: "), std::string::npos) << gi.tiling;
+  EXPECT_NE(gi.tiling.find("resident in L1"), std::string::npos) << gi.tiling;
+}
+
 } // namespace
 } // namespace npuc::test
