@@ -107,6 +107,20 @@ TEST(LoopNestTile, AddOfABroadcastConstantLargerThanL1) {
   checkTiled(g, {input({2, 320, 1024}, 4)}, n * 2 + n * 4, n * 2, target(), rounded);
 }
 
+// x[1000, 2, 300] * c[2, 300]: every chunk of rows reads all of the constant, so it is staged
+// once (600 fp32 values read once), not per chunk.
+TEST(LoopNestTile, AConstantEveryChunkReadsIsStagedOnce) {
+  Graph g;
+  auto x = g.addValue("x", {1000, 2, 300}, graph::DType::F32);
+  g.inputs = {x};
+  auto c = g.addConstant("c", {2, 300}, halves(randomData(600, 10)));
+  auto y = g.addValue("y", {1000, 2, 300}, graph::DType::F32);
+  g.addNode("Mul", "scale", {x, c}, {y});
+  oneGroup(g, y);
+  const int64_t n = 1000 * 600;
+  checkTiled(g, {input({1000, 2, 300}, 11)}, n * 2 + 600 * 4, n * 2, target(), rounded);
+}
+
 // A 4-D transpose (NCHW -> NHWC order) of two images of 64 x 48 x 48: 1.1 MiB in and out.
 TEST(LoopNestTile, Transpose4dLargerThanL1) {
   Graph g;
