@@ -1,5 +1,5 @@
-// LoopNestRegion.cpp - region analysis, rebasing and box copies for the loop-nest kernel's
-// tiled path (LoopNestRegion.h).
+// LoopNestRegion.cpp - rows, chunks, region analysis, rebasing and box copies for the loop-nest
+// kernel's tiled path (LoopNestRegion.h).
 #include "npu/LoopNestRegion.h"
 
 #include "support/Error.h"
@@ -7,6 +7,10 @@
 #include "tir/IRVisitor.h"
 #include "tir/Linear.h"
 #include "tir/Simplify.h"
+#include "tir/Substitute.h"
+
+#include <fmt/format.h>
+#include <numeric>
 
 #include <algorithm>
 
@@ -295,6 +299,115 @@ void boxCopy(const Builder &b, bool toChip, int home, int64_t homeAddr, int64_t 
     *ns[j] = imm(m[j].n);
   }
   out.push_back(toChip ? b.load(h, c, n) : b.store(c, h, n));
+}
+
+namespace {
+bool isConst(const Expr &e, int64_t v) {
+  const auto *k = e.as<IntImmNode>();
+  return k && k->value == v;
+}
+
+} // namespace
+
+std::vector<Stmt> flatten(const Stmt &s) {
+  if (const auto *q = s.as<SeqNode>()) {
+    std::vector<Stmt> out;
+    for (const Stmt &x : q->stmts)
+      for (Stmt &y : flatten(x))
+        out.push_back(std::move(y));
+    return out;
+  }
+  return {s};
+}
+
+std::string rowsAt(const std::vector<Stmt> &tops, size_t depth, Rows &rows) {
+  for (size_t k = 0; k < tops.size(); ++k) {
+    Nest n;
+    const ForNode *f = tops[k].as<ForNode>();
+    while (f && isConst(f->extent, 1) && f->body.as<ForNode>()) {
+      n.units.push_back(f);
+      f = f->body.as<ForNode>();
+    }
+    for (size_t l = 0; l < depth; ++l) {
+      const auto *ext = f ? f->extent.as<IntImmNode>() : nullptr;
+      if (!ext || !isConst(f->min, 0))
+        return fmt::format("a nest has no constant loop from 0 at depth {}", l + 1);
+      if (l + 1 == depth) {
+        n.rv = f->var;
+        n.extent = ext->value;
+        n.body = f->body;
+        break;
+      }
+      if (k == 0)
+        rows.prefix.push_back(ext->value);
+      else if (rows.prefix[l] != ext->value)
+        return fmt::format("the nests' loops at depth {} differ", l + 1);
+      n.fixed.push_back(f->var);
+      f = f->body.as<ForNode>();
+    }
+    rows.R = std::gcd(rows.R, n.extent);
+    rows.nests.push_back(std::move(n));
+  }
+  if (rows.R < 2)
+    return fmt::format("the nests' loops at depth {} share no extent (gcd {})", depth, rows.R);
+  for (Nest &n : rows.nests)
+    if (n.extent > rows.R) { // rows of R: the loop splits into R x extent/R
+      const int64_t q = n.extent / rows.R;
+      Var ro = Var::make(n.rv.name() + "_o"), ri = Var::make(n.rv.name() + "_i");
+      VarMap m;
+      m[n.rv.node()] = Expr(ro) * imm(q) + Expr(ri);
+      n.body = forLoop(ri, imm(0), imm(q), substitute(n.body, m));
+      n.rv = ro;
+      n.extent = rows.R;
+    }
+  return "";
+}
+
+// Rows [r0, r0 + len) of a nest with its fixed loops at `at`, the chunked loop from 0.
+Stmt chunkOf(const Nest &n, const std::vector<int64_t> &at, int64_t r0, int64_t len) {
+  VarMap m;
+  m[n.rv.node()] = Expr(n.rv) + imm(r0);
+  for (size_t l = 0; l < n.fixed.size(); ++l)
+    m[n.fixed[l].node()] = imm(at[l]);
+  Stmt s =
+      forLoop(n.rv, imm(0), imm(len), m.size() == 1 && r0 == 0 ? n.body : substitute(n.body, m));
+  for (size_t u = n.units.size(); u-- > 0;)
+    s = forLoop(n.units[u]->var, n.units[u]->min, n.units[u]->extent, s);
+  return s;
+}
+
+std::string overlap(const std::vector<Slot> &slots) {
+  for (const Slot &s : slots) {
+    if (!s.writes)
+      continue;
+    int64_t n = 1;
+    for (int64_t e : s.view)
+      n *= e;
+    std::vector<bool> seen(static_cast<size_t>(n), false);
+    const std::vector<int64_t> st = rowMajor(s.view);
+    for (const Region &r : s.regions) {
+      if (r.volume() <= 0)
+        continue;
+      std::vector<int64_t> at = r.lo; // an odometer over the box
+      for (bool more = true; more;) {
+        int64_t e = 0;
+        for (size_t d = 0; d < at.size(); ++d)
+          e += at[d] * st[d];
+        if (seen[static_cast<size_t>(e)])
+          return fmt::format("two chunks write the same elements of {}", s.ref->name);
+        seen[static_cast<size_t>(e)] = true;
+        more = false;
+        for (size_t d = at.size(); d-- > 0;) {
+          if (++at[d] <= r.hi[d]) {
+            more = true;
+            break;
+          }
+          at[d] = r.lo[d];
+        }
+      }
+    }
+  }
+  return "";
 }
 
 } // namespace npuc::npu::loopnest

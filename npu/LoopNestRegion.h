@@ -1,6 +1,8 @@
-// LoopNestRegion.h - the regions the loop-nest kernel's tiled path (LoopNestTile.cpp) stages:
-// affine index analysis of a chunk's accesses, the box (or flat interval) each buffer is
-// accessed over, rewriting a chunk's accesses onto compact chunk buffers, and box DMA copies.
+// LoopNestRegion.h - the chunks and regions of the loop-nest kernel's tiled path
+// (LoopNestTile.cpp): the rows the nests share and one chunk's nests, affine index analysis of a
+// chunk's accesses, the box (or flat interval) each buffer is accessed over, the check that no
+// two chunks write the same element, rewriting a chunk's accesses onto compact chunk buffers,
+// and box DMA copies.
 // Internal to the NPU backend.
 #pragma once
 
@@ -65,6 +67,36 @@ struct Slot {
 struct Dm {
   int64_t n, hs, cs; // extent, stride at home, stride on chip
 };
+
+// One top-level nest: leading extent-1 loops, then the chunked loop over R rows.
+struct Nest {
+  std::vector<const tir::ForNode *> units;
+  std::vector<tir::Var> fixed; // the loops above the chunked one (one value per chunk)
+  tir::Var rv;
+  int64_t extent = 0;
+  tir::Stmt body;
+};
+
+// The nests chunked at `depth` (1: their first loop past leading extent-1 ones; 2: the loop
+// inside it, the first one then taking one value per chunk; ...): the loops above the chunked
+// one must have the same extents in every nest, the chunked rows are the gcd of the chunked
+// loops' extents, and a longer chunked loop splits into R x extent/R.
+struct Rows {
+  std::vector<Nest> nests;
+  std::vector<int64_t> prefix; // extents of the fixed loops
+  int64_t R = 0;
+};
+
+/// The top-level statements of a body (nested Seqs flattened).
+std::vector<tir::Stmt> flatten(const tir::Stmt &s);
+/// The nests `tops` chunked at `depth`; "" or why they cannot be.
+std::string rowsAt(const std::vector<tir::Stmt> &tops, size_t depth, Rows &rows);
+/// Rows [r0, r0 + len) of a nest with its fixed loops at `at`, the chunked loop from 0.
+tir::Stmt chunkOf(const Nest &n, const std::vector<int64_t> &at, int64_t r0, int64_t len);
+/// "" when no two chunks write the same element of a buffer (each chunk's write box is marked
+/// element by element), else which buffer they share (a chunked loop its writes do not move
+/// with, such as a reduced one).
+std::string overlap(const std::vector<Slot> &slots);
 
 /// Row-major strides of a shape, in elements.
 std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape);

@@ -4,15 +4,17 @@
 // Every top-level nest of the reference function (one per node, intermediates allocated around
 // them) is taken down its leading extent-1 loops to its first real loop; the chunked "rows" are
 // R = the gcd of those loops' extents, and a nest whose loop is longer (a Reshape's flat copy)
-// splits it into R x extent/R. A chunk is a range of rows in every nest at once. For each chunk
-// the region every buffer is accessed over comes from the affine index expressions: an index
+// splits it into R x extent/R. A chunk is a range of rows in every nest at once; when no chunk
+// of the first loop fits, the loop inside it is chunked (depth 2, 3), the outer ones taking one
+// value per chunk. Chunk sizes: the divisors of R and R halved repeatedly, largest first. For each
+// chunk the region every buffer is accessed over comes from the affine index expressions: an index
 // c0 + sum(c_l * v_l) maps each term onto the buffer dimension whose stride divides c_l, and when
 // no digit carries (checked over the loop ranges) the accessed elements lie in a box of the
 // buffer's dimensions, staged compactly (the index is rewritten onto the box). An index that is
 // not affine falls back to its interval of flat elements. The chunk is independent of the others
-// when every buffer it writes (outputs, intermediates) is written densely over its box and every
-// read of such a buffer stays inside what the same chunk wrote; a reduced loop is never the
-// chunked one, since its writes would not move with it. Inputs and constants are staged per
+// when every buffer it writes (outputs, intermediates) is written densely over its box, every read
+// of such a buffer stays inside what the same chunk wrote and no two chunks write the same
+// element (so a reduced loop is never the chunked one). Inputs and constants are staged per
 // chunk (a constant whose region is the same for every chunk, once), double-buffered when two
 // chunks fit, outputs stored per chunk; the compute of a chunk goes through the same emit-npu
 // compilation as the whole path, compiled once per distinct chunk text (the full chunks share
@@ -43,98 +45,6 @@ using namespace tir;
 namespace {
 
 const DataType kF16 = DataType::Float(16), kF32 = DataType::Float(32);
-
-// One top-level nest: leading extent-1 loops, then the chunked loop over R rows.
-struct Nest {
-  std::vector<const ForNode *> units;
-  std::vector<Var> fixed; // the loops above the chunked one (one value per chunk)
-  Var rv;
-  int64_t extent = 0;
-  Stmt body;
-};
-
-// The nests chunked at `depth` (1: their first loop past leading extent-1 ones; 2: the loop
-// inside it, the first one then taking one value per chunk; ...): the loops above the chunked
-// one must have the same extents in every nest, the chunked rows are the gcd of the chunked
-// loops' extents, and a longer chunked loop splits into R x extent/R.
-struct Rows {
-  std::vector<Nest> nests;
-  std::vector<int64_t> prefix; // extents of the fixed loops
-  int64_t R = 0;
-};
-
-bool isConst(const Expr &e, int64_t v) {
-  const auto *k = e.as<IntImmNode>();
-  return k && k->value == v;
-}
-
-std::vector<Stmt> flatten(const Stmt &s) {
-  if (const auto *q = s.as<SeqNode>()) {
-    std::vector<Stmt> out;
-    for (const Stmt &x : q->stmts)
-      for (Stmt &y : flatten(x))
-        out.push_back(std::move(y));
-    return out;
-  }
-  return {s};
-}
-
-// Rows [r0, r0 + len) of a nest, its chunked loop starting at 0.
-std::string rowsAt(const std::vector<Stmt> &tops, size_t depth, Rows &rows) {
-  for (size_t k = 0; k < tops.size(); ++k) {
-    Nest n;
-    const ForNode *f = tops[k].as<ForNode>();
-    while (f && isConst(f->extent, 1) && f->body.as<ForNode>()) {
-      n.units.push_back(f);
-      f = f->body.as<ForNode>();
-    }
-    for (size_t l = 0; l < depth; ++l) {
-      const auto *ext = f ? f->extent.as<IntImmNode>() : nullptr;
-      if (!ext || !isConst(f->min, 0))
-        return fmt::format("a nest has no constant loop from 0 at depth {}", l + 1);
-      if (l + 1 == depth) {
-        n.rv = f->var;
-        n.extent = ext->value;
-        n.body = f->body;
-        break;
-      }
-      if (k == 0)
-        rows.prefix.push_back(ext->value);
-      else if (rows.prefix[l] != ext->value)
-        return fmt::format("the nests' loops at depth {} differ", l + 1);
-      n.fixed.push_back(f->var);
-      f = f->body.as<ForNode>();
-    }
-    rows.R = std::gcd(rows.R, n.extent);
-    rows.nests.push_back(std::move(n));
-  }
-  if (rows.R < 2)
-    return fmt::format("the nests' loops at depth {} share no extent (gcd {})", depth, rows.R);
-  for (Nest &n : rows.nests)
-    if (n.extent > rows.R) { // rows of R: the loop splits into R x extent/R
-      const int64_t q = n.extent / rows.R;
-      Var ro = Var::make(n.rv.name() + "_o"), ri = Var::make(n.rv.name() + "_i");
-      VarMap m;
-      m[n.rv.node()] = Expr(ro) * imm(q) + Expr(ri);
-      n.body = forLoop(ri, imm(0), imm(q), substitute(n.body, m));
-      n.rv = ro;
-      n.extent = rows.R;
-    }
-  return "";
-}
-
-// Rows [r0, r0 + len) of a nest with its fixed loops at `at`, the chunked loop from 0.
-Stmt chunkOf(const Nest &n, const std::vector<int64_t> &at, int64_t r0, int64_t len) {
-  VarMap m;
-  m[n.rv.node()] = Expr(n.rv) + imm(r0);
-  for (size_t l = 0; l < n.fixed.size(); ++l)
-    m[n.fixed[l].node()] = imm(at[l]);
-  Stmt s =
-      forLoop(n.rv, imm(0), imm(len), m.size() == 1 && r0 == 0 ? n.body : substitute(n.body, m));
-  for (size_t u = n.units.size(); u-- > 0;)
-    s = forLoop(n.units[u]->var, n.units[u]->min, n.units[u]->extent, s);
-  return s;
-}
 
 constexpr size_t kMaxDepth = 3;
 // A bound on the chunks of one group: each is unrolled into the program.
@@ -467,6 +377,11 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
       continue;
     }
 
+    if (std::string why = overlap(p.slots); !why.empty()) {
+      last = "cannot tile: " + why;
+      continue;
+    }
+
     // Compile each distinct chunk once.
     std::map<const BufferNode *, Slot *> bySlot;
     for (Slot &s : p.slots) {
@@ -544,9 +459,9 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
     std::vector<Stmt> body;
     int64_t staging = 0;
     for (const Slot &s : p.slots) {
-      const Staged &x = st[static_cast<size_t>(std::max(s.param, 0))];
-      if (s.param < 0 || x.role != Staged::Role::Const)
+      if (s.param < 0 || st[static_cast<size_t>(s.param)].role != Staged::Role::Const)
         continue;
+      const Staged &x = st[static_cast<size_t>(s.param)];
       const graph::Value &v = g.value(x.value);
       std::vector<float> vals(static_cast<size_t>(numElements(v.shape)));
       for (size_t j = 0; j < vals.size(); ++j)
