@@ -9,6 +9,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
+#include "npu/LoopNestRegion.h"
 
 #include <cmath>
 #include <functional>
@@ -227,6 +228,89 @@ TEST(LoopNestTile, ScalarNestsAreTheReasonEvenInChunks) {
             std::string::npos)
       << why;
 }
+
+// The region analysis on hand-written accesses (LoopNestRegion.h): the boxes below follow from
+// the index expressions by hand.
+namespace region {
+using namespace tir;
+using npu::loopnest::Access;
+using npu::loopnest::Region;
+
+// The accesses of `b` in `s`.
+std::vector<Access> accessesOf(const Stmt &s, const Buffer &b) {
+  std::string why;
+  auto acc = npu::loopnest::accessesOf(s, {b.get()}, why);
+  EXPECT_EQ(why, "");
+  return acc[b.get()];
+}
+
+// B[4, 10] read at i * 10 + j + 5 for i < 4, j < 3: rows 0..3, columns 5..7, every element.
+TEST(LoopNestRegion, ASliceReadIsABoxOfItsColumns) {
+  Buffer b = Buffer::make("B", DataType::Float(32), {4, 10}), o = Buffer::make("O", b->dtype, {12});
+  Var i = Var::make("i"), j = Var::make("j");
+  Stmt s = forLoop(
+      i, imm(0), imm(4),
+      forLoop(j, imm(0), imm(3),
+              store(o, load(b, Expr(i) * imm(10) + Expr(j) + imm(5)), Expr(i) * imm(3) + Expr(j))));
+  std::vector<Access> xs = accessesOf(s, b);
+  ASSERT_EQ(xs.size(), 1u);
+  Region r;
+  bool dense = false;
+  ASSERT_TRUE(npu::loopnest::boxOf(xs[0], b->shape, r, dense));
+  EXPECT_EQ(r.lo, (std::vector<int64_t>{0, 5}));
+  EXPECT_EQ(r.hi, (std::vector<int64_t>{3, 7}));
+  EXPECT_TRUE(dense);
+}
+
+// A flat copy's index r * 24 + k (k < 24) over B[2, 4, 6]: the last digit carries (k reaches 23
+// in a dimension of 6), so there is no box until W and H merge ([2, 24]): then rows 0..1 whole.
+TEST(LoopNestRegion, AFlatIndexCarriesUntilDimensionsMerge) {
+  Buffer b = Buffer::make("B", DataType::Float(32), {2, 4, 6}),
+         o = Buffer::make("O", b->dtype, {48});
+  Var r = Var::make("r"), k = Var::make("k");
+  Expr idx = Expr(r) * imm(24) + Expr(k);
+  Stmt s = forLoop(r, imm(0), imm(2), forLoop(k, imm(0), imm(24), store(o, load(b, idx), idx)));
+  std::vector<Access> xs = accessesOf(s, b);
+  ASSERT_EQ(xs.size(), 1u);
+  Region box;
+  bool dense = false;
+  int carry = -1;
+  EXPECT_FALSE(npu::loopnest::boxOf(xs[0], b->shape, box, dense, &carry));
+  EXPECT_EQ(carry, 2);
+  ASSERT_TRUE(npu::loopnest::boxOf(xs[0], {2, 24}, box, dense));
+  EXPECT_EQ(box.lo, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(box.hi, (std::vector<int64_t>{1, 23}));
+  EXPECT_TRUE(dense);
+}
+
+// Every other element (2 * i, i < 4) spans 0..6 but writes only 4 of its 7 elements: not dense,
+// so a chunk's store of the whole box would overwrite the others.
+TEST(LoopNestRegion, AStridedWriteIsNotDense) {
+  Buffer b = Buffer::make("B", DataType::Float(32), {8});
+  Var i = Var::make("i");
+  Stmt s = forLoop(i, imm(0), imm(4), store(b, fimm(1.0), Expr(i) * imm(2)));
+  std::vector<Access> xs = accessesOf(s, b);
+  ASSERT_EQ(xs.size(), 1u);
+  Region r;
+  bool dense = true;
+  ASSERT_TRUE(npu::loopnest::boxOf(xs[0], b->shape, r, dense));
+  EXPECT_EQ(r.hi, (std::vector<int64_t>{6}));
+  EXPECT_FALSE(dense);
+}
+
+// Two chunks writing rows 0..1 and 1..2 of a [4, 8] buffer share row 1.
+TEST(LoopNestRegion, ChunksWritingTheSameElementsOverlap) {
+  npu::loopnest::Slot s;
+  s.ref = Buffer::make("Y", DataType::Float(32), {4, 8});
+  s.writes = true;
+  s.view = {4, 8};
+  s.regions = {Region{true, {0, 0}, {1, 7}}, Region{true, {2, 0}, {3, 7}}};
+  EXPECT_EQ(npu::loopnest::overlap({s}), "");
+  s.regions[1].lo[0] = 1;
+  EXPECT_EQ(npu::loopnest::overlap({s}), "two chunks write the same elements of Y");
+}
+
+} // namespace region
 
 } // namespace
 } // namespace npuc::test
