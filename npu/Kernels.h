@@ -64,8 +64,8 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
                           const KernelOptions &o);
 Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o);
-/// Any group through its reference loop nest and emit-npu (LowerLoopNest.cpp): inputs staged
-/// whole in L1, no tiling; rejects when a nest stays scalar or the buffers do not fit.
+/// Any group through its reference loop nest and emit-npu (LowerLoopNest.cpp): inputs whole in
+/// L1, or in chunks of the outer loop (LoopNestTile.cpp); rejects when scalar or no chunk fits.
 Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
                            const DramCtx &d);
 
