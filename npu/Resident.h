@@ -53,12 +53,24 @@ struct ResidencyInput {
   bool crossGroupPrefetch = true;
 };
 
+/// One step's kernel emitted and simulated alone (timing only).
+struct StepCost {
+  bool emitted = false; // false: it did not tile or encode (cycles and dram are 0)
+  int64_t cycles = 0;
+  int64_t dram = 0; // bytes read and written
+};
+
 struct ResidencyPlan {
   std::map<graph::ValueId, int64_t> l1Addr; // kept roots -> their L1 address
   std::vector<Window> window;               // per step: the L1 range free of live kept tensors
   std::vector<ResidencyEntry> entries;      // every proposed tensor, kept or dropped
+  std::vector<StepCost> steps;              // per step, in its window with the kept tensors
 };
 
 ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw);
+
+/// Each step's kernel with the whole of L1 and every tensor in DRAM, simulated alone (the
+/// baseline planResidency compares with; batch splitting compares the whole batch with it).
+std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw);
 
 } // namespace npuc::npu

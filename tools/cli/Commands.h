@@ -47,6 +47,7 @@ struct CompileArgs {
   bool noPrefetch = false;      // ablation: every group's on-chip buffers from the bottom
   bool noBankAware = false;     // ablation: keep the bump allocator's on-chip addresses
   bool noResidency = false;     // ablation: every intermediate tensor through DRAM
+  bool noBatchSplit = false;    // ablation: batch > 1, every group on the whole batch
   std::string tiling = "auto";  // "auto" (cost model) or "naive" (ablation)
   std::string emit = "package"; // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;              // CPU thread pool size stored in the package / plan
