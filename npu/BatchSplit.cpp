@@ -197,7 +197,8 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
     const std::vector<int> block(in.groupIds.begin() + long(s0), in.groupIds.begin() + long(e0));
     {
       std::vector<StepCost> w = simulate(
-          g, block, std::vector<GroupPlan>(in.plans.begin() + long(s0), in.plans.begin() + long(e0)));
+          g, block,
+          std::vector<GroupPlan>(in.plans.begin() + long(s0), in.plans.begin() + long(e0)));
       std::copy(w.begin(), w.end(), whole.begin() + long(s0));
     }
     std::map<ValueId, int64_t> atN; // kept anyway at the whole batch
@@ -393,9 +394,9 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
         "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
         "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
         c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
-    if (!emitted || splitDram >= wholeDram || splitCycles > wholeCycles) {
+    if (!emitted || splitDram >= wholeDram || (splitCycles > wholeCycles && !in.evenIfSlower)) {
       out.notes.push_back(fmt::format("{} not split ({}): {}", names,
-                                      !emitted               ? "a kernel does not emit"
+                                      !emitted                 ? "a kernel does not emit"
                                       : splitDram >= wholeDram ? "no DRAM traffic saved"
                                                                : "slower",
                                       run.entry.reason));

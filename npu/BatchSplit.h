@@ -12,11 +12,14 @@
 // The decision (planBatchSplit) is a cost model over DRAM bytes: for every candidate run (every
 // group of it computes each image independently along axis 0) and sub-batch size b dividing N,
 // the traffic of the intermediates the residency analysis (graph/Residency.cpp) would keep at
-// b images, minus what it keeps at N anyway, minus the run's constants times the extra
-// sub-batches; a dynamic programme picks the disjoint runs of largest total gain. Each chosen run
-// is then planned for real: its groups re-planned at b images (a copy of the graph with the
-// batch dim set to b), the residency planner deciding what stays in L1; a run whose kept
-// tensors no longer pay for the weight reloads is not split, and the notes say why.
+// b images, minus what it keeps at N anyway, minus what the run's kernels move more when run
+// N/b times at b images than once at N (each simulated alone: mostly weights loaded once per
+// sub-batch); a dynamic programme picks the disjoint runs of largest total gain. Each chosen
+// run is then planned for real: its groups re-planned at b images (a copy of the graph with the
+// batch dim set to b), the residency planner deciding what stays in L1, and both schedules
+// simulated group by group (timing only, as residency's trials): a run that moves no fewer DRAM
+// bytes, or takes more cycles (unless CompileOptions::batchSplitEvenIfSlower), is not split,
+// and the notes say why.
 //
 // Mechanics: in the NPU layout (NHWC, or row-major) image i of a tensor is one contiguous byte
 // range at addr + i * bytesPerImage, so the run is lowered at b images and emitted N/b times
@@ -46,6 +49,7 @@ struct BatchSplitInput {
   std::set<graph::ValueId> pinned; // roots the host writes or reads (segment inputs/outputs)
   KernelOptions ko;
   bool crossGroupPrefetch = true;
+  bool evenIfSlower = false; // CompileOptions::batchSplitEvenIfSlower
 };
 
 /// One run to split, planned at sub-batch size.

@@ -266,7 +266,14 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
   // (npu/BatchSplit.h). It needs residency: without it a split only reloads weights.
   BatchSplitPlan split;
   if (opt.batchSplit && opt.residency) {
-    BatchSplitInput bi{&g, groupIds, plans, rootOf, hostRoots, ko, opt.crossGroupPrefetch};
+    BatchSplitInput bi{&g,
+                       groupIds,
+                       plans,
+                       rootOf,
+                       hostRoots,
+                       ko,
+                       opt.crossGroupPrefetch,
+                       opt.batchSplitEvenIfSlower};
     split = planBatchSplit(bi, hw);
     for (SplitRun &run : split.runs) {
       seg.batchSplit.push_back(run.entry);

@@ -247,6 +247,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
   opt.bankAware = !a.noBankAware;
   opt.residency = !a.noResidency;
   opt.batchSplit = !a.noBatchSplit;
+  opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -393,7 +394,9 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                      g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
                      m.options.crossGroupPrefetch ? "on" : "off",
                      m.options.bankAware ? "on" : "off", m.options.residency ? "on" : "off",
-                     m.options.batchSplit ? "on" : "off");
+                     !m.options.batchSplit              ? "off"
+                     : m.options.batchSplitEvenIfSlower ? "on, DRAM first"
+                                                        : "on");
   if (m.options.quant)
     out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
                        "segment's DRAM tensors), per-channel weights; calibrated on {}\n",

@@ -247,6 +247,7 @@ std::string packageBytes(const CompiledModel &m) {
                    {"bank_aware", m.options.bankAware},
                    {"residency", m.options.residency},
                    {"batch_split", m.options.batchSplit},
+                   {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
@@ -316,6 +317,7 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.bankAware = root["options"]["bank_aware"].asBool();
   m.options.residency = root["options"]["residency"].asBool();
   m.options.batchSplit = root["options"]["batch_split"].asBool();
+  m.options.batchSplitEvenIfSlower = root["options"]["batch_split_even_if_slower"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
     // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
     // table keeps what the calibration ran on, for the report.
