@@ -194,7 +194,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
           onChip[level.c_str()].asIntIn(0, m.target.levels.at(size_t(*li)).size);
     }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
-    gi.subBatch = ji["sub_batch"].asIntIn(-1, INT64_MAX);
+    gi.subBatch = ji.has("sub_batch") ? ji["sub_batch"].asIntIn(-1, INT64_MAX) : -1;
     s.groupInfo.push_back(std::move(gi));
   }
   JsonIn res = j["residency"];
@@ -212,8 +212,8 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     e.dropped = je["dropped"].asString();
     s.residency.push_back(std::move(e));
   }
-  JsonIn split = j["batch_split"];
-  for (size_t i = 0; i < split.size(); ++i) {
+  for (size_t i = 0; j.has("batch_split") && i < j["batch_split"].size(); ++i) {
+    JsonIn split = j["batch_split"];
     JsonIn je = split.at(i);
     npu::BatchSplitEntry e;
     for (int64_t gid : je["groups"].asInts())
@@ -225,7 +225,8 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     e.reason = je["reason"].asString();
     s.batchSplit.push_back(std::move(e));
   }
-  s.batchSplitNotes = j["batch_split_notes"].asStrings();
+  if (j.has("batch_split_notes"))
+    s.batchSplitNotes = j["batch_split_notes"].asStrings();
   return s;
 }
 
@@ -316,8 +317,11 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
   m.options.bankAware = root["options"]["bank_aware"].asBool();
   m.options.residency = root["options"]["residency"].asBool();
-  m.options.batchSplit = root["options"]["batch_split"].asBool();
-  m.options.batchSplitEvenIfSlower = root["options"]["batch_split_even_if_slower"].asBool();
+  // Packages from before batch splitting have neither key: they ran every group on the batch.
+  m.options.batchSplit =
+      root["options"].has("batch_split") && root["options"]["batch_split"].asBool();
+  m.options.batchSplitEvenIfSlower = root["options"].has("batch_split_even_if_slower") &&
+                                     root["options"]["batch_split_even_if_slower"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
     // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
     // table keeps what the calibration ran on, for the report.
