@@ -306,7 +306,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (const auto &[root, span] : life)
       for (int64_t i = span.first; i < span.second; ++i)
         if (split.covers(size_t(i)))
-          ri.pinned.insert(root);
+          ri.splitPinned.insert(root);
     ri.ko = ko;
     ri.crossGroupPrefetch = opt.crossGroupPrefetch;
     rp = planResidency(ri, hw);

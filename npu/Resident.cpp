@@ -181,6 +181,10 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     if (in.pinned.count(root)) {
       c.kept = false;
       e.dropped = "the host reads or writes it (it or a view of it leaves the segment)";
+    } else if (in.splitPinned.count(root)) {
+      c.kept = false;
+      e.dropped = "a batch-split run's sub-batches read or write it through DRAM, or it is live "
+                  "across the run (the run keeps its own tensors in L1)";
     }
     out.entries.push_back(std::move(e));
     cands.push_back(c);
