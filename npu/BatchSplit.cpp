@@ -171,6 +171,7 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
   };
   std::vector<std::vector<Best>> best(steps + 1, std::vector<Best>(steps + 1));
   std::vector<StepCost> whole(steps); // each step alone at the whole batch
+  std::map<std::pair<size_t, size_t>, std::vector<Best>> options; // every gaining b per run
   auto simulate = [&](const graph::Graph &gg, const std::vector<int> &ids,
                       const std::vector<GroupPlan> &plans) {
     ResidencyInput ri;
@@ -245,6 +246,8 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
               saved += x.bytes;
           for (size_t i = s; i < e; ++i)
             more += extra[i];
+          if (saved - more > 0)
+            options[{s, e}].push_back({saved - more, b, saved, more});
           if (saved - more > best[s][e].gain)
             best[s][e] = {saved - more, b, saved, more};
         }
@@ -275,136 +278,144 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
   if (chosen.empty())
     out.notes.push_back(fmt::format(
         "batch {}: no run of groups gains: at no sub-batch size do the intermediates kept in L1 "
-        "save more DRAM traffic than reloading the run's weights per sub-batch costs",
+        "save more DRAM traffic than the run's kernels move more at that size (weights "
+        "reloaded per sub-batch)",
         N));
 
-  // Each chosen run, planned for real at its sub-batch size.
+  // Each chosen run, planned for real at its sub-batch size; when the simulation turns it down,
+  // at the next sub-batch size the model finds gaining (larger sub-batches: fewer kernel
+  // restarts, fewer tensors that fit).
   for (const auto &[s, e] : chosen) {
-    const Best &c = best[s][e];
-    SplitRun run;
-    run.first = s;
-    run.end = e;
-    run.batch = N;
-    run.subBatch = c.b;
-    const std::vector<int> ids(in.groupIds.begin() + long(s), in.groupIds.begin() + long(e));
-    run.gb = withSubBatch(g, ids, N, c.b);
-    const std::string names =
-        fmt::format("groups '{}' .. '{}'", g.groups.at(size_t(ids.front())).name,
-                    g.groups.at(size_t(ids.back())).name);
-    std::string reject;
-    for (size_t k = 0; k < ids.size() && reject.empty(); ++k) {
-      run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw));
-      GroupPlan &p = run.plans.back();
-      const GroupPlan &whole = in.plans[s + k];
-      if (!p.reject.empty())
-        reject = p.reject;
-      else if (p.kind != whole.kind)
-        reject = fmt::format("group '{}' plans another kernel at {} image(s)",
-                             g.groups.at(size_t(ids[k])).name, c.b);
-      p.quant = whole.quant; // the same tensors, the same scales
-    }
-    if (!reject.empty()) {
-      out.notes.push_back(fmt::format("{} not split: {}", names, reject));
-      continue;
-    }
-    // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors.
-    ResidencyInput ri;
-    ri.g = run.gb.get();
-    ri.groupIds = ids;
-    ri.plans = run.plans;
-    ri.rootOf = in.rootOf;
-    ri.ko = in.ko;
-    ri.crossGroupPrefetch = in.crossGroupPrefetch;
-    std::set<ValueId> produced;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const graph::FusedGroup &grp = g.groups.at(size_t(ids[k]));
-      auto touch = [&](ValueId v, int64_t a, int64_t z) {
-        auto [it, fresh] = ri.life.try_emplace(in.rootOf(v), a, z);
-        if (!fresh) {
-          it->second.first = std::min(it->second.first, a);
-          it->second.second = std::max(it->second.second, z);
+    std::vector<Best> tries = options.at({s, e});
+    std::stable_sort(tries.begin(), tries.end(),
+                     [](const Best &x, const Best &y) { return x.gain > y.gain; });
+    for (const Best &c : tries) {
+      SplitRun run;
+      run.first = s;
+      run.end = e;
+      run.batch = N;
+      run.subBatch = c.b;
+      const std::vector<int> ids(in.groupIds.begin() + long(s), in.groupIds.begin() + long(e));
+      run.gb = withSubBatch(g, ids, N, c.b);
+      const std::string names =
+          fmt::format("groups '{}' .. '{}'", g.groups.at(size_t(ids.front())).name,
+                      g.groups.at(size_t(ids.back())).name);
+      std::string reject;
+      for (size_t k = 0; k < ids.size() && reject.empty(); ++k) {
+        run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw));
+        GroupPlan &p = run.plans.back();
+        const GroupPlan &whole = in.plans[s + k];
+        if (!p.reject.empty())
+          reject = p.reject;
+        else if (p.kind != whole.kind)
+          reject = fmt::format("group '{}' plans another kernel at {} image(s)",
+                               g.groups.at(size_t(ids[k])).name, c.b);
+        p.quant = whole.quant; // the same tensors, the same scales
+      }
+      if (!reject.empty()) {
+        out.notes.push_back(fmt::format("{} not split: {}", names, reject));
+        continue;
+      }
+      // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors.
+      ResidencyInput ri;
+      ri.g = run.gb.get();
+      ri.groupIds = ids;
+      ri.plans = run.plans;
+      ri.rootOf = in.rootOf;
+      ri.ko = in.ko;
+      ri.crossGroupPrefetch = in.crossGroupPrefetch;
+      std::set<ValueId> produced;
+      for (size_t k = 0; k < ids.size(); ++k) {
+        const graph::FusedGroup &grp = g.groups.at(size_t(ids[k]));
+        auto touch = [&](ValueId v, int64_t a, int64_t z) {
+          auto [it, fresh] = ri.life.try_emplace(in.rootOf(v), a, z);
+          if (!fresh) {
+            it->second.first = std::min(it->second.first, a);
+            it->second.second = std::max(it->second.second, z);
+          }
+        };
+        for (ValueId v : grp.inputs) {
+          if (!produced.count(v)) {
+            touch(v, 0, int64_t(k) + 1);
+            ri.pinned.insert(in.rootOf(v)); // written before the run
+          }
+          touch(v, int64_t(k), int64_t(k) + 1);
         }
-      };
-      for (ValueId v : grp.inputs) {
-        if (!produced.count(v)) {
-          touch(v, 0, int64_t(k) + 1);
-          ri.pinned.insert(in.rootOf(v)); // written before the run
+        for (ValueId v : grp.outputs) {
+          produced.insert(v);
+          touch(v, int64_t(k), int64_t(k) + 1);
         }
-        touch(v, int64_t(k), int64_t(k) + 1);
       }
-      for (ValueId v : grp.outputs) {
-        produced.insert(v);
-        touch(v, int64_t(k), int64_t(k) + 1);
-      }
-    }
-    for (ValueId v : produced) {
-      bool outside = g.isGraphOutput(v) || in.pinned.count(in.rootOf(v));
-      for (graph::NodeId cn : g.consumers(v)) {
-        bool inRun = false;
-        for (int id : ids) {
-          const auto &ns = g.groups.at(size_t(id)).nodes;
-          inRun = inRun || std::find(ns.begin(), ns.end(), cn) != ns.end();
+      for (ValueId v : produced) {
+        bool outside = g.isGraphOutput(v) || in.pinned.count(in.rootOf(v));
+        for (graph::NodeId cn : g.consumers(v)) {
+          bool inRun = false;
+          for (int id : ids) {
+            const auto &ns = g.groups.at(size_t(id)).nodes;
+            inRun = inRun || std::find(ns.begin(), ns.end(), cn) != ns.end();
+          }
+          outside = outside || !inRun;
         }
-        outside = outside || !inRun;
+        if (outside) // read after the run (by later groups or the host): whole-batch DRAM tensor
+          ri.pinned.insert(in.rootOf(v));
       }
-      if (outside) // read after the run (by later groups or the host): whole-batch DRAM tensor
-        ri.pinned.insert(in.rootOf(v));
-    }
-    run.rp = planResidency(ri, hw);
-    run.rootOf = in.rootOf;
-    run.crossGroupPrefetch = in.crossGroupPrefetch;
-    run.residentL1Bytes.assign(ids.size(), 0);
-    for (const auto &[root, at] : run.rp.l1Addr)
-      for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
-        run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb;
-    const int64_t subs = N / c.b;
-    int64_t kept = 0;
-    for (ResidencyEntry &re : run.rp.entries)
-      if (re.dropped.empty()) {
-        re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
-        kept += re.dramBytesSaved;
+      run.rp = planResidency(ri, hw);
+      run.rootOf = in.rootOf;
+      run.crossGroupPrefetch = in.crossGroupPrefetch;
+      run.residentL1Bytes.assign(ids.size(), 0);
+      for (const auto &[root, at] : run.rp.l1Addr)
+        for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
+          run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb;
+      const int64_t subs = N / c.b;
+      int64_t kept = 0;
+      for (ResidencyEntry &re : run.rp.entries)
+        if (re.dropped.empty()) {
+          re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
+          kept += re.dramBytesSaved;
+        }
+      // What the whole batch keeps in L1 anyway over the same groups (the model's estimate).
+      int64_t anyway = 0;
+      for (const graph::ResidentTensor &r : graph::findResidentTensors(g, ids, cap, eb))
+        anyway += r.dramBytesSaved;
+      // Both schedules simulated, each group alone (timing only, as residency's trials): the
+      // whole batch with the whole of L1 (less what its residency would keep anyway), against
+      // every sub-batch in its window with the run's residents.
+      int64_t wholeDram = -anyway, wholeCycles = 0, splitDram = 0, splitCycles = 0;
+      bool emitted = true;
+      for (size_t i = s; i < e; ++i) {
+        const StepCost &x = whole[i];
+        wholeDram += x.dram;
+        wholeCycles += x.cycles;
+        emitted = emitted && x.emitted;
       }
-    // What the whole batch keeps in L1 anyway over the same groups (the model's estimate).
-    int64_t anyway = 0;
-    for (const graph::ResidentTensor &r : graph::findResidentTensors(g, ids, cap, eb))
-      anyway += r.dramBytesSaved;
-    // Both schedules simulated, each group alone (timing only, as residency's trials): the
-    // whole batch with the whole of L1 (less what its residency would keep anyway), against
-    // every sub-batch in its window with the run's residents.
-    int64_t wholeDram = -anyway, wholeCycles = 0, splitDram = 0, splitCycles = 0;
-    bool emitted = true;
-    for (size_t i = s; i < e; ++i) {
-      const StepCost &x = whole[i];
-      wholeDram += x.dram;
-      wholeCycles += x.cycles;
-      emitted = emitted && x.emitted;
+      for (const StepCost &x : run.rp.steps) {
+        splitDram += subs * x.dram;
+        splitCycles += subs * x.cycles;
+        emitted = emitted && x.emitted;
+      }
+      run.entry.groups = ids;
+      run.entry.batch = N;
+      run.entry.subBatch = c.b;
+      run.entry.dramBytesSaved = kept;
+      run.entry.extraDramBytes = c.extra;
+      run.entry.reason = fmt::format(
+          "{} image(s) per sub-batch, {} sub-batches: intermediates kept in L1 save {} DRAM bytes "
+          "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
+          "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
+          c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
+      if (!emitted || splitDram >= wholeDram || (splitCycles > wholeCycles && !in.evenIfSlower)) {
+        out.notes.push_back(fmt::format("{} not split ({}): {}", names,
+                                        !emitted                 ? "a kernel does not emit"
+                                        : splitDram >= wholeDram ? "no DRAM traffic saved"
+                                                                 : "slower",
+                                        run.entry.reason));
+        continue;
+      }
+      for (const auto &[root, at] : run.rp.l1Addr)
+        out.residentRoots.insert(root);
+      out.runs.push_back(std::move(run));
+      break;
     }
-    for (const StepCost &x : run.rp.steps) {
-      splitDram += subs * x.dram;
-      splitCycles += subs * x.cycles;
-      emitted = emitted && x.emitted;
-    }
-    run.entry.groups = ids;
-    run.entry.batch = N;
-    run.entry.subBatch = c.b;
-    run.entry.dramBytesSaved = kept;
-    run.entry.extraDramBytes = c.extra;
-    run.entry.reason = fmt::format(
-        "{} image(s) per sub-batch, {} sub-batches: intermediates kept in L1 save {} DRAM bytes "
-        "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
-        "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
-        c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
-    if (!emitted || splitDram >= wholeDram || (splitCycles > wholeCycles && !in.evenIfSlower)) {
-      out.notes.push_back(fmt::format("{} not split ({}): {}", names,
-                                      !emitted                 ? "a kernel does not emit"
-                                      : splitDram >= wholeDram ? "no DRAM traffic saved"
-                                                               : "slower",
-                                      run.entry.reason));
-      continue;
-    }
-    for (const auto &[root, at] : run.rp.l1Addr)
-      out.residentRoots.insert(root);
-    out.runs.push_back(std::move(run));
   }
   return out;
 }
