@@ -165,17 +165,17 @@ MODELS = {
 }
 
 
-def export_named(name, outdir):
+def export_named(name, outdir, batch=1):
     opset, seed = MODELS[name]
     torch.manual_seed(seed)
     if name == "bert_encoder":
-        export(BertEncoder(), name, (1, 64, 256), outdir, seed, opset)
+        export(BertEncoder(), name, (batch, 64, 256), outdir, seed, opset)
         return
     model = torchvision_model(name)
     if name == "vit_b_16":
         # torchvision zero-initialises ViT's classifier head, which would make every output 0.
         nn.init.normal_(model.heads.head.weight, std=0.02)
-    export(model, name, (1, 3, 224, 224), outdir, seed, opset)
+    export(model, name, (batch, 3, 224, 224), outdir, seed, opset)
 
 
 def main():
@@ -184,12 +184,14 @@ def main():
     ap.add_argument("--model", action="append", choices=sorted(MODELS), default=[],
                     help="export only this whole model (repeatable)")
     ap.add_argument("--resnet18", action="store_true", help="same as --model resnet18")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="batch size of the --model exports (the input's fixed leading dim)")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     names = args.model + (["resnet18"] if args.resnet18 else [])
     if names:
         for name in names:
-            export_named(name, args.outdir)
+            export_named(name, args.outdir, args.batch)
         return
     torch.manual_seed(0)
     export(TinyCnn(), "tinycnn", (1, 3, 32, 32), args.outdir, 1)

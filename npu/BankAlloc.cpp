@@ -377,6 +377,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     Builder b(hw, placed, fromTop, window);
     PlacedKernel won;
     won.kernel = lower(b);
+    won.placement = placed;
     NPUC_ASSERT(won.kernel.reject.empty() && b.buffers().size() == bufs.size(),
                 where + ": lowering is deterministic and placement does not change the tiling");
     emitInstructions(t, won.kernel.body, where, won.program);

@@ -39,6 +39,10 @@ using LowerFn = std::function<Kernel(Builder &b)>;
 struct PlacedKernel {
   Kernel kernel;
   isa::Program program;
+  /// The placement the kernel was re-lowered at (empty: the bump allocator's), so that a caller
+  /// lowering the same kernel again at other DRAM addresses (a batch-split run's next sub-batch)
+  /// gets the same on-chip buffers.
+  std::vector<Placement> placement;
 };
 
 inline constexpr int kMaxCandidates = 16;

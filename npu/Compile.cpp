@@ -8,6 +8,7 @@
 #include "npu/Compile.h"
 
 #include "npu/BankAlloc.h"
+#include "npu/BatchSplit.h"
 #include "npu/Emit.h"
 #include "npu/Kernels.h"
 #include "npu/MemoryPlanner.h"
@@ -257,6 +258,38 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     }
   }
   KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
+  std::set<graph::ValueId> hostRoots; // the host writes or reads them
+  for (const std::vector<DramTensor> *xs : {&seg.inputs, &seg.outputs})
+    for (const DramTensor &x : *xs)
+      hostRoots.insert(rootOf(x.value));
+  // Batch > 1: the runs executed sub-batch by sub-batch, their residents planned at that size
+  // (npu/BatchSplit.h). It needs residency: without it a split only reloads weights.
+  BatchSplitPlan split;
+  if (opt.batchSplit && opt.residency) {
+    BatchSplitInput bi{&g,
+                       groupIds,
+                       plans,
+                       rootOf,
+                       hostRoots,
+                       ko,
+                       opt.crossGroupPrefetch,
+                       opt.batchSplitEvenIfSlower};
+    split = planBatchSplit(bi, hw);
+    for (SplitRun &run : split.runs) {
+      seg.batchSplit.push_back(run.entry);
+      seg.residency.insert(seg.residency.end(), run.rp.entries.begin(), run.rp.entries.end());
+    }
+    seg.batchSplitNotes = split.notes;
+    // A split run executes its steps once per sub-batch, so a DRAM tensor it touches must stay
+    // live over the whole run (a later step's tensor may not take its space: the next
+    // sub-batch's earlier steps still come).
+    for (auto &[root, span] : life)
+      for (const SplitRun &run : split.runs)
+        if (span.first < int64_t(run.end) && int64_t(run.first) < span.second) {
+          span.first = std::min(span.first, int64_t(run.first));
+          span.second = std::max(span.second, int64_t(run.end));
+        }
+  }
   // Residency: which intermediates stay in L1 (they get no DRAM space), and each step's window.
   ResidencyPlan rp;
   rp.window.resize(groupIds.size());
@@ -267,20 +300,24 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     ri.plans = plans;
     ri.rootOf = rootOf;
     ri.life = life;
-    for (const std::vector<DramTensor> *xs : {&seg.inputs, &seg.outputs})
-      for (const DramTensor &x : *xs)
-        ri.pinned.insert(rootOf(x.value));
+    ri.pinned = hostRoots;
+    // A split run's tensors are its own (planned at sub-batch size); nothing of the whole batch
+    // stays in L1 across one, so that each run has the whole of L1.
+    for (const auto &[root, span] : life)
+      for (int64_t i = span.first; i < span.second; ++i)
+        if (split.covers(size_t(i)))
+          ri.splitPinned.insert(root);
     ri.ko = ko;
     ri.crossGroupPrefetch = opt.crossGroupPrefetch;
     rp = planResidency(ri, hw);
-    seg.residency = rp.entries;
+    seg.residency.insert(seg.residency.begin(), rp.entries.begin(), rp.entries.end());
   }
   auto resident = [&](graph::ValueId v) { return rp.l1Addr.count(rootOf(v)) > 0; };
 
   std::vector<graph::ValueId> roots;
   std::vector<BufferReq> reqs;
   for (const auto &[v, span] : life) {
-    if (rp.l1Addr.count(v))
+    if (rp.l1Addr.count(v) || split.residentRoots.count(v))
       continue;
     roots.push_back(v);
     reqs.push_back(
@@ -299,7 +336,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
   for (const auto &[root, at] : rp.l1Addr)
     addr[root] = at;
   for (const auto &alias : aliasOf)
-    addr[alias.first] = addr.at(rootOf(alias.first));
+    if (!split.residentRoots.count(rootOf(alias.first))) // a split run addresses those itself
+      addr[alias.first] = addr.at(rootOf(alias.first));
   for (DramTensor &x : seg.inputs)
     x.addr = addr.at(x.value);
   for (DramTensor &x : seg.outputs)
@@ -319,23 +357,34 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
 
   std::unique_ptr<sim::Memory> simMem; // sizes for the bank-aware placement's simulations
   const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
-  for (size_t i = 0; i < groupIds.size(); ++i) {
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
+  // Lowers, places and emits one group's kernel and records its GroupInfo (a batch-split run's
+  // groups come through here once per sub-batch, on the graph at sub-batch size).
+  StepEmitter emitStep = [&](const StepRequest &r) {
+    const graph::Graph &gg = *r.g;
+    const graph::FusedGroup &grp = *r.grp;
+    const Window &window = *r.window;
     const size_t constMark = seg.constImage.size();
-    // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
-    const bool fromTop = opt.crossGroupPrefetch && i % 2 == 1;
-    KernelOptions used;
-    PlacedKernel pk;
-    const Window &window = rp.window[i];
-    pk.kernel = lowerOrLoopNest(
-        plans[i], grp, g, hw, d, ko, [&] { seg.constImage.resize(constMark); }, &used, fromTop,
-        window);
-    const Kernel &k = pk.kernel;
-    if (!k.reject.empty())
-      fail("{}: {}", grp.name, k.reject); // npuRejectReason ran the same check at placement
-    emitInstructions(t, k.body, grp.name, pk.program);
-    BankReport bank;
-    if (opt.bankAware) {
+    StepResult res;
+    PlacedKernel &pk = res.placed;
+    if (r.replay) {
+      // The same tiling and on-chip placement as the earlier emission, other DRAM addresses.
+      Builder b(hw, r.replay->placement, r.fromTop, window);
+      pk.kernel = lowerKernel(*r.plan, gg, b, *r.d, *r.replayOptions);
+      pk.kernel.onChipPeak = b.peakBytes();
+      pk.placement = r.replay->placement;
+      res.used = *r.replayOptions;
+      res.bank = *r.replayBank;
+      NPUC_ASSERT(pk.kernel.reject.empty(), grp.name + ": a replayed kernel tiles as before");
+    } else {
+      pk.kernel = lowerOrLoopNest(
+          *r.plan, grp, gg, hw, *r.d, ko, [&] { seg.constImage.resize(constMark); }, &res.used,
+          r.fromTop, window);
+    }
+    const Kernel &k0 = pk.kernel;
+    if (!k0.reject.empty())
+      fail("{}: {}", grp.name, k0.reject); // npuRejectReason ran the same check at placement
+    emitInstructions(t, k0.body, grp.name, pk.program);
+    if (opt.bankAware && !r.replay) {
       // Every DRAM address the group uses lies below the constants placed so far.
       const int64_t dramNeed = seg.constBase + static_cast<int64_t>(seg.constImage.size());
       if (!simMem)
@@ -346,25 +395,25 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       // Re-lowering appends the same constants again at the same addresses: start over each time.
       LowerFn relower = [&](Builder &b) {
         seg.constImage.resize(constMark);
-        return lowerKernel(plans[i], g, b, d, used);
+        return lowerKernel(*r.plan, gg, b, *r.d, res.used);
       };
-      bank = placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove, fromTop, window);
+      res.bank =
+          placeForBanks(hw, relower, grp.name, *simMem, pk, opt.bankAlwaysMove, r.fromTop, window);
       NPUC_ASSERT(seg.constImage.size() == constEnd,
                   "placement moves on-chip buffers only; the constants are the same");
     }
+    const Kernel &k = pk.kernel;
     GroupInfo info;
     info.groupId = grp.id;
     info.name = grp.name;
     for (graph::NodeId n : grp.nodes)
-      info.ops.push_back(g.node(n).op);
+      info.ops.push_back(gg.node(n).op);
     info.tiling = k.tiling;
     for (const auto &[level, bytes] : k.onChipPeak)
       info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
     // The resident tensors live during this step share L1 with the kernel's buffers.
-    for (const auto &[root, at] : rp.l1Addr)
-      if (life.at(root).first <= int64_t(i) && int64_t(i) < life.at(root).second)
-        info.onChipBytes[t.levels.at(static_cast<size_t>(hw.l1)).name] +=
-            numElements(g.value(root).shape) * hw.actBytes();
+    if (r.residentL1Bytes > 0)
+      info.onChipBytes[t.levels.at(static_cast<size_t>(hw.l1)).name] += r.residentL1Bytes;
     // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by them), and the
     // window the kernel tiled in.
     int64_t dramBytes = k.dramBytes;
@@ -372,9 +421,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     std::set<graph::ValueId> seen;
     for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
       for (graph::ValueId v : *vs)
-        if (resident(v) && seen.insert(v).second && plans[i].kind != KernelKind::View) {
-          dramBytes -= numElements(g.value(v).shape) * hw.actBytes();
-          inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", g.value(v).name,
+        if (r.resident(v) && seen.insert(v).second && r.plan->kind != KernelKind::View) {
+          dramBytes -= numElements(gg.value(v).shape) * hw.actBytes();
+          inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", gg.value(v).name,
                               vs == &grp.inputs ? "in" : "out");
         }
     NPUC_ASSERT(dramBytes >= 0, grp.name + ": a kernel's compulsory DRAM bytes count each of its "
@@ -385,7 +434,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       info.tiling += fmt::format("; L1 window [{}, {}) around the resident tensors",
                                  window.lo(hw, hw.l1), window.hi(hw, hw.l1));
     info.tir = tir::toText(k.body);
-    info.bank = bank;
+    info.bank = res.bank;
     info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());
     seg.program.instrs.insert(seg.program.instrs.end(), pk.program.instrs.begin(),
                               pk.program.instrs.end());
@@ -400,6 +449,31 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     info.rooflineCycles = static_cast<int64_t>(std::ceil(terms[arg]));
     info.bound = names[arg];
     seg.groupInfo.push_back(std::move(info));
+    return res;
+  };
+  for (size_t i = 0; i < groupIds.size(); ++i) {
+    if (const SplitRun *run = split.startingAt(i)) {
+      for (size_t j = run->first; j < run->end; ++j)
+        NPUC_ASSERT(rp.window[j].range.empty(), "no whole-batch tensor stays in L1 across a "
+                                                "split run (planResidency pinned them)");
+      emitSplitRun(
+          *run, hw, [&](graph::ValueId v) { return addr.at(v); }, d.addConst, emitStep, seg);
+      i = run->end - 1;
+      continue;
+    }
+    StepRequest r;
+    r.g = &g;
+    r.plan = &plans[i];
+    r.grp = &g.groups.at(static_cast<size_t>(groupIds[i]));
+    r.d = &d;
+    r.window = &rp.window[i];
+    // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
+    r.fromTop = opt.crossGroupPrefetch && i % 2 == 1;
+    r.resident = resident;
+    for (const auto &[root, at] : rp.l1Addr)
+      if (life.at(root).first <= int64_t(i) && int64_t(i) < life.at(root).second)
+        r.residentL1Bytes += numElements(g.value(root).shape) * hw.actBytes();
+    emitStep(r);
   }
   insertTokens(t, seg.program);
   seg.dramBytes = seg.constBase + static_cast<int64_t>(seg.constImage.size());

@@ -57,6 +57,28 @@ struct CompileOptions {
   /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
   /// false (`--no-residency`) round-trips every tensor through DRAM.
   bool residency = true;
+  /// Batch > 1: runs of consecutive groups whose per-image intermediates fit L1 execute one
+  /// sub-batch at a time so that those stay resident (npu/BatchSplit.h); false
+  /// (`--no-batch-split`) runs every group on the whole batch.
+  bool batchSplit = true;
+  /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
+  /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
+  bool batchSplitEvenIfSlower = false;
+};
+
+/// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
+/// (npu/BatchSplit.h): each sub-batch runs every group of the run before the next one starts,
+/// so the run's intermediates stay in L1 at sub-batch size.
+struct BatchSplitEntry {
+  std::vector<int> groups;    // group ids, in execution order
+  int64_t batch = 1;          // images in the whole batch
+  int64_t subBatch = 1;       // images per sub-batch (the run is emitted batch/subBatch times)
+  int64_t dramBytesSaved = 0; // the run's intermediates kept in L1, over all sub-batches
+  /// What the run's kernels move more at sub-batch size, N/b times, than at the whole batch,
+  /// each simulated alone without residency: mostly weights loaded once per sub-batch (0 for
+  /// kernels that reload them per image anyway; negative when smaller tiles re-read less).
+  int64_t extraDramBytes = 0;
+  std::string reason; // the cost model's figures
 };
 
 /// What the segment compiler did with one tensor the residency analysis proposed: kept in L1
@@ -96,6 +118,9 @@ struct GroupInfo {
   std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
   std::map<std::string, int64_t> onChipBytes; // level name -> the kernel's peak reserved bytes
   BankReport bank;
+  /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
+  /// this is (-1: the group runs on the whole batch).
+  int64_t subBatch = -1;
 };
 
 struct Segment {
@@ -109,7 +134,9 @@ struct Segment {
   std::vector<DramTensor> inputs;  // values the host writes before the run
   std::vector<DramTensor> outputs; // values the host reads after the run
   std::vector<GroupInfo> groupInfo;
-  std::vector<ResidencyEntry> residency; // empty with CompileOptions::residency off
+  std::vector<ResidencyEntry> residency;    // empty with CompileOptions::residency off
+  std::vector<BatchSplitEntry> batchSplit;  // the runs executed sub-batch by sub-batch
+  std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
 };
 
 /// Empty when the target can run the group on its NPU; otherwise the reason it cannot

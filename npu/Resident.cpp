@@ -34,7 +34,112 @@ struct Candidate {
   bool kept = true;
 };
 
+// Dry lowerings, cached by what the kernel sees: its window and which of its tensors are
+// resident (at which addresses: the encodability of its copies depends on them). Each is
+// emitted and simulated alone with the simulator's timing model (as the bank-aware placement
+// does), so that the choice rests on the cycles and DRAM bytes of the actual tiling rather
+// than on a cost model; DRAM tensors get disjoint stand-in addresses so that the token pass
+// orders nothing the real layout would not.
+class Trials {
+public:
+  Trials(const ResidencyInput &in, const Hw &hw) : in_(in), hw_(hw) {
+    const graph::Graph &g = *in.g;
+    for (size_t i = 0; i < in.groupIds.size(); ++i)
+      for (graph::ValueId v : ioOf(i))
+        if (dramAt_.emplace(in.rootOf(v), constBase_).second)
+          constBase_ += alignUp(numElements(g.value(in.rootOf(v)).shape) * hw.actBytes(),
+                                hw.alignment(hw.dram));
+  }
+  std::vector<graph::ValueId> ioOf(size_t i) const {
+    const graph::FusedGroup &grp = in_.g->groups.at(static_cast<size_t>(in_.groupIds[i]));
+    std::vector<graph::ValueId> v = grp.inputs;
+    v.insert(v.end(), grp.outputs.begin(), grp.outputs.end());
+    return v;
+  }
+  /// Step i in window `w` with the tensors of `l1Addr` resident.
+  Trial run(size_t i, const Window &w, const std::map<graph::ValueId, int64_t> &l1Addr) {
+    const graph::Graph &g = *in_.g;
+    const Hw &hw = hw_;
+    const isa::Target &t = *hw.t;
+    std::vector<int64_t> sig;
+    for (graph::ValueId v : ioOf(i)) {
+      auto it = l1Addr.find(in_.rootOf(v));
+      sig.push_back(it == l1Addr.end() ? -1 : it->second);
+    }
+    const bool touches = std::any_of(sig.begin(), sig.end(), [](int64_t a) { return a >= 0; });
+    auto key = std::make_tuple(i, w.lo(hw, hw.l1), w.hi(hw, hw.l1), sig);
+    if (auto it = cache_.find(key); it != cache_.end())
+      return it->second;
+    int64_t constAt = constBase_;
+    DramCtx dry{[&](graph::ValueId v) {
+                  const graph::ValueId root = in_.rootOf(v);
+                  if (auto it = l1Addr.find(root); it != l1Addr.end())
+                    return it->second;
+                  auto at = dramAt_.find(root);
+                  return at == dramAt_.end() ? int64_t(0) : at->second;
+                },
+                [&](const std::vector<uint8_t> &bytes) {
+                  const int64_t at = constAt;
+                  constAt += alignUp(static_cast<int64_t>(bytes.size()), hw.alignment(hw.dram));
+                  return at;
+                },
+                [&](graph::ValueId v) { return l1Addr.count(in_.rootOf(v)) ? hw.l1 : hw.dram; }};
+    const bool fromTop = in_.crossGroupPrefetch && i % 2 == 1;
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in_.groupIds[i]));
+    GroupPlan plan = in_.plans[i]; // the compile makes the same loop-nest retry
+    Kernel k = lowerOrLoopNest(
+        plan, grp, g, hw, dry, in_.ko, [] {}, nullptr, fromTop, w);
+    Trial r;
+    r.loopNest = plan.kind == KernelKind::LoopNest && in_.plans[i].kind != KernelKind::LoopNest;
+    r.reject = k.reject;
+    if (r.reject.empty()) {
+      isa::Program p;
+      try {
+        emitInstructions(t, k.body, grp.name, p);
+      } catch (const Error &e) {
+        if (touches)
+          r.encode = e.what();
+        return cache_[key] = r; // else the compile reports it, with or without residency
+      }
+      if (!mem_)
+        mem_ = std::make_unique<sim::Memory>(t, constAt);
+      if (static_cast<int64_t>(mem_->dram().size()) < constAt)
+        mem_->dram().resize(static_cast<size_t>(constAt));
+      sim::SimStats st = simulateGroup(t, p, *mem_, false);
+      r.cycles = st.totalCycles;
+      r.dram = st.dramBytesRead + st.dramBytesWritten;
+      r.emitted = true;
+    }
+    return cache_[key] = r;
+  }
+  /// Step i with the whole of L1 and every tensor in DRAM.
+  Trial baseline(size_t i) {
+    if (auto it = full_.find(i); it != full_.end())
+      return it->second;
+    return full_[i] = run(i, Window{}, {});
+  }
+
+private:
+  const ResidencyInput &in_;
+  const Hw &hw_;
+  std::map<std::tuple<size_t, int64_t, int64_t, std::vector<int64_t>>, Trial> cache_;
+  std::map<size_t, Trial> full_;
+  std::map<graph::ValueId, int64_t> dramAt_;
+  int64_t constBase_ = 0;
+  std::unique_ptr<sim::Memory> mem_;
+};
+
 } // namespace
+
+std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw) {
+  Trials trials(in, hw);
+  std::vector<StepCost> out;
+  for (size_t i = 0; i < in.groupIds.size(); ++i) {
+    const Trial r = trials.baseline(i);
+    out.push_back({r.emitted, r.cycles, r.dram});
+  }
+  return out;
+}
 
 ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
   const graph::Graph &g = *in.g;
@@ -76,6 +181,10 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     if (in.pinned.count(root)) {
       c.kept = false;
       e.dropped = "the host reads or writes it (it or a view of it leaves the segment)";
+    } else if (in.splitPinned.count(root)) {
+      c.kept = false;
+      e.dropped = "a batch-split run's sub-batches read or write it through DRAM, or it is live "
+                  "across the run (the run keeps its own tensors in L1)";
     }
     out.entries.push_back(std::move(e));
     cands.push_back(c);
@@ -86,88 +195,12 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
     out.entries[cands[c].entry].dropped = std::move(why);
   };
 
-  // Dry lowerings, cached by what the kernel sees: its window and which of its tensors are
-  // resident (at which addresses: the encodability of its copies depends on them). Each is
-  // emitted and simulated alone with the simulator's timing model (as the bank-aware placement
-  // does), so that the choice rests on the cycles and DRAM bytes of the actual tiling rather
-  // than on a cost model; DRAM tensors get disjoint stand-in addresses so that the token pass
-  // orders nothing the real layout would not.
-  std::map<std::tuple<size_t, int64_t, int64_t, std::vector<int64_t>>, Trial> cache;
-  std::map<size_t, Trial> full; // per step: the whole of L1 and no residency
-  std::map<graph::ValueId, int64_t> dramAt;
-  int64_t constBase = 0;
-  for (size_t i = 0; i < steps; ++i) {
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-    for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
-      for (graph::ValueId v : *vs)
-        if (dramAt.emplace(in.rootOf(v), constBase).second)
-          constBase += alignUp(numElements(g.value(in.rootOf(v)).shape) * hw.actBytes(),
-                               hw.alignment(hw.dram));
-  }
-  std::unique_ptr<sim::Memory> mem;
-  auto ioOf = [&](size_t i) {
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-    std::vector<graph::ValueId> v = grp.inputs;
-    v.insert(v.end(), grp.outputs.begin(), grp.outputs.end());
-    return v;
-  };
+  Trials trials(in, hw);
   auto trial = [&](size_t i, const Window &w, const std::map<graph::ValueId, int64_t> &l1Addr) {
-    std::vector<int64_t> sig;
-    for (graph::ValueId v : ioOf(i)) {
-      auto it = l1Addr.find(in.rootOf(v));
-      sig.push_back(it == l1Addr.end() ? -1 : it->second);
-    }
-    const bool touches = std::any_of(sig.begin(), sig.end(), [](int64_t a) { return a >= 0; });
-    auto key = std::make_tuple(i, w.lo(hw, hw.l1), w.hi(hw, hw.l1), sig);
-    if (auto it = cache.find(key); it != cache.end())
-      return it->second;
-    int64_t constAt = constBase;
-    DramCtx dry{[&](graph::ValueId v) {
-                  const graph::ValueId root = in.rootOf(v);
-                  if (auto it = l1Addr.find(root); it != l1Addr.end())
-                    return it->second;
-                  auto at = dramAt.find(root);
-                  return at == dramAt.end() ? int64_t(0) : at->second;
-                },
-                [&](const std::vector<uint8_t> &bytes) {
-                  const int64_t at = constAt;
-                  constAt += alignUp(static_cast<int64_t>(bytes.size()), hw.alignment(hw.dram));
-                  return at;
-                },
-                [&](graph::ValueId v) { return l1Addr.count(in.rootOf(v)) ? hw.l1 : hw.dram; }};
-    const bool fromTop = in.crossGroupPrefetch && i % 2 == 1;
-    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-    GroupPlan plan = in.plans[i]; // the compile makes the same loop-nest retry
-    Kernel k = lowerOrLoopNest(
-        plan, grp, g, hw, dry, in.ko, [] {}, nullptr, fromTop, w);
-    Trial r;
-    r.loopNest = plan.kind == KernelKind::LoopNest && in.plans[i].kind != KernelKind::LoopNest;
-    r.reject = k.reject;
-    if (r.reject.empty()) {
-      isa::Program p;
-      try {
-        emitInstructions(t, k.body, grp.name, p);
-      } catch (const Error &e) {
-        if (touches)
-          r.encode = e.what();
-        return cache[key] = r; // else the compile reports it, with or without residency
-      }
-      if (!mem)
-        mem = std::make_unique<sim::Memory>(t, constAt);
-      if (static_cast<int64_t>(mem->dram().size()) < constAt)
-        mem->dram().resize(static_cast<size_t>(constAt));
-      sim::SimStats st = simulateGroup(t, p, *mem, false);
-      r.cycles = st.totalCycles;
-      r.dram = st.dramBytesRead + st.dramBytesWritten;
-      r.emitted = true;
-    }
-    return cache[key] = r;
+    return trials.run(i, w, l1Addr);
   };
-  auto baseline = [&](size_t i) {
-    if (auto it = full.find(i); it != full.end())
-      return it->second;
-    return full[i] = trial(i, Window{}, {});
-  };
+  auto baseline = [&](size_t i) { return trials.baseline(i); };
+  auto ioOf = [&](size_t i) { return trials.ioOf(i); };
 
   // Drop one tensor per round until every kernel tiles, encodes and gains.
   for (;;) {
@@ -286,6 +319,10 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
   }
   for (auto &[root, addr] : out.l1Addr)
     out.entries[cands[byRoot.at(root)].entry].l1Addr = addr;
+  for (size_t i = 0; i < steps; ++i) {
+    const Trial r = trial(i, out.window[i], out.l1Addr);
+    out.steps.push_back({r.emitted, r.cycles, r.dram});
+  }
   return out;
 }
 

@@ -49,16 +49,31 @@ struct ResidencyInput {
   std::function<graph::ValueId(graph::ValueId)> rootOf; // a view's value -> the value it aliases
   std::map<graph::ValueId, std::pair<int64_t, int64_t>> life; // root -> live steps [first, end)
   std::set<graph::ValueId> pinned; // roots the host writes or reads: never resident
+  /// Roots live across a batch-split run (npu/BatchSplit.h): never resident at the whole batch
+  /// (the run's sub-batches keep their own tensors in L1).
+  std::set<graph::ValueId> splitPinned;
   KernelOptions ko;
   bool crossGroupPrefetch = true;
+};
+
+/// One step's kernel emitted and simulated alone (timing only).
+struct StepCost {
+  bool emitted = false; // false: it did not tile or encode (cycles and dram are 0)
+  int64_t cycles = 0;
+  int64_t dram = 0; // bytes read and written
 };
 
 struct ResidencyPlan {
   std::map<graph::ValueId, int64_t> l1Addr; // kept roots -> their L1 address
   std::vector<Window> window;               // per step: the L1 range free of live kept tensors
   std::vector<ResidencyEntry> entries;      // every proposed tensor, kept or dropped
+  std::vector<StepCost> steps;              // per step, in its window with the kept tensors
 };
 
 ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw);
+
+/// Each step's kernel with the whole of L1 and every tensor in DRAM, simulated alone (the
+/// baseline planResidency compares with; batch splitting compares the whole batch with it).
+std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw);
 
 } // namespace npuc::npu

@@ -44,6 +44,12 @@ int main(int argc, char **argv) {
               "keep the bump allocator's on-chip addresses (no bank-conflict-aware placement)");
   c->add_flag("--no-residency", compile.noResidency,
               "every intermediate tensor through DRAM (none stays in L1 between groups)");
+  c->add_flag("--no-batch-split", compile.noBatchSplit,
+              "batch > 1: every group runs on the whole batch (no run is executed sub-batch by "
+              "sub-batch to keep its intermediates in L1)");
+  c->add_flag("--batch-split-dram-first", compile.batchSplitDramFirst,
+              "batch > 1: split a run that saves DRAM traffic even when the simulation finds it "
+              "slower (by default a split never costs cycles)");
   c->add_option("--emit", compile.emit,
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");

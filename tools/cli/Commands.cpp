@@ -58,6 +58,35 @@ void printResidency(std::ostream &out, const driver::CompiledModel &m, const npu
   }
 }
 
+// Batch splitting of one NPU segment (npu/BatchSplit.h): the runs executed sub-batch by
+// sub-batch, with the cost model's figures, and the runs considered and not split.
+void printBatchSplit(std::ostream &out, const driver::CompiledModel &m, const npu::Segment &ns) {
+  if (!m.options.batchSplit) {
+    out << "  batch split: off (--no-batch-split): every group runs on the whole batch\n";
+    return;
+  }
+  if (ns.batchSplit.empty() && ns.batchSplitNotes.empty())
+    return; // batch 1
+  int64_t saved = 0, extra = 0;
+  for (const npu::BatchSplitEntry &e : ns.batchSplit) {
+    saved += e.dramBytesSaved;
+    extra += e.extraDramBytes;
+  }
+  out << fmt::format("  batch split: {} run(s) executed sub-batch by sub-batch, {} DRAM bytes of "
+                     "intermediates kept in L1, {:+} DRAM bytes more moved by their kernels at "
+                     "sub-batch size (weights reloaded)\n",
+                     ns.batchSplit.size(), saved, extra);
+  for (const npu::BatchSplitEntry &e : ns.batchSplit) {
+    std::string gs;
+    for (int gid : e.groups)
+      gs += fmt::format("{}{}", gs.empty() ? "" : ",", gid);
+    out << fmt::format("    groups {}: batch {} split into sub-batches of {}: {}\n", gs, e.batch,
+                       e.subBatch, e.reason);
+  }
+  for (const std::string &note : ns.batchSplitNotes)
+    out << "    " << note << "\n";
+}
+
 // One line on a group's bank-aware placement (npu/BankAlloc.h).
 std::string formatBankReport(const npu::BankReport &b, bool enabled) {
   if (!enabled)
@@ -217,6 +246,8 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
   opt.crossGroupPrefetch = !a.noPrefetch;
   opt.bankAware = !a.noBankAware;
   opt.residency = !a.noResidency;
+  opt.batchSplit = !a.noBatchSplit;
+  opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -357,12 +388,15 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
   std::map<int, std::pair<int, const npu::GroupInfo *>> info; // group -> (segment, info)
   for (size_t si = 0; si < m.npuSegments.size(); ++si)
     for (const npu::GroupInfo &gi : m.npuSegments[si].groupInfo)
-      info[gi.groupId] = {int(si), &gi};
+      info.try_emplace(gi.groupId, int(si), &gi); // a split group: its first sub-batch
   out << fmt::format("model '{}' compiled for target '{}' (double buffering {}, cross-group "
-                     "prefetch {}, bank-aware placement {}, L1 residency {})\n",
+                     "prefetch {}, bank-aware placement {}, L1 residency {}, batch split {})\n",
                      g.name, m.target.name, m.options.doubleBuffer ? "on" : "off",
                      m.options.crossGroupPrefetch ? "on" : "off",
-                     m.options.bankAware ? "on" : "off", m.options.residency ? "on" : "off");
+                     m.options.bankAware ? "on" : "off", m.options.residency ? "on" : "off",
+                     !m.options.batchSplit              ? "off"
+                     : m.options.batchSplitEvenIfSlower ? "on, DRAM first"
+                                                        : "on");
   if (m.options.quant)
     out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
                        "segment's DRAM tensors), per-channel weights; calibrated on {}\n",
@@ -383,6 +417,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       if (!peak.empty())
         out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
       printResidency(out, m, ns);
+      printBatchSplit(out, m, ns);
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
@@ -411,6 +446,14 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       }
       out << fmt::format("    instructions: {} [{}, {}):{}\n", total, gi.instrBegin, gi.instrEnd,
                          counts);
+      if (gi.subBatch >= 0) {
+        int64_t subs = 0;
+        for (const npu::GroupInfo &x : m.npuSegments[size_t(it->second.first)].groupInfo)
+          subs += x.groupId == gid;
+        out << fmt::format("    batch split: {} sub-batches, each its own instructions (the "
+                           "figures here are the first's)\n",
+                           subs);
+      }
       out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
                          gi.rooflineCycles, gi.bound);
       if (!gi.onChipBytes.empty())

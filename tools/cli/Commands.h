@@ -44,13 +44,15 @@ struct CompileArgs {
   std::string model, target, output;
   std::vector<std::string> inputShapes;
   bool noDoubleBuffer = false;
-  bool noPrefetch = false;      // ablation: every group's on-chip buffers from the bottom
-  bool noBankAware = false;     // ablation: keep the bump allocator's on-chip addresses
-  bool noResidency = false;     // ablation: every intermediate tensor through DRAM
-  std::string tiling = "auto";  // "auto" (cost model) or "naive" (ablation)
-  std::string emit = "package"; // package | obj | so (--target cpu) | ptx (--target gpu)
-  int threads = 1;              // CPU thread pool size stored in the package / plan
-  std::string calibrate;        // int8 targets: .npy calibration input (default: seeded N(0,1))
+  bool noPrefetch = false;          // ablation: every group's on-chip buffers from the bottom
+  bool noBankAware = false;         // ablation: keep the bump allocator's on-chip addresses
+  bool noResidency = false;         // ablation: every intermediate tensor through DRAM
+  bool noBatchSplit = false;        // ablation: batch > 1, every group on the whole batch
+  bool batchSplitDramFirst = false; // batch > 1: split runs that save DRAM even if slower
+  std::string tiling = "auto";      // "auto" (cost model) or "naive" (ablation)
+  std::string emit = "package";     // package | obj | so (--target cpu) | ptx (--target gpu)
+  int threads = 1;                  // CPU thread pool size stored in the package / plan
+  std::string calibrate;            // int8 targets: .npy calibration input (default: seeded N(0,1))
 };
 struct RunArgs {
   std::string package;

@@ -100,7 +100,8 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"roofline_cycles", gi.rooflineCycles},
                      {"bound", gi.bound},
                      {"on_chip_bytes", gi.onChipBytes},
-                     {"bank_placement", bankReportToJson(gi.bank)}});
+                     {"bank_placement", bankReportToJson(gi.bank)},
+                     {"sub_batch", gi.subBatch}});
   json residency = json::array();
   for (const npu::ResidencyEntry &e : s.residency)
     residency.push_back({{"name", e.name},
@@ -110,6 +111,14 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                          {"l1_addr", e.l1Addr},
                          {"dram_bytes_saved", e.dramBytesSaved},
                          {"dropped", e.dropped}});
+  json split = json::array();
+  for (const npu::BatchSplitEntry &e : s.batchSplit)
+    split.push_back({{"groups", e.groups},
+                     {"batch", e.batch},
+                     {"sub_batch", e.subBatch},
+                     {"dram_bytes_saved", e.dramBytesSaved},
+                     {"extra_dram_bytes", e.extraDramBytes},
+                     {"reason", e.reason}});
   std::vector<uint8_t> code = isa::encode(target, s.program);
   return {{"groups", s.groups},
           {"program", blobs.addVector(code)},
@@ -122,7 +131,9 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
           {"inputs", inputs},
           {"outputs", outputs},
           {"group_info", infos},
-          {"residency", residency}};
+          {"residency", residency},
+          {"batch_split", split},
+          {"batch_split_notes", s.batchSplitNotes}};
 }
 
 npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std::string &origin) {
@@ -183,6 +194,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
           onChip[level.c_str()].asIntIn(0, m.target.levels.at(size_t(*li)).size);
     }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
+    gi.subBatch = ji.has("sub_batch") ? ji["sub_batch"].asIntIn(-1, INT64_MAX) : -1;
     s.groupInfo.push_back(std::move(gi));
   }
   JsonIn res = j["residency"];
@@ -200,6 +212,21 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     e.dropped = je["dropped"].asString();
     s.residency.push_back(std::move(e));
   }
+  for (size_t i = 0; j.has("batch_split") && i < j["batch_split"].size(); ++i) {
+    JsonIn split = j["batch_split"];
+    JsonIn je = split.at(i);
+    npu::BatchSplitEntry e;
+    for (int64_t gid : je["groups"].asInts())
+      e.groups.push_back(int(gid));
+    e.batch = je["batch"].asIntIn(1, INT64_MAX);
+    e.subBatch = je["sub_batch"].asIntIn(1, e.batch);
+    e.dramBytesSaved = je["dram_bytes_saved"].asIntIn(0, INT64_MAX);
+    e.extraDramBytes = je["extra_dram_bytes"].asIntIn(INT64_MIN, INT64_MAX);
+    e.reason = je["reason"].asString();
+    s.batchSplit.push_back(std::move(e));
+  }
+  if (j.has("batch_split_notes"))
+    s.batchSplitNotes = j["batch_split_notes"].asStrings();
   return s;
 }
 
@@ -220,6 +247,8 @@ std::string packageBytes(const CompiledModel &m) {
                    {"cross_group_prefetch", m.options.crossGroupPrefetch},
                    {"bank_aware", m.options.bankAware},
                    {"residency", m.options.residency},
+                   {"batch_split", m.options.batchSplit},
+                   {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
@@ -288,6 +317,11 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   m.options.crossGroupPrefetch = root["options"]["cross_group_prefetch"].asBool();
   m.options.bankAware = root["options"]["bank_aware"].asBool();
   m.options.residency = root["options"]["residency"].asBool();
+  // Packages from before batch splitting have neither key: they ran every group on the batch.
+  m.options.batchSplit =
+      root["options"].has("batch_split") && root["options"]["batch_split"].asBool();
+  m.options.batchSplitEvenIfSlower = root["options"].has("batch_split_even_if_slower") &&
+                                     root["options"]["batch_split_even_if_slower"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
     // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
     // table keeps what the calibration ran on, for the report.

@@ -136,6 +136,20 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"critical_path", criticalPathJson(t, s)}};
 }
 
+// The runs of an NPU segment executed sub-batch by sub-batch (npu/BatchSplit.h), and the DRAM
+// traffic their L1 residents save (also counted in the segment's residency).
+static json batchSplitJson(const npu::Segment &ns) {
+  json runs = json::array();
+  for (const npu::BatchSplitEntry &e : ns.batchSplit)
+    runs.push_back({{"groups", e.groups},
+                    {"batch", e.batch},
+                    {"sub_batch", e.subBatch},
+                    {"dram_bytes_saved", e.dramBytesSaved},
+                    {"extra_dram_bytes", e.extraDramBytes},
+                    {"reason", e.reason}});
+  return runs;
+}
+
 json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   NPUC_ASSERT(runs.size() == m.segments.size(), "one SegmentRun per segment");
   const graph::Graph &g = m.graph;
@@ -161,7 +175,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                           {"groups", seg.groups},
                           {"cycles", s.totalCycles},
                           {"instructions", ns.program.instrs.size()},
-                          {"crossing_ms", run.hostMs}});
+                          {"crossing_ms", run.hostMs},
+                          {"batch_split", batchSplitJson(ns)}});
       crossingMs += run.hostMs;
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;
@@ -185,7 +200,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"bound", gi.bound},
                        {"tiling", gi.tiling},
                        {"on_chip_bytes", gi.onChipBytes},
-                       {"bank_placement", bankReportToJson(gi.bank)}});
+                       {"bank_placement", bankReportToJson(gi.bank)},
+                       {"sub_batch", gi.subBatch}});
       }
     } else {
       double segMs = 0;

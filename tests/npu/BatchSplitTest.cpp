@@ -1,0 +1,231 @@
+// BatchSplitTest.cpp - batch > 1: runs of groups executed sub-batch by sub-batch so that their
+// intermediates stay in L1 (npu/BatchSplit.h).
+//
+// Conv chains whose per-image intermediates fit L1 but whose whole-batch ones do not, compiled
+// with and without the split and run on the simulator with its hazard checker on: both match
+// the fp32 reference and each other bit for bit (the same kernels at other addresses), and the
+// simulated DRAM traffic drops by exactly what the shapes say: each intermediate's write and
+// read for every image, less the run's weights loaded once more per extra sub-batch. Batch 1 is
+// untouched, and a chain whose weights outweigh the traffic saved stays whole.
+#include "NpuTestUtil.h"
+
+#include "graph/Passes.h"
+#include "graph/Reference.h"
+#include "graph/ShapeInference.h"
+#include "npu/Quant.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+using graph::NodeId;
+using graph::ValueId;
+
+struct Chain {
+  Graph g;
+  ValueId x = graph::kNoValue, y = graph::kNoValue;
+  std::vector<ValueId> inner; // the intermediates between the convs
+  std::vector<int> ids;
+  int64_t weightBytes = 0; // fp16 weights of all convs
+  unsigned seed = 3;
+
+  // x[N, C, H, W] -> `convs` k x k convs of C channels, each but the last followed by a Relu
+  // fused into it: one group per conv.
+  Chain(int64_t N, int64_t C, int64_t H, int64_t W, int convs, int64_t k) {
+    x = g.addValue("x", {N, C, H, W}, graph::DType::F32);
+    g.inputs = {x};
+    ValueId cur = x;
+    for (int i = 0; i < convs; ++i) {
+      const std::string name = fmt::format("c{}", i);
+      auto w = g.addConstant(name + ".w", {C, C, k, k},
+                             halves(randomData(size_t(C * C * k * k), seed++, -0.3f, 0.3f)));
+      weightBytes += C * C * k * k * 2;
+      const int64_t p = k / 2;
+      cur = node("Conv", name, {cur, w},
+                 {{"pads", std::vector<int64_t>{p, p, p, p}},
+                  {"strides", std::vector<int64_t>{1, 1}},
+                  {"dilations", std::vector<int64_t>{1, 1}}});
+      if (i + 1 < convs) {
+        cur = node("Relu", name + ".relu", {cur});
+        inner.push_back(cur);
+      }
+    }
+    y = cur;
+    g.outputs = {y};
+    graph::fuseOps(g);
+    for (graph::FusedGroup &grp : g.groups) {
+      grp.placement = graph::Placement::Npu;
+      ids.push_back(grp.id);
+    }
+  }
+  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins,
+               std::map<std::string, graph::AttrValue> attrs = {}) {
+    ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
+    NodeId n = g.addNode(op, name, std::move(ins), {o});
+    g.node(n).attrs = std::move(attrs);
+    graph::inferNodeShape(g, n);
+    return o;
+  }
+};
+
+struct Outcome {
+  npu::Segment seg;
+  sim::SimStats stats;
+  HostTensor out;
+  int64_t dram() const { return stats.dramBytesRead + stats.dramBytesWritten; }
+};
+
+Outcome run(const Chain &c, const isa::Target &t, const HostTensor &in, bool split,
+            std::shared_ptr<const npu::QuantTable> quant = nullptr, bool evenIfSlower = false) {
+  npu::CompileOptions opt;
+  opt.batchSplit = split;
+  opt.batchSplitEvenIfSlower = evenIfSlower;
+  opt.quant = std::move(quant);
+  Outcome r;
+  r.seg = npu::compileSegment(c.g, c.ids, t, opt);
+  sim::Memory mem(t, r.seg.dramBytes);
+  auto &dram = mem.dram();
+  std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
+  auto bytes = npu::packTensor(in, r.seg.inputs.at(0));
+  std::copy(bytes.begin(), bytes.end(), dram.begin() + r.seg.inputs.at(0).addr);
+  r.stats = sim::run(t, r.seg.program, mem, sim::SimOptions{}); // hazard checker on
+  const npu::DramTensor &o = r.seg.outputs.at(0);
+  r.out = npu::unpackTensor(dram.data() + o.addr, o);
+  return r;
+}
+
+HostTensor inputOf(const Chain &c) {
+  const Shape &s = c.g.value(c.x).shape;
+  return HostTensor(s, halves(randomData(size_t(numElements(s)), 1)));
+}
+
+void expectMatchesReference(const Chain &c, const HostTensor &in, const HostTensor &got) {
+  auto ref = graph::runReference(c.g, {{c.x, in}}).at(c.y);
+  ASSERT_EQ(ref.data.size(), got.data.size());
+  double maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
+    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
+  }
+  EXPECT_LT(maxErr, 5e-3 * maxRef) << "max |ref| " << maxRef;
+}
+
+// 16 channels of 96 x 96 fp16 are 288 KiB per image: one image's two intermediates (576 KiB)
+// fit npu-base's 1 MiB L1 beside the tiles, two images' one (576 KiB) plus the next group's
+// working set (half of L1) do not. 1x1 convs read each input pixel once (no halos), so every
+// tensor's traffic is its compulsory bytes and the drop is exact.
+void checkSplit(int64_t N) {
+  SCOPED_TRACE("batch " + std::to_string(N));
+  Chain c(N, 16, 96, 96, 3, 1);
+  ASSERT_EQ(c.ids.size(), 3u);
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  HostTensor in = inputOf(c);
+  Outcome on = run(c, t, in, true), off = run(c, t, in, false);
+  expectMatchesReference(c, in, on.out);
+  expectMatchesReference(c, in, off.out);
+  EXPECT_EQ(on.out.data, off.out.data) << "the same kernels at other addresses";
+  EXPECT_TRUE(off.seg.batchSplit.empty());
+  // Without the split nothing stays in L1 (the whole batch does not fit).
+  for (const npu::ResidencyEntry &e : off.seg.residency)
+    EXPECT_FALSE(e.dropped.empty()) << e.name;
+  ASSERT_EQ(on.seg.batchSplit.size(), 1u);
+  const npu::BatchSplitEntry &e = on.seg.batchSplit[0];
+  EXPECT_EQ(e.groups, c.ids);
+  EXPECT_EQ(e.batch, N);
+  EXPECT_EQ(e.subBatch, 1); // two images' intermediates do not fit: one at a time
+  const int64_t perImage = 16 * 96 * 96 * 2;
+  // Each intermediate is written once and read once per image; the conv kernel loads its weights
+  // once per image both ways (it loops over the images outermost), so the split reloads none.
+  const int64_t saved = int64_t(c.inner.size()) * N * perImage * 2;
+  EXPECT_EQ(e.dramBytesSaved, saved);
+  EXPECT_EQ(e.extraDramBytes, 0);
+  // Whole batch: x read, a written and read, b written and read, y written; weights per image.
+  EXPECT_EQ(off.dram(), 6 * N * perImage + N * c.weightBytes);
+  EXPECT_EQ(on.dram(), 2 * N * perImage + N * c.weightBytes);
+  EXPECT_EQ(off.dram() - on.dram(), saved);
+  // One GroupInfo per group and sub-batch, in execution order: image by image.
+  ASSERT_EQ(on.seg.groupInfo.size(), size_t(N) * c.ids.size());
+  for (size_t i = 0; i < on.seg.groupInfo.size(); ++i) {
+    EXPECT_EQ(on.seg.groupInfo[i].groupId, c.ids[i % c.ids.size()]);
+    EXPECT_EQ(on.seg.groupInfo[i].subBatch, int64_t(i / c.ids.size()));
+  }
+}
+
+TEST(BatchSplit, Batch2ConvChainRunsImageByImage) {
+  checkSplit(2);
+}
+
+TEST(BatchSplit, Batch4ConvChainRunsImageByImage) {
+  checkSplit(4);
+}
+
+// Batch 1: nothing to split, and the program is the one compiled without the option.
+TEST(BatchSplit, Batch1Unaffected) {
+  Chain c(1, 16, 96, 96, 3, 1);
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  HostTensor in = inputOf(c);
+  Outcome on = run(c, t, in, true), off = run(c, t, in, false);
+  EXPECT_TRUE(on.seg.batchSplit.empty());
+  EXPECT_TRUE(on.seg.batchSplitNotes.empty());
+  ASSERT_EQ(on.seg.program.instrs.size(), off.seg.program.instrs.size());
+  EXPECT_EQ(on.seg.constImage, off.seg.constImage);
+  EXPECT_EQ(on.dram(), off.dram());
+  EXPECT_EQ(on.stats.totalCycles, off.stats.totalCycles);
+  EXPECT_EQ(on.out.data, off.out.data);
+}
+
+// int8 (npu-int8): 32 channels of 96 x 96 int8 are 288 KiB per image, as above. The split
+// keeps the same calibrated scales, so the outputs are the unsplit compile's bit for bit, within
+// one int8 step of the quantised reference, and each intermediate's traffic is gone. Each
+// kernel stages its per-channel dequantisation factors (32 fp32) once per run, so the second
+// image loads them again: the simulation finds that a few hundred cycles slower, and the test
+// asks for the split regardless (--batch-split-dram-first) to check its mechanics.
+TEST(BatchSplit, Int8ConvChainRunsImageByImage) {
+  const int64_t N = 2;
+  Chain c(N, 32, 96, 96, 3, 1);
+  isa::Target t = isa::loadTarget(configPath("npu-int8.yaml"));
+  HostTensor in = inputOf(c);
+  auto q = std::make_shared<npu::QuantTable>(npu::calibrate(c.g, {{c.x, in}}, "test input"));
+  Outcome on = run(c, t, in, true, q, true), off = run(c, t, in, false, q);
+  EXPECT_EQ(on.out.data, off.out.data);
+  const HostTensor want = npu::runQuantisedReference(c.g, *q, {{c.x, in}}).at(c.y);
+  ASSERT_EQ(want.data.size(), on.out.data.size());
+  for (size_t i = 0; i < want.data.size(); ++i)
+    ASSERT_LE(std::fabs(on.out.data[i] - want.data[i]), q->of(c.y) * 1.001f) << i;
+  ASSERT_EQ(on.seg.batchSplit.size(), 1u);
+  EXPECT_EQ(on.seg.batchSplit[0].subBatch, 1);
+  const int64_t perImage = 32 * 96 * 96; // int8: one byte per element
+  EXPECT_EQ(on.seg.batchSplit[0].dramBytesSaved, 2 * N * perImage * 2);
+  const int64_t dequant = (N - 1) * 3 * 32 * 4; // each conv's factors, once more
+  EXPECT_EQ(on.seg.batchSplit[0].extraDramBytes, dequant);
+  EXPECT_EQ(off.dram() - on.dram(), 2 * N * perImage * 2 - dequant);
+}
+
+// A later layer: 128 channels of 14 x 14 are 49 KiB per image, 196 KiB for the batch of 4,
+// next to 288 KiB of weights per conv. The whole batch's intermediate already stays in L1, so
+// sub-batches would save nothing: the chain keeps the whole batch (each weight tile loaded for
+// the whole batch, the larger M for the tensor unit).
+TEST(BatchSplit, LaterLayersKeepTheWholeBatch) {
+  Chain c(4, 128, 14, 14, 2, 3);
+  ASSERT_EQ(c.ids.size(), 2u);
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  HostTensor in = inputOf(c);
+  Outcome r = run(c, t, in, true);
+  expectMatchesReference(c, in, r.out);
+  EXPECT_TRUE(r.seg.batchSplit.empty());
+  ASSERT_EQ(r.seg.batchSplitNotes.size(), 1u);
+  EXPECT_NE(r.seg.batchSplitNotes[0].find("no run of groups gains"), std::string::npos)
+      << r.seg.batchSplitNotes[0];
+  for (const npu::GroupInfo &gi : r.seg.groupInfo)
+    EXPECT_EQ(gi.subBatch, -1);
+  ASSERT_EQ(r.seg.residency.size(), 1u);
+  EXPECT_TRUE(r.seg.residency[0].dropped.empty()) << r.seg.residency[0].dropped;
+  EXPECT_EQ(r.seg.residency[0].bytes, 4 * 128 * 14 * 14 * 2);
+}
+
+} // namespace
+} // namespace npuc::test
