@@ -2,7 +2,8 @@
 // --timing-only, each with and without hazard checking, printing wall time, simulated cycles,
 // simulated cycles per second and instructions per second.
 //
-// Usage: sim_bench PACKAGE.npub [REPEATS]. DRAM holds the package's constants and zero inputs
+// Usage: sim_bench PACKAGE.npub [REPEATS [MODE]] (MODE 0-3 runs only that row of the table, for
+// profiling one mode with perf). DRAM holds the package's constants and zero inputs
 // (values do not change timing or the amount of work). The cycle counts of the four modes must
 // agree; the benchmark fails loudly if they do not.
 #include "simulator/Simulator.h"
@@ -44,15 +45,16 @@ Result runAll(const driver::CompiledModel &m, bool functional, bool check) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: sim_bench PACKAGE.npub [REPEATS]\n");
+    std::fprintf(stderr, "usage: sim_bench PACKAGE.npub [REPEATS [MODE]]\n");
     return 2;
   }
   int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
+  int only = argc > 3 ? std::atoi(argv[3]) : -1;
   try {
     driver::CompiledModel m = driver::loadPackage(argv[1]);
     std::printf("package %s: target %s, %zu NPU segment(s)\n", argv[1], m.target.name.c_str(),
                 m.npuSegments.size());
-    std::printf("%-28s %10s %14s %16s %14s\n", "mode", "wall_s", "sim_cycles", "cycles_per_s",
+    std::printf("%-28s %12s %14s %16s %14s\n", "mode", "wall_s", "sim_cycles", "cycles_per_s",
                 "instr_per_s");
     int64_t cycles = -1;
     struct Mode {
@@ -63,6 +65,8 @@ int main(int argc, char **argv) {
                  {"timing-only (checked)", false, true},
                  {"timing-only --no-check", false, false}};
     for (const Mode &md : modes) {
+      if (only >= 0 && &md - modes != only)
+        continue;
       Result best;
       for (int i = 0; i < repeats; ++i) {
         Result r = runAll(m, md.functional, md.check);
@@ -72,7 +76,7 @@ int main(int argc, char **argv) {
       if (cycles >= 0 && best.cycles != cycles)
         fail("{}: {} cycles, but the first mode gave {}", md.name, best.cycles, cycles);
       cycles = best.cycles;
-      std::printf("%-28s %10.3f %14lld %16.3e %14.3e\n", md.name, best.seconds,
+      std::printf("%-28s %12.6f %14lld %16.3e %14.3e\n", md.name, best.seconds,
                   static_cast<long long>(best.cycles), double(best.cycles) / best.seconds,
                   double(best.instructions) / best.seconds);
     }
