@@ -47,6 +47,38 @@ struct BankAccess {
 /// accumulating C counts twice (read and write).
 std::vector<BankAccess> bankAccesses(const isa::Target &t, const Decoded &d);
 
+/// What bankAccesses() computes, into storage reused from one instruction to the next (the bank
+/// model asks for every instruction). Rows of an operand whose starts have the same offset
+/// modulo one bank period (banks * width) touch the same banks in the same way, so each distinct
+/// offset is counted once, weighted by its rows; along a dimension the row offsets repeat every
+/// period / gcd(step, period) rows, so only that many are visited per outer row.
+class BankCounter {
+public:
+  explicit BankCounter(const isa::Target &t);
+  /// Counts the words of `d`; then levels() lists the banked levels with at least one word, in
+  /// the order bankAccesses() lists them.
+  void count(const Decoded &d);
+  const std::vector<int> &levels() const { return touched_; }
+  const std::vector<int64_t> &words(int level) const { return levels_[size_t(level)].words; }
+  int64_t total(int level) const { return levels_[size_t(level)].total; }
+
+private:
+  struct Level {
+    int width = 1;              // bank width in bytes; banks = words.size(); 0 banks: unbanked
+    std::vector<int64_t> words; // per bank, for the current instruction
+    int64_t total = 0;
+    bool used = false; // counted for the current instruction
+  };
+  void add(const Operand &o, const int64_t *n);
+  void addRows(Level &lv, const Operand &o, const int64_t *n);
+  void addOffset(Level &lv, const Operand &o, int64_t n0, int64_t off, int64_t rows);
+  const isa::TensorUnit &tensor_;
+  std::vector<Level> levels_; // by level index
+  std::vector<int> order_;    // levels touched by the current instruction, first touch first
+  std::vector<int> touched_;  // order_ without the levels left at zero words
+  std::vector<int64_t> rowsAt_, offsets_; // row count per offset, offsets with rows
+};
+
 /// On-chip banks, port-aware (docs/SIMULATOR.md, "Banks"). Each bank serves `ports` word
 /// accesses per cycle. An instruction lasting D cycles (before stalls) with w_b words on bank b
 /// asks w_b / D accesses per cycle of it; the instructions running concurrently on other engines
@@ -68,14 +100,20 @@ private:
   struct Active {
     int engine;
     int64_t start, end;
-    std::vector<double> demand; // accesses per cycle, per bank
   };
   struct Level {
     int ports = 1;
+    size_t banks = 0;
     std::vector<Active> active;
+    std::vector<double> demand; // active[i]'s accesses per cycle per bank at [i * banks, +banks)
+    /// Drops the entries that ended at or before `start` (in order).
+    void retire(int64_t start);
   };
   const isa::Target &t_;
   std::vector<Level> levels_; // by level index
+  BankCounter counter_;
+  std::vector<int64_t> cuts_; // scratch: the interval boundaries of one stall() call
+  std::vector<double> sum_;   // scratch: summed demand per bank over one interval
 };
 
 } // namespace npuc::sim

@@ -220,4 +220,86 @@ TEST(SimBanks, MacCountsItsDestinationTwice) {
   EXPECT_EQ(words("mul"), (std::vector<int64_t>{1, 1, 1, 0, 0, 0, 0, 0}));
 }
 
+// The counter visits one row per distinct offset modulo the bank period (banks * width) and
+// only one cycle of row offsets per dimension; this compares it with walking every row and
+// element by the model's rule (contiguous rows touch each word they cover once; strided elements
+// one word each, consecutive elements in one word sharing it), on shapes whose row offsets wrap
+// the 512 B period unevenly, in both directions, with padding (the source box shrinks).
+std::vector<int64_t> bruteWords(int64_t addr, int eb, const int64_t *n, const int64_t *s) {
+  const int64_t width = 64, banks = 8;
+  std::vector<int64_t> words(banks, 0);
+  auto fdiv = [](int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); };
+  for (int64_t i2 = 0; i2 < n[2]; ++i2)
+    for (int64_t i1 = 0; i1 < n[1]; ++i1) {
+      int64_t row = addr + eb * (i1 * s[1] + i2 * s[2]);
+      if (s[0] == 1 || n[0] == 1) {
+        for (int64_t w = fdiv(row, width); w <= fdiv(row + n[0] * eb - 1, width); ++w)
+          ++words[size_t(((w % banks) + banks) % banks)];
+        continue;
+      }
+      int64_t prev = INT64_MIN;
+      for (int64_t i0 = 0; i0 < n[0]; ++i0) {
+        int64_t a = row + eb * i0 * s[0];
+        for (int64_t w : {fdiv(a, width), fdiv(a + eb - 1, width)})
+          if (w != prev) {
+            ++words[size_t(((w % banks) + banks) % banks)];
+            prev = w;
+          }
+      }
+    }
+  return words;
+}
+
+TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
+  auto t = makeTarget();
+  sim::Memory mem(*t, 1 << 16);
+  struct Shape {
+    int eb;
+    int64_t n[3], src[3], dst[3], padLo1, padHi1;
+    int64_t srcAddr, dstAddr;
+  } shapes[] = {
+      // 80 B row step: offsets repeat every 32 rows; 70 rows = 2 full cycles + 6.
+      {2, {24, 70, 3}, {1, 40, 3000}, {1, 24, 1700}, 0, 0, 6, 20000},
+      // element stride 3, rows 100 B apart, planes stepping backwards; padded rows.
+      {2, {9, 40, 4}, {3, 50, -2048}, {1, 9, 360}, 5, 2, 20000, 40000},
+      // 512 B row step: every row at the same offset (one distinct offset).
+      {4, {5, 33, 2}, {1, 128, 8}, {2, 10, 330}, 0, 0, 100, 30000},
+      // 1-byte elements, odd steps: all 512 offsets distinct before repeating.
+      {1, {17, 600, 1}, {1, 7, 0}, {1, 17, 0}, 3, 0, 1, 50000},
+  };
+  for (const Shape &sh : shapes) {
+    isa::Program p;
+    p.instrs.push_back(make(*t, "mv",
+                            {{"src_space", L1},
+                             {"src_addr", sh.srcAddr},
+                             {"dst_space", L1},
+                             {"dst_addr", sh.dstAddr},
+                             {"elem_bytes", sh.eb},
+                             {"n0", sh.n[0]},
+                             {"n1", sh.n[1]},
+                             {"n2", sh.n[2]},
+                             {"src_s0", sh.src[0]},
+                             {"src_s1", sh.src[1]},
+                             {"src_s2", sh.src[2]},
+                             {"dst_s0", sh.dst[0]},
+                             {"dst_s1", sh.dst[1]},
+                             {"dst_s2", sh.dst[2]},
+                             {"pad1_lo", sh.padLo1},
+                             {"pad1_hi", sh.padHi1}}));
+    std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
+    std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]);
+    ASSERT_EQ(a.size(), 1u);
+    int64_t inner[3] = {sh.n[0], sh.n[1] - sh.padLo1 - sh.padHi1, sh.n[2]};
+    std::vector<int64_t> want = bruteWords(sh.srcAddr, sh.eb, inner, sh.src);
+    std::vector<int64_t> dst = bruteWords(sh.dstAddr, sh.eb, sh.n, sh.dst);
+    int64_t total = 0;
+    for (size_t b = 0; b < want.size(); ++b) {
+      want[b] += dst[b];
+      total += want[b];
+    }
+    EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1];
+    EXPECT_EQ(a[0].total, total);
+  }
+}
+
 } // namespace
