@@ -72,6 +72,31 @@ int compareName(const std::string &a, std::string_view b) {
   return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
 
+/// Whether the names are equal: the common case of the merge (an instruction's fields are
+/// usually exactly its primitive's), tested with two overlapping loads instead of a byte loop.
+bool sameName(const std::string &a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size())
+    return false;
+  const char *p = a.data(), *q = b.data();
+  auto same = [&](size_t at, auto word) {
+    decltype(word) x, y;
+    std::memcpy(&x, p + at, sizeof x);
+    std::memcpy(&y, q + at, sizeof y);
+    return x == y;
+  };
+  if (n > 16)
+    return std::memcmp(p, q, n) == 0;
+  if (n >= 8)
+    return same(0, uint64_t()) && same(n - 8, uint64_t());
+  if (n >= 4)
+    return same(0, uint32_t()) && same(n - 4, uint32_t());
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != q[i])
+      return false;
+  return true;
+}
+
 /// What one instruction description contributes to every field: the per-primitive field names
 /// (sorted as std::map orders its keys, to merge with an instruction's fields in one pass) and
 /// each field's value when an instruction leaves it out: the fixed value, else 0 when the
@@ -106,26 +131,32 @@ DescPlan makePlan(const isa::InstrDesc &desc) {
 /// to 0). The instruction's field map is walked once, merged with the plan's sorted names.
 class FieldReader {
 public:
-  FieldReader(const isa::Instr &in, const DescPlan &plan) {
-    std::copy(std::begin(plan.value), std::end(plan.value), value_);
-    std::copy(std::begin(plan.known), std::end(plan.known), known_);
+  FieldReader(const isa::Instr &in, const DescPlan &plan) : plan_(plan) {
     auto want = plan.sorted.begin(), wantEnd = plan.sorted.end();
     for (auto it = in.fields.begin(); it != in.fields.end() && want != wantEnd; ++it) {
-      int c;
-      while (want != wantEnd && (c = compareName(it->first, want->first)) > 0)
-        ++want;
-      if (want != wantEnd && c == 0) {
-        value_[want->second] = it->second;
-        known_[want->second] = true;
-        ++want;
+      if (!sameName(it->first, want->first)) {
+        int c;
+        while (want != wantEnd && (c = compareName(it->first, want->first)) > 0)
+          ++want;
+        if (want == wantEnd || c != 0)
+          continue; // not a field of this primitive
       }
+      value_[want->second] = it->second;
+      set_ |= uint64_t(1) << want->second;
+      ++want;
     }
   }
-  int64_t get(Fid id, int64_t absent = 0) const { return known_[id] ? value_[id] : absent; }
+  int64_t get(Fid id, int64_t absent = 0) const {
+    if (set_ >> id & 1)
+      return value_[id];
+    return plan_.known[id] ? plan_.value[id] : absent;
+  }
 
 private:
-  int64_t value_[kNumFids];
-  bool known_[kNumFids];
+  static_assert(kNumFids <= 64, "set_ has one bit per field");
+  const DescPlan &plan_;
+  uint64_t set_ = 0;        // bit id: the instruction gives field id (in value_[id])
+  int64_t value_[kNumFids]; // only the entries in set_ are written
 };
 
 class Decoder {

@@ -120,14 +120,6 @@ int64_t DramModel::transfer(const Decoded &d, int64_t start, int dramLevel) {
 
 namespace {
 
-int64_t floorMod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-int64_t floorDiv(int64_t a, int64_t m) {
-  return (a - floorMod(a, m)) / m;
-}
-
 // Bank periods up to this many bytes count rows in a table indexed by offset; longer periods
 // (no preset comes close) collect offsets and sort them.
 constexpr int64_t kMaxTablePeriod = int64_t(1) << 16;
@@ -145,9 +137,12 @@ BankCounter::BankCounter(const isa::Target &t) : tensor_(t.tensor) {
     lv = Level{};
     if (l.isDram || l.banks < 2)
       continue; // unbanked: never counted
-    lv.width = std::max(1, l.bankWidth);
+    const int64_t width = std::max(1, l.bankWidth);
+    lv.width = Divisor(width);
+    lv.banks = Divisor(l.banks);
+    lv.period = Divisor(l.banks * width);
     lv.words.assign(static_cast<size_t>(l.banks), 0);
-    maxPeriod = std::max(maxPeriod, int64_t(l.banks) * lv.width);
+    maxPeriod = std::max(maxPeriod, lv.period.value());
   }
   rowsAt_.assign(static_cast<size_t>(std::min(maxPeriod, kMaxTablePeriod)), 0);
 }
@@ -157,41 +152,41 @@ BankCounter::BankCounter(const isa::Target &t) : tensor_(t.tensor) {
 /// strided row touches one word per element, except that consecutive elements in the same word
 /// share its access.
 void BankCounter::addOffset(Level &lv, const Operand &o, int64_t n0, int64_t off, int64_t rows) {
-  const int64_t banks = static_cast<int64_t>(lv.words.size()), width = lv.width;
   const int64_t eb = o.elemBytes;
   if (o.stride[0] == 1 || n0 == 1) {
-    int64_t first = off / width, count = (off + n0 * eb - 1) / width - first + 1;
-    for (int64_t b = 0; b < banks; ++b)
-      lv.words[static_cast<size_t>(b)] += rows * (count / banks);
-    for (int64_t j = 0; j < count % banks; ++j)
-      lv.words[static_cast<size_t>((first + j) % banks)] += rows;
+    int64_t first = lv.width.div(off), count = lv.width.div(off + n0 * eb - 1) - first + 1;
+    if (int64_t all = lv.banks.div(count); all > 0)
+      for (int64_t &w : lv.words)
+        w += rows * all;
+    for (int64_t j = 0, rest = lv.banks.mod(count); j < rest; ++j)
+      lv.words[static_cast<size_t>(lv.banks.mod(first + j))] += rows;
     return;
   }
   int64_t prev = std::numeric_limits<int64_t>::min();
   for (int64_t i0 = 0; i0 < n0; ++i0) {
     int64_t a = off + eb * i0 * o.stride[0];
-    for (int64_t w : {floorDiv(a, width), floorDiv(a + eb - 1, width)}) {
+    for (int64_t w : {lv.width.div(a), lv.width.div(a + eb - 1)}) {
       if (w == prev)
         continue;
-      lv.words[static_cast<size_t>(floorMod(w, banks))] += rows;
+      lv.words[static_cast<size_t>(lv.banks.mod(w))] += rows;
       prev = w;
     }
   }
 }
 
 void BankCounter::addRows(Level &lv, const Operand &o, const int64_t *n) {
-  const int64_t period = static_cast<int64_t>(lv.words.size()) * lv.width;
+  const int64_t period = lv.period.value();
   const int64_t eb = o.elemBytes;
   // Row (i1, i2) starts at offset (addr + eb * (i1 * s1 + i2 * s2)) mod period; stepping i1 adds
   // step1, so the offsets along i1 repeat every cycle1 rows.
-  const int64_t step1 = floorMod(eb * o.stride[1], period);
-  const int64_t step2 = floorMod(eb * o.stride[2], period);
-  const int64_t cycle1 = period / std::gcd(step1, period); // gcd(0, p) = p: one offset
+  const int64_t step1 = lv.period.mod(eb * o.stride[1]);
+  const int64_t step2 = lv.period.mod(eb * o.stride[2]);
+  const int64_t cycle1 = lv.period.cycle(step1);
   const int64_t distinct1 = std::min(n[1], cycle1);
   const int64_t full = n[1] / cycle1, extra = n[1] % cycle1;
   const bool table = period <= kMaxTablePeriod;
   offsets_.clear();
-  int64_t base = floorMod(o.addr, period);
+  int64_t base = lv.period.mod(o.addr);
   for (int64_t i2 = 0; i2 < n[2]; ++i2) {
     int64_t off = base;
     for (int64_t j = 0; j < distinct1; ++j) {

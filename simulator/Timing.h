@@ -7,7 +7,9 @@
 
 #include "simulator/Decode.h"
 
+#include <bit>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace npuc::sim {
@@ -42,6 +44,33 @@ struct BankAccess {
   int64_t total = 0;          // sum of words
 };
 
+/// Floor division and modulo by a fixed positive divisor (a bank count, width or period): shifts
+/// and masks when it is a power of two, as every preset's is; the bank model divides several
+/// times per row, and 64-bit division is slow.
+class Divisor {
+public:
+  Divisor() : Divisor(1) {}
+  explicit Divisor(int64_t d)
+      : d_(d), shift_(std::has_single_bit(uint64_t(d)) ? std::countr_zero(uint64_t(d)) : -1) {}
+  int64_t value() const { return d_; }
+  int64_t div(int64_t a) const { return shift_ >= 0 ? a >> shift_ : (a - slowMod(a)) / d_; }
+  int64_t mod(int64_t a) const { return shift_ >= 0 ? a & (d_ - 1) : slowMod(a); }
+  /// d / gcd(step, d) for 0 <= step < d: how many multiples of step are distinct modulo d.
+  int64_t cycle(int64_t step) const {
+    if (shift_ >= 0)
+      return step == 0 ? 1 : d_ >> std::min(shift_, std::countr_zero(uint64_t(step)));
+    return d_ / std::gcd(step, d_); // gcd(0, d) = d
+  }
+
+private:
+  int64_t slowMod(int64_t a) const {
+    int64_t r = a % d_;
+    return r < 0 ? r + d_ : r;
+  }
+  int64_t d_;
+  int shift_; // log2(d), or -1 when d is not a power of two
+};
+
 /// The accesses of `d` on every level with at least two banks (a single-bank level is taken as
 /// wide enough for its users: the presets size it to the tensor unit's rate). A matmul's
 /// accumulating C counts twice (read and write).
@@ -64,8 +93,8 @@ public:
 
 private:
   struct Level {
-    int width = 1;              // bank width in bytes; banks = words.size(); 0 banks: unbanked
-    std::vector<int64_t> words; // per bank, for the current instruction
+    Divisor width, banks, period; // bank width in bytes, bank count, banks * width (bytes)
+    std::vector<int64_t> words;   // per bank, for the current instruction; empty: unbanked
     int64_t total = 0;
     bool used = false; // counted for the current instruction
   };

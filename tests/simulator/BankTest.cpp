@@ -224,9 +224,10 @@ TEST(SimBanks, MacCountsItsDestinationTwice) {
 // only one cycle of row offsets per dimension; this compares it with walking every row and
 // element by the model's rule (contiguous rows touch each word they cover once; strided elements
 // one word each, consecutive elements in one word sharing it), on shapes whose row offsets wrap
-// the 512 B period unevenly, in both directions, with padding (the source box shrinks).
-std::vector<int64_t> bruteWords(int64_t addr, int eb, const int64_t *n, const int64_t *s) {
-  const int64_t width = 64, banks = 8;
+// the period unevenly, in both directions, with padding (the source box shrinks); on the test
+// target's 8 banks of 64 B (powers of two: shifts and masks) and on 6 banks of 48 B (divisions).
+std::vector<int64_t> bruteWords(int64_t banks, int64_t width, int64_t addr, int eb,
+                                const int64_t *n, const int64_t *s) {
   std::vector<int64_t> words(banks, 0);
   auto fdiv = [](int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); };
   for (int64_t i2 = 0; i2 < n[2]; ++i2)
@@ -250,8 +251,11 @@ std::vector<int64_t> bruteWords(int64_t addr, int eb, const int64_t *n, const in
   return words;
 }
 
-TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
-  auto t = makeTarget();
+void checkRowShortcuts(int banks, int width) {
+  TargetOptions opt;
+  opt.l1Banks = banks;
+  opt.bankWidth = width;
+  auto t = makeTarget(opt);
   sim::Memory mem(*t, 1 << 16);
   struct Shape {
     int eb;
@@ -290,16 +294,21 @@ TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
     std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]);
     ASSERT_EQ(a.size(), 1u);
     int64_t inner[3] = {sh.n[0], sh.n[1] - sh.padLo1 - sh.padHi1, sh.n[2]};
-    std::vector<int64_t> want = bruteWords(sh.srcAddr, sh.eb, inner, sh.src);
-    std::vector<int64_t> dst = bruteWords(sh.dstAddr, sh.eb, sh.n, sh.dst);
+    std::vector<int64_t> want = bruteWords(banks, width, sh.srcAddr, sh.eb, inner, sh.src);
+    std::vector<int64_t> dst = bruteWords(banks, width, sh.dstAddr, sh.eb, sh.n, sh.dst);
     int64_t total = 0;
     for (size_t b = 0; b < want.size(); ++b) {
       want[b] += dst[b];
       total += want[b];
     }
-    EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1];
+    EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1] << ", " << banks << " banks";
     EXPECT_EQ(a[0].total, total);
   }
+}
+
+TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
+  checkRowShortcuts(8, 64);
+  checkRowShortcuts(6, 48);
 }
 
 } // namespace
