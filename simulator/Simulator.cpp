@@ -18,6 +18,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -150,8 +151,9 @@ private:
     c.ready = s;
     c.instr = free_[ue] >= dispatch_[static_cast<size_t>(i)] ? lastOnEngine_[ue]
                                                               : dispatchSrc_[size_t(i)];
-    const int E = static_cast<int>(t_.engines.size());
-    for (int q = 0; q < E; ++q) {
+    // Only the engines named in pop or push, in increasing order (ties keep the lowest's cause).
+    for (uint32_t bits = d.pop | d.push; bits != 0; bits &= bits - 1) {
+      const int q = std::countr_zero(bits);
       if (d.pop >> q & 1) {
         Fifo &f = fifo(q, e);
         size_t next = f.popTimes.size();
@@ -212,7 +214,6 @@ private:
     int64_t i = headOf(e);
     const size_t ui = static_cast<size_t>(i), ue = static_cast<size_t>(e);
     const Decoded &d = code_[ui];
-    const int E = static_cast<int>(t_.engines.size());
     Cause cause;
     check(e, s, &cause);
     if (checker_) {
@@ -220,19 +221,19 @@ private:
       if (!hazard.empty())
         fail("{}\n  engines at cycle {}:{}", hazard, s, engineStates(e, s));
     }
-    for (int q = 0; q < E; ++q)
-      if (d.pop >> q & 1) {
-        fifo(q, e).popTimes.push_back(s);
-        fifo(q, e).poppers.push_back(i);
-      }
+    for (uint32_t bits = d.pop; bits != 0; bits &= bits - 1) {
+      Fifo &f = fifo(std::countr_zero(bits), e);
+      f.popTimes.push_back(s);
+      f.poppers.push_back(i);
+    }
     int64_t dur = duration(d, s);
     int64_t stall = banks_.stall(d, e, s, s + dur, &levelStall_);
     int64_t end = s + dur + stall;
-    for (int q = 0; q < E; ++q)
-      if (d.push >> q & 1) {
-        fifo(e, q).pushTimes.push_back(end);
-        fifo(e, q).pushers.push_back(i);
-      }
+    for (uint32_t bits = d.push; bits != 0; bits &= bits - 1) {
+      Fifo &f = fifo(e, std::countr_zero(bits));
+      f.pushTimes.push_back(end);
+      f.pushers.push_back(i);
+    }
     start_[ui] = s;
     end_[ui] = end;
     pred_[ui] = cause.instr;

@@ -343,9 +343,9 @@ int64_t BankModel::stall(const Decoded &d, int engine, int64_t start, int64_t en
     const int64_t wordsTotal = counter_.total(level);
     const double ports = lv.ports;
     // Never faster than the busiest bank can serve the instruction's own words.
-    int64_t busiest = 0;
-    for (int64_t w : words)
-      busiest = std::max(busiest, (w + lv.ports - 1) / lv.ports);
+    // (ceil is monotonic: the busiest bank's ceil(words / ports) is that of the most words.)
+    const int64_t most = *std::max_element(words.begin(), words.end());
+    const int64_t busiest = (most + lv.ports - 1) / lv.ports;
     const int64_t self = std::max<int64_t>(0, busiest - (end - start));
     const int64_t myEnd = end + self;
     const double len = double(std::max<int64_t>(1, myEnd - start));
