@@ -138,6 +138,8 @@ TEST(SimFunctional, MatmulMatchesFp16ReferenceBitExact) {
 
 TEST(SimFunctional, MatmulAccumulates) {
   matmulCase(7, 33, 9, true, 21);
+  // Several 4 x 8 register blocks in both directions plus both edges, accumulating.
+  matmulCase(13, 20, 27, true, 22);
 }
 
 // One vector op over a 2-D box: fp16 sources, destination dtype given, compared with the op
