@@ -81,16 +81,6 @@ void executeDma(const DmaOp &o, Memory &mem) {
   }
 }
 
-const float *halfTable() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h)
-      t[h] = halfToFloat(static_cast<uint16_t>(h));
-    return t;
-  }();
-  return table.data();
-}
-
 namespace {
 
 /// Reads `count` contiguous elements of type `t` at `p` into floats.

@@ -3,6 +3,7 @@
 // Expected values are computed here from the ISA's definitions in isa/Target.h (element by
 // element, independently of the simulator's fast paths) and compared bit for bit.
 #include "SimTestUtil.h"
+#include "simulator/HalfTable.h"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,14 @@ void matmulCase(int64_t m, int64_t k, int64_t n, bool accumulate, unsigned seed)
       ASSERT_EQ(getF32Bits(mem, ACC, cAddr + 4 * (i * n + j)), bitsOf(acc))
           << "C[" << i << "][" << j << "]";
     }
+}
+
+// The compile-time fp16 table (simulator/HalfTable.h) against support's converter, every pattern
+// (zeros, subnormals, infinities, NaN payloads) compared bit for bit.
+TEST(SimFunctional, HalfTableMatchesHalfToFloat) {
+  for (uint32_t h = 0; h < 65536; ++h)
+    ASSERT_EQ(bitsOf(sim::fastHalfToFloat(uint16_t(h))), bitsOf(halfToFloat(uint16_t(h))))
+        << "fp16 pattern " << h;
 }
 
 TEST(SimFunctional, MatmulMatchesFp16ReferenceBitExact) {
