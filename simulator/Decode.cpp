@@ -279,6 +279,7 @@ private:
   }
 
   void decodeDma(const FieldReader &f, Decoded &d) {
+    d.dma = DmaOp{}; // the union member this instruction uses
     DmaOp &o = d.dma;
     int eb = static_cast<int>(f.get(ElemBytes));
     if (eb < 1 || eb > 8)
@@ -315,6 +316,7 @@ private:
   }
 
   void decodeMatmul(const FieldReader &f, Decoded &d) {
+    d.mm = MatmulOp{}; // the union member this instruction uses
     MatmulOp &o = d.mm;
     const isa::TensorUnit &tu = t_.tensor;
     o.aAddr = f.get(AAddr);
@@ -342,6 +344,7 @@ private:
   }
 
   void decodeVector(const FieldReader &f, Decoded &d) {
+    d.vec = VectorOp{}; // the union member this instruction uses
     VectorOp &o = d.vec;
     int64_t code = f.get(Op);
     const auto &ops = t_.vector.ops;

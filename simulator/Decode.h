@@ -102,14 +102,19 @@ struct VectorOp {
 
 /// One decoded instruction.
 struct Decoded {
+  Decoded() : dma() {}
   isa::Semantics sem = isa::Semantics::Finish;
   int engine = -1; // -1 only for a Finish not bound to an engine
   uint32_t pop = 0, push = 0;
   int64_t index = 0; // program index
   const isa::InstrDesc *desc = nullptr;
-  DmaOp dma;
-  MatmulOp mm;
-  VectorOp vec;
+  /// The operation: the member `sem` names (none for Finish). They share storage: a run decodes
+  /// its whole program first, and a smaller Decoded is less memory to fill (and fault in).
+  union {
+    DmaOp dma;
+    MatmulOp mm;
+    VectorOp vec;
+  };
   AccessRanges ranges;  // every on-chip or DRAM byte range read or written
   int64_t elements = 0; // elements moved (Dma) or computed (Vector)
   int64_t bytes = 0;    // bytes a Dma writes
