@@ -237,8 +237,35 @@ void BankCounter::add(const Operand &o, const int64_t *n) {
     std::fill(lv.words.begin(), lv.words.end(), 0);
     order_.push_back(o.level);
   }
-  if (n[0] * n[1] * n[2] != 0)
+  if (n[0] * n[1] * n[2] == 0)
+    return;
+  // Everything addRows reads, reduced modulo the bank period where only that matters.
+  const int64_t eb = o.elemBytes;
+  const Shape key{{o.level, eb, lv.period.mod(o.addr), o.stride[0], n[0], n[1],
+                   lv.period.mod(eb * o.stride[1]), n[2], lv.period.mod(eb * o.stride[2])}};
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    for (size_t b = 0; b < lv.words.size(); ++b)
+      lv.words[b] += memoWords_[it->second + b];
+    return;
+  }
+  if (memo_.size() >= kMaxShapes) {
     addRows(lv, o, n);
+    return;
+  }
+  // Count into the level's words and remember the difference this operand made.
+  const size_t at = memoWords_.size();
+  memoWords_.insert(memoWords_.end(), lv.words.begin(), lv.words.end());
+  addRows(lv, o, n);
+  for (size_t b = 0; b < lv.words.size(); ++b)
+    memoWords_[at + b] = lv.words[b] - memoWords_[at + b];
+  memo_.emplace(key, at);
+}
+
+size_t BankCounter::ShapeHash::operator()(const Shape &s) const {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int64_t v : s.v)
+    h = (h ^ static_cast<uint64_t>(v)) * 0xff51afd7ed558ccdull;
+  return static_cast<size_t>(h ^ (h >> 32));
 }
 
 void BankCounter::count(const Decoded &d) {

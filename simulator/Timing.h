@@ -7,9 +7,11 @@
 
 #include "simulator/Decode.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <numeric>
+#include <unordered_map>
 #include <vector>
 
 namespace npuc::sim {
@@ -98,6 +100,18 @@ private:
     int64_t total = 0;
     bool used = false; // counted for the current instruction
   };
+  /// An operand's shape as far as its bank words go: level, element bytes, address modulo the
+  /// bank period, stride0, n0, n1, the row step modulo the period, n2, the plane step modulo it.
+  /// Programs repeat a few shapes many times, so add() remembers each one's words (up to
+  /// kMaxShapes of them) instead of counting them again.
+  struct Shape {
+    int64_t v[9];
+    bool operator==(const Shape &o) const { return std::equal(v, v + 9, o.v); }
+  };
+  struct ShapeHash {
+    size_t operator()(const Shape &s) const;
+  };
+  static constexpr size_t kMaxShapes = 1 << 14;
   void add(const Operand &o, const int64_t *n);
   void addRows(Level &lv, const Operand &o, const int64_t *n);
   void addOffset(Level &lv, const Operand &o, int64_t n0, int64_t off, int64_t rows);
@@ -105,7 +119,9 @@ private:
   std::vector<Level> levels_; // by level index
   std::vector<int> order_;    // levels touched by the current instruction, first touch first
   std::vector<int> touched_;  // order_ without the levels left at zero words
-  std::vector<int64_t> rowsAt_, offsets_; // row count per offset, offsets with rows
+  std::vector<int64_t> rowsAt_, offsets_;             // row count per offset, offsets with rows
+  std::unordered_map<Shape, size_t, ShapeHash> memo_; // shape -> its words at memoWords_[i...]
+  std::vector<int64_t> memoWords_;
 };
 
 /// On-chip banks, port-aware (docs/SIMULATOR.md, "Banks"). Each bank serves `ports` word

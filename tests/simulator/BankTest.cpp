@@ -271,39 +271,50 @@ void checkRowShortcuts(int banks, int width) {
       // 1-byte elements, odd steps: all 512 offsets distinct before repeating.
       {1, {17, 600, 1}, {1, 7, 0}, {1, 17, 0}, 3, 0, 1, 50000},
   };
-  for (const Shape &sh : shapes) {
-    isa::Program p;
-    p.instrs.push_back(make(*t, "mv",
-                            {{"src_space", L1},
-                             {"src_addr", sh.srcAddr},
-                             {"dst_space", L1},
-                             {"dst_addr", sh.dstAddr},
-                             {"elem_bytes", sh.eb},
-                             {"n0", sh.n[0]},
-                             {"n1", sh.n[1]},
-                             {"n2", sh.n[2]},
-                             {"src_s0", sh.src[0]},
-                             {"src_s1", sh.src[1]},
-                             {"src_s2", sh.src[2]},
-                             {"dst_s0", sh.dst[0]},
-                             {"dst_s1", sh.dst[1]},
-                             {"dst_s2", sh.dst[2]},
-                             {"pad1_lo", sh.padLo1},
-                             {"pad1_hi", sh.padHi1}}));
-    std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
-    std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]);
-    ASSERT_EQ(a.size(), 1u);
-    int64_t inner[3] = {sh.n[0], sh.n[1] - sh.padLo1 - sh.padHi1, sh.n[2]};
-    std::vector<int64_t> want = bruteWords(banks, width, sh.srcAddr, sh.eb, inner, sh.src);
-    std::vector<int64_t> dst = bruteWords(banks, width, sh.dstAddr, sh.eb, sh.n, sh.dst);
-    int64_t total = 0;
-    for (size_t b = 0; b < want.size(); ++b) {
-      want[b] += dst[b];
-      total += want[b];
+  // One counter for every shape: the second pass over each shape (shifted by one bank period, so
+  // the same offsets) is answered from the counter's memory of shapes and must agree too.
+  sim::BankCounter counter(*t);
+  const int64_t period = int64_t(banks) * width;
+  for (const Shape &sh : shapes)
+    for (int64_t shift : {int64_t(0), period}) {
+      isa::Program p;
+      p.instrs.push_back(make(*t, "mv",
+                              {{"src_space", L1},
+                               {"src_addr", sh.srcAddr + shift},
+                               {"dst_space", L1},
+                               {"dst_addr", sh.dstAddr + shift},
+                               {"elem_bytes", sh.eb},
+                               {"n0", sh.n[0]},
+                               {"n1", sh.n[1]},
+                               {"n2", sh.n[2]},
+                               {"src_s0", sh.src[0]},
+                               {"src_s1", sh.src[1]},
+                               {"src_s2", sh.src[2]},
+                               {"dst_s0", sh.dst[0]},
+                               {"dst_s1", sh.dst[1]},
+                               {"dst_s2", sh.dst[2]},
+                               {"pad1_lo", sh.padLo1},
+                               {"pad1_hi", sh.padHi1}}));
+      std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
+      int64_t inner[3] = {sh.n[0], sh.n[1] - sh.padLo1 - sh.padHi1, sh.n[2]};
+      std::vector<int64_t> want =
+          bruteWords(banks, width, sh.srcAddr + shift, sh.eb, inner, sh.src);
+      std::vector<int64_t> dst = bruteWords(banks, width, sh.dstAddr + shift, sh.eb, sh.n, sh.dst);
+      int64_t total = 0;
+      for (size_t b = 0; b < want.size(); ++b) {
+        want[b] += dst[b];
+        total += want[b];
+      }
+      std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]); // a fresh counter
+      ASSERT_EQ(a.size(), 1u);
+      EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1] << ", " << banks << " banks";
+      EXPECT_EQ(a[0].total, total);
+      counter.count(d[0]);
+      ASSERT_EQ(counter.levels(), std::vector<int>{L1});
+      EXPECT_EQ(counter.words(L1), want)
+          << "remembered shape, n1 " << sh.n[1] << " shift " << shift << ", " << banks << " banks";
+      EXPECT_EQ(counter.total(L1), total);
     }
-    EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1] << ", " << banks << " banks";
-    EXPECT_EQ(a[0].total, total);
-  }
 }
 
 TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
