@@ -13,6 +13,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -102,27 +103,50 @@ bool sameName(const std::string &a, std::string_view b) {
 /// each field's value when an instruction leaves it out: the fixed value, else 0 when the
 /// description encodes the field, else "absent" (the field does not exist for this instruction).
 struct DescPlan {
-  std::vector<std::pair<std::string_view, Fid>> sorted;
+  const std::vector<std::pair<std::string_view, Fid>> *sorted = nullptr;
   int64_t value[kNumFids] = {};
   bool known[kNumFids] = {};
 };
 
+using SortedFields = std::vector<std::pair<std::string_view, Fid>>;
+
+/// Each primitive's field names (isa::primitiveFields) with their ids, sorted as std::map orders
+/// its keys; built once per process.
+const SortedFields &sortedFields(isa::Semantics s) {
+  static const std::array<SortedFields, 4> table = [] {
+    std::array<SortedFields, 4> t;
+    for (isa::Semantics sem : {isa::Semantics::Dma, isa::Semantics::Matmul, isa::Semantics::Vector,
+                               isa::Semantics::Finish}) {
+      SortedFields &f = t[static_cast<size_t>(sem)];
+      for (const std::string &name : isa::primitiveFields(sem)) {
+        auto it = std::find_if(std::begin(kFidNames), std::end(kFidNames),
+                               [&](const char *n) { return name == n; });
+        NPUC_ASSERT(it != std::end(kFidNames), "kFidNames lists every primitive field");
+        f.emplace_back(*it, static_cast<Fid>(it - std::begin(kFidNames)));
+      }
+      std::sort(f.begin(), f.end());
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(s)];
+}
+
 DescPlan makePlan(const isa::InstrDesc &desc) {
   DescPlan plan;
-  for (const std::string &name : isa::primitiveFields(desc.semantics)) {
-    auto it = std::find_if(std::begin(kFidNames), std::end(kFidNames),
-                           [&](const char *n) { return name == n; });
-    NPUC_ASSERT(it != std::end(kFidNames), "kFidNames lists every primitive field");
-    Fid id = static_cast<Fid>(it - std::begin(kFidNames));
-    plan.sorted.emplace_back(*it, id);
-    if (auto f = desc.fixed.find(name); f != desc.fixed.end()) {
-      plan.value[id] = f->second;
+  plan.sorted = &sortedFields(desc.semantics);
+  auto find = [&](std::string_view name) {
+    auto it = std::lower_bound(plan.sorted->begin(), plan.sorted->end(), name,
+                               [](const auto &x, std::string_view v) { return x.first < v; });
+    return it != plan.sorted->end() && it->first == name ? int(it->second) : -1;
+  };
+  for (const isa::Field &f : desc.fields) // encoded: 0 unless fixed too
+    if (int id = find(f.name); id >= 0)
       plan.known[id] = true;
-    } else if (desc.field(name)) {
+  for (const auto &[name, value] : desc.fixed)
+    if (int id = find(name); id >= 0) {
+      plan.value[id] = value;
       plan.known[id] = true;
     }
-  }
-  std::sort(plan.sorted.begin(), plan.sorted.end());
   return plan;
 }
 
@@ -132,7 +156,7 @@ DescPlan makePlan(const isa::InstrDesc &desc) {
 class FieldReader {
 public:
   FieldReader(const isa::Instr &in, const DescPlan &plan) : plan_(plan) {
-    auto want = plan.sorted.begin(), wantEnd = plan.sorted.end();
+    auto want = plan.sorted->begin(), wantEnd = plan.sorted->end();
     for (auto it = in.fields.begin(); it != in.fields.end() && want != wantEnd; ++it) {
       if (!sameName(it->first, want->first)) {
         int c;
