@@ -28,8 +28,8 @@ namespace npuc::sim {
 namespace {
 
 struct Fifo {
-  std::vector<int64_t> pushTimes; // arrival time of each token, in push order
-  std::vector<int64_t> popTimes;  // time of each pop, in pop order
+  std::vector<int64_t> pushTimes;        // arrival time of each token, in push order
+  std::vector<int64_t> popTimes;         // time of each pop, in pop order
   std::vector<int64_t> pushers, poppers; // program index of each push / pop
 };
 
@@ -150,7 +150,7 @@ private:
     Cause c;
     c.ready = s;
     c.instr = free_[ue] >= dispatch_[static_cast<size_t>(i)] ? lastOnEngine_[ue]
-                                                              : dispatchSrc_[size_t(i)];
+                                                             : dispatchSrc_[size_t(i)];
     // Only the engines named in pop or push, in increasing order (ties keep the lowest's cause).
     for (uint32_t bits = d.pop | d.push; bits != 0; bits &= bits - 1) {
       const int q = std::countr_zero(bits);
@@ -302,8 +302,9 @@ private:
   }
 
   static std::vector<CounterSample> integrate(std::vector<CounterSample> deltas) {
-    std::stable_sort(deltas.begin(), deltas.end(),
-                     [](const CounterSample &a, const CounterSample &b) { return a.time < b.time; });
+    std::stable_sort(
+        deltas.begin(), deltas.end(),
+        [](const CounterSample &a, const CounterSample &b) { return a.time < b.time; });
     std::vector<CounterSample> out;
     double v = 0;
     for (const CounterSample &c : deltas) {
@@ -430,11 +431,11 @@ private:
   DramModel dram_;
   BankModel banks_;
   std::vector<Decoded> code_;
-  std::vector<std::vector<int64_t>> queue_;     // per engine: program indices in order
-  std::vector<size_t> head_;                    // per engine: next position in queue_
-  std::vector<int64_t> free_;                   // per engine: busy until
-  std::vector<Fifo> fifos_;                     // producer * E + consumer
-  std::vector<int64_t> pos_, dispatch_, start_; // per instruction
+  std::vector<std::vector<int64_t>> queue_;       // per engine: program indices in order
+  std::vector<size_t> head_;                      // per engine: next position in queue_
+  std::vector<int64_t> free_;                     // per engine: busy until
+  std::vector<Fifo> fifos_;                       // producer * E + consumer
+  std::vector<int64_t> pos_, dispatch_, start_;   // per instruction
   std::vector<int64_t> end_, pred_, dispatchSrc_; // per instruction
   std::vector<int64_t> lastOnEngine_;             // per engine: last started instruction
   std::vector<int64_t> levelStall_;               // per level: bank stall cycles
