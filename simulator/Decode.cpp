@@ -1,5 +1,8 @@
 // Decode.cpp - turns isa::Instr field maps into validated Decoded structs (see Decode.h).
 //
+// Field values are read by walking each instruction's (sorted) field map once, merged with the
+// sorted field names of its primitive, instead of one string-keyed lookup per field: decoding is
+// part of every simulator run and was its largest per-instruction cost.
 // Everything the functional and timing models later assume is checked here once: memory spaces,
 // dtypes, vector ops, engines, token bits, non-negative sizes and that the bounding box of every
 // operand lies inside its level. The models then run without per-element checks.
@@ -10,7 +13,10 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <memory>
+#include <string_view>
 
 namespace npuc::sim {
 
@@ -32,25 +38,149 @@ int dtypeBytes(isa::ElemType t) {
   return isa::elemBytes(t);
 }
 
-/// Reads one field: the instruction's own value, else the description's fixed value, else 0 when
-/// the description encodes the field, else `absent` (the field does not exist for this
-/// instruction, e.g. n2 of a 2-D DMA: such dimensions default to extent 1, offsets to 0).
+/// The fields the decoder reads (every primitive's, isa::primitiveFields), by id.
+// clang-format off
+enum Fid : int {
+  Pop, Push, ElemBytes, SrcSpace, DstSpace, SrcAddr, DstAddr, N0, N1, N2, SrcS0, SrcS1, SrcS2,
+  DstS0, DstS1, DstS2, Pad0Lo, Pad1Lo, Pad2Lo, Pad0Hi, Pad1Hi, Pad2Hi, PadValue, AAddr, BAddr,
+  CAddr, M, K, N, Accumulate, Op, Src1Space, Src1Addr, Src1Dtype, Src1S0, Src1S1, Src1S2,
+  Src2Space, Src2Addr, Src2Dtype, Src2S0, Src2S1, Src2S2, DstDtype, Imm0, Imm1, kNumFids
+};
+// clang-format on
+constexpr const char *kFidNames[kNumFids] = {
+    "pop",     "push",       "elem_bytes", "src_space",  "dst_space",  "src_addr",   "dst_addr",
+    "n0",      "n1",         "n2",         "src_s0",     "src_s1",     "src_s2",     "dst_s0",
+    "dst_s1",  "dst_s2",     "pad0_lo",    "pad1_lo",    "pad2_lo",    "pad0_hi",    "pad1_hi",
+    "pad2_hi", "pad_value",  "a_addr",     "b_addr",     "c_addr",     "m",          "k",
+    "n",       "accumulate", "op",         "src1_space", "src1_addr",  "src1_dtype", "src1_s0",
+    "src1_s1", "src1_s2",    "src2_space", "src2_addr",  "src2_dtype", "src2_s0",    "src2_s1",
+    "src2_s2", "dst_dtype",  "imm0",       "imm1"};
+// Operand field ids by prefix: {space, addr, dtype, s0}; the strides follow s0.
+struct OperandFids {
+  Fid space, addr, dtype, s0;
+};
+constexpr OperandFids kSrc1{Src1Space, Src1Addr, Src1Dtype, Src1S0};
+constexpr OperandFids kSrc2{Src2Space, Src2Addr, Src2Dtype, Src2S0};
+constexpr OperandFids kDst{DstSpace, DstAddr, DstDtype, DstS0};
+
+/// Lexicographic comparison as std::string's (unsigned bytes, then length), inlined: field names
+/// are short and this runs once per field of every instruction.
+int compareName(const std::string &a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i])
+      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+  return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+}
+
+/// Whether the names are equal: the common case of the merge (an instruction's fields are
+/// usually exactly its primitive's), tested with two overlapping loads instead of a byte loop.
+bool sameName(const std::string &a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size())
+    return false;
+  const char *p = a.data(), *q = b.data();
+  auto same = [&](size_t at, auto word) {
+    decltype(word) x, y;
+    std::memcpy(&x, p + at, sizeof x);
+    std::memcpy(&y, q + at, sizeof y);
+    return x == y;
+  };
+  if (n > 16)
+    return std::memcmp(p, q, n) == 0;
+  if (n >= 8)
+    return same(0, uint64_t()) && same(n - 8, uint64_t());
+  if (n >= 4)
+    return same(0, uint32_t()) && same(n - 4, uint32_t());
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != q[i])
+      return false;
+  return true;
+}
+
+/// What one instruction description contributes to every field: the per-primitive field names
+/// (sorted as std::map orders its keys, to merge with an instruction's fields in one pass) and
+/// each field's value when an instruction leaves it out: the fixed value, else 0 when the
+/// description encodes the field, else "absent" (the field does not exist for this instruction).
+struct DescPlan {
+  const std::vector<std::pair<std::string_view, Fid>> *sorted = nullptr;
+  int64_t value[kNumFids] = {};
+  bool known[kNumFids] = {};
+};
+
+using SortedFields = std::vector<std::pair<std::string_view, Fid>>;
+
+/// Each primitive's field names (isa::primitiveFields) with their ids, sorted as std::map orders
+/// its keys; built once per process.
+const SortedFields &sortedFields(isa::Semantics s) {
+  static const std::array<SortedFields, 4> table = [] {
+    std::array<SortedFields, 4> t;
+    for (isa::Semantics sem : {isa::Semantics::Dma, isa::Semantics::Matmul, isa::Semantics::Vector,
+                               isa::Semantics::Finish}) {
+      SortedFields &f = t[static_cast<size_t>(sem)];
+      for (const std::string &name : isa::primitiveFields(sem)) {
+        auto it = std::find_if(std::begin(kFidNames), std::end(kFidNames),
+                               [&](const char *n) { return name == n; });
+        NPUC_ASSERT(it != std::end(kFidNames), "kFidNames lists every primitive field");
+        f.emplace_back(*it, static_cast<Fid>(it - std::begin(kFidNames)));
+      }
+      std::sort(f.begin(), f.end());
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(s)];
+}
+
+DescPlan makePlan(const isa::InstrDesc &desc) {
+  DescPlan plan;
+  plan.sorted = &sortedFields(desc.semantics);
+  auto find = [&](std::string_view name) {
+    auto it = std::lower_bound(plan.sorted->begin(), plan.sorted->end(), name,
+                               [](const auto &x, std::string_view v) { return x.first < v; });
+    return it != plan.sorted->end() && it->first == name ? int(it->second) : -1;
+  };
+  for (const isa::Field &f : desc.fields) // encoded: 0 unless fixed too
+    if (int id = find(f.name); id >= 0)
+      plan.known[id] = true;
+  for (const auto &[name, value] : desc.fixed)
+    if (int id = find(name); id >= 0) {
+      plan.value[id] = value;
+      plan.known[id] = true;
+    }
+  return plan;
+}
+
+/// Reads one instruction's fields: the instruction's own value, else the description's (see
+/// DescPlan), else `absent` (e.g. n2 of a 2-D DMA: such dimensions default to extent 1, offsets
+/// to 0). The instruction's field map is walked once, merged with the plan's sorted names.
 class FieldReader {
 public:
-  FieldReader(const isa::Instr &in) : in_(in) {}
-  int64_t get(const char *name, int64_t absent = 0) const {
-    if (auto it = in_.fields.find(name); it != in_.fields.end())
-      return it->second;
-    if (auto it = in_.desc->fixed.find(name); it != in_.desc->fixed.end())
-      return it->second;
-    for (const isa::Field &f : in_.desc->fields)
-      if (f.name == name)
-        return 0;
-    return absent;
+  FieldReader(const isa::Instr &in, const DescPlan &plan) : plan_(plan) {
+    auto want = plan.sorted->begin(), wantEnd = plan.sorted->end();
+    for (auto it = in.fields.begin(); it != in.fields.end() && want != wantEnd; ++it) {
+      if (!sameName(it->first, want->first)) {
+        int c;
+        while (want != wantEnd && (c = compareName(it->first, want->first)) > 0)
+          ++want;
+        if (want == wantEnd || c != 0)
+          continue; // not a field of this primitive
+      }
+      value_[want->second] = it->second;
+      set_ |= uint64_t(1) << want->second;
+      ++want;
+    }
+  }
+  int64_t get(Fid id, int64_t absent = 0) const {
+    if (set_ >> id & 1)
+      return value_[id];
+    return plan_.known[id] ? plan_.value[id] : absent;
   }
 
 private:
-  const isa::Instr &in_;
+  static_assert(kNumFids <= 64, "set_ has one bit per field");
+  const DescPlan &plan_;
+  uint64_t set_ = 0;        // bit id: the instruction gives field id (in value_[id])
+  int64_t value_[kNumFids]; // only the entries in set_ are written
 };
 
 class Decoder {
@@ -58,24 +188,24 @@ public:
   Decoder(const isa::Target &t, const isa::Program &p, const Memory &mem)
       : t_(t), p_(p), mem_(mem) {}
 
-  Decoded decode(int64_t index) {
+  /// Decodes instruction `index` into `d` (a fresh Decoded).
+  void decode(int64_t index, Decoded &d) {
     const isa::Instr &in = p_.instrs[static_cast<size_t>(index)];
-    where_ = instrName(p_, index);
+    index_ = index;
     if (!in.desc)
-      fail("{}: instruction has no description (not decoded against a target)", where_);
-    FieldReader f(in);
-    Decoded d;
+      fail("{}: instruction has no description (not decoded against a target)", where());
+    FieldReader f(in, plan(*in.desc));
     d.index = index;
     d.desc = in.desc;
     d.sem = in.desc->semantics;
     d.engine = in.desc->engine;
     int engines = static_cast<int>(t_.engines.size());
     if (d.engine < -1 || d.engine >= engines || (d.engine == -1 && d.sem != isa::Semantics::Finish))
-      fail("{}: engine index {} is not one of the target's {} engines", where_, d.engine, engines);
-    d.pop = tokenBits(f.get("pop"), "pop");
-    d.push = tokenBits(f.get("push"), "push");
+      fail("{}: engine index {} is not one of the target's {} engines", where(), d.engine, engines);
+    d.pop = tokenBits(f.get(Pop), "pop");
+    d.push = tokenBits(f.get(Push), "push");
     if (d.engine == -1 && (d.pop || d.push))
-      fail("{}: a finish not bound to an engine cannot pop or push tokens", where_);
+      fail("{}: a finish not bound to an engine cannot pop or push tokens", where());
     switch (d.sem) {
     case isa::Semantics::Dma:
       decodeDma(f, d);
@@ -89,14 +219,30 @@ public:
     case isa::Semantics::Finish:
       break;
     }
-    return d;
   }
 
 private:
+  /// "instruction #I (mnemonic)" of the instruction being decoded; formatted only for errors.
+  std::string where() const { return instrName(p_, index_); }
+
+  /// The plan of `desc`, made once per description of the target (any other description, e.g.
+  /// of a program decoded against a copy of the target, gets a plan of its own each time).
+  const DescPlan &plan(const isa::InstrDesc &desc) {
+    const isa::InstrDesc *first = t_.instrs.data();
+    if (&desc >= first && &desc < first + t_.instrs.size()) {
+      size_t i = static_cast<size_t>(&desc - first);
+      if (!plans_[i])
+        plans_[i] = std::make_unique<DescPlan>(makePlan(desc));
+      return *plans_[i];
+    }
+    foreign_ = std::make_unique<DescPlan>(makePlan(desc));
+    return *foreign_;
+  }
+
   uint32_t tokenBits(int64_t v, const char *field) {
     int engines = static_cast<int>(t_.engines.size());
     if (v < 0 || (engines < 63 && v >= (int64_t(1) << engines)))
-      fail("{}: {}={:#x} names an engine beyond the target's {} engines", where_, field, v,
+      fail("{}: {}={:#x} names an engine beyond the target's {} engines", where(), field, v,
            engines);
     return static_cast<uint32_t>(v);
   }
@@ -105,7 +251,7 @@ private:
     for (const isa::MemoryLevel &l : t_.levels)
       if (l.index == v)
         return l.index;
-    fail("{}: {}={} is not a memory level of target '{}'", where_, field, v, t_.name);
+    fail("{}: {}={} is not a memory level of target '{}'", where(), field, v, t_.name);
   }
 
   const isa::MemoryLevel &levelDesc(int index) {
@@ -117,14 +263,14 @@ private:
 
   isa::ElemType dtype(int64_t v, const char *field) {
     if (v < 0 || v >= isa::kNumDtypes)
-      fail("{}: {}={} is not a known dtype code (0 = fp16, 1 = fp32, 2 = int8, 3 = int32)",
-           where_, field, v);
+      fail("{}: {}={} is not a known dtype code (0 = fp16, 1 = fp32, 2 = int8, 3 = int32)", where(),
+           field, v);
     return static_cast<isa::ElemType>(v);
   }
 
   int64_t nonNegative(int64_t v, const char *field) {
     if (v < 0)
-      fail("{}: {}={} must not be negative", where_, field, v);
+      fail("{}: {}={} must not be negative", where(), field, v);
     return v;
   }
 
@@ -147,38 +293,40 @@ private:
   void checkRange(const AccessRange &r, const char *what) {
     int64_t size = static_cast<int64_t>(mem_.level(r.level).size());
     if (r.lo < 0 || r.hi > size)
-      fail("{}: {} accesses bytes [{:#x}, {:#x}) of level '{}' outside its {} bytes", where_, what,
+      fail("{}: {} accesses bytes [{:#x}, {:#x}) of level '{}' outside its {} bytes", where(), what,
            r.lo, r.hi, levelDesc(r.level).name, size);
   }
 
+  /// Field `id`, validated non-negative; errors name the field.
+  int64_t nonNegative(const FieldReader &f, Fid id, int64_t absent = 0) {
+    return nonNegative(f.get(id, absent), kFidNames[id]);
+  }
+
   void decodeDma(const FieldReader &f, Decoded &d) {
+    d.dma = DmaOp{}; // the union member this instruction uses
     DmaOp &o = d.dma;
-    int eb = static_cast<int>(f.get("elem_bytes"));
+    int eb = static_cast<int>(f.get(ElemBytes));
     if (eb < 1 || eb > 8)
-      fail("{}: elem_bytes={} must be between 1 and 8", where_, eb);
-    o.src.level = level(f.get("src_space"), "src_space");
-    o.dst.level = level(f.get("dst_space"), "dst_space");
-    o.src.addr = f.get("src_addr");
-    o.dst.addr = f.get("dst_addr");
+      fail("{}: elem_bytes={} must be between 1 and 8", where(), eb);
+    o.src.level = level(f.get(SrcSpace), "src_space");
+    o.dst.level = level(f.get(DstSpace), "dst_space");
+    o.src.addr = f.get(SrcAddr);
+    o.dst.addr = f.get(DstAddr);
     o.src.elemBytes = o.dst.elemBytes = eb;
-    static const char *nNames[3] = {"n0", "n1", "n2"};
-    static const char *sS[3] = {"src_s0", "src_s1", "src_s2"};
-    static const char *dS[3] = {"dst_s0", "dst_s1", "dst_s2"};
-    static const char *pl[3] = {"pad0_lo", "pad1_lo", "pad2_lo"};
-    static const char *ph[3] = {"pad0_hi", "pad1_hi", "pad2_hi"};
     int64_t inner[3];
     for (int i = 0; i < 3; ++i) {
-      o.n[i] = nonNegative(f.get(nNames[i], 1), nNames[i]);
-      o.src.stride[i] = f.get(sS[i]);
-      o.dst.stride[i] = f.get(dS[i]);
-      o.padLo[i] = nonNegative(f.get(pl[i]), pl[i]);
-      o.padHi[i] = nonNegative(f.get(ph[i]), ph[i]);
+      const Fid n = Fid(N0 + i), lo = Fid(Pad0Lo + i), hi = Fid(Pad0Hi + i);
+      o.n[i] = nonNegative(f, n, 1);
+      o.src.stride[i] = f.get(Fid(SrcS0 + i));
+      o.dst.stride[i] = f.get(Fid(DstS0 + i));
+      o.padLo[i] = nonNegative(f, lo);
+      o.padHi[i] = nonNegative(f, hi);
       if (o.n[i] > 0 && o.padLo[i] + o.padHi[i] > o.n[i])
-        fail("{}: {}+{} = {} exceeds {}={}", where_, pl[i], ph[i], o.padLo[i] + o.padHi[i],
-             nNames[i], o.n[i]);
+        fail("{}: {}+{} = {} exceeds {}={}", where(), kFidNames[lo], kFidNames[hi],
+             o.padLo[i] + o.padHi[i], kFidNames[n], o.n[i]);
       inner[i] = std::max<int64_t>(0, o.n[i] - o.padLo[i] - o.padHi[i]);
     }
-    o.padValue = static_cast<uint64_t>(f.get("pad_value"));
+    o.padValue = static_cast<uint64_t>(f.get(PadValue));
     d.elements = o.n[0] * o.n[1] * o.n[2];
     o.readElems = inner[0] * inner[1] * inner[2];
     d.bytes = d.elements * eb;
@@ -192,15 +340,16 @@ private:
   }
 
   void decodeMatmul(const FieldReader &f, Decoded &d) {
+    d.mm = MatmulOp{}; // the union member this instruction uses
     MatmulOp &o = d.mm;
     const isa::TensorUnit &tu = t_.tensor;
-    o.aAddr = f.get("a_addr");
-    o.bAddr = f.get("b_addr");
-    o.cAddr = f.get("c_addr");
-    o.m = nonNegative(f.get("m"), "m");
-    o.k = nonNegative(f.get("k"), "k");
-    o.n = nonNegative(f.get("n"), "n");
-    o.accumulate = f.get("accumulate") != 0;
+    o.aAddr = f.get(AAddr);
+    o.bAddr = f.get(BAddr);
+    o.cAddr = f.get(CAddr);
+    o.m = nonNegative(f, M);
+    o.k = nonNegative(f, K);
+    o.n = nonNegative(f, N);
+    o.accumulate = f.get(Accumulate) != 0;
     int a = level(tu.aLevel, "tensor unit a level");
     int b = level(tu.bLevel, "tensor unit b level");
     int c = level(tu.accLevel, "tensor unit acc level");
@@ -219,54 +368,56 @@ private:
   }
 
   void decodeVector(const FieldReader &f, Decoded &d) {
+    d.vec = VectorOp{}; // the union member this instruction uses
     VectorOp &o = d.vec;
-    int64_t code = f.get("op");
+    int64_t code = f.get(Op);
     const auto &ops = t_.vector.ops;
     if (code < 0 || code >= static_cast<int64_t>(ops.size()))
-      fail("{}: op={} is not one of the vector unit's {} ops", where_, code, ops.size());
+      fail("{}: op={} is not one of the vector unit's {} ops", where(), code, ops.size());
     if (!vecOpFromName(ops[static_cast<size_t>(code)], o.op))
-      fail("{}: vector op '{}' (op={}) is not implemented by the simulator", where_,
+      fail("{}: vector op '{}' (op={}) is not implemented by the simulator", where(),
            ops[static_cast<size_t>(code)], code);
-    static const char *nNames[3] = {"n0", "n1", "n2"};
     for (int i = 0; i < 3; ++i) {
-      o.n[i] = nonNegative(f.get(nNames[i], 1), nNames[i]);
+      o.n[i] = nonNegative(f, Fid(N0 + i), 1);
       if (i >= t_.vector.maxDims && o.n[i] > 1)
-        fail("{}: {}={} uses dimension {} but the vector unit has max_dims {}", where_, nNames[i],
-             o.n[i], i + 1, t_.vector.maxDims);
+        fail("{}: {}={} uses dimension {} but the vector unit has max_dims {}", where(),
+             kFidNames[N0 + i], o.n[i], i + 1, t_.vector.maxDims);
     }
-    auto operand = [&](Operand &x, const char *prefix) {
-      std::string p = prefix;
-      x.level = level(f.get((p + "_space").c_str()), (p + "_space").c_str());
+    auto operand = [&](Operand &x, const OperandFids &id, const char *prefix) {
+      x.level = level(f.get(id.space), kFidNames[id.space]);
       if (!t_.vector.levels.empty() && std::find(t_.vector.levels.begin(), t_.vector.levels.end(),
                                                  x.level) == t_.vector.levels.end())
-        fail("{}: {}_space names level '{}', which the vector unit cannot access", where_, p,
+        fail("{}: {}_space names level '{}', which the vector unit cannot access", where(), prefix,
              levelDesc(x.level).name);
-      x.addr = f.get((p + "_addr").c_str());
-      x.type = dtype(f.get((p + "_dtype").c_str()), (p + "_dtype").c_str());
+      x.addr = f.get(id.addr);
+      x.type = dtype(f.get(id.dtype), kFidNames[id.dtype]);
       x.elemBytes = dtypeBytes(x.type);
       for (int i = 0; i < 3; ++i)
-        x.stride[i] = f.get((p + "_s" + std::to_string(i)).c_str());
+        x.stride[i] = f.get(Fid(id.s0 + i));
       addRange(d, x, o.n, prefix);
     };
-    operand(o.src1, "src1");
+    operand(o.src1, kSrc1, "src1");
     if (vecOpReadsSrc2(o.op))
-      operand(o.src2, "src2");
-    operand(o.dst, "dst");
-    auto imm = [&](const char *name) {
-      uint32_t bits = static_cast<uint32_t>(f.get(name));
+      operand(o.src2, kSrc2, "src2");
+    operand(o.dst, kDst, "dst");
+    auto imm = [&](Fid id) {
+      uint32_t bits = static_cast<uint32_t>(f.get(id));
       float v;
       std::memcpy(&v, &bits, sizeof v);
       return v;
     };
-    o.imm0 = imm("imm0");
-    o.imm1 = imm("imm1");
+    o.imm0 = imm(Imm0);
+    o.imm1 = imm(Imm1);
     d.elements = o.n[0] * o.n[1] * o.n[2];
   }
 
   const isa::Target &t_;
   const isa::Program &p_;
   const Memory &mem_;
-  std::string where_;
+  int64_t index_ = 0; // the instruction being decoded
+  std::vector<std::unique_ptr<DescPlan>> plans_ =
+      std::vector<std::unique_ptr<DescPlan>>(t_.instrs.size()); // by description index in t_.instrs
+  std::unique_ptr<DescPlan> foreign_;
 };
 
 } // namespace
@@ -310,7 +461,7 @@ std::vector<Decoded> decodeProgram(const isa::Target &t, const isa::Program &p, 
   Decoder dec(t, p, mem);
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     try {
-      out.push_back(dec.decode(static_cast<int64_t>(i)));
+      dec.decode(static_cast<int64_t>(i), out.emplace_back());
     } catch (const Error &e) {
       // Illegal field values: name the program counter and the instruction's text too.
       fail("{}\n  {}\n  engines: none started (the program is checked before it runs)", e.what(),

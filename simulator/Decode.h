@@ -10,6 +10,7 @@
 
 #include "isa/Program.h"
 #include "isa/Target.h"
+#include "support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -59,6 +60,25 @@ struct AccessRange {
   int64_t lo = 0, hi = 0;
 };
 
+/// The ranges of one instruction, stored inline (decoding allocates nothing per instruction):
+/// at most three, one per operand (DMA source and destination; matmul A, B, C; vector src1, src2,
+/// dst).
+class AccessRanges {
+public:
+  static constexpr int kMax = 3;
+  void push_back(const AccessRange &r) {
+    NPUC_ASSERT(n_ < kMax, "an instruction has at most three operands");
+    r_[n_++] = r;
+  }
+  const AccessRange *begin() const { return r_; }
+  const AccessRange *end() const { return r_ + n_; }
+  size_t size() const { return static_cast<size_t>(n_); }
+
+private:
+  AccessRange r_[kMax];
+  int n_ = 0;
+};
+
 struct DmaOp {
   Operand src, dst;
   int64_t n[3] = {0, 0, 0};
@@ -82,17 +102,22 @@ struct VectorOp {
 
 /// One decoded instruction.
 struct Decoded {
+  Decoded() : dma() {}
   isa::Semantics sem = isa::Semantics::Finish;
   int engine = -1; // -1 only for a Finish not bound to an engine
   uint32_t pop = 0, push = 0;
   int64_t index = 0; // program index
   const isa::InstrDesc *desc = nullptr;
-  DmaOp dma;
-  MatmulOp mm;
-  VectorOp vec;
-  std::vector<AccessRange> ranges; // every on-chip or DRAM byte range read or written
-  int64_t elements = 0;            // elements moved (Dma) or computed (Vector)
-  int64_t bytes = 0;               // bytes a Dma writes
+  /// The operation: the member `sem` names (none for Finish). They share storage: a run decodes
+  /// its whole program first, and a smaller Decoded is less memory to fill (and fault in).
+  union {
+    DmaOp dma;
+    MatmulOp mm;
+    VectorOp vec;
+  };
+  AccessRanges ranges;  // every on-chip or DRAM byte range read or written
+  int64_t elements = 0; // elements moved (Dma) or computed (Vector)
+  int64_t bytes = 0;    // bytes a Dma writes
   int64_t dramRead = 0, dramWritten = 0;
 };
 

@@ -1,20 +1,27 @@
 // HalfTable.h - table-driven fp16 -> fp32 conversion for the simulator's hot loops.
 //
 // support/Half.h's halfToFloat is an out-of-line bit manipulation; the simulator converts every
-// matmul operand and every fp16 vector operand, so it uses a 65536-entry table built once from
-// halfToFloat itself (hence bit-identical, NaN payloads included).
+// matmul operand and every fp16 vector operand, so it reads a 65536-entry table instead. The table
+// is computed at compile time (HalfTable.cpp, the same bit manipulation) so that no run pays for
+// building it; SimFunctional.HalfTableMatchesHalfToFloat checks every entry, NaN payloads
+// included, against halfToFloat.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace npuc::sim {
 
-/// The table: entry h is halfToFloat(h).
-const float *halfTable();
+/// Entry h is halfToFloat(h).
+extern const std::array<float, 65536> kHalfToFloat;
+
+/// The table's first entry.
+inline const float *halfTable() {
+  return kHalfToFloat.data();
+}
 
 inline float fastHalfToFloat(uint16_t h) {
-  static const float *table = halfTable();
-  return table[h];
+  return kHalfToFloat[h];
 }
 
 } // namespace npuc::sim

@@ -119,7 +119,6 @@ HazardChecker::HazardChecker(const isa::Target &t, const isa::Program &p)
     : t_(t), p_(p), E_(t.engines.size()) {
   clock_.assign(E_, std::vector<uint32_t>(E_, 0));
   fifo_.assign(E_ * E_, {});
-  fifoHead_.assign(E_ * E_, 0);
   int maxLevel = 0;
   for (const isa::MemoryLevel &l : t.levels)
     maxLevel = std::max(maxLevel, l.index);
@@ -143,19 +142,22 @@ void HazardChecker::accesses(const Decoded &d, std::vector<Access> &out) const {
     a.write = write;
     a.what = what;
     // Dense when the dimensions that move, sorted by stride, tile the box without holes.
-    std::vector<std::pair<int64_t, int64_t>> dims;
+    std::pair<int64_t, int64_t> dims[3];
+    int moving = 0;
     for (int i = 0; i < 3; ++i)
       if (n[i] > 1 && s[i] != 0)
-        dims.emplace_back(std::llabs(s[i]), n[i]);
-    std::sort(dims.begin(), dims.end());
+        dims[moving++] = {std::llabs(s[i]), n[i]};
+    for (int i = 1; i < moving; ++i) // insertion sort of at most three
+      for (int j = i; j > 0 && dims[j] < dims[j - 1]; --j)
+        std::swap(dims[j], dims[j - 1]);
     int64_t expect = 1;
     a.dense = true;
-    for (auto [stride, count] : dims) {
-      if (stride != expect) {
+    for (int i = 0; i < moving; ++i) {
+      if (dims[i].first != expect) {
         a.dense = false;
         break;
       }
-      expect *= count;
+      expect *= dims[i].second;
     }
     out.push_back(a);
   };
@@ -208,26 +210,45 @@ std::string HazardChecker::alignment(const Decoded &d, const std::vector<Access>
   return {};
 }
 
-bool HazardChecker::happensBefore(const Record &r, int e) const {
-  return r.engine == e ||
-         clock_[static_cast<size_t>(e)][static_cast<size_t>(r.engine)] >= r.seq;
+bool HazardChecker::happensBefore(int engine, uint32_t seq, int e) const {
+  return engine == e || clock_[static_cast<size_t>(e)][static_cast<size_t>(engine)] >= seq;
+}
+
+std::vector<HazardChecker::Entry>::iterator HazardChecker::searchFrom(LevelState &lv, int64_t lo) {
+  return std::lower_bound(lv.byLo.begin(), lv.byLo.end(), lo - lv.maxLen,
+                          [](const Entry &x, int64_t v) { return x.lo < v; });
+}
+
+void HazardChecker::insert(LevelState &lv, const Record &r) {
+  uint32_t slot;
+  if (!freeSlots_.empty()) {
+    slot = freeSlots_.back();
+    freeSlots_.pop_back();
+    pool_[slot] = r;
+  } else {
+    slot = static_cast<uint32_t>(pool_.size());
+    pool_.push_back(r);
+  }
+  // After the entries with the same lo: they keep their order of insertion.
+  auto at = std::upper_bound(lv.byLo.begin(), lv.byLo.end(), r.a.lo,
+                             [](int64_t v, const Entry &x) { return v < x.lo; });
+  lv.byLo.insert(at, Entry{r.a.lo, r.a.hi, r.seq, slot, r.engine, r.a.write});
+  ++records_;
 }
 
 void HazardChecker::prune() {
   for (LevelState &lv : levels_)
-    for (auto it = lv.byLo.begin(); it != lv.byLo.end();) {
-      const Record &r = it->second;
+    std::erase_if(lv.byLo, [&](const Entry &x) {
       bool seenByAll = true;
       for (size_t g = 0; g < E_ && seenByAll; ++g)
-        seenByAll = int(g) == r.engine || clock_[g][static_cast<size_t>(r.engine)] >= r.seq;
+        seenByAll = int(g) == x.engine || clock_[g][static_cast<size_t>(x.engine)] >= x.seq;
       if (seenByAll) {
-        it = lv.byLo.erase(it);
+        freeSlots_.push_back(x.slot);
         --records_;
-      } else {
-        ++it;
       }
-    }
-  pruneAt_ = std::max<int64_t>(4096, 2 * records_);
+      return seenByAll;
+    });
+  pruneAt_ = std::max<int64_t>(kMinPruneAt, 2 * records_);
 }
 
 std::string HazardChecker::check(const Decoded &d, int e) {
@@ -235,31 +256,36 @@ std::string HazardChecker::check(const Decoded &d, int e) {
   std::vector<uint32_t> &clk = clock_[ue];
   for (size_t q = 0; q < E_; ++q)
     if (d.pop >> q & 1) {
-      size_t f = q * E_ + ue;
-      NPUC_ASSERT(fifoHead_[f] < fifo_[f].size(), "the scheduler pops only pushed tokens");
-      const std::vector<uint32_t> &tok = fifo_[f][fifoHead_[f]];
+      TokenClocks &f = fifo_[q * E_ + ue];
+      NPUC_ASSERT(f.head < f.clocks.size(), "the scheduler pops only pushed tokens");
       for (size_t g = 0; g < E_; ++g)
-        clk[g] = std::max(clk[g], tok[g]);
-      // Popped clocks are never read again; release them.
-      std::vector<uint32_t>().swap(fifo_[f][fifoHead_[f]++]);
+        clk[g] = std::max(clk[g], f.clocks[f.head + g]);
+      f.head += E_;
+      // Popped clocks are never read again: drop them once they are most of the storage.
+      if (f.head == f.clocks.size() || f.head >= 1024 * E_) {
+        f.clocks.erase(f.clocks.begin(), f.clocks.begin() + std::ptrdiff_t(f.head));
+        f.head = 0;
+      }
     }
   const uint32_t seq = ++clk[ue];
   for (size_t q = 0; q < E_; ++q)
-    if (d.push >> q & 1)
-      fifo_[ue * E_ + q].push_back(clk);
+    if (d.push >> q & 1) {
+      std::vector<uint32_t> &c = fifo_[ue * E_ + q].clocks;
+      c.insert(c.end(), clk.begin(), clk.end());
+    }
 
-  std::vector<Access> acc;
+  std::vector<Access> &acc = acc_;
+  acc.clear();
   accesses(d, acc);
   if (std::string err = alignment(d, acc); !err.empty())
     return err;
 
   for (const Access &a : acc) {
     LevelState &lv = levels_[static_cast<size_t>(a.level)];
-    for (auto it = lv.byLo.lower_bound(a.lo - lv.maxLen); it != lv.byLo.end() && it->first < a.hi;
-         ++it) {
-      const Record &r = it->second;
-      if (r.a.hi <= a.lo || (!r.a.write && !a.write) || happensBefore(r, e))
+    for (auto it = searchFrom(lv, a.lo); it != lv.byLo.end() && it->lo < a.hi; ++it) {
+      if (it->hi <= a.lo || (!it->write && !a.write) || happensBefore(it->engine, it->seq, e))
         continue;
+      const Record &r = pool_[it->slot];
       if (!stridedOverlap(r.a.addr, r.a.eb, r.a.n, r.a.stride, a.addr, a.eb, a.n, a.stride))
         continue;
       // Name the race by program order: the earlier instruction is what the author intended
@@ -284,23 +310,25 @@ std::string HazardChecker::check(const Decoded &d, int e) {
 
   for (const Access &a : acc) {
     LevelState &lv = levels_[static_cast<size_t>(a.level)];
-    for (auto it = lv.byLo.lower_bound(a.lo - lv.maxLen);
-         it != lv.byLo.end() && it->first < a.hi;) {
-      const Record &r = it->second;
-      bool sameShape = r.a.addr == a.addr && r.a.eb == a.eb &&
-                       std::equal(r.a.n, r.a.n + 3, a.n) &&
-                       std::equal(r.a.stride, r.a.stride + 3, a.stride);
-      bool covers = a.lo <= r.a.lo && r.a.hi <= a.hi && (a.dense || sameShape);
-      if (covers && (a.write || !r.a.write) && happensBefore(r, e)) {
-        it = lv.byLo.erase(it);
-        --records_;
-      } else {
-        ++it;
-      }
-    }
+    // Drop the records this access makes redundant (file comment), keeping the others in order.
+    auto from = searchFrom(lv, a.lo), to = from;
+    while (to != lv.byLo.end() && to->lo < a.hi)
+      ++to;
+    auto kept = std::remove_if(from, to, [&](const Entry &x) {
+      if (a.lo > x.lo || x.hi > a.hi || (!a.write && x.write) || !happensBefore(x.engine, x.seq, e))
+        return false;
+      const Access &ra = pool_[x.slot].a;
+      bool sameShape = ra.addr == a.addr && ra.eb == a.eb && std::equal(ra.n, ra.n + 3, a.n) &&
+                       std::equal(ra.stride, ra.stride + 3, a.stride);
+      if (!a.dense && !sameShape)
+        return false;
+      freeSlots_.push_back(x.slot);
+      --records_;
+      return true;
+    });
+    lv.byLo.erase(kept, to);
     lv.maxLen = std::max(lv.maxLen, a.hi - a.lo);
-    lv.byLo.emplace(a.lo, Record{a, e, seq, d.index});
-    ++records_;
+    insert(lv, Record{a, e, seq, d.index});
   }
   if (records_ > pruneAt_)
     prune();

@@ -18,7 +18,6 @@
 #include "simulator/Decode.h"
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -48,27 +47,52 @@ private:
   struct Record {
     Access a;
     int engine = 0;
-    uint32_t seq = 0;   // the instruction's position on its engine, from 1
-    int64_t index = 0;  // program index
+    uint32_t seq = 0;  // the instruction's position on its engine, from 1
+    int64_t index = 0; // program index
+  };
+  /// A record's place in its level's search order, with what the search filters on inline (the
+  /// Record itself, in pool_, is read only for candidates that pass).
+  struct Entry {
+    int64_t lo, hi; // the record's bounding box
+    uint32_t seq;
+    uint32_t slot; // index in pool_
+    int engine;
+    bool write;
   };
   struct LevelState {
-    std::multimap<int64_t, Record> byLo;
-    int64_t maxLen = 0; // longest bounding box ever recorded (bounds the overlap search)
+    std::vector<Entry> byLo; // sorted by lo; equal lo in insertion order
+    int64_t maxLen = 0;      // longest bounding box ever recorded (bounds the overlap search)
   };
 
   void accesses(const Decoded &d, std::vector<Access> &out) const;
   std::string alignment(const Decoded &d, const std::vector<Access> &acc) const;
-  bool happensBefore(const Record &r, int e) const;
+  bool happensBefore(int engine, uint32_t seq, int e) const;
+  /// The first entry of `lv` whose record may overlap [lo, hi): lo - maxLen onwards.
+  std::vector<Entry>::iterator searchFrom(LevelState &lv, int64_t lo);
+  void insert(LevelState &lv, const Record &r);
   void prune();
 
   const isa::Target &t_;
   const isa::Program &p_;
   size_t E_;
-  std::vector<std::vector<uint32_t>> clock_;              // per engine: vector clock
-  std::vector<std::vector<std::vector<uint32_t>>> fifo_;  // producer*E+consumer: token clocks
-  std::vector<size_t> fifoHead_;
+  /// The clocks of the tokens in one (producer, consumer) queue, E values per token, oldest
+  /// first; the first `head` values are popped.
+  struct TokenClocks {
+    std::vector<uint32_t> clocks;
+    size_t head = 0;
+  };
+  /// Records that every engine's clock has passed can never race again; prune() drops them
+  /// when the records have doubled since the last prune (and at least this many exist). Dropping
+  /// them earlier or later changes nothing but the cost of the overlap searches.
+  static constexpr int64_t kMinPruneAt = 256;
+
+  std::vector<std::vector<uint32_t>> clock_; // per engine: vector clock
+  std::vector<TokenClocks> fifo_;            // producer*E+consumer
   std::vector<LevelState> levels_;
-  int64_t records_ = 0, pruneAt_ = 4096;
+  std::vector<Record> pool_;        // every live record (and free slots)
+  std::vector<uint32_t> freeSlots_; // free slots of pool_
+  std::vector<Access> acc_;         // scratch: the accesses of the instruction being checked
+  int64_t records_ = 0, pruneAt_ = kMinPruneAt;
 };
 
 /// Whether the strided accesses overlap in at least one byte (exact; used by the checker).

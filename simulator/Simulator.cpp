@@ -18,6 +18,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -27,8 +28,8 @@ namespace npuc::sim {
 namespace {
 
 struct Fifo {
-  std::vector<int64_t> pushTimes; // arrival time of each token, in push order
-  std::vector<int64_t> popTimes;  // time of each pop, in pop order
+  std::vector<int64_t> pushTimes;        // arrival time of each token, in push order
+  std::vector<int64_t> popTimes;         // time of each pop, in pop order
   std::vector<int64_t> pushers, poppers; // program index of each push / pop
 };
 
@@ -149,9 +150,10 @@ private:
     Cause c;
     c.ready = s;
     c.instr = free_[ue] >= dispatch_[static_cast<size_t>(i)] ? lastOnEngine_[ue]
-                                                              : dispatchSrc_[size_t(i)];
-    const int E = static_cast<int>(t_.engines.size());
-    for (int q = 0; q < E; ++q) {
+                                                             : dispatchSrc_[size_t(i)];
+    // Only the engines named in pop or push, in increasing order (ties keep the lowest's cause).
+    for (uint32_t bits = d.pop | d.push; bits != 0; bits &= bits - 1) {
+      const int q = std::countr_zero(bits);
       if (d.pop >> q & 1) {
         Fifo &f = fifo(q, e);
         size_t next = f.popTimes.size();
@@ -212,7 +214,6 @@ private:
     int64_t i = headOf(e);
     const size_t ui = static_cast<size_t>(i), ue = static_cast<size_t>(e);
     const Decoded &d = code_[ui];
-    const int E = static_cast<int>(t_.engines.size());
     Cause cause;
     check(e, s, &cause);
     if (checker_) {
@@ -220,19 +221,19 @@ private:
       if (!hazard.empty())
         fail("{}\n  engines at cycle {}:{}", hazard, s, engineStates(e, s));
     }
-    for (int q = 0; q < E; ++q)
-      if (d.pop >> q & 1) {
-        fifo(q, e).popTimes.push_back(s);
-        fifo(q, e).poppers.push_back(i);
-      }
+    for (uint32_t bits = d.pop; bits != 0; bits &= bits - 1) {
+      Fifo &f = fifo(std::countr_zero(bits), e);
+      f.popTimes.push_back(s);
+      f.poppers.push_back(i);
+    }
     int64_t dur = duration(d, s);
     int64_t stall = banks_.stall(d, e, s, s + dur, &levelStall_);
     int64_t end = s + dur + stall;
-    for (int q = 0; q < E; ++q)
-      if (d.push >> q & 1) {
-        fifo(e, q).pushTimes.push_back(end);
-        fifo(e, q).pushers.push_back(i);
-      }
+    for (uint32_t bits = d.push; bits != 0; bits &= bits - 1) {
+      Fifo &f = fifo(e, std::countr_zero(bits));
+      f.pushTimes.push_back(end);
+      f.pushers.push_back(i);
+    }
     start_[ui] = s;
     end_[ui] = end;
     pred_[ui] = cause.instr;
@@ -301,8 +302,9 @@ private:
   }
 
   static std::vector<CounterSample> integrate(std::vector<CounterSample> deltas) {
-    std::stable_sort(deltas.begin(), deltas.end(),
-                     [](const CounterSample &a, const CounterSample &b) { return a.time < b.time; });
+    std::stable_sort(
+        deltas.begin(), deltas.end(),
+        [](const CounterSample &a, const CounterSample &b) { return a.time < b.time; });
     std::vector<CounterSample> out;
     double v = 0;
     for (const CounterSample &c : deltas) {
@@ -429,11 +431,11 @@ private:
   DramModel dram_;
   BankModel banks_;
   std::vector<Decoded> code_;
-  std::vector<std::vector<int64_t>> queue_;     // per engine: program indices in order
-  std::vector<size_t> head_;                    // per engine: next position in queue_
-  std::vector<int64_t> free_;                   // per engine: busy until
-  std::vector<Fifo> fifos_;                     // producer * E + consumer
-  std::vector<int64_t> pos_, dispatch_, start_; // per instruction
+  std::vector<std::vector<int64_t>> queue_;       // per engine: program indices in order
+  std::vector<size_t> head_;                      // per engine: next position in queue_
+  std::vector<int64_t> free_;                     // per engine: busy until
+  std::vector<Fifo> fifos_;                       // producer * E + consumer
+  std::vector<int64_t> pos_, dispatch_, start_;   // per instruction
   std::vector<int64_t> end_, pred_, dispatchSrc_; // per instruction
   std::vector<int64_t> lastOnEngine_;             // per engine: last started instruction
   std::vector<int64_t> levelStall_;               // per level: bank stall cycles

@@ -72,6 +72,7 @@ struct CosimResult {
   RtlStats rtl;
   double simSeconds = 0;       // functional simulation with tracing and hazard checks
   double simTimingSeconds = 0; // the same program --timing-only (no data, no checks)
+  double simDecodeSeconds = 0; // decoding the program alone: setup that both runs above include
   bool dataMatch = true;
   std::string dataDivergence;  // first differing byte: region, address, instruction, values
   bool cyclesMatch = true;     // total and every instruction's start/end identical

@@ -220,4 +220,106 @@ TEST(SimBanks, MacCountsItsDestinationTwice) {
   EXPECT_EQ(words("mul"), (std::vector<int64_t>{1, 1, 1, 0, 0, 0, 0, 0}));
 }
 
+// The counter visits one row per distinct offset modulo the bank period (banks * width) and
+// only one cycle of row offsets per dimension; this compares it with walking every row and
+// element by the model's rule (contiguous rows touch each word they cover once; strided elements
+// one word each, consecutive elements in one word sharing it), on shapes whose row offsets wrap
+// the period unevenly, in both directions, with padding (the source box shrinks); on the test
+// target's 8 banks of 64 B (powers of two: shifts and masks) and on 6 banks of 48 B (divisions).
+std::vector<int64_t> bruteWords(int64_t banks, int64_t width, int64_t addr, int eb,
+                                const int64_t *n, const int64_t *s) {
+  std::vector<int64_t> words(banks, 0);
+  auto fdiv = [](int64_t a, int64_t m) { return a >= 0 ? a / m : -((-a + m - 1) / m); };
+  for (int64_t i2 = 0; i2 < n[2]; ++i2)
+    for (int64_t i1 = 0; i1 < n[1]; ++i1) {
+      int64_t row = addr + eb * (i1 * s[1] + i2 * s[2]);
+      if (s[0] == 1 || n[0] == 1) {
+        for (int64_t w = fdiv(row, width); w <= fdiv(row + n[0] * eb - 1, width); ++w)
+          ++words[size_t(((w % banks) + banks) % banks)];
+        continue;
+      }
+      int64_t prev = INT64_MIN;
+      for (int64_t i0 = 0; i0 < n[0]; ++i0) {
+        int64_t a = row + eb * i0 * s[0];
+        for (int64_t w : {fdiv(a, width), fdiv(a + eb - 1, width)})
+          if (w != prev) {
+            ++words[size_t(((w % banks) + banks) % banks)];
+            prev = w;
+          }
+      }
+    }
+  return words;
+}
+
+void checkRowShortcuts(int banks, int width) {
+  TargetOptions opt;
+  opt.l1Banks = banks;
+  opt.bankWidth = width;
+  auto t = makeTarget(opt);
+  sim::Memory mem(*t, 1 << 16);
+  struct Shape {
+    int eb;
+    int64_t n[3], src[3], dst[3], padLo1, padHi1;
+    int64_t srcAddr, dstAddr;
+  } shapes[] = {
+      // 80 B row step: offsets repeat every 32 rows; 70 rows = 2 full cycles + 6.
+      {2, {24, 70, 3}, {1, 40, 3000}, {1, 24, 1700}, 0, 0, 6, 20000},
+      // element stride 3, rows 100 B apart, planes stepping backwards; padded rows.
+      {2, {9, 40, 4}, {3, 50, -2048}, {1, 9, 360}, 5, 2, 20000, 40000},
+      // 512 B row step: every row at the same offset (one distinct offset).
+      {4, {5, 33, 2}, {1, 128, 8}, {2, 10, 330}, 0, 0, 100, 30000},
+      // 1-byte elements, odd steps: all 512 offsets distinct before repeating.
+      {1, {17, 600, 1}, {1, 7, 0}, {1, 17, 0}, 3, 0, 1, 50000},
+  };
+  // One counter for every shape: the second pass over each shape (shifted by one bank period, so
+  // the same offsets) is answered from the counter's memory of shapes and must agree too.
+  sim::BankCounter counter(*t);
+  const int64_t period = int64_t(banks) * width;
+  for (const Shape &sh : shapes)
+    for (int64_t shift : {int64_t(0), period}) {
+      isa::Program p;
+      p.instrs.push_back(make(*t, "mv",
+                              {{"src_space", L1},
+                               {"src_addr", sh.srcAddr + shift},
+                               {"dst_space", L1},
+                               {"dst_addr", sh.dstAddr + shift},
+                               {"elem_bytes", sh.eb},
+                               {"n0", sh.n[0]},
+                               {"n1", sh.n[1]},
+                               {"n2", sh.n[2]},
+                               {"src_s0", sh.src[0]},
+                               {"src_s1", sh.src[1]},
+                               {"src_s2", sh.src[2]},
+                               {"dst_s0", sh.dst[0]},
+                               {"dst_s1", sh.dst[1]},
+                               {"dst_s2", sh.dst[2]},
+                               {"pad1_lo", sh.padLo1},
+                               {"pad1_hi", sh.padHi1}}));
+      std::vector<sim::Decoded> d = sim::decodeProgram(*t, p, mem);
+      int64_t inner[3] = {sh.n[0], sh.n[1] - sh.padLo1 - sh.padHi1, sh.n[2]};
+      std::vector<int64_t> want =
+          bruteWords(banks, width, sh.srcAddr + shift, sh.eb, inner, sh.src);
+      std::vector<int64_t> dst = bruteWords(banks, width, sh.dstAddr + shift, sh.eb, sh.n, sh.dst);
+      int64_t total = 0;
+      for (size_t b = 0; b < want.size(); ++b) {
+        want[b] += dst[b];
+        total += want[b];
+      }
+      std::vector<sim::BankAccess> a = sim::bankAccesses(*t, d[0]); // a fresh counter
+      ASSERT_EQ(a.size(), 1u);
+      EXPECT_EQ(a[0].words, want) << "shape with n1 " << sh.n[1] << ", " << banks << " banks";
+      EXPECT_EQ(a[0].total, total);
+      counter.count(d[0]);
+      ASSERT_EQ(counter.levels(), std::vector<int>{L1});
+      EXPECT_EQ(counter.words(L1), want)
+          << "remembered shape, n1 " << sh.n[1] << " shift " << shift << ", " << banks << " banks";
+      EXPECT_EQ(counter.total(L1), total);
+    }
+}
+
+TEST(SimBanks, RowShortcutsCountAsEveryRowWalked) {
+  checkRowShortcuts(8, 64);
+  checkRowShortcuts(6, 48);
+}
+
 } // namespace

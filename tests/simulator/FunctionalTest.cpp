@@ -3,6 +3,7 @@
 // Expected values are computed here from the ISA's definitions in isa/Target.h (element by
 // element, independently of the simulator's fast paths) and compared bit for bit.
 #include "SimTestUtil.h"
+#include "simulator/HalfTable.h"
 
 #include <gtest/gtest.h>
 
@@ -130,6 +131,14 @@ void matmulCase(int64_t m, int64_t k, int64_t n, bool accumulate, unsigned seed)
     }
 }
 
+// The compile-time fp16 table (simulator/HalfTable.h) against support's converter, every pattern
+// (zeros, subnormals, infinities, NaN payloads) compared bit for bit.
+TEST(SimFunctional, HalfTableMatchesHalfToFloat) {
+  for (uint32_t h = 0; h < 65536; ++h)
+    ASSERT_EQ(bitsOf(sim::fastHalfToFloat(uint16_t(h))), bitsOf(halfToFloat(uint16_t(h))))
+        << "fp16 pattern " << h;
+}
+
 TEST(SimFunctional, MatmulMatchesFp16ReferenceBitExact) {
   matmulCase(5, 37, 19, false, 11);
   matmulCase(16, 64, 16, false, 12);
@@ -138,6 +147,8 @@ TEST(SimFunctional, MatmulMatchesFp16ReferenceBitExact) {
 
 TEST(SimFunctional, MatmulAccumulates) {
   matmulCase(7, 33, 9, true, 21);
+  // Several 4 x 8 register blocks in both directions plus both edges, accumulating.
+  matmulCase(13, 20, 27, true, 22);
 }
 
 // One vector op over a 2-D box: fp16 sources, destination dtype given, compared with the op

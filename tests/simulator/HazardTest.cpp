@@ -72,7 +72,7 @@ TEST(SimHazards, ReadAfterWriteWithoutTokenIsReported) {
 TEST(SimHazards, WriteAfterReadWithoutTokenIsReported) {
   auto t = makeTarget();
   isa::Program p;
-  p.instrs.push_back(vcopy(*t, 0x200, 0x1000, 16));              // reads [0x200, 0x220)
+  p.instrs.push_back(vcopy(*t, 0x200, 0x1000, 16));             // reads [0x200, 0x220)
   p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x210, 64)); // overwrites part of it
   std::string m = errorOf(*t, p);
   EXPECT_TRUE(has(m, "hazard: WAR (write-after-read) race on level 'l1' bytes [0x210, 0x220): "
@@ -90,8 +90,7 @@ TEST(SimHazards, WriteAfterWriteBetweenEnginesIsReported) {
   p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x0, 64));
   p.instrs.push_back(copy1d(*t, "mv", L1, 0x8000, L1, 0x3f, 2)); // one byte overlaps
   std::string m = errorOf(*t, p);
-  EXPECT_TRUE(has(m, "hazard: WAW (write-after-write) race on level 'l1' bytes [0x3f, 0x40)"))
-      << m;
+  EXPECT_TRUE(has(m, "hazard: WAW (write-after-write) race on level 'l1' bytes [0x3f, 0x40)")) << m;
   // One byte further up there is no overlap and no error (edge at N and N+1).
   p.instrs[1].fields["dst_addr"] = 0x40;
   EXPECT_EQ(errorOf(*t, p), "<no error>");
@@ -277,3 +276,39 @@ TEST(SimHazards, StridedOverlapIsExact) {
 }
 
 } // namespace
+
+// The checker drops records every engine has passed (Hazards.h); a long run makes it sweep many
+// times and reuse the storage of dropped records. Three engines: each round, load fills L0A and
+// tells tensor, tensor multiplies (a new accumulator word each round) and tells load and vector,
+// vector pops and rewrites its own scratch. Every load and tensor record is eventually seen by
+// all three engines and dropped; vector never pushes, so its first write (instruction #0) is
+// never seen by the others and must survive every sweep: the final load, which writes into it
+// without a token, is a race.
+TEST(SimHazards, RacesWithOldRecordsSurviveRecordSweeps) {
+  auto t = makeTarget();
+  t->engines.resize(3); // load, tensor, vector: every engine takes part (idle engines see nothing)
+  isa::Program p;
+  p.instrs.push_back(vcopy(*t, 0x1000, 0, 32)); // #0, vector: writes L1 [0, 64)
+  const int rounds = 600;
+  for (int i = 0; i < rounds; ++i) {
+    p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L0A, 0, 32, i > 0 ? 1 << TENSOR : 0, 1 << TENSOR));
+    p.instrs.push_back(make(*t, "mm",
+                            {{"a_addr", 0},
+                             {"b_addr", 0},
+                             {"c_addr", 4 * i},
+                             {"m", 1},
+                             {"k", 16},
+                             {"n", 1},
+                             {"pop", 1 << LOAD},
+                             {"push", 1 << LOAD | 1 << VECTOR}}));
+    p.instrs.push_back(vcopy(*t, 0x880, 0x800, 16, 1, 1, 1 << TENSOR));
+  }
+  EXPECT_EQ(errorOf(*t, p), "<no error>");
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 16, 16)); // #1801: no token from vector
+  std::string m = errorOf(*t, p);
+  EXPECT_TRUE(has(m, "hazard: WAW (write-after-write) race on level 'l1' bytes [0x10, 0x20): "
+                     "instruction #0 (vop) on engine 'vector' writes its dst and instruction "
+                     "#1801 (ld) on engine 'load' writes its destination, and no token orders "
+                     "them"))
+      << m;
+}
