@@ -191,13 +191,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     if (plans[i].kind == KernelKind::View)
       viewOf[plans[i].output] = plans[i].input;
   auto dramTensor = [&](graph::ValueId v) {
-    DramTensor x{v,
-                 g.value(v).name,
-                 0,
-                 g.value(v).shape,
-                 isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor,
-                 hw.act,
-                 1.0f};
+    DramTensor x{v, g.value(v).name, 0, g.value(v).shape, dramLayoutOf(g.value(v)), hw.act, 1.0f};
     if (hw.quantised()) {
       graph::ValueId root = v;
       while (viewOf.count(root))
@@ -358,6 +352,15 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (graph::NodeId n : grp.nodes)
       info.ops.push_back(g.node(n).op);
     info.tiling = k.tiling;
+    // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
+    // reading and writing the tensor, does not happen) or which transform the copy runs.
+    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
+      info.layout = lc.describe;
+      if (plans[i].kind == KernelKind::View) {
+        info.layoutOpsCancelled = lc.ops;
+        info.layoutBytesNotMoved = 2 * numElements(g.value(lc.output).shape) * hw.actBytes();
+      }
+    }
     for (const auto &[level, bytes] : k.onChipPeak)
       info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
     // The resident tensors live during this step share L1 with the kernel's buffers.

@@ -383,6 +383,16 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       if (!peak.empty())
         out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
       printResidency(out, m, ns);
+      int cancelled = 0, views = 0;
+      int64_t notMoved = 0;
+      for (const npu::GroupInfo &gi : ns.groupInfo) {
+        cancelled += gi.layoutOpsCancelled;
+        notMoved += gi.layoutBytesNotMoved;
+        views += gi.layoutOpsCancelled > 0;
+      }
+      out << fmt::format("  layout: {} layout op(s) cancelled in {} zero-copy view(s), {} DRAM "
+                         "bytes not moved (a copy's read and write)\n",
+                         cancelled, views, notMoved);
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
@@ -403,6 +413,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
         continue;
       const npu::GroupInfo &gi = *it->second.second;
       out << fmt::format("    tiling: {}\n", gi.tiling);
+      if (!gi.layout.empty())
+        out << fmt::format("    layout: {}\n", gi.layout);
       std::string counts;
       int64_t total = 0;
       for (const auto &[mn, c] : gi.instrCounts) {

@@ -185,7 +185,10 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"bound", gi.bound},
                        {"tiling", gi.tiling},
                        {"on_chip_bytes", gi.onChipBytes},
-                       {"bank_placement", bankReportToJson(gi.bank)}});
+                       {"bank_placement", bankReportToJson(gi.bank)},
+                       {"layout", gi.layout},
+                       {"layout_ops_cancelled", gi.layoutOpsCancelled},
+                       {"layout_bytes_not_moved", gi.layoutBytesNotMoved}});
       }
     } else {
       double segMs = 0;
