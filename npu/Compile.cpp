@@ -103,6 +103,53 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
 
 namespace {
 
+// Boundary layouts. A group of layout ops that moves bytes needs no copy when one side of it is
+// the host: when nothing later in the segment reads its output, the host reads the output in the
+// layout that makes the transforms cancel (its input aliased as is); when its input comes from
+// the host and nothing else in the segment reads it, the host writes the input in the layout that
+// makes them cancel. packTensor/unpackTensor convert any dim order, and convert anyway. Such
+// groups become views; the map gives the chosen layouts.
+std::map<graph::ValueId, DramLayout> boundaryLayouts(const graph::Graph &g,
+                                                     const std::vector<int> &groupIds,
+                                                     std::vector<GroupPlan> &plans) {
+  std::map<graph::ValueId, DramLayout> chosen;
+  std::set<graph::ValueId> produced;
+  for (int gid : groupIds)
+    for (graph::ValueId v : g.groups.at(static_cast<size_t>(gid)).outputs)
+      produced.insert(v);
+  // Whether a group of the segment other than step `self` reads v.
+  auto readElsewhere = [&](graph::ValueId v, size_t self) {
+    for (size_t j = 0; j < groupIds.size(); ++j) {
+      const auto &ins = g.groups.at(static_cast<size_t>(groupIds[j])).inputs;
+      if (j != self && std::find(ins.begin(), ins.end(), v) != ins.end())
+        return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < groupIds.size(); ++i) {
+    if (plans[i].kind != KernelKind::LoopNest)
+      continue;
+    const LayoutChain lc = analyzeLayoutChain(g, g.groups.at(static_cast<size_t>(groupIds[i])));
+    if (!lc.layoutOnly || lc.cancels)
+      continue;
+    if (lc.outputAs && !readElsewhere(lc.output, i))
+      chosen[lc.output] = *lc.outputAs;
+    else if (lc.inputAs && !produced.count(lc.input) && !readElsewhere(lc.input, i) &&
+             !chosen.count(lc.input))
+      chosen[lc.input] = *lc.inputAs;
+    else
+      continue;
+    GroupPlan view;
+    view.kind = KernelKind::View;
+    view.input = lc.input;
+    view.output = lc.output;
+    view.layout = lc;
+    view.quant = plans[i].quant;
+    plans[i] = std::move(view);
+  }
+  return chosen;
+}
+
 // Plans the group and dry-runs its kernel's tiling against the target (addresses do not matter
 // here). Returns "" and fills `k` when the NPU can run it, else the reason.
 std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t,
@@ -184,14 +231,23 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
           p.quant.tensors[part.value] = opt.quant->of(part.value);
     }
   }
-  // The DRAM form of a segment input or output: int8 tensors carry their scale. A view's output
-  // aliases its input's bytes, so it takes the input's scale.
+  std::map<graph::ValueId, DramLayout> boundary;
+  if (opt.boundaryLayouts)
+    boundary = boundaryLayouts(g, groupIds, plans);
+  // The DRAM form of a segment input or output: its layout, and on int8 targets its scale. A
+  // view's output aliases its input's bytes, so it takes the input's scale.
   std::map<graph::ValueId, graph::ValueId> viewOf;
   for (size_t i = 0; i < plans.size(); ++i)
     if (plans[i].kind == KernelKind::View)
       viewOf[plans[i].output] = plans[i].input;
   auto dramTensor = [&](graph::ValueId v) {
-    DramTensor x{v, g.value(v).name, 0, g.value(v).shape, dramLayoutOf(g.value(v)), hw.act, 1.0f};
+    DramTensor x{v,
+                 g.value(v).name,
+                 0,
+                 g.value(v).shape,
+                 boundary.count(v) ? boundary.at(v) : dramLayoutOf(g.value(v)),
+                 hw.act,
+                 1.0f};
     if (hw.quantised()) {
       graph::ValueId root = v;
       while (viewOf.count(root))
@@ -356,6 +412,12 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     // reading and writing the tensor, does not happen) or which transform the copy runs.
     if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
       info.layout = lc.describe;
+      for (graph::ValueId v : {lc.input, lc.output})
+        if (!lc.cancels && boundary.count(v))
+          info.layout = fmt::format("transforms cancel at the segment boundary (zero-copy view): "
+                                    "the host {} '{}' in layout {}",
+                                    v == lc.input ? "writes" : "reads", g.value(v).name,
+                                    boundary.at(v).name());
       if (plans[i].kind == KernelKind::View) {
         info.layoutOpsCancelled = lc.ops;
         info.layoutBytesNotMoved = 2 * numElements(g.value(lc.output).shape) * hw.actBytes();

@@ -116,7 +116,60 @@ reshapeStrides(const Shape &from, const std::vector<int64_t> &st, const Shape &t
   return res;
 }
 
+std::optional<DramLayout> layoutWithStrides(const Shape &s, const std::vector<int64_t> &st) {
+  auto matches = [&](const DramLayout &l) {
+    const std::vector<int64_t> want = layoutStrides(s, l);
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] != 1 && st[i] != want[i])
+        return false;
+    return true;
+  };
+  // The usual layouts first, so that unit dims do not make an equivalent order of their own.
+  if (matches(DramLayout::RowMajor))
+    return DramLayout::RowMajor;
+  if (s.size() == 4 && matches(DramLayout::NHWC))
+    return DramLayout::NHWC;
+  std::vector<int> order(s.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Unit dims first (their stride is arbitrary), then by decreasing stride.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const bool ua = s[static_cast<size_t>(a)] == 1, ub = s[static_cast<size_t>(b)] == 1;
+    if (ua != ub)
+      return ua;
+    return !ua && st[static_cast<size_t>(a)] > st[static_cast<size_t>(b)];
+  });
+  const DramLayout l{order};
+  if (!matches(l))
+    return std::nullopt;
+  return l;
+}
+
 namespace {
+
+// The element strides of the chain's input that make it read as its output stored with strides
+// `st`: the chain run backwards (a Transpose's inverse permutation, a reshape the other way).
+std::optional<std::vector<int64_t>> backwards(const graph::Graph &g, const graph::FusedGroup &grp,
+                                              std::vector<int64_t> st) {
+  for (size_t k = grp.nodes.size(); k-- > 0;) {
+    const graph::Node &n = g.node(grp.nodes[k]);
+    const Shape &from = g.value(n.inputs[0]).shape, &to = g.value(n.outputs[0]).shape;
+    if (n.op == "Transpose") {
+      std::vector<int64_t> perm = n.attrInts("perm", {});
+      if (perm.empty())
+        for (size_t i = from.size(); i-- > 0;)
+          perm.push_back(static_cast<int64_t>(i));
+      std::vector<int64_t> in(from.size(), 0);
+      for (size_t i = 0; i < perm.size(); ++i)
+        in[static_cast<size_t>(perm[i])] = st[i];
+      st = std::move(in);
+    } else if (auto r = reshapeStrides(to, st, from)) {
+      st = std::move(*r);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return st;
+}
 
 std::string list(const std::vector<int64_t> &v) {
   std::string s;
@@ -167,19 +220,26 @@ LayoutChain analyzeLayoutChain(const graph::Graph &g, const graph::FusedGroup &g
       c.describe = fmt::format("transform runs (one copy): {} ({}) merges dims that are not "
                                "contiguous in the DRAM layout (shape {}, strides {})",
                                n.name, n.op, shapeToString(shape), list(st));
-      return c;
+      st.clear();
+      break;
     }
     shape = to;
   }
   const DramLayout outLayout = dramLayoutOf(g.value(c.output));
-  std::vector<int64_t> want = layoutStrides(shape, outLayout);
+  std::vector<int64_t> want = layoutStrides(g.value(c.output).shape, outLayout);
+  if (auto in = backwards(g, grp, want))
+    c.inputAs = layoutWithStrides(g.value(c.input).shape, *in);
+  if (st.empty())
+    return c;
+  c.outputAs = layoutWithStrides(shape, st);
   c.cancels = true;
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] != 1 && st[i] != want[i])
       c.cancels = false;
-  if (c.cancels)
+  if (c.cancels) {
     c.describe = "transforms cancel (zero-copy view)";
-  else
+    c.outputAs = c.inputAs = std::nullopt;
+  } else
     c.describe = fmt::format("transform runs (one copy): the output {} reads its input at "
                              "element strides {}, its {} layout has {}",
                              shapeToString(shape), list(st), outLayout.name(), list(want));

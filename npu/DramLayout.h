@@ -53,6 +53,10 @@ bool isLayoutOp(const std::string &op);
 std::optional<std::vector<int64_t>> reshapeStrides(const Shape &from,
                                                    const std::vector<int64_t> &st, const Shape &to);
 
+/// The layout in which a dense tensor of shape `s` has element strides `st` (unit dims, whose
+/// strides do not matter, outermost), or nullopt when `st` is not a dense layout of `s`.
+std::optional<DramLayout> layoutWithStrides(const Shape &s, const std::vector<int64_t> &st);
+
 /// What a fused group of layout ops does to bytes in DRAM.
 struct LayoutChain {
   bool layoutOnly = false; // every node a layout op, in a chain (see graph::isNodeChain)
@@ -60,6 +64,11 @@ struct LayoutChain {
   graph::ValueId input = graph::kNoValue, output = graph::kNoValue;
   int ops = 0;          // layout ops in the group
   std::string describe; // "transforms cancel (zero-copy view)", or the transform that runs
+  /// When the group does not cancel: the layout the output would need for it to cancel (its
+  /// input in its own layout), and the layout the input would need (the output in its own);
+  /// nullopt where no layout does. A segment whose host writes the input or reads the output
+  /// can choose that layout at the boundary (compileSegment).
+  std::optional<DramLayout> outputAs, inputAs;
 };
 
 LayoutChain analyzeLayoutChain(const graph::Graph &g, const graph::FusedGroup &grp);

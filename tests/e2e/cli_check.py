@@ -231,9 +231,13 @@ def case_loop_nest(c):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [7, 13, 5])
     t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [5, 7, 13])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 7, 13])
-    nodes = [helper.make_node("Transpose", ["x"], ["t"], name="tr", perm=[2, 0, 1]),
-             helper.make_node("Softmax", ["t"], ["y"], name="sm", axis=-1)]
-    # `t` is a graph output too, which ends its group: two groups, one per device.
+    # The Relus around the Transpose keep it a copy between NPU kernels: with the host on either
+    # side, the host would write its input or read its output in the layout that cancels it.
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="pre"),
+             helper.make_node("Transpose", ["a"], ["t"], name="tr", perm=[2, 0, 1]),
+             helper.make_node("Relu", ["t"], ["u"], name="post"),
+             helper.make_node("Softmax", ["u"], ["y"], name="sm", axis=-1)]
+    # `t` is a graph output too, which ends its group.
     model = helper.make_model(helper.make_graph(nodes, "g", [x], [t, y]),
                               opset_imports=[helper.make_opsetid("", 13)])
     path = c.w("tr.onnx")

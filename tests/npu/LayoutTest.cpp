@@ -163,18 +163,63 @@ TEST(Layout, UnitDimTransposeIsAView) {
   EXPECT_EQ(view.layoutOpsCancelled, 1);
 }
 
-// A real transpose moves bytes: one copy group, and the report says which transform runs.
+// A real transpose between two kernels moves bytes: one copy group, and the report says which
+// transform runs.
 TEST(Layout, ByteMovingTransposeRunsAsACopy) {
   Net m({6, 10});
   ValueId a = m.node("Relu", "relu", {m.x});
   ValueId t = m.transpose("tr", a, {1, 0});
-  Result res = compileAndRunAll(m, {t}, HostTensor({6, 10}, quarters(60, 3)));
+  ValueId b = m.node("Relu", "relu2", {t});
+  Result res = compileAndRunAll(m, {b}, HostTensor({6, 10}, quarters(60, 3)));
   const npu::GroupInfo &copy = groupWith(res.seg, {"Transpose"});
   EXPECT_GT(instructions(copy), 0);
   EXPECT_EQ(copy.layout.rfind("transform runs (one copy)", 0), 0u) << copy.layout;
   EXPECT_EQ(copy.layoutOpsCancelled, 0);
   EXPECT_EQ(copy.layoutBytesNotMoved, 0);
 }
+
+// A transpose whose output only the host reads: the host reads it in the layout that makes the
+// transform cancel (dims in the input's physical order), so no copy runs on the NPU.
+TEST(Layout, HostReadsABoundaryTransposeInItsOwnLayout) {
+  Net m({6, 10});
+  ValueId a = m.node("Relu", "relu", {m.x});
+  ValueId t = m.transpose("tr", a, {1, 0});
+  Result res = compileAndRunAll(m, {t}, HostTensor({6, 10}, quarters(60, 7)));
+  const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
+  EXPECT_EQ(instructions(view), 0);
+  EXPECT_EQ(view.layout.rfind("transforms cancel at the segment boundary", 0), 0u) << view.layout;
+  ASSERT_EQ(res.seg.outputs.size(), 1u);
+  EXPECT_EQ(res.seg.outputs[0].layout, (npu::DramLayout{{1, 0}}));
+}
+
+// A segment made of nothing but that transpose: no instruction at all.
+TEST(Layout, SegmentOfOnlyABoundaryTransposeHasNoInstructions) {
+  Net m({4, 2, 3});
+  ValueId t = m.transpose("tr", m.x, {2, 0, 1});
+  Result res = compileAndRunAll(m, {t}, HostTensor({4, 2, 3}, quarters(24, 8)));
+  EXPECT_EQ(instructions(groupWith(res.seg, {"Transpose"})), 0);
+}
+
+class BoundaryInput : public ::testing::TestWithParam<int64_t> {};
+
+// The host writes a segment input in the layout that makes the layout ops reading it cancel:
+// [N,3,4] -> Transpose [N,4,3] -> Reshape [N,12] is the identity on bytes when the input is
+// stored with its dims in order {0, 2, 1}.
+TEST_P(BoundaryInput, HostWritesTheInputInTheLayoutThatCancels) {
+  const int64_t N = GetParam();
+  Net m({N, 3, 4});
+  ValueId t = m.transpose("tr", m.x, {0, 2, 1});
+  ValueId r = m.reshape("flat", t, {N, 12});
+  ValueId y = m.node("Relu", "relu", {r});
+  Result res = compileAndRunAll(m, {y}, HostTensor({N, 3, 4}, quarters(size_t(12 * N), 9)));
+  const npu::GroupInfo &view = groupWith(res.seg, {"Transpose", "Reshape"});
+  EXPECT_EQ(instructions(view), 0);
+  EXPECT_EQ(view.layoutOpsCancelled, 2);
+  ASSERT_EQ(res.seg.inputs.size(), 1u);
+  EXPECT_EQ(res.seg.inputs[0].layout, (npu::DramLayout{{0, 2, 1}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layout, BoundaryInput, ::testing::Values(1, 2));
 
 class TokensToImage : public ::testing::TestWithParam<int64_t> {};
 
