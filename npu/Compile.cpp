@@ -130,7 +130,7 @@ std::map<graph::ValueId, DramLayout> boundaryLayouts(const graph::Graph &g,
     if (plans[i].kind != KernelKind::LoopNest)
       continue;
     const LayoutChain lc = analyzeLayoutChain(g, g.groups.at(static_cast<size_t>(groupIds[i])));
-    if (!lc.layoutOnly || lc.cancels)
+    if (!lc.layoutOnly || lc.cancels || g.value(lc.input).isConstant())
       continue;
     if (lc.outputAs && !readElsewhere(lc.output, i))
       chosen[lc.output] = *lc.outputAs;

@@ -466,7 +466,7 @@ struct Analyzer {
     const Node &a = g.node(grp.anchor);
     // A group of layout ops only: a zero-copy view when its transforms cancel against the
     // layouts at both ends, else a copy the loop-nest kernel runs (npu/DramLayout.h).
-    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
+    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly && !constant(lc.input)) {
       p.kind = KernelKind::View;
       p.input = lc.input;
       p.layout = lc;
