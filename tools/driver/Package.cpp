@@ -188,7 +188,8 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
     gi.layout = ji["layout"].asString();
-    gi.layoutOpsCancelled = int(ji["layout_ops_cancelled"].asIntIn(0, ng));
+    gi.layoutOpsCancelled =
+        int(ji["layout_ops_cancelled"].asIntIn(0, int64_t(m.graph.nodes.size())));
     gi.layoutBytesNotMoved = ji["layout_bytes_not_moved"].asIntIn(0, INT64_MAX);
     s.groupInfo.push_back(std::move(gi));
   }
