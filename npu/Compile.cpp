@@ -103,20 +103,25 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
 
 namespace {
 
-// Boundary layouts. A group of layout ops that moves bytes needs no copy when one side of it is
-// the host: when nothing later in the segment reads its output, the host reads the output in the
-// layout that makes the transforms cancel (its input aliased as is); when its input comes from
-// the host and nothing else in the segment reads it, the host writes the input in the layout that
-// makes them cancel. packTensor/unpackTensor convert any dim order, and convert anyway. Such
-// groups become views; the map gives the chosen layouts.
-std::map<graph::ValueId, DramLayout> boundaryLayouts(const graph::Graph &g,
-                                                     const std::vector<int> &groupIds,
-                                                     std::vector<GroupPlan> &plans) {
-  std::map<graph::ValueId, DramLayout> chosen;
-  std::set<graph::ValueId> produced;
-  for (int gid : groupIds)
-    for (graph::ValueId v : g.groups.at(static_cast<size_t>(gid)).outputs)
-      produced.insert(v);
+// Chosen layouts. A group of layout ops that moves bytes needs no copy when whoever writes its
+// input or reads its output can use another layout: when nothing later in the segment reads its
+// output, the host reads the output in the layout that makes the transforms cancel (its input
+// aliased as is); when its input comes from the host, or from a batched MatMul of the segment
+// (which stores through element strides, LowerBatchMatmul.cpp), and nothing else reads it, the
+// host or the MatMul writes the input in the layout that makes them cancel. packTensor and
+// unpackTensor convert any dim order, and convert anyway. Such groups become views.
+struct ChosenLayouts {
+  std::map<graph::ValueId, DramLayout> layout; // values not in dramLayoutOf's layout
+  std::map<size_t, std::string> why;           // by step: who writes or reads which layout
+};
+
+ChosenLayouts chooseLayouts(const graph::Graph &g, const std::vector<int> &groupIds,
+                            std::vector<GroupPlan> &plans) {
+  ChosenLayouts c;
+  std::map<graph::ValueId, size_t> producer; // value -> step
+  for (size_t j = 0; j < groupIds.size(); ++j)
+    for (graph::ValueId v : g.groups.at(static_cast<size_t>(groupIds[j])).outputs)
+      producer[v] = j;
   // Whether a group of the segment other than step `self` reads v.
   auto readElsewhere = [&](graph::ValueId v, size_t self) {
     for (size_t j = 0; j < groupIds.size(); ++j) {
@@ -129,16 +134,38 @@ std::map<graph::ValueId, DramLayout> boundaryLayouts(const graph::Graph &g,
   for (size_t i = 0; i < groupIds.size(); ++i) {
     if (plans[i].kind != KernelKind::LoopNest)
       continue;
-    const LayoutChain lc = analyzeLayoutChain(g, g.groups.at(static_cast<size_t>(groupIds[i])));
-    if (!lc.layoutOnly || lc.cancels || g.value(lc.input).isConstant())
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
+    const LayoutChain lc = analyzeLayoutChain(g, grp);
+    if (!lc.layoutOnly || lc.cancels || g.value(lc.input).isConstant() || c.layout.count(lc.input))
       continue;
-    if (lc.outputAs && !readElsewhere(lc.output, i))
-      chosen[lc.output] = *lc.outputAs;
-    else if (lc.inputAs && !produced.count(lc.input) && !readElsewhere(lc.input, i) &&
-             !chosen.count(lc.input))
-      chosen[lc.input] = *lc.inputAs;
-    else
+    const auto made = producer.find(lc.input);
+    const std::string &in = g.value(lc.input).name;
+    const std::vector<graph::NodeId> readers = g.consumers(lc.input);
+    const bool onlyThisGroup = std::all_of(readers.begin(), readers.end(), [&](graph::NodeId n) {
+      return std::find(grp.nodes.begin(), grp.nodes.end(), n) != grp.nodes.end();
+    });
+    if (lc.outputAs && !readElsewhere(lc.output, i)) {
+      c.layout[lc.output] = *lc.outputAs;
+      c.why[i] = fmt::format("the host reads '{}' in layout {}", g.value(lc.output).name,
+                             lc.outputAs->name());
+    } else if (lc.inputAs && made == producer.end() && !readElsewhere(lc.input, i)) {
+      c.layout[lc.input] = *lc.inputAs;
+      c.why[i] = fmt::format("the host writes '{}' in layout {}", in, lc.inputAs->name());
+    } else if (lc.inputAs && made != producer.end() &&
+               plans[made->second].kind == KernelKind::BatchMatmul &&
+               tensorOperands(plans[made->second]) == 0 && !g.isGraphOutput(lc.input) &&
+               onlyThisGroup) {
+      // No residual of the output's shape is read through the same strides (tensorOperands).
+      GroupPlan &mm = plans[made->second];
+      const Shape &y = g.value(lc.input).shape;
+      setOperandStrides(y, y, layoutStrides(y, *lc.inputAs), mm.bmm.y);
+      c.layout[lc.input] = *lc.inputAs;
+      c.why[i] = fmt::format("the batched MatMul '{}' stores '{}' in layout {}",
+                             g.groups.at(static_cast<size_t>(groupIds[made->second])).name, in,
+                             lc.inputAs->name());
+    } else {
       continue;
+    }
     GroupPlan view;
     view.kind = KernelKind::View;
     view.input = lc.input;
@@ -147,7 +174,7 @@ std::map<graph::ValueId, DramLayout> boundaryLayouts(const graph::Graph &g,
     view.quant = plans[i].quant;
     plans[i] = std::move(view);
   }
-  return chosen;
+  return c;
 }
 
 // Plans the group and dry-runs its kernel's tiling against the target (addresses do not matter
@@ -231,9 +258,10 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
           p.quant.tensors[part.value] = opt.quant->of(part.value);
     }
   }
-  std::map<graph::ValueId, DramLayout> boundary;
-  if (opt.boundaryLayouts)
-    boundary = boundaryLayouts(g, groupIds, plans);
+  ChosenLayouts chosen;
+  if (opt.chooseLayouts)
+    chosen = chooseLayouts(g, groupIds, plans);
+  const std::map<graph::ValueId, DramLayout> &boundary = chosen.layout;
   // The DRAM form of a segment input or output: its layout, and on int8 targets its scale. A
   // view's output aliases its input's bytes, so it takes the input's scale.
   std::map<graph::ValueId, graph::ValueId> viewOf;
@@ -412,12 +440,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     // reading and writing the tensor, does not happen) or which transform the copy runs.
     if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
       info.layout = lc.describe;
-      for (graph::ValueId v : {lc.input, lc.output})
-        if (!lc.cancels && boundary.count(v))
-          info.layout = fmt::format("transforms cancel at the segment boundary (zero-copy view): "
-                                    "the host {} '{}' in layout {}",
-                                    v == lc.input ? "writes" : "reads", g.value(v).name,
-                                    boundary.at(v).name());
+      if (chosen.why.count(i))
+        info.layout =
+            "transforms cancel against a chosen layout (zero-copy view): " + chosen.why.at(i);
       if (plans[i].kind == KernelKind::View) {
         info.layoutOpsCancelled = lc.ops;
         info.layoutBytesNotMoved = 2 * numElements(g.value(lc.output).shape) * hw.actBytes();

@@ -56,10 +56,10 @@ struct CompileOptions {
   /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
   /// false (`--no-residency`) round-trips every tensor through DRAM.
   bool residency = true;
-  /// A group of layout ops that moves bytes but has the host on one side becomes a view: the
-  /// host writes its input or reads its output in the layout that cancels it (Compile.cpp
-  /// boundaryLayouts). False keeps its copy on the NPU (tests of the copy kernel).
-  bool boundaryLayouts = true;
+  /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
+  /// the batched MatMul producing its input, can use the layout that cancels it (Compile.cpp
+  /// chooseLayouts). False keeps its copy on the NPU (tests of the copy kernel).
+  bool chooseLayouts = true;
 };
 
 /// What the segment compiler did with one tensor the residency analysis proposed: kept in L1

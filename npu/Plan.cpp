@@ -231,14 +231,7 @@ struct Analyzer {
     for (size_t j = 0; j < nb; ++j)
       m.batch[2 - nb + j] = y[j];
     auto strides = [&](ValueId v, const std::vector<int64_t> &st, BatchMatmulParams::Operand &o) {
-      const Shape &s = val(v).shape;
-      o.row = st[s.size() - 2];
-      o.col = st[s.size() - 1];
-      for (size_t j = 0; j < nb; ++j) {
-        int64_t dim = static_cast<int64_t>(j) - static_cast<int64_t>(y.size() - s.size());
-        if (dim >= 0 && s[static_cast<size_t>(dim)] != 1)
-          o.batch[2 - nb + j] = st[static_cast<size_t>(dim)];
-      }
+      setOperandStrides(y, val(v).shape, st, o);
     };
     auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
       auto [src, st] = stridedView(v, n.id);
@@ -546,6 +539,18 @@ struct Analyzer {
 };
 
 } // namespace
+
+void setOperandStrides(const Shape &y, const Shape &s, const std::vector<int64_t> &st,
+                       BatchMatmulParams::Operand &o) {
+  const size_t nb = y.size() - 2; // output batch dims, right-aligned into batch[2]
+  o.row = st[s.size() - 2];
+  o.col = st[s.size() - 1];
+  for (size_t j = 0; j < nb; ++j) {
+    int64_t dim = static_cast<int64_t>(j) - static_cast<int64_t>(y.size() - s.size());
+    if (dim >= 0 && s[static_cast<size_t>(dim)] != 1)
+      o.batch[2 - nb + j] = st[static_cast<size_t>(dim)];
+  }
+}
 
 float QuantParams::of(ValueId v) const {
   auto it = tensors.find(v);

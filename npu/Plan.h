@@ -142,6 +142,11 @@ GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const H
 /// (their analysis rejected it, or their tiling found no feasible tile).
 GroupPlan loopNestPlan(const graph::FusedGroup &grp, std::string handReject);
 
+/// A batched MatMul operand's (or output's) element strides from the element strides `st` of a
+/// tensor of shape `s` in DRAM, its batch dims right-aligned to those of the output shape `y`.
+void setOperandStrides(const Shape &y, const Shape &s, const std::vector<int64_t> &st,
+                       BatchMatmulParams::Operand &o);
+
 /// True when a value's DRAM layout (dramLayoutOf) is NHWC.
 bool isNhwc(const graph::Value &v);
 

@@ -324,7 +324,7 @@ def case_attention(c):
     # it in the layout that cancels the Transpose, so the run below checks a segment output in a
     # permuted layout through the package and the runtime.
     at = next(i for i, l in enumerate(lines) if l.startswith("  group ") and "'v_split'" in l)
-    assert "layout: transforms cancel at the segment boundary" in lines[at + 2], text
+    assert "layout: transforms cancel against a chosen layout" in lines[at + 2], text
     c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w("npu")])
     c.expect_ok(["ref", path, "--input", "input=" + inp, "--output-dir", c.w("ref")])
     got = np.load(os.path.join(c.w("npu"), "output.npy")).astype(np.float64)

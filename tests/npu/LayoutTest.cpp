@@ -187,7 +187,7 @@ TEST(Layout, HostReadsABoundaryTransposeInItsOwnLayout) {
   Result res = compileAndRunAll(m, {t}, HostTensor({6, 10}, quarters(60, 7)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
   EXPECT_EQ(instructions(view), 0);
-  EXPECT_EQ(view.layout.rfind("transforms cancel at the segment boundary", 0), 0u) << view.layout;
+  EXPECT_EQ(view.layout.rfind("transforms cancel against a chosen layout", 0), 0u) << view.layout;
   ASSERT_EQ(res.seg.outputs.size(), 1u);
   EXPECT_EQ(res.seg.outputs[0].layout, (npu::DramLayout{{1, 0}}));
 }
@@ -198,6 +198,25 @@ TEST(Layout, SegmentOfOnlyABoundaryTransposeHasNoInstructions) {
   ValueId t = m.transpose("tr", m.x, {2, 0, 1});
   Result res = compileAndRunAll(m, {t}, HostTensor({4, 2, 3}, quarters(24, 8)));
   EXPECT_EQ(instructions(groupWith(res.seg, {"Transpose"})), 0);
+}
+
+// A transpose of a batched MatMul's output (attention's context [H,S,D] -> [S,H,D]): the MatMul
+// stores its output through element strides, so it stores it in the layout that cancels the
+// transpose, and the transpose is a view.
+TEST(Layout, BatchedMatMulStoresInTheLayoutThatCancelsItsTranspose) {
+  Net m({3, 4, 4});
+  ValueId a = m.node("Relu", "a", {m.x});
+  ValueId half = m.g.addConstant("half", {1}, {0.5f});
+  ValueId b = m.node("Mul", "b", {m.x, half});
+  ValueId p = m.node("MatMul", "mm", {a, b});     // [3,4,4]
+  ValueId t = m.transpose("heads", p, {1, 0, 2}); // [4,3,4]
+  ValueId y = m.node("Relu", "post", {t});
+  Result res = compileAndRunAll(m, {y}, HostTensor({3, 4, 4}, quarters(48, 11)));
+  const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
+  EXPECT_EQ(instructions(view), 0);
+  EXPECT_NE(view.layout.find("the batched MatMul 'mm' stores 'mm' in layout 1,0,2"),
+            std::string::npos)
+      << view.layout;
 }
 
 class BoundaryInput : public ::testing::TestWithParam<int64_t> {};

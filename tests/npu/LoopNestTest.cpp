@@ -27,7 +27,7 @@ std::string checkGroup(const Graph &g, const std::vector<HostTensor> &inputs, bo
   isa::Target t = base();
   EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
   npu::CompileOptions opt;
-  opt.boundaryLayouts = false; // a lone Transpose stays a copy (not a host-side layout)
+  opt.chooseLayouts = false; // a lone Transpose stays a copy (not a host-side layout)
   NpuRun r = compileAndRun(g, t, inputs, opt);
   std::map<graph::ValueId, HostTensor> ins;
   for (size_t i = 0; i < inputs.size(); ++i)
