@@ -219,6 +219,22 @@ TEST(Layout, BatchedMatMulStoresInTheLayoutThatCancelsItsTranspose) {
       << view.layout;
 }
 
+// The same with the product's last two dims swapped: the MatMul stores its columns with a
+// non-unit element stride.
+TEST(Layout, BatchedMatMulStoresTransposedColumns) {
+  Net m({2, 3, 3});
+  ValueId a = m.node("Relu", "a", {m.x});
+  ValueId half = m.g.addConstant("half", {1}, {0.5f});
+  ValueId b = m.node("Mul", "b", {m.x, half});
+  ValueId p = m.node("MatMul", "mm", {a, b});
+  ValueId t = m.transpose("swap", p, {0, 2, 1});
+  ValueId y = m.node("Relu", "post", {t});
+  Result res = compileAndRunAll(m, {y}, HostTensor({2, 3, 3}, quarters(18, 12)));
+  const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
+  EXPECT_EQ(instructions(view), 0);
+  EXPECT_NE(view.layout.find("stores 'mm' in layout 0,2,1"), std::string::npos) << view.layout;
+}
+
 class BoundaryInput : public ::testing::TestWithParam<int64_t> {};
 
 // The host writes a segment input in the layout that makes the layout ops reading it cancel:
