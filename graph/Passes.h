@@ -16,8 +16,15 @@ namespace npuc::graph {
 void inferShapes(Graph &g);
 
 /// Removes Identity/Dropout (and Pad with all-zero pads), folds nodes whose inputs are all
-/// constants into constants (except nodes producing graph outputs), then removes dead nodes.
+/// constants into constants (except nodes producing graph outputs), simplifies layout ops
+/// (simplifyLayoutOps), then removes dead nodes.
 void simplify(Graph &g);
+
+/// Algebraic simplification of layout ops (LayoutSimplify.cpp): reshape chains collapse into one
+/// Reshape, Transpose pairs compose, identity transposes and same-shape reshapes disappear, and a
+/// Transpose that moves only unit dims becomes a Reshape. Graph outputs keep their values.
+/// Returns the number of rewrites.
+int simplifyLayoutOps(Graph &g);
 
 /// If node n's inputs are all constants (or n is Shape, whose result is static), evaluates it
 /// with the reference kernels, turns its output into a constant and marks n dead. Returns

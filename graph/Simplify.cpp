@@ -1,5 +1,6 @@
 // Simplify.cpp - shape re-inference and the cleanup pass: drop no-op nodes, fold constant
-// subgraphs with the reference kernels (the same semantics the oracle uses), remove dead code.
+// subgraphs with the reference kernels (the same semantics the oracle uses), simplify layout ops
+// (LayoutSimplify.cpp), remove dead code.
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
@@ -59,7 +60,7 @@ void simplify(Graph &g) {
     if (!g.isGraphOutput(n.outputs[0]))
       foldConstantNode(g, id);
   }
-  g.removeDeadNodes();
+  simplifyLayoutOps(g); // removes dead nodes too
 }
 
 bool foldConstantNode(Graph &g, NodeId id) {

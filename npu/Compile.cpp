@@ -104,6 +104,80 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
 
 namespace {
 
+// Chosen layouts. A group of layout ops that moves bytes needs no copy when whoever writes its
+// input or reads its output can use another layout: when nothing later in the segment reads its
+// output, the host reads the output in the layout that makes the transforms cancel (its input
+// aliased as is); when its input comes from the host, or from a batched MatMul of the segment
+// (which stores through element strides, LowerBatchMatmul.cpp), and nothing else reads it, the
+// host or the MatMul writes the input in the layout that makes them cancel. packTensor and
+// unpackTensor convert any dim order, and convert anyway. Such groups become views.
+struct ChosenLayouts {
+  std::map<graph::ValueId, DramLayout> layout; // values not in dramLayoutOf's layout
+  std::map<size_t, std::string> why;           // by step: who writes or reads which layout
+};
+
+ChosenLayouts chooseLayouts(const graph::Graph &g, const std::vector<int> &groupIds,
+                            std::vector<GroupPlan> &plans) {
+  ChosenLayouts c;
+  std::map<graph::ValueId, size_t> producer; // value -> step
+  for (size_t j = 0; j < groupIds.size(); ++j)
+    for (graph::ValueId v : g.groups.at(static_cast<size_t>(groupIds[j])).outputs)
+      producer[v] = j;
+  // Whether a group of the segment other than step `self` reads v.
+  auto readElsewhere = [&](graph::ValueId v, size_t self) {
+    for (size_t j = 0; j < groupIds.size(); ++j) {
+      const auto &ins = g.groups.at(static_cast<size_t>(groupIds[j])).inputs;
+      if (j != self && std::find(ins.begin(), ins.end(), v) != ins.end())
+        return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < groupIds.size(); ++i) {
+    if (plans[i].kind != KernelKind::LoopNest)
+      continue;
+    const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(groupIds[i]));
+    const LayoutChain lc = analyzeLayoutChain(g, grp);
+    if (!lc.layoutOnly || lc.cancels || g.value(lc.input).isConstant() || c.layout.count(lc.input))
+      continue;
+    const auto made = producer.find(lc.input);
+    const std::string &in = g.value(lc.input).name;
+    const std::vector<graph::NodeId> readers = g.consumers(lc.input);
+    const bool onlyThisGroup = std::all_of(readers.begin(), readers.end(), [&](graph::NodeId n) {
+      return std::find(grp.nodes.begin(), grp.nodes.end(), n) != grp.nodes.end();
+    });
+    if (lc.outputAs && !readElsewhere(lc.output, i)) {
+      c.layout[lc.output] = *lc.outputAs;
+      c.why[i] = fmt::format("the host reads '{}' in layout {}", g.value(lc.output).name,
+                             lc.outputAs->name());
+    } else if (lc.inputAs && made == producer.end() && !readElsewhere(lc.input, i)) {
+      c.layout[lc.input] = *lc.inputAs;
+      c.why[i] = fmt::format("the host writes '{}' in layout {}", in, lc.inputAs->name());
+    } else if (lc.inputAs && made != producer.end() &&
+               plans[made->second].kind == KernelKind::BatchMatmul &&
+               tensorOperands(plans[made->second]) == 0 && !g.isGraphOutput(lc.input) &&
+               onlyThisGroup) {
+      // No residual of the output's shape is read through the same strides (tensorOperands).
+      GroupPlan &mm = plans[made->second];
+      const Shape &y = g.value(lc.input).shape;
+      setOperandStrides(y, y, layoutStrides(y, *lc.inputAs), mm.bmm.y);
+      c.layout[lc.input] = *lc.inputAs;
+      c.why[i] = fmt::format("the batched MatMul '{}' stores '{}' in layout {}",
+                             g.groups.at(static_cast<size_t>(groupIds[made->second])).name, in,
+                             lc.inputAs->name());
+    } else {
+      continue;
+    }
+    GroupPlan view;
+    view.kind = KernelKind::View;
+    view.input = lc.input;
+    view.output = lc.output;
+    view.layout = lc;
+    view.quant = plans[i].quant;
+    plans[i] = std::move(view);
+  }
+  return c;
+}
+
 // Plans the group and dry-runs its kernel's tiling against the target (addresses do not matter
 // here). Returns "" and fills `k` when the NPU can run it, else the reason.
 std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t,
@@ -185,8 +259,12 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
           p.quant.tensors[part.value] = opt.quant->of(part.value);
     }
   }
-  // The DRAM form of a segment input or output: int8 tensors carry their scale. A view's output
-  // aliases its input's bytes, so it takes the input's scale.
+  ChosenLayouts chosen;
+  if (opt.chooseLayouts)
+    chosen = chooseLayouts(g, groupIds, plans);
+  const std::map<graph::ValueId, DramLayout> &boundary = chosen.layout;
+  // The DRAM form of a segment input or output: its layout, and on int8 targets its scale. A
+  // view's output aliases its input's bytes, so it takes the input's scale.
   std::map<graph::ValueId, graph::ValueId> viewOf;
   for (size_t i = 0; i < plans.size(); ++i)
     if (plans[i].kind == KernelKind::View)
@@ -196,7 +274,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                  g.value(v).name,
                  0,
                  g.value(v).shape,
-                 isNhwc(g.value(v)) ? DramLayout::NHWC : DramLayout::RowMajor,
+                 boundary.count(v) ? boundary.at(v) : dramLayoutOf(g.value(v)),
                  hw.act,
                  1.0f};
     if (hw.quantised()) {
@@ -409,6 +487,18 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (graph::NodeId n : grp.nodes)
       info.ops.push_back(gg.node(n).op);
     info.tiling = k.tiling;
+    // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
+    // reading and writing the tensor, does not happen) or which transform the copy runs.
+    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
+      info.layout = lc.describe;
+      if (chosen.why.count(i))
+        info.layout =
+            "transforms cancel against a chosen layout (zero-copy view): " + chosen.why.at(i);
+      if (plans[i].kind == KernelKind::View) {
+        info.layoutOpsCancelled = lc.ops;
+        info.layoutBytesNotMoved = 2 * numElements(g.value(lc.output).shape) * hw.actBytes();
+      }
+    }
     for (const auto &[level, bytes] : k.onChipPeak)
       info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
     // The resident tensors live during this step share L1 with the kernel's buffers.

@@ -4,13 +4,14 @@
 // order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
 // instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
 // lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: the tensor unit's
-// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), 4-D
-// tensors as NHWC, all others row-major in their logical shape.
+// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), in the
+// layout npu/DramLayout.h decides (4-D tensors NHWC, all others row-major in their logical shape).
 #pragma once
 
 #include "graph/Graph.h"
 #include "isa/Program.h"
 #include "isa/Target.h"
+#include "npu/DramLayout.h"
 #include "npu/Quant.h"
 
 #include <cstdint>
@@ -21,15 +22,13 @@
 
 namespace npuc::npu {
 
-enum class DramLayout { NHWC, RowMajor };
-
 /// Where one graph value lives in a segment's DRAM image.
 struct DramTensor {
   graph::ValueId value = graph::kNoValue;
   std::string name;
-  int64_t addr = 0; // byte address in DRAM
-  Shape shape;      // logical (ONNX, NCHW) shape
-  DramLayout layout = DramLayout::RowMajor;
+  int64_t addr = 0;                         // byte address in DRAM
+  Shape shape;                              // logical (ONNX, NCHW) shape
+  DramLayout layout = DramLayout::RowMajor; // physical dim order (npu/DramLayout.h)
   isa::ElemType dtype = isa::ElemType::F16; // fp16, or int8 on quantised targets
   float scale = 1;                          // int8: real value = scale * stored value
   int64_t bytes() const { return numElements(shape) * isa::elemBytes(dtype); }
@@ -64,6 +63,10 @@ struct CompileOptions {
   /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
   /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
   bool batchSplitEvenIfSlower = false;
+  /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
+  /// the batched MatMul producing its input, can use the layout that cancels it (Compile.cpp
+  /// chooseLayouts). False keeps its copy on the NPU (tests of the copy kernel).
+  bool chooseLayouts = true;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
@@ -121,6 +124,12 @@ struct GroupInfo {
   /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
   /// this is (-1: the group runs on the whole batch).
   int64_t subBatch = -1;
+  /// A group of layout ops only (npu/DramLayout.h): "transforms cancel (zero-copy view)" or the
+  /// transform its copy runs; "" for other groups. A cancelled group counts its layout ops and
+  /// the DRAM bytes a copy would have read and written.
+  std::string layout;
+  int layoutOpsCancelled = 0;
+  int64_t layoutBytesNotMoved = 0;
 };
 
 struct Segment {
@@ -160,9 +169,9 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
 
 /// Packs a host fp32 tensor into the NPU layout and back: fp16 bits (little endian), or int8
 /// quantised with `scale` (quantise() of npu/Quant.h) and dequantised back.
-std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout,
+std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout,
                                 isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
-HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, DramLayout layout,
+HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayout &layout,
                         isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
 /// The same for a segment's DRAM tensor (its layout, dtype and scale).
 inline std::vector<uint8_t> packTensor(const HostTensor &t, const DramTensor &d) {

@@ -1,5 +1,5 @@
-// Layout.cpp - host fp32 tensors <-> the NPU's DRAM layout (fp16 or scaled int8; 4-D tensors as
-// NHWC).
+// Layout.cpp - host fp32 tensors <-> the NPU's DRAM layout (fp16 or scaled int8; in any physical
+// dim order, npu/DramLayout.h).
 #include "npu/Compile.h"
 
 #include "support/Error.h"
@@ -9,25 +9,36 @@ namespace npuc::npu {
 
 namespace {
 
-// Calls f(hostIndex, npuIndex) for every element.
-template <typename F> void forEachElement(const Shape &s, DramLayout layout, F f) {
-  int64_t n = numElements(s);
-  if (layout == DramLayout::RowMajor || s.size() != 4) {
+// Calls f(hostIndex, npuIndex) for every element: the host index is row-major (ONNX), the NPU
+// index follows the layout's physical dim order (DramLayout.h).
+template <typename F> void forEachElement(const Shape &s, const DramLayout &layout, F f) {
+  const int64_t n = numElements(s);
+  NPUC_ASSERT(layout.order.empty() || layout.order.size() == s.size(),
+              "a DRAM layout orders the tensor's own dims");
+  if (layout.order.empty()) {
     for (int64_t i = 0; i < n; ++i)
       f(i, i);
     return;
   }
-  int64_t N = s[0], C = s[1], H = s[2], W = s[3];
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t y = 0; y < H; ++y)
-        for (int64_t x = 0; x < W; ++x)
-          f(((b * C + c) * H + y) * W + x, ((b * H + y) * W + x) * C + c);
+  const std::vector<int64_t> st = layoutStrides(s, layout);
+  std::vector<int64_t> idx(s.size(), 0);
+  int64_t d = 0; // NPU index of the host element i, kept incrementally (odometer over idx)
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, d);
+    for (size_t k = s.size(); k-- > 0;) {
+      if (++idx[k] < s[k]) {
+        d += st[k];
+        break;
+      }
+      d -= st[k] * (s[k] - 1);
+      idx[k] = 0;
+    }
+  }
 }
 
 } // namespace
 
-std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout, isa::ElemType dtype,
+std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout, isa::ElemType dtype,
                                 float scale) {
   NPUC_ASSERT(dtype == isa::ElemType::F16 || dtype == isa::ElemType::I8,
               "NPU tensors in DRAM are fp16 or int8");
@@ -46,7 +57,7 @@ std::vector<uint8_t> packTensor(const HostTensor &t, DramLayout layout, isa::Ele
   return out;
 }
 
-HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, DramLayout layout,
+HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayout &layout,
                         isa::ElemType dtype, float scale) {
   NPUC_ASSERT(dtype == isa::ElemType::F16 || dtype == isa::ElemType::I8,
               "NPU tensors in DRAM are fp16 or int8");

@@ -96,9 +96,8 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     if (v.isConstant()) {
       // A constant input is packed into the segment's constant image in the NPU layout.
       NPUC_ASSERT(v.f32, "Concat on the NPU takes float inputs (analyzeGroup checked the dtype)");
-      xAddr = d.addConst(packTensor(HostTensor(v.shape, *v.f32),
-                                    isNhwc(v) ? DramLayout::NHWC : DramLayout::RowMajor, act,
-                                    p.quant.out));
+      xAddr =
+          d.addConst(packTensor(HostTensor(v.shape, *v.f32), dramLayoutOf(v), act, p.quant.out));
     } else {
       xAddr = d.addrOf(part.value);
       NPUC_ASSERT(!hw.quantised() || p.quant.of(part.value) == p.quant.out,

@@ -16,7 +16,7 @@ using graph::Value;
 using graph::ValueId;
 
 bool isNhwc(const Value &v) {
-  return v.shape.size() == 4;
+  return dramLayoutOf(v) == DramLayout::NHWC;
 }
 
 namespace {
@@ -209,15 +209,9 @@ struct Analyzer {
     return {v, layoutStrides(val(v))};
   }
 
-  // Element strides of a tensor's logical dims in its DRAM layout (Compile.h: NHWC when 4-D).
+  // Element strides of a tensor's logical dims in its DRAM layout (npu/DramLayout.h).
   static std::vector<int64_t> layoutStrides(const Value &v) {
-    const Shape &s = v.shape;
-    if (isNhwc(v))
-      return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
-    std::vector<int64_t> st(s.size(), 1);
-    for (size_t i = s.size(); i-- > 1;)
-      st[i - 1] = st[i] * s[i];
-    return st;
+    return npu::layoutStrides(v.shape, dramLayoutOf(v));
   }
 
   // MatMul of two activations (Plan.h BatchMatmulParams).
@@ -237,14 +231,7 @@ struct Analyzer {
     for (size_t j = 0; j < nb; ++j)
       m.batch[2 - nb + j] = y[j];
     auto strides = [&](ValueId v, const std::vector<int64_t> &st, BatchMatmulParams::Operand &o) {
-      const Shape &s = val(v).shape;
-      o.row = st[s.size() - 2];
-      o.col = st[s.size() - 1];
-      for (size_t j = 0; j < nb; ++j) {
-        int64_t dim = static_cast<int64_t>(j) - static_cast<int64_t>(y.size() - s.size());
-        if (dim >= 0 && s[static_cast<size_t>(dim)] != 1)
-          o.batch[2 - nb + j] = st[static_cast<size_t>(dim)];
-      }
+      setOperandStrides(y, val(v).shape, st, o);
     };
     auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
       auto [src, st] = stridedView(v, n.id);
@@ -470,20 +457,14 @@ struct Analyzer {
     p.channels = channelsOf(out.shape);
     p.elements = numElements(out.shape);
     const Node &a = g.node(grp.anchor);
-    static const std::vector<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                                   "Identity"};
-    bool allViews = std::all_of(grp.nodes.begin(), grp.nodes.end(), [&](graph::NodeId id) {
-      return std::find(views.begin(), views.end(), g.node(id).op) != views.end();
-    });
-    if (allViews) {
+    // A group of layout ops only: a zero-copy view when its transforms cancel against the
+    // layouts at both ends, else a copy the loop-nest kernel runs (npu/DramLayout.h).
+    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly && !constant(lc.input)) {
       p.kind = KernelKind::View;
-      p.input = g.node(grp.nodes.front()).inputs[0];
-      const Value &in = val(p.input);
-      bool same = (!isNhwc(in) && !isNhwc(out)) ||
-                  (isNhwc(in) && in.shape[2] == 1 && in.shape[3] == 1 && !isNhwc(out)) ||
-                  (isNhwc(in) && isNhwc(out) && in.shape == out.shape);
-      if (!same)
-        reject(a.name + " (" + a.op + "): this reshape reorders bytes in the NPU layout");
+      p.input = lc.input;
+      p.layout = lc;
+      if (!lc.cancels)
+        reject(a.name + " (" + a.op + "): " + lc.describe);
       return;
     }
     if (a.op == "Concat") {
@@ -558,6 +539,18 @@ struct Analyzer {
 };
 
 } // namespace
+
+void setOperandStrides(const Shape &y, const Shape &s, const std::vector<int64_t> &st,
+                       BatchMatmulParams::Operand &o) {
+  const size_t nb = y.size() - 2; // output batch dims, right-aligned into batch[2]
+  o.row = st[s.size() - 2];
+  o.col = st[s.size() - 1];
+  for (size_t j = 0; j < nb; ++j) {
+    int64_t dim = static_cast<int64_t>(j) - static_cast<int64_t>(y.size() - s.size());
+    if (dim >= 0 && s[static_cast<size_t>(dim)] != 1)
+      o.batch[2 - nb + j] = st[static_cast<size_t>(dim)];
+  }
+}
 
 float QuantParams::of(ValueId v) const {
   auto it = tensors.find(v);

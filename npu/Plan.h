@@ -5,15 +5,16 @@
 // activations (attention's Q x K^T and scores x V, possibly behind Transposes in the group that
 // the kernel folds into its strided loads), a window pool, a global
 // average pool, an elementwise chain, a Concat (each input copied into its slice of the output),
-// or a pure view (Reshape/Flatten that does not move bytes in the NPU layout). The ops that
-// follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile, each
-// operand being nothing, a per-channel/scalar constant, a tensor of the output's shape (a
+// or a pure view (layout ops whose transforms cancel in the NPU layout: npu/DramLayout.h). The ops
+// that follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile,
+// each operand being nothing, a per-channel/scalar constant, a tensor of the output's shape (a
 // residual), or a per-channel/scalar tensor broadcast over the pixels (a squeeze-excitation
 // gate). Anything else is rejected with a reason; planGroup then hands the group to the
 // loop-nest kernel (LowerLoopNest.cpp), and when that refuses it too, the group runs on the CPU.
 #pragma once
 
 #include "graph/Graph.h"
+#include "npu/DramLayout.h"
 #include "npu/Hw.h"
 
 #include <map>
@@ -120,6 +121,7 @@ struct GroupPlan {
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements
   QuantParams quant;    // int8 targets only
+  LayoutChain layout;   // a group of layout ops only: whether its transforms cancel
   std::string reject;   // non-empty: the NPU cannot run this group, and why
   /// LoopNest: the group itself, and why no hand-written kernel takes it.
   const graph::FusedGroup *group = nullptr;
@@ -140,7 +142,12 @@ GroupPlan planGroup(const graph::Graph &g, const graph::FusedGroup &grp, const H
 /// (their analysis rejected it, or their tiling found no feasible tile).
 GroupPlan loopNestPlan(const graph::FusedGroup &grp, std::string handReject);
 
-/// True when a value stored in the NPU layout is 4-D NHWC (others are row-major).
+/// A batched MatMul operand's (or output's) element strides from the element strides `st` of a
+/// tensor of shape `s` in DRAM, its batch dims right-aligned to those of the output shape `y`.
+void setOperandStrides(const Shape &y, const Shape &s, const std::vector<int64_t> &st,
+                       BatchMatmulParams::Operand &o);
+
+/// True when a value's DRAM layout (dramLayoutOf) is NHWC.
 bool isNhwc(const graph::Value &v);
 
 } // namespace npuc::npu

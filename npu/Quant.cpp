@@ -126,9 +126,12 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
       m = std::max(m, std::fabs(x));
     q.scale[v] = symmetricScale(m);
   }
+  // A Transpose whose transforms cancel in the NPU layout is a view too (npu/DramLayout.h): it
+  // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
+  auto viewLike = [](const std::string &op) { return graph::isViewOp(op) || op == "Transpose"; };
   for (graph::NodeId nid : g.topoOrder()) {
     const graph::Node &n = g.node(nid);
-    if (graph::isViewOp(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
+    if (viewLike(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
       q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
   }
   // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
@@ -145,7 +148,7 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
     };
     for (graph::NodeId nid : g.topoOrder()) {
       const graph::Node &n = g.node(nid);
-      const bool view = graph::isViewOp(n.op) && !n.inputs.empty();
+      const bool view = viewLike(n.op) && !n.inputs.empty();
       if (!view && n.op != "Concat")
         continue;
       std::vector<ValueId> vals = {n.outputs[0]};

@@ -3,9 +3,14 @@
 // the errors a damaged or foreign file must produce.
 #include "E2eUtil.h"
 
+#include "graph/Passes.h"
+#include "graph/Reference.h"
+#include "graph/ShapeInference.h"
 #include "isa/Target.h"
+#include "npu/Compile.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+#include "tools/driver/Compiler.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Runtime.h"
 
@@ -165,6 +170,67 @@ TEST(Package, CompiledModelRunsIdenticallyAfterReload) {
   for (const auto &[name, t] : a.outputs)
     EXPECT_EQ(t.data, b.outputs.at(name).data) << name; // bit-identical: same program, same data
   EXPECT_EQ(a.report.at("total_cycles"), b.report.at("total_cycles"));
+}
+
+// Layouts through the package and the runtime: one NPU group x (NHWC) -> Reshape -> Transpose
+// -> Transpose back, whose bytes move (x's channels are innermost, the output's are not), but
+// only the host reads the output: the host reads it in dim order 0,2,1 and the group is a view
+// of three layout ops (more than the graph has groups). The reloaded package is byte-identical,
+// and the run equals the reference exactly (a view moves no values; the inputs are fp16-exact).
+TEST(Package, LayoutViewsRoundTripAndRunToTheReference) {
+  const std::string target = repoPath("configs/npu-base.yaml");
+  NPUC_REQUIRE_FILE(target);
+  driver::CompiledModel m;
+  m.target = isa::loadTarget(target);
+  graph::Graph &g = m.graph;
+  g.name = "views";
+  graph::ValueId x = g.addValue("x", {1, 8, 5, 6}, graph::DType::F32);
+  g.inputs = {x};
+  auto node = [&](const std::string &op, const std::string &name, std::vector<graph::ValueId> ins,
+                  std::map<std::string, graph::AttrValue> attrs) {
+    graph::ValueId o = g.addValue(name, {}, graph::DType::F32);
+    graph::NodeId n = g.addNode(op, name, std::move(ins), {o});
+    g.node(n).attrs = std::move(attrs);
+    graph::inferNodeShape(g, n);
+    return std::make_pair(n, o);
+  };
+  auto [rn, r] = node("Reshape", "flat", {x, g.addConstantI64("s", {3}, {1, 8, 30})}, {});
+  auto [tn, tok] = node("Transpose", "tokens", {r}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  auto [bn, back] = node("Transpose", "back", {tok}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  g.outputs = {back};
+  auto group = [&](int id, std::vector<graph::NodeId> nodes) {
+    graph::FusedGroup grp;
+    grp.id = id;
+    grp.nodes = std::move(nodes);
+    grp.anchor = grp.nodes.front();
+    grp.name = g.node(grp.anchor).name;
+    grp.placement = graph::Placement::Npu;
+    graph::computeGroupBoundary(g, grp);
+    return grp;
+  };
+  g.groups = {group(0, {rn, tn, bn})};
+  const isa::Target &t = m.target;
+  driver::compileWithRetry(
+      m,
+      [&t](const graph::Graph &gr, const graph::FusedGroup &grp) {
+        return npu::npuRejectReason(gr, grp, t);
+      },
+      m.options);
+  ASSERT_EQ(m.npuSegments.size(), 1u);
+  const npu::Segment &seg = m.npuSegments[0];
+  ASSERT_EQ(seg.groupInfo.size(), 1u);
+  EXPECT_EQ(seg.groupInfo[0].instrEnd, seg.groupInfo[0].instrBegin) << "a view";
+  EXPECT_EQ(seg.groupInfo[0].layoutOpsCancelled, 3);
+  ASSERT_EQ(seg.outputs.size(), 1u);
+  EXPECT_EQ(seg.outputs[0].layout, (npu::DramLayout{{0, 2, 1}}));
+  driver::CompiledModel reloaded = driver::parsePackage(driver::packageBytes(m), "views.npub");
+  EXPECT_EQ(driver::packageBytes(reloaded), driver::packageBytes(m));
+  HostTensor in({1, 8, 5, 6});
+  for (size_t i = 0; i < in.data.size(); ++i)
+    in.data[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 4.0f;
+  HostTensor want = graph::runReference(g, {{x, in}}).at(back);
+  driver::RunResult res = driver::runModel(reloaded, {{"x", in}});
+  EXPECT_EQ(res.outputs.at("back").data, want.data);
 }
 
 } // namespace

@@ -418,6 +418,18 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
         out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
       printResidency(out, m, ns);
       printBatchSplit(out, m, ns);
+      int cancelled = 0, views = 0, layoutGroups = 0;
+      int64_t notMoved = 0;
+      for (const npu::GroupInfo &gi : ns.groupInfo) {
+        cancelled += gi.layoutOpsCancelled;
+        notMoved += gi.layoutBytesNotMoved;
+        views += gi.layoutOpsCancelled > 0;
+        layoutGroups += !gi.layout.empty();
+      }
+      if (layoutGroups > 0) // segments without layout ops say nothing
+        out << fmt::format("  layout: {} of {} layout-op group(s) are zero-copy views ({} layout "
+                           "op(s) cancelled), {} DRAM bytes not moved (a copy's read and write)\n",
+                           views, layoutGroups, cancelled, notMoved);
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
@@ -438,6 +450,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
         continue;
       const npu::GroupInfo &gi = *it->second.second;
       out << fmt::format("    tiling: {}\n", gi.tiling);
+      if (!gi.layout.empty())
+        out << fmt::format("    layout: {}\n", gi.layout);
       std::string counts;
       int64_t total = 0;
       for (const auto &[mn, c] : gi.instrCounts) {

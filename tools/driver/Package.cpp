@@ -13,6 +13,7 @@
 #include "tools/driver/Report.h"
 
 #include <cstring>
+#include <optional>
 
 namespace npuc::driver {
 
@@ -30,7 +31,7 @@ json dramTensorToJson(const npu::DramTensor &t) {
           {"name", t.name},
           {"addr", t.addr},
           {"shape", t.shape},
-          {"layout", t.layout == npu::DramLayout::NHWC ? "nhwc" : "row_major"},
+          {"layout", t.layout.name()},
           {"dtype", isa::elemTypeName(t.dtype)},
           {"scale", t.scale}};
 }
@@ -42,12 +43,12 @@ npu::DramTensor dramTensorFromJson(const JsonIn &j, const graph::Graph &g, int64
   t.shape = j["shape"].asShape();
   t.addr = j["addr"].asIntIn(0, dramBytes);
   std::string layout = j["layout"].asString();
-  if (layout == "nhwc")
-    t.layout = npu::DramLayout::NHWC;
-  else if (layout == "row_major")
-    t.layout = npu::DramLayout::RowMajor;
-  else
-    j["layout"].bad("expected \"nhwc\" or \"row_major\", got '" + layout + "'");
+  std::optional<npu::DramLayout> l = npu::DramLayout::parse(layout);
+  if (!l || (!l->order.empty() && l->order.size() != t.shape.size()))
+    j["layout"].bad("expected \"nhwc\", \"row_major\" or a permutation of the tensor's dims "
+                    "(\"0,2,1\"), got '" +
+                    layout + "'");
+  t.layout = *l;
   // int8 segments (quantised targets) carry each tensor's scale: the runtime quantises inputs
   // and dequantises outputs with it.
   std::string dtype = j["dtype"].asString();
@@ -101,7 +102,10 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"bound", gi.bound},
                      {"on_chip_bytes", gi.onChipBytes},
                      {"bank_placement", bankReportToJson(gi.bank)},
-                     {"sub_batch", gi.subBatch}});
+                     {"sub_batch", gi.subBatch},
+                     {"layout", gi.layout},
+                     {"layout_ops_cancelled", gi.layoutOpsCancelled},
+                     {"layout_bytes_not_moved", gi.layoutBytesNotMoved}});
   json residency = json::array();
   for (const npu::ResidencyEntry &e : s.residency)
     residency.push_back({{"name", e.name},
@@ -195,6 +199,10 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
     gi.subBatch = ji.has("sub_batch") ? ji["sub_batch"].asIntIn(-1, INT64_MAX) : -1;
+    gi.layout = ji["layout"].asString();
+    gi.layoutOpsCancelled =
+        int(ji["layout_ops_cancelled"].asIntIn(0, int64_t(m.graph.nodes.size())));
+    gi.layoutBytesNotMoved = ji["layout_bytes_not_moved"].asIntIn(0, INT64_MAX);
     s.groupInfo.push_back(std::move(gi));
   }
   JsonIn res = j["residency"];

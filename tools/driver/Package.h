@@ -21,7 +21,9 @@
 
 namespace npuc::driver {
 
-constexpr uint32_t kPackageVersion = 2; // 2: DRAM tensors carry dtype and scale (int8)
+// 2: DRAM tensors carry dtype and scale (int8); 3: a DRAM tensor's layout is any dim order, and
+// each group says whether its layout ops cancel
+constexpr uint32_t kPackageVersion = 3;
 
 /// Serialises to bytes (what savePackage writes).
 std::string packageBytes(const CompiledModel &m);

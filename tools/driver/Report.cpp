@@ -201,7 +201,10 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                        {"tiling", gi.tiling},
                        {"on_chip_bytes", gi.onChipBytes},
                        {"bank_placement", bankReportToJson(gi.bank)},
-                       {"sub_batch", gi.subBatch}});
+                       {"sub_batch", gi.subBatch},
+                       {"layout", gi.layout},
+                       {"layout_ops_cancelled", gi.layoutOpsCancelled},
+                       {"layout_bytes_not_moved", gi.layoutBytesNotMoved}});
       }
     } else {
       double segMs = 0;
