@@ -151,6 +151,17 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
         out.notes.push_back(fmt::format("group '{}' keeps the whole batch: {}",
                                         g.groups.at(size_t(in.groupIds[i])).name, why));
       }
+  for (size_t i = 0; i < steps; ++i) {
+    const graph::FusedGroup &grp = g.groups.at(size_t(in.groupIds[i]));
+    for (const std::vector<ValueId> *vs : {&grp.inputs, &grp.outputs})
+      for (ValueId v : *vs)
+        if (ok[i] && (in.batchNotOutermost.count(v) || in.batchNotOutermost.count(in.rootOf(v)))) {
+          ok[i] = false;
+          out.notes.push_back(fmt::format("group '{}' keeps the whole batch: '{}' is stored in a "
+                                          "layout without the batch dim outermost",
+                                          grp.name, g.value(v).name));
+        }
+  }
 
   const int64_t cap = hw.capacity(hw.l1), eb = hw.actBytes();
   std::map<int, size_t> stepOf;

@@ -50,6 +50,10 @@ struct BatchSplitInput {
   KernelOptions ko;
   bool crossGroupPrefetch = true;
   bool evenIfSlower = false; // CompileOptions::batchSplitEvenIfSlower
+  /// Values whose DRAM layout does not keep the batch dim outermost (a layout chosen to cancel
+  /// layout ops, npu/DramLayout.h): image i is not one contiguous range, so no run touching
+  /// them can be emitted at per-sub-batch address offsets.
+  std::set<graph::ValueId> batchNotOutermost;
 };
 
 /// One run to split, planned at sub-batch size.

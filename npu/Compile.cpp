@@ -351,7 +351,11 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                        hostRoots,
                        ko,
                        opt.crossGroupPrefetch,
-                       opt.batchSplitEvenIfSlower};
+                       opt.batchSplitEvenIfSlower,
+                       {}};
+    for (const auto &[v, layout] : boundary)
+      if (!layout.order.empty() && layout.order.front() != 0)
+        bi.batchNotOutermost.insert(v);
     split = planBatchSplit(bi, hw);
     for (SplitRun &run : split.runs) {
       seg.batchSplit.push_back(run.entry);
@@ -489,14 +493,16 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     info.tiling = k.tiling;
     // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
     // reading and writing the tensor, does not happen) or which transform the copy runs.
-    if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly) {
+    if (LayoutChain lc = analyzeLayoutChain(gg, grp); lc.layoutOnly) {
       info.layout = lc.describe;
-      if (chosen.why.count(i))
+      const size_t step = static_cast<size_t>(std::find(groupIds.begin(), groupIds.end(), grp.id) -
+                                              groupIds.begin());
+      if (chosen.why.count(step))
         info.layout =
-            "transforms cancel against a chosen layout (zero-copy view): " + chosen.why.at(i);
-      if (plans[i].kind == KernelKind::View) {
+            "transforms cancel against a chosen layout (zero-copy view): " + chosen.why.at(step);
+      if (r.plan->kind == KernelKind::View) {
         info.layoutOpsCancelled = lc.ops;
-        info.layoutBytesNotMoved = 2 * numElements(g.value(lc.output).shape) * hw.actBytes();
+        info.layoutBytesNotMoved = 2 * numElements(gg.value(lc.output).shape) * hw.actBytes();
       }
     }
     for (const auto &[level, bytes] : k.onChipPeak)
