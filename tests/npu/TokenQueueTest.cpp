@@ -6,6 +6,7 @@
 // simulator must report the deadlock), check that insertTokens merges exactly the tokens the
 // queues cannot hold, and that whole kernels which produced it (MobileNetV2's features.7.conv.2
 // at batch 4) compile, run and match the reference executor.
+#include "ConvCheck.h"
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
@@ -166,6 +167,23 @@ TEST(TokenQueue, PointwiseConvAtBatchFourMatchesTheReference) {
     for (size_t i = 0; i < want.data.size(); ++i) // fp32 sums of 192 exact products, fp16 result
       ASSERT_NEAR(run.out.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 1e-4)
           << i;
+  }
+}
+
+// Whatever kernel emits the instructions: with every queue at depth 2 (engines and token FIFOs),
+// the tokens of these convs (tensor unit, chunked input, depthwise on the vector unit) are merged
+// wherever the queues cannot hold them, and each conv still runs under the hazard checker and
+// matches ConvCheck.h's fp64 reference.
+TEST(TokenQueue, ShallowQueuesKeepConvKernelsCorrect) {
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  t.tokenQueueDepth = 2;
+  for (isa::Engine &e : t.engines)
+    e.queueDepth = 2;
+  for (ConvCase c : {ConvCase{32, 12, 12, 48, 3, 1, 1, 1, 1, true, true},
+                     ConvCase{192, 14, 14, 64, 1, 1, 0, 1, 1, true, false},
+                     ConvCase{64, 10, 10, 64, 3, 2, 1, 1, 64, true, true}}) {
+    SCOPED_TRACE(::testing::PrintToString(c));
+    checkConv(c, t);
   }
 }
 
