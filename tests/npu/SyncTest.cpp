@@ -9,27 +9,6 @@
 namespace npuc::test {
 namespace {
 
-isa::Instr dma(const isa::Target &t, const char *mn, int64_t srcSpace, int64_t src,
-               int64_t dstSpace, int64_t dst, int64_t n) {
-  isa::Instr in;
-  in.desc = t.findInstr(mn);
-  for (const auto &[k, v] : in.desc->fixed)
-    in.set(k, v);
-  if (!in.desc->fixed.count("src_space"))
-    in.set("src_space", srcSpace);
-  if (!in.desc->fixed.count("dst_space"))
-    in.set("dst_space", dstSpace);
-  in.set("src_addr", src);
-  in.set("dst_addr", dst);
-  in.set("elem_bytes", 2);
-  in.set("n0", n);
-  in.set("n1", 1);
-  in.set("n2", 1);
-  in.set("src_s0", 1);
-  in.set("dst_s0", 1);
-  return in;
-}
-
 TEST(Sync, RawGetsOneTokenAndDisjointGetsNone) {
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   int dram = t.dramLevel(), l1 = *t.findLevel("l1"), l0a = *t.findLevel("l0a");
