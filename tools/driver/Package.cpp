@@ -115,14 +115,6 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                          {"l1_addr", e.l1Addr},
                          {"dram_bytes_saved", e.dramBytesSaved},
                          {"dropped", e.dropped}});
-  json split = json::array();
-  for (const npu::BatchSplitEntry &e : s.batchSplit)
-    split.push_back({{"groups", e.groups},
-                     {"batch", e.batch},
-                     {"sub_batch", e.subBatch},
-                     {"dram_bytes_saved", e.dramBytesSaved},
-                     {"extra_dram_bytes", e.extraDramBytes},
-                     {"reason", e.reason}});
   std::vector<uint8_t> code = isa::encode(target, s.program);
   return {{"groups", s.groups},
           {"program", blobs.addVector(code)},
@@ -136,7 +128,7 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
           {"outputs", outputs},
           {"group_info", infos},
           {"residency", residency},
-          {"batch_split", split},
+          {"batch_split", batchSplitToJson(s)},
           {"batch_split_notes", s.batchSplitNotes}};
 }
 

@@ -138,7 +138,7 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
 
 // The runs of an NPU segment executed sub-batch by sub-batch (npu/BatchSplit.h), and the DRAM
 // traffic their L1 residents save (also counted in the segment's residency).
-static json batchSplitJson(const npu::Segment &ns) {
+json batchSplitToJson(const npu::Segment &ns) {
   json runs = json::array();
   for (const npu::BatchSplitEntry &e : ns.batchSplit)
     runs.push_back({{"groups", e.groups},
@@ -176,7 +176,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
                           {"cycles", s.totalCycles},
                           {"instructions", ns.program.instrs.size()},
                           {"crossing_ms", run.hostMs},
-                          {"batch_split", batchSplitJson(ns)}});
+                          {"batch_split", batchSplitToJson(ns)}});
       crossingMs += run.hostMs;
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;

@@ -30,6 +30,10 @@ std::string buildTrace(const CompiledModel &m, const std::vector<SegmentRun> &ru
 /// A group's bank-aware placement record (npu::BankReport), as stored in packages and reports.
 nlohmann::json bankReportToJson(const npu::BankReport &b);
 
+/// A segment's runs executed sub-batch by sub-batch (npu::BatchSplitEntry), as stored in
+/// packages and reports.
+nlohmann::json batchSplitToJson(const npu::Segment &ns);
+
 /// The short human-readable report `npuc run` prints.
 std::string formatReport(const nlohmann::json &report);
 
