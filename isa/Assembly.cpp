@@ -79,8 +79,8 @@ std::optional<int64_t> parseValue(const Target &t, const InstrDesc &d, const std
     size_t begin = 0;
     while (begin <= text.size()) {
       size_t bar = text.find('|', begin);
-      std::string part = text.substr(begin, bar == std::string::npos ? std::string::npos
-                                                                     : bar - begin);
+      std::string part =
+          text.substr(begin, bar == std::string::npos ? std::string::npos : bar - begin);
       if (std::optional<int> e = t.findEngine(part))
         bits |= int64_t(1) << *e;
       else if (std::optional<int64_t> n = parseNumber(part))
@@ -176,8 +176,8 @@ void directive(const Target &t, AsmSymbols &p, const std::string &dir, std::istr
          name, r.addr, r.addr + r.bytes, level, levelSize);
   if (!dtype.empty()) {
     if (dtypeSize(dtype) == 0)
-      fail("{}:{}: region '{}': unknown dtype '{}' (u8, i8, i32, fp16, fp32)", origin, lineNo,
-           name, dtype);
+      fail("{}:{}: region '{}': unknown dtype '{}' (u8, i8, i32, fp16, fp32)", origin, lineNo, name,
+           dtype);
     r.dtype = dtype;
   }
   int64_t elems = 1;
@@ -185,9 +185,8 @@ void directive(const Target &t, AsmSymbols &p, const std::string &dir, std::istr
     size_t begin = 0;
     while (begin <= shape.size()) {
       size_t x = shape.find('x', begin);
-      std::optional<int64_t> d = parseNumber(shape.substr(begin, x == std::string::npos
-                                                                     ? std::string::npos
-                                                                     : x - begin));
+      std::optional<int64_t> d =
+          parseNumber(shape.substr(begin, x == std::string::npos ? std::string::npos : x - begin));
       if (!d || *d <= 0)
         fail("{}:{}: region '{}': bad shape '{}' (e.g. 16x16)", origin, lineNo, name, shape);
       r.shape.push_back(*d);
@@ -200,8 +199,8 @@ void directive(const Target &t, AsmSymbols &p, const std::string &dir, std::istr
     elems = r.bytes / dtypeSize(r.dtype);
   }
   if (elems * dtypeSize(r.dtype) != r.bytes)
-    fail("{}:{}: region '{}': {} bytes is not {} {} elements", origin, lineNo, name, r.bytes,
-         elems, r.dtype);
+    fail("{}:{}: region '{}': {} bytes is not {} {} elements", origin, lineNo, name, r.bytes, elems,
+         r.dtype);
   p.regions.push_back(std::move(r));
 }
 
@@ -268,9 +267,9 @@ Program assemble(const Target &t, const std::string &text, const std::string &or
     Instr in;
     in.desc = d;
     for (const Field &f : d->fields)
-      in.fields[f.name] = 0;
+      in.set(f.name, 0);
     for (const auto &[name, value] : d->fixed)
-      in.fields[name] = value;
+      in.set(name, value);
     std::set<std::string> seen;
     std::string tok;
     while (toks >> tok) {
@@ -298,7 +297,7 @@ Program assemble(const Target &t, const std::string &text, const std::string &or
         fail("{}:{}: value {} does not fit field '{}' of '{}' ({}-bit {}, range [{}, {}])", origin,
              lineNo, *v, name, mnemonic, f->width, f->isSigned ? "signed" : "unsigned",
              f->minValue(), f->maxValue());
-      in.fields[name] = *v;
+      in.set(name, *v);
     }
     p.instrs.push_back(std::move(in));
   }

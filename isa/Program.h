@@ -11,16 +11,51 @@
 #include "isa/Target.h"
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace npuc::isa {
 
+/// One instruction. Values are stored flat, one slot per field of the description (the encoded
+/// fields in order, then the fixed fields in name order; see slotOf), because a std::map of
+/// names per instruction made walking a decoded program most of a short simulator run. A field
+/// is "given" once set; a field not given reads 0 through get() (as before: presence matters to
+/// the simulator, which reads a description's fixed value for a field an instruction leaves out).
+/// Names the description lacks (tests and tools may set any name; encode() rejects them) are kept
+/// by name in others(). `desc` must be set before the first set() and not changed after it.
 struct Instr {
   const InstrDesc *desc = nullptr;
-  std::map<std::string, int64_t> fields; // named field values (encoded and fixed)
-  int64_t get(const std::string &name) const; // 0 when absent
-  void set(const std::string &name, int64_t v) { fields[name] = v; }
+
+  int64_t get(const std::string &name) const;                 // 0 when absent
+  std::optional<int64_t> find(const std::string &name) const; // nullopt when absent
+  void set(const std::string &name, int64_t v);
+  void erase(const std::string &name);
+  /// Every given field by name, sorted (what the former field map held): tools and tests.
+  std::map<std::string, int64_t> fields() const;
+
+  /// Index-based access for hot loops: slot indices of a description are resolved once with
+  /// slotOf. Slots >= kFlatSlots are stored by name (in others()), never in the flat storage.
+  static constexpr int kFlatSlots = 64;
+  /// The slot of `name` in `d`: its index in d.fields, else d.fields.size() + its rank in
+  /// d.fixed; -1 when `d` has no such field.
+  static int slotOf(const InstrDesc &d, std::string_view name);
+  static int numSlots(const InstrDesc &d) { return int(d.fields.size() + d.fixed.size()); }
+  bool given(int slot) const { return slot < kFlatSlots && (given_ >> slot & 1); }
+  int64_t at(int slot) const { return given(slot) ? values_[size_t(slot)] : 0; }
+  void setAt(int slot, int64_t v); // slot of desc (resolved with slotOf)
+  /// The description the slots were laid out for (nullptr: none given yet).
+  const InstrDesc *layout() const { return layout_; }
+  /// Given fields without a flat slot (names `desc` lacks, or slots >= kFlatSlots).
+  const std::map<std::string, int64_t> &others() const { return others_; }
+
+private:
+  const InstrDesc *layout_ = nullptr;
+  uint64_t given_ = 0;          // bit s: slot s is given (values_[s])
+  std::vector<int64_t> values_; // numSlots(*layout_) entries once a slot is given
+  std::map<std::string, int64_t> others_;
 };
 
 /// A named memory region declared in assembly (`.region NAME LEVEL ADDR BYTES [DTYPE [SHAPE]]`):

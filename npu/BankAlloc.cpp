@@ -251,7 +251,7 @@ bool sameProgram(const isa::Program &a, const isa::Program &b) {
   if (a.instrs.size() != b.instrs.size())
     return false;
   for (size_t i = 0; i < a.instrs.size(); ++i)
-    if (a.instrs[i].desc != b.instrs[i].desc || a.instrs[i].fields != b.instrs[i].fields)
+    if (a.instrs[i].desc != b.instrs[i].desc || a.instrs[i].fields() != b.instrs[i].fields())
       return false;
   return true;
 }

@@ -298,10 +298,7 @@ std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int
   }
   int64_t vec = 0, dma = 0, mm = 0;
   for (const isa::Instr &in : probe.instrs) {
-    auto dim = [&](const char *name) {
-      auto it = in.fields.find(name);
-      return it == in.fields.end() ? int64_t(1) : it->second;
-    };
+    auto dim = [&](const char *name) { return in.find(name).value_or(1); };
     switch (in.desc->semantics) {
     case isa::Semantics::Vector:
       ++vec;

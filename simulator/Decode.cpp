@@ -1,8 +1,8 @@
-// Decode.cpp - turns isa::Instr field maps into validated Decoded structs (see Decode.h).
+// Decode.cpp - turns isa::Instr fields into validated Decoded structs (see Decode.h).
 //
-// Field values are read by walking each instruction's (sorted) field map once, merged with the
-// sorted field names of its primitive, instead of one string-keyed lookup per field: decoding is
-// part of every simulator run and was its largest per-instruction cost.
+// Field values are read from each instruction's flat slots (isa::Instr), whose indices are
+// resolved once per description, instead of by name: decoding is part of every simulator run
+// and string-keyed field maps were its largest per-instruction cost.
 // Everything the functional and timing models later assume is checked here once: memory spaces,
 // dtypes, vector ops, engines, token bits, non-negative sizes and that the bounding box of every
 // operand lies inside its level. The models then run without per-element checks.
@@ -63,47 +63,12 @@ constexpr OperandFids kSrc1{Src1Space, Src1Addr, Src1Dtype, Src1S0};
 constexpr OperandFids kSrc2{Src2Space, Src2Addr, Src2Dtype, Src2S0};
 constexpr OperandFids kDst{DstSpace, DstAddr, DstDtype, DstS0};
 
-/// Lexicographic comparison as std::string's (unsigned bytes, then length), inlined: field names
-/// are short and this runs once per field of every instruction.
-int compareName(const std::string &a, std::string_view b) {
-  const size_t n = std::min(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i)
-    if (a[i] != b[i])
-      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
-  return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
-}
-
-/// Whether the names are equal: the common case of the merge (an instruction's fields are
-/// usually exactly its primitive's), tested with two overlapping loads instead of a byte loop.
-bool sameName(const std::string &a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size())
-    return false;
-  const char *p = a.data(), *q = b.data();
-  auto same = [&](size_t at, auto word) {
-    decltype(word) x, y;
-    std::memcpy(&x, p + at, sizeof x);
-    std::memcpy(&y, q + at, sizeof y);
-    return x == y;
-  };
-  if (n > 16)
-    return std::memcmp(p, q, n) == 0;
-  if (n >= 8)
-    return same(0, uint64_t()) && same(n - 8, uint64_t());
-  if (n >= 4)
-    return same(0, uint32_t()) && same(n - 4, uint32_t());
-  for (size_t i = 0; i < n; ++i)
-    if (p[i] != q[i])
-      return false;
-  return true;
-}
-
-/// What one instruction description contributes to every field: the per-primitive field names
-/// (sorted as std::map orders its keys, to merge with an instruction's fields in one pass) and
-/// each field's value when an instruction leaves it out: the fixed value, else 0 when the
-/// description encodes the field, else "absent" (the field does not exist for this instruction).
+/// What one instruction description contributes to every field: the field's slot in the
+/// description (isa::Instr::slotOf, resolved once per description) and its value when an
+/// instruction leaves it out: the fixed value, else 0 when the description encodes the field, else
+/// "absent" (the field does not exist for this instruction).
 struct DescPlan {
-  const std::vector<std::pair<std::string_view, Fid>> *sorted = nullptr;
+  int8_t slot[kNumFids]; // -1: no flat slot (the description lacks the field, or slot too high)
   int64_t value[kNumFids] = {};
   bool known[kNumFids] = {};
 };
@@ -131,56 +96,58 @@ const SortedFields &sortedFields(isa::Semantics s) {
   return table[static_cast<size_t>(s)];
 }
 
+/// The id of a primitive field name, or -1 when it is none (a name only tools or tests set).
+int fidOf(isa::Semantics sem, std::string_view name) {
+  const SortedFields &sorted = sortedFields(sem);
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), name,
+                             [](const auto &x, std::string_view v) { return x.first < v; });
+  return it != sorted.end() && it->first == name ? int(it->second) : -1;
+}
+
 DescPlan makePlan(const isa::InstrDesc &desc) {
   DescPlan plan;
-  plan.sorted = &sortedFields(desc.semantics);
-  auto find = [&](std::string_view name) {
-    auto it = std::lower_bound(plan.sorted->begin(), plan.sorted->end(), name,
-                               [](const auto &x, std::string_view v) { return x.first < v; });
-    return it != plan.sorted->end() && it->first == name ? int(it->second) : -1;
-  };
+  std::fill(std::begin(plan.slot), std::end(plan.slot), int8_t(-1));
   for (const isa::Field &f : desc.fields) // encoded: 0 unless fixed too
-    if (int id = find(f.name); id >= 0)
+    if (int id = fidOf(desc.semantics, f.name); id >= 0)
       plan.known[id] = true;
   for (const auto &[name, value] : desc.fixed)
-    if (int id = find(name); id >= 0) {
+    if (int id = fidOf(desc.semantics, name); id >= 0) {
       plan.value[id] = value;
       plan.known[id] = true;
     }
+  for (const auto &[name, id] : sortedFields(desc.semantics)) // only the primitive's fields
+    if (int s = isa::Instr::slotOf(desc, name); s >= 0 && s < isa::Instr::kFlatSlots)
+      plan.slot[id] = int8_t(s);
   return plan;
 }
 
 /// Reads one instruction's fields: the instruction's own value, else the description's (see
 /// DescPlan), else `absent` (e.g. n2 of a 2-D DMA: such dimensions default to extent 1, offsets
-/// to 0). The instruction's field map is walked once, merged with the plan's sorted names.
+/// to 0). Values come from the instruction's flat slots; the names it holds outside them (only
+/// programs built by hand have any) are looked up once here.
 class FieldReader {
 public:
-  FieldReader(const isa::Instr &in, const DescPlan &plan) : plan_(plan) {
-    auto want = plan.sorted->begin(), wantEnd = plan.sorted->end();
-    for (auto it = in.fields.begin(); it != in.fields.end() && want != wantEnd; ++it) {
-      if (!sameName(it->first, want->first)) {
-        int c;
-        while (want != wantEnd && (c = compareName(it->first, want->first)) > 0)
-          ++want;
-        if (want == wantEnd || c != 0)
-          continue; // not a field of this primitive
+  FieldReader(const isa::Instr &in, const DescPlan &plan) : in_(in), plan_(plan) {
+    for (const auto &[name, v] : in.others())
+      if (int id = fidOf(in.desc->semantics, name); id >= 0) {
+        other_[id] = v;
+        set_ |= uint64_t(1) << id;
       }
-      value_[want->second] = it->second;
-      set_ |= uint64_t(1) << want->second;
-      ++want;
-    }
   }
   int64_t get(Fid id, int64_t absent = 0) const {
+    if (int s = plan_.slot[id]; s >= 0 && in_.given(s))
+      return in_.at(s);
     if (set_ >> id & 1)
-      return value_[id];
+      return other_[id];
     return plan_.known[id] ? plan_.value[id] : absent;
   }
 
 private:
   static_assert(kNumFids <= 64, "set_ has one bit per field");
+  const isa::Instr &in_;
   const DescPlan &plan_;
-  uint64_t set_ = 0;        // bit id: the instruction gives field id (in value_[id])
-  int64_t value_[kNumFids]; // only the entries in set_ are written
+  uint64_t set_ = 0;        // bit id: others() gives field id (in other_[id])
+  int64_t other_[kNumFids]; // only the entries in set_ are written
 };
 
 class Decoder {
@@ -194,6 +161,8 @@ public:
     index_ = index;
     if (!in.desc)
       fail("{}: instruction has no description (not decoded against a target)", where());
+    NPUC_ASSERT(!in.layout() || in.layout() == in.desc,
+                "an instruction's slots are laid out for its description (isa::Instr)");
     FieldReader f(in, plan(*in.desc));
     d.index = index;
     d.desc = in.desc;

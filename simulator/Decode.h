@@ -1,6 +1,6 @@
 // Decode.h - the simulator's pre-decoded, validated form of a Program.
 //
-// isa::Instr stores fields in a name->value map, which is convenient for tools but far too slow to
+// isa::Instr stores fields by description slot and by name, which suits tools but is too slow to
 // consult in the simulator's inner loops. Each instruction is therefore decoded once into a compact
 // struct for its primitive (Dma / Matmul / Vector / Finish), with every operand validated (memory
 // space exists, dtype code known, vector op supported, token bits name real engines, every access

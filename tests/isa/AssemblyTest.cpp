@@ -51,7 +51,7 @@ TEST(Assembly, HandWrittenProgram) {
   EXPECT_EQ(ld.get("dst_space"), 1);
   EXPECT_EQ(ld.get("dst_addr"), 128);
   EXPECT_EQ(ld.get("src_space"), 0); // fixed
-  EXPECT_EQ(ld.fields.count("src_space"), 1u);
+  EXPECT_EQ(ld.fields().count("src_space"), 1u);
   EXPECT_EQ(ld.get("pad_value"), 0); // omitted -> 0
   const Instr &v = p.instrs[1];
   EXPECT_EQ(v.get("op"), 6); // relu is ops[6]
@@ -91,7 +91,7 @@ TEST(Assembly, RandomProgramsRoundTrip) {
     Program dec = decode(t, bytes);
     ASSERT_EQ(q.instrs.size(), dec.instrs.size());
     for (size_t i = 0; i < q.instrs.size(); ++i)
-      EXPECT_EQ(q.instrs[i].fields, dec.instrs[i].fields) << file << " #" << i;
+      EXPECT_EQ(q.instrs[i].fields(), dec.instrs[i].fields()) << file << " #" << i;
   }
 }
 
@@ -109,7 +109,7 @@ TEST(Assembly, MacOpRoundTrips) {
   std::string dis = disassemble(t, p);
   EXPECT_NE(dis.find("vop op=mac dst_space=acc dst_addr=256"), std::string::npos) << dis;
   Program dec = decode(t, encode(t, p));
-  EXPECT_EQ(dec.instrs.at(0).fields, p.instrs[0].fields);
+  EXPECT_EQ(dec.instrs.at(0).fields(), p.instrs[0].fields());
   EXPECT_EQ(disassemble(t, dec), dis);
   // A target without mac (npu-rtl) rejects the name.
   Target rtl = loadTarget(configPath("npu-rtl.yaml"));

@@ -53,7 +53,7 @@ Instr randomInstr(const InstrDesc &d, std::mt19937_64 &rng) {
 }
 
 std::map<std::string, int64_t> withFixed(const Instr &in) {
-  std::map<std::string, int64_t> m = in.fields;
+  std::map<std::string, int64_t> m = in.fields();
   for (const auto &[k, v] : in.desc->fixed)
     m[k] = v;
   return m;
@@ -109,7 +109,18 @@ TEST(Encoding, RandomRoundTripEveryMnemonic) {
     ASSERT_EQ(q.instrs.size(), p.instrs.size());
     for (size_t i = 0; i < p.instrs.size(); ++i) {
       EXPECT_EQ(q.instrs[i].desc, p.instrs[i].desc);
-      EXPECT_EQ(q.instrs[i].fields, withFixed(p.instrs[i])) << file << " #" << i;
+      EXPECT_EQ(q.instrs[i].fields(), withFixed(p.instrs[i])) << file << " #" << i;
+      // The slot accessor the simulator reads agrees with the names, slot by slot.
+      const InstrDesc &d = *q.instrs[i].desc;
+      std::map<std::string, int64_t> want = withFixed(p.instrs[i]);
+      int s = 0;
+      for (const Field &f : d.fields)
+        EXPECT_EQ(q.instrs[i].at(s++), want.at(f.name)) << file << " #" << i << " " << f.name;
+      for (const auto &[name, v] : d.fixed)
+        EXPECT_EQ(q.instrs[i].at(s++), v) << file << " #" << i << " " << name;
+      for (s = 0; s < Instr::numSlots(d); ++s)
+        EXPECT_TRUE(q.instrs[i].given(s)) << file << " #" << i << " slot " << s;
+      EXPECT_TRUE(q.instrs[i].others().empty());
     }
   }
 }

@@ -63,7 +63,7 @@ TEST(Description, AddedVectorOpAndWiderFieldFlowThroughCompilerAndSimulator) {
   isa::Program back = isa::decode(mod, isa::encode(mod, r.seg.program));
   ASSERT_EQ(back.instrs.size(), r.seg.program.instrs.size());
   for (size_t i = 0; i < back.instrs.size(); ++i)
-    for (const auto &[name, v] : r.seg.program.instrs[i].fields)
+    for (const auto &[name, v] : r.seg.program.instrs[i].fields())
       ASSERT_EQ(back.instrs[i].get(name), v) << "instruction " << i << " field " << name;
 
   // sigmoid(conv) against fp64: the conv is exact to the fp32-sum bound, sigmoid is computed in

@@ -1,9 +1,9 @@
 // DecodeTest.cpp - how the decoder resolves each field of an instruction (Decode.h): the
 // instruction's own value, else the description's fixed value, else 0 for an encoded field, else
 // the primitive's default for a field the description lacks (extent 1, offsets 0). The decoder
-// walks an instruction's sorted field map once, merged with the sorted primitive field names;
-// these cases pin that walk: names that sort between real ones, before and after all of them,
-// prefixes of real names, and descriptions that are not the target's own.
+// reads an instruction's slots (isa::Instr) and looks up the names it holds outside them; these
+// cases pin that: names that are no field (sorting anywhere, prefixes of real names), fields
+// given before the description is set, and descriptions that are not the target's own.
 #include "simulator/Decode.h"
 #include "SimTestUtil.h"
 
@@ -37,7 +37,7 @@ TEST(SimDecode, InstructionValueBeatsFixedValue) {
   EXPECT_EQ(d.dma.src.level, L1);
   EXPECT_EQ(d.dma.src.elemBytes, 2);
   EXPECT_EQ(d.bytes, 8);
-  in.fields.erase("src_space");
+  in.erase("src_space");
   EXPECT_EQ(decodeOne(*t, in).dma.src.level, DRAM);
 }
 
@@ -51,16 +51,44 @@ TEST(SimDecode, FieldsTheDescriptionLacksTakeThePrimitiveDefaults) {
   });
   isa::Instr in;
   in.desc = &ld;
-  in.fields = {{"src_space", DRAM}, {"dst_space", L1}, {"elem_bytes", 1}, {"n0", 8},    {"n1", 3},
-               {"src_s0", 1},       {"src_s1", 8},     {"dst_s0", 1},     {"dst_s1", 8}};
+  for (const auto &[k, v] : std::map<std::string, int64_t>{{"src_space", DRAM},
+                                                           {"dst_space", L1},
+                                                           {"elem_bytes", 1},
+                                                           {"n0", 8},
+                                                           {"n1", 3},
+                                                           {"src_s0", 1},
+                                                           {"src_s1", 8},
+                                                           {"dst_s0", 1},
+                                                           {"dst_s1", 8}})
+    in.set(k, v);
   sim::Decoded d = decodeOne(*t, in);
   EXPECT_EQ(d.dma.n[2], 1); // absent extent: 1
   EXPECT_EQ(d.dma.padLo[2], 0);
   EXPECT_EQ(d.elements, 24);
   // An encoded field left out of the instruction reads 0, also an extent (nothing to move).
   isa::Instr noN1 = in;
-  noN1.fields.erase("n1");
+  noN1.erase("n1");
   EXPECT_EQ(decodeOne(*t, noN1).elements, 0);
+  // A field the description lacks but the instruction gives (kept by name) is read as given.
+  isa::Instr withN2 = in;
+  withN2.set("n2", 2);
+  ASSERT_EQ(withN2.others().size(), 1u);
+  EXPECT_EQ(decodeOne(*t, withN2).elements, 48);
+}
+
+TEST(SimDecode, FieldsGivenBeforeTheDescriptionDecode) {
+  auto t = makeTarget();
+  isa::Instr in;
+  in.set("m", 2); // no description yet: the instruction keeps them by name
+  in.set("k", 3);
+  in.set("n", 4);
+  in.desc = desc(*t, "mm");
+  ASSERT_EQ(in.layout(), nullptr);
+  sim::Decoded d = decodeOne(*t, in);
+  EXPECT_EQ(d.mm.m, 2);
+  EXPECT_EQ(d.mm.k, 3);
+  EXPECT_EQ(d.mm.n, 4);
+  EXPECT_EQ(d.elements, 8);
 }
 
 TEST(SimDecode, NamesThatAreNotFieldsAreIgnoredWhereverTheySort) {
@@ -101,7 +129,9 @@ TEST(SimDecode, DescriptionsOutsideTheTargetDecodeToo) {
   other.fixed["k"] = 8;
   isa::Instr in;
   in.desc = &other;
-  in.fields = {{"m", 2}, {"n", 4}, {"c_addr", 128}, {"accumulate", 1}};
+  for (const auto &[k, v] :
+       std::map<std::string, int64_t>{{"m", 2}, {"n", 4}, {"c_addr", 128}, {"accumulate", 1}})
+    in.set(k, v);
   sim::Decoded d = decodeOne(*t, in);
   EXPECT_EQ(d.mm.m, 2);
   EXPECT_EQ(d.mm.k, 8);

@@ -64,8 +64,8 @@ TEST(SimHazards, ReadAfterWriteWithoutTokenIsReported) {
   EXPECT_TRUE(has(m, "tensor: done")) << m;
 
   // The same program with the token the author forgot is clean.
-  p.instrs[0].fields["push"] = 1 << VECTOR;
-  p.instrs[1].fields["pop"] = 1 << LOAD;
+  p.instrs[0].set("push", 1 << VECTOR);
+  p.instrs[1].set("pop", 1 << LOAD);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -79,8 +79,8 @@ TEST(SimHazards, WriteAfterReadWithoutTokenIsReported) {
                      "instruction #0 (vop) on engine 'vector' reads its src1 and instruction #1 "
                      "(ld) on engine 'load' writes its destination"))
       << m;
-  p.instrs[0].fields["push"] = 1 << LOAD;
-  p.instrs[1].fields["pop"] = 1 << VECTOR;
+  p.instrs[0].set("push", 1 << LOAD);
+  p.instrs[1].set("pop", 1 << VECTOR);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -92,7 +92,7 @@ TEST(SimHazards, WriteAfterWriteBetweenEnginesIsReported) {
   std::string m = errorOf(*t, p);
   EXPECT_TRUE(has(m, "hazard: WAW (write-after-write) race on level 'l1' bytes [0x3f, 0x40)")) << m;
   // One byte further up there is no overlap and no error (edge at N and N+1).
-  p.instrs[1].fields["dst_addr"] = 0x40;
+  p.instrs[1].set("dst_addr", 0x40);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -107,8 +107,8 @@ TEST(SimHazards, ReadsDoNotRaceAndOneEngineIsOrdered) {
   EXPECT_TRUE(has(errorOf(*t, p), "WAR (write-after-read) race on level 'l1' bytes [0x0, 0x40): "
                                   "instruction #0 (st) on engine 'store' reads its source and "
                                   "instruction #2 (vop) on engine 'vector' writes its dst"));
-  p.instrs[0].fields["push"] = 1 << VECTOR;
-  p.instrs[2].fields["pop"] = 1 << STORE;
+  p.instrs[0].set("push", 1 << VECTOR);
+  p.instrs[2].set("pop", 1 << STORE);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -121,8 +121,8 @@ TEST(SimHazards, TokenChainsOrderTransitively) {
   p.instrs.push_back(vcopy(*t, 0x0, 0x6000, 32, 1, 1, 1 << MOVE));
   EXPECT_EQ(errorOf(*t, p), "<no error>");
   // Without the move's token the chain is broken.
-  p.instrs[1].fields["push"] = 0;
-  p.instrs[2].fields["pop"] = 0;
+  p.instrs[1].set("push", 0);
+  p.instrs[2].set("pop", 0);
   EXPECT_TRUE(has(errorOf(*t, p), "RAW (read-after-write) race on level 'l1' bytes [0x0, 0x40)"));
 }
 
@@ -143,7 +143,7 @@ TEST(SimHazards, InterleavedStridedAccessesAreCheckedExactly) {
                            {"dst_s0", 2}}));
   EXPECT_EQ(errorOf(*t, p), "<no error>");
   // Shifted by one element the move hits the vector's elements.
-  p.instrs[1].fields["dst_addr"] = 0x4;
+  p.instrs[1].set("dst_addr", 0x4);
   EXPECT_TRUE(has(errorOf(*t, p), "WAW (write-after-write) race on level 'l1'"));
 }
 
@@ -155,8 +155,8 @@ TEST(SimHazards, DramRacesAreReportedToo) {
   p.instrs.push_back(copy1d(*t, "ld", DRAM, 0x8040, L1, 0x1000, 64));
   EXPECT_TRUE(has(errorOf(*t, p), "RAW (read-after-write) race on level 'dram' bytes "
                                   "[0x8040, 0x8080)"));
-  p.instrs[0].fields["push"] = 1 << LOAD;
-  p.instrs[1].fields["pop"] = 1 << STORE;
+  p.instrs[0].set("push", 1 << LOAD);
+  p.instrs[1].set("pop", 1 << STORE);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -179,7 +179,7 @@ TEST(SimHazards, MisalignedAccessesAreReported) {
       << m;
   EXPECT_TRUE(has(m, "pc 0x0 (instruction #0): vop")) << m;
   // 0x102 is aligned for fp16; strided sub-views need only element alignment.
-  p.instrs[0].fields["src1_addr"] = 0x102;
+  p.instrs[0].set("src1_addr", 0x102);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 
   isa::Program mm;
@@ -208,17 +208,17 @@ TEST(SimHazards, IllegalFieldValuesNameThePcAndText) {
   isa::Program p;
   p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 64, 0, 1 << VECTOR));
   p.instrs.push_back(vcopy(*t, 0x0, 0x1000, 4, 1, 1, 1 << LOAD));
-  p.instrs[1].fields["dst_dtype"] = 7;
+  p.instrs[1].set("dst_dtype", 7);
   std::string m = errorOf(*t, p);
   EXPECT_TRUE(has(m, "instruction #1 (vop): dst_dtype=7 is not a known dtype code")) << m;
   EXPECT_TRUE(has(m, "pc 0x40 (instruction #1): vop")) << m;
 
   // A third dimension on a two-dimensional vector unit.
-  p.instrs[1].fields["dst_dtype"] = 0;
-  p.instrs[1].fields["n2"] = 2;
+  p.instrs[1].set("dst_dtype", 0);
+  p.instrs[1].set("n2", 2);
   EXPECT_TRUE(has(errorOf(*t, p), "instruction #1 (vop): n2=2 uses dimension 3 but the vector "
                                   "unit has max_dims 2"));
-  p.instrs[1].fields["n2"] = 1;
+  p.instrs[1].set("n2", 1);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 
@@ -255,12 +255,12 @@ TEST(SimHazards, MacDestinationIsReadAsWellAsWritten) {
                      "instruction #0 (ld) on engine 'load' writes its destination and "
                      "instruction #1 (vop) on engine 'vector' reads its dst"))
       << m;
-  p.instrs[1].fields["op"] = mul;
+  p.instrs[1].set("op", mul);
   EXPECT_TRUE(has(errorOf(*t, p), "hazard: WAW (write-after-write) race on level 'l1' bytes "
                                   "[0x400, 0x440)"));
-  p.instrs[1].fields["op"] = mac;
-  p.instrs[0].fields["push"] = 1 << VECTOR;
-  p.instrs[1].fields["pop"] = 1 << LOAD;
+  p.instrs[1].set("op", mac);
+  p.instrs[0].set("push", 1 << VECTOR);
+  p.instrs[1].set("pop", 1 << LOAD);
   EXPECT_EQ(errorOf(*t, p), "<no error>");
 }
 

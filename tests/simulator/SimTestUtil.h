@@ -131,11 +131,11 @@ inline isa::Instr make(const isa::Target &t, const std::string &mn,
   in.desc = desc(t, mn);
   if (in.desc &&
       (in.desc->semantics == isa::Semantics::Dma || in.desc->semantics == isa::Semantics::Vector)) {
-    in.fields["n1"] = 1;
-    in.fields["n2"] = 1;
+    in.set("n1", 1);
+    in.set("n2", 1);
   }
   for (auto &[k, v] : fields)
-    in.fields[k] = v;
+    in.set(k, v);
   return in;
 }
 
