@@ -54,7 +54,7 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   }
   case KernelKind::LoopNest:
     NPUC_ASSERT(p.group, "planGroup records the group of a loop-nest plan");
-    return lowerLoopNestKernel(g, *p.group, b, d);
+    return lowerLoopNestKernel(g, *p.group, b, d, o);
   }
   return {};
 }
@@ -71,7 +71,7 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
   if (used)
     *used = o;
   if (k.reject.empty() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
-    return k; // the loop-nest kernel does not double-buffer
+    return k; // the loop-nest kernel picks its buffering itself (single-buffered last)
   undo();
   KernelOptions single = o;
   single.doubleBuffer = false;

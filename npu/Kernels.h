@@ -65,9 +65,10 @@ Kernel lowerEltwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
 Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o);
 /// Any group through its reference loop nest and emit-npu (LowerLoopNest.cpp): inputs whole in
-/// L1, or in chunks of the outer loop (LoopNestTile.cpp); rejects when scalar or no chunk fits.
+/// L1, or in chunks of the outer loop (LoopNestTile.cpp: double-buffered when `o` allows and two
+/// chunks fit); rejects when scalar or no chunk fits.
 Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
-                           const DramCtx &d);
+                           const DramCtx &d, const KernelOptions &o);
 
 /// Whether the vector unit works on a tensor view where it lives: a tensor resident in L1
 /// between groups (Compile.cpp). Kernels then apply the epilogue straight into a resident

@@ -54,8 +54,9 @@ std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int
 
 /// The tiled path: the group's outer loop in chunks that fit L1 (LoopNestTile.cpp). `whole` is
 /// why staging whole tensors does not work; the result's reject names both when no chunk fits.
+/// `doubleBuffer` false (the `--no-double-buffer` ablation) tries single-buffered chunks only.
 Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b, const DramCtx &d,
-                  const tir::PrimFunc &ref, const std::vector<graph::ValueId> &pv,
-                  const std::string &whole);
+                  bool doubleBuffer, const tir::PrimFunc &ref,
+                  const std::vector<graph::ValueId> &pv, const std::string &whole);
 
 } // namespace npuc::npu::loopnest

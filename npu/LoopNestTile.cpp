@@ -59,7 +59,7 @@ struct Plan {
 } // namespace
 
 Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b, const DramCtx &d,
-                  const PrimFunc &ref, const std::vector<graph::ValueId> &pv,
+                  bool doubleBuffer, const PrimFunc &ref, const std::vector<graph::ValueId> &pv,
                   const std::string &whole) {
   Kernel k;
   const Hw &hw = b.hw();
@@ -331,7 +331,7 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
   };
   std::vector<Try> tries;
   for (int nb : {2, 1})
-    for (size_t dd = 0; dd < depths.size(); ++dd) {
+    for (size_t dd = 0; dd < depths.size() && (nb == 1 || doubleBuffer); ++dd) {
       // The divisors of R (chunks that end on the rows' own boundaries: a channel plane of a
       // flat copy) and R halved repeatedly, largest first.
       const int64_t R = depths[dd].R;

@@ -350,7 +350,7 @@ using loopnest::bytesText;
 using loopnest::flatCopy;
 
 Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
-                           const DramCtx &d) {
+                           const DramCtx &d, const KernelOptions &o) {
   Kernel k;
   const Hw &hw = b.hw();
   const isa::Target &t = *hw.t;
@@ -407,7 +407,7 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     for (Stmt x = ref.body; const auto *a = x.as<AllocateNode>(); x = a->body)
       add(a->buffer->numElements(), 4);
     if (least > b.freeBytes(hw.l1))
-      return loopnest::lowerTiled(g, grp, b, d, ref, pv,
+      return loopnest::lowerTiled(g, grp, b, d, o.doubleBuffer, ref, pv,
                                   fmt::format("whole tensors need at least {} of {}, has {} free",
                                               bytesText(least), l1, bytesText(b.freeBytes(hw.l1))));
   }
@@ -433,7 +433,7 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
   for (const auto &[lv, bytes] : need)
     if (bytes > b.freeBytes(lv))
       return loopnest::lowerTiled(
-          g, grp, b, d, ref, pv,
+          g, grp, b, d, o.doubleBuffer, ref, pv,
           fmt::format("whole tensors need {} of {} for {} buffers, has {} free", bytesText(bytes),
                       t.levels.at(static_cast<size_t>(lv)).name, all.size(),
                       bytesText(b.freeBytes(lv))));
@@ -482,7 +482,7 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
   for (const auto *side : {&prologue, &epilogue})
     if (static_cast<int64_t>(side->size()) > depth)
       return loopnest::lowerTiled(
-          g, grp, b, d, ref, pv,
+          g, grp, b, d, o.doubleBuffer, ref, pv,
           fmt::format("{} staging DMAs on one side of whole tensors exceed the token queue depth "
                       "{} (one per image of a 4-D tensor)",
                       side->size(), depth));

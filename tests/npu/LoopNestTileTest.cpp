@@ -33,10 +33,11 @@ HostTensor input(const Shape &s, unsigned seed) {
 // simulator moved. Returns the tiling text.
 std::string checkTiled(const Graph &g, const std::vector<HostTensor> &inputs, int64_t dramRead,
                        int64_t dramWritten, const isa::Target &t,
-                       const std::function<double(double)> &tol) {
+                       const std::function<double(double)> &tol, bool doubleBuffer = true) {
   EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
   npu::CompileOptions opt;
   opt.chooseLayouts = false; // a lone Transpose stays a copy (not a host-side layout)
+  opt.doubleBuffer = doubleBuffer;
   NpuRun r = compileAndRun(g, t, inputs, opt);
   std::map<graph::ValueId, HostTensor> ins;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -89,6 +90,18 @@ TEST(LoopNestTile, SliceOfQkvReadsOnlyItsColumns) {
 }
 
 // npu-tiny has 256 KiB of L1: the same group in smaller chunks.
+// The `--no-double-buffer` ablation reaches the tiled path too: the same chunks, one buffer each,
+// the same bytes moved and the same values.
+TEST(LoopNestTile, SingleBufferedWhenDoubleBufferingIsOff) {
+  Graph g = sliceReshape();
+  const int64_t bytes = 197 * 768 * 2;
+  std::string dbl = checkTiled(g, {input({197, 2304}, 1)}, bytes, bytes, target(), exact);
+  EXPECT_NE(dbl.find("double-buffered"), std::string::npos) << dbl;
+  std::string one = checkTiled(g, {input({197, 2304}, 1)}, bytes, bytes, target(), exact, false);
+  EXPECT_NE(one.find("single-buffered"), std::string::npos) << one;
+  EXPECT_EQ(one.find("double-buffered"), std::string::npos) << one;
+}
+
 TEST(LoopNestTile, SliceOfQkvOnATightL1) {
   Graph g = sliceReshape();
   const int64_t bytes = 197 * 768 * 2;
