@@ -155,10 +155,10 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
     const graph::FusedGroup &grp = g.groups.at(size_t(in.groupIds[i]));
     for (const std::vector<ValueId> *vs : {&grp.inputs, &grp.outputs})
       for (ValueId v : *vs)
-        if (ok[i] && (in.batchNotOutermost.count(v) || in.batchNotOutermost.count(in.rootOf(v)))) {
+        if (ok[i] && (in.chosenLayout.count(v) || in.chosenLayout.count(in.rootOf(v)))) {
           ok[i] = false;
           out.notes.push_back(fmt::format("group '{}' keeps the whole batch: '{}' is stored in a "
-                                          "layout without the batch dim outermost",
+                                          "layout chosen to cancel layout ops",
                                           grp.name, g.value(v).name));
         }
   }

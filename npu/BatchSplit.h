@@ -50,10 +50,11 @@ struct BatchSplitInput {
   KernelOptions ko;
   bool crossGroupPrefetch = true;
   bool evenIfSlower = false; // CompileOptions::batchSplitEvenIfSlower
-  /// Values whose DRAM layout does not keep the batch dim outermost (a layout chosen to cancel
-  /// layout ops, npu/DramLayout.h): image i is not one contiguous range, so no run touching
-  /// them can be emitted at per-sub-batch address offsets.
-  std::set<graph::ValueId> batchNotOutermost;
+  /// Values stored in a layout chosen to cancel layout ops (Compile.cpp chooseLayouts): a run
+  /// re-planned at sub-batch size would store them in their default layout while their views
+  /// still read the chosen one (and a chosen order need not keep image i contiguous), so no run
+  /// touching them is split.
+  std::set<graph::ValueId> chosenLayout;
 };
 
 /// One run to split, planned at sub-batch size.

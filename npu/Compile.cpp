@@ -354,8 +354,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                        opt.batchSplitEvenIfSlower,
                        {}};
     for (const auto &[v, layout] : boundary)
-      if (!layout.order.empty() && layout.order.front() != 0)
-        bi.batchNotOutermost.insert(v);
+      bi.chosenLayout.insert(v);
     split = planBatchSplit(bi, hw);
     for (SplitRun &run : split.runs) {
       seg.batchSplit.push_back(run.entry);

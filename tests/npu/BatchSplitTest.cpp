@@ -227,5 +227,64 @@ TEST(BatchSplit, LaterLayersKeepTheWholeBatch) {
   EXPECT_EQ(r.seg.residency[0].bytes, 4 * 128 * 14 * 14 * 2);
 }
 
+// Attention at batch 2: scores = relu(x) x (x/2)^T, context = scores x relu(x), the heads
+// merged ([N,H,S,D] -> Transpose(0,2,1,3) -> Reshape [N,S,H*D]) and projected. The context
+// MatMul stores its output in the dim order that makes the head merge a zero-copy view (a chosen
+// layout, npu/DramLayout.h). A run re-planned at sub-batch size would store it in the default
+// order while the view still reads the chosen one, so the groups touching it keep the whole
+// batch (and say so), even when a split is taken regardless of cycles; the result matches the
+// reference.
+TEST(BatchSplit, RunsTouchingAChosenLayoutKeepTheWholeBatch) {
+  const int64_t N = 2, H = 4, S = 256, D = 32;
+  Chain c(1, 1, 1, 1, 1, 1); // only for its node() helper: the graph is rebuilt below
+  c.g = Graph();
+  c.ids.clear();
+  c.x = c.g.addValue("x", {N, H, S, D}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId a = c.node("Relu", "a", {c.x});
+  ValueId half = c.g.addConstant("half", {1}, {0.5f});
+  ValueId b = c.node("Mul", "b", {c.x, half});
+  ValueId bt = c.node("Transpose", "bt", {b}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  ValueId scores = c.node("MatMul", "scores", {a, bt});
+  ValueId ctx = c.node("MatMul", "ctx", {scores, a});
+  ValueId heads = c.node("Transpose", "heads", {ctx}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  ValueId shape = c.g.addConstantI64("merged.shape", {3}, {N, S, H * D});
+  ValueId merged = c.node("Reshape", "merged", {heads, shape});
+  ValueId w =
+      c.g.addConstant("w", {H * D, 64}, halves(randomData(size_t(H * D * 64), 6, -0.2f, 0.2f)));
+  c.y = c.node("MatMul", "proj", {merged, w});
+  c.g.outputs = {c.y};
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  auto reject = [&t](const Graph &g, const graph::FusedGroup &grp) {
+    return npu::npuRejectReason(g, grp, t);
+  };
+  graph::fuseOps(c.g, graph::preserveRunnable(reject));
+  for (graph::FusedGroup &grp : c.g.groups) {
+    ASSERT_EQ(reject(c.g, grp), "") << grp.name;
+    grp.placement = graph::Placement::Npu;
+    c.ids.push_back(grp.id);
+  }
+  HostTensor in(c.g.value(c.x).shape,
+                halves(randomData(size_t(numElements(c.g.value(c.x).shape)), 5, -0.5f, 0.5f)));
+  Outcome r = run(c, t, in, true, nullptr, /*evenIfSlower=*/true);
+  expectMatchesReference(c, in, r.out);
+  bool chosen = false;
+  for (const npu::GroupInfo &gi : r.seg.groupInfo)
+    chosen = chosen || gi.layout.find("stores 'ctx.y' in layout 0,2,1,3") != std::string::npos;
+  EXPECT_TRUE(chosen) << "the context MatMul stores its output in the order that cancels";
+  // The MatMul writing the chosen layout, the view reading it, and the MatMul reading the view.
+  for (const char *grp : {"ctx", "heads", "proj"}) {
+    int said = 0;
+    for (const std::string &note : r.seg.batchSplitNotes)
+      said += note.rfind(fmt::format("group '{}' keeps the whole batch: ", grp), 0) == 0 &&
+              note.find("is stored in a layout chosen to cancel layout ops") != std::string::npos;
+    EXPECT_EQ(said, 1) << grp;
+  }
+  for (const npu::BatchSplitEntry &e : r.seg.batchSplit)
+    for (int gid : e.groups)
+      for (graph::NodeId n : c.g.groups.at(size_t(gid)).nodes)
+        EXPECT_NE(c.g.node(n).name, "ctx") << "a split run would re-plan the chosen layout away";
+}
+
 } // namespace
 } // namespace npuc::test
