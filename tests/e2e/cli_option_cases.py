@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""cli_option_cases.py - CLI tests of `npuc compile`'s options that change how a model is
+compiled (int8 calibration, bank-aware placement, L1 residency, batch splitting): each is
+accepted, shows in `npuc inspect` and the report, and keeps the outputs right. Run through
+cli_check.py (`cli_check.py CASE ...`), which provides the Case fixture.
+"""
+import json
+import os
+import sys
+
+from cli_check import run, write_npy
+
+
+def case_int8_calibrate(c):
+    """int8 targets: --calibrate sets the activation scales (inspect names the file, the default
+    is a seeded normal input); a calibration file of the wrong shape is an error naming it."""
+    target = os.path.join(c.root, "configs", "npu-int8.yaml")
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(c.model, target, inp)
+    pkg = c.w("int8.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", pkg, "--calibrate", inp])
+    ins = c.expect_ok(["inspect", pkg])
+    assert "int8 quantisation" in ins and "calibrated on " + inp in ins, ins[:2000]
+    assert " on npu" in ins, ins[:2000]
+    outdir = c.w("out")
+    rep = c.w("r.json")
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir, "--report", rep])
+    assert os.path.exists(os.path.join(outdir, "output.npy"))
+    with open(rep) as f:
+        assert json.load(f)["int8_calibration"] == inp
+    dflt = c.w("default.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", dflt])
+    assert "fixed-seed standard-normal" in c.expect_ok(["inspect", dflt])
+    bad, badpkg = c.w("bad.npy"), c.w("bad.npub")
+    write_npy(bad, (1, 3, 16, 16))
+    c.expect_fail(["compile", c.model, "--target", target, "-o", badpkg, "--calibrate", bad],
+                  ["--calibrate " + bad, "1x3x32x32", "1x3x16x16"], [badpkg])
+
+
+def case_bank_aware(c):
+    """--no-bank-aware is accepted, shows in `inspect`, and changes no output. The target has one
+    port per L1 bank so that dwnet's depthwise gathers conflict and the placement has work."""
+    model = os.path.join(c.root, "models", "dwnet.onnx")
+    inp = os.path.join(c.root, "models", "dwnet_input.npy")
+    c.require(model, inp)
+
+    def one_port(lines):
+        out = [l.replace("alignment: 64, ports: 2}", "alignment: 64, ports: 1}")
+               if "{name: l1," in l else l for l in lines]
+        assert out != lines, "npu-base's L1 line changed"
+        return out
+    target = c.edited_target(one_port)
+    texts, outputs = {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-bank-aware"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", model, "--target", target, "-o", pkg] + flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        outdir, rep = c.w("out_" + mode), c.w("report_" + mode + ".json")
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                     "--report", rep])
+        with open(os.path.join(outdir, "output.npy"), "rb") as f:
+            outputs[mode] = f.read()
+        with open(rep) as f:
+            ops = [o for o in json.load(f)["ops"] if o["placement"] == "npu"]
+        assert ops and all("bank_placement" in o for o in ops), ops
+        assert all(o["bank_placement"]["ran"] == (mode == "on") for o in ops), ops
+    assert "bank-aware placement on" in texts["on"], texts["on"][:2000]
+    assert "banks (group simulated alone):" in texts["on"], texts["on"][:2000]
+    assert "bank-aware placement off" in texts["off"], texts["off"][:2000]
+    assert "banks (group simulated alone):" not in texts["off"], texts["off"][:2000]
+    assert outputs["on"] == outputs["off"], "the placement changed the outputs"
+
+
+def case_residency(c):
+    """--no-residency is accepted and shows in `inspect`; with residency tinycnn's intermediates
+    stay in L1, so the report's simulated DRAM traffic is lower and the output still matches
+    `npuc ref` (both runs are checked against it, not against each other)."""
+    model = os.path.join(c.root, "models", "tinycnn.onnx")
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(model, inp)
+    import numpy as np
+    refdir = c.w("ref")
+    c.expect_ok(["ref", model, "--input", "input=" + inp, "--output-dir", refdir])
+    ref = np.load(os.path.join(refdir, "output.npy")).ravel().astype(np.float64)
+    texts, dram = {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-residency"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", model, "--target", c.target, "-o", pkg] + flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        outdir, rep = c.w("out_" + mode), c.w("report_" + mode + ".json")
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                     "--report", rep])
+        got = np.load(os.path.join(outdir, "output.npy")).ravel().astype(np.float64)
+        cos = got @ ref / np.linalg.norm(got) / np.linalg.norm(ref)
+        assert cos >= 0.999 and got.argmax() == ref.argmax(), (mode, cos)
+        with open(rep) as f:
+            r = json.load(f)
+        dram[mode] = r["dram_bytes_read"] + r["dram_bytes_written"]
+    assert "L1 residency on" in texts["on"], texts["on"][:2000]
+    assert "kept at l1" in texts["on"], texts["on"][:3000]
+    assert "resident in L1 (no DRAM traffic)" in texts["on"], texts["on"][:3000]
+    assert "L1 residency off" in texts["off"], texts["off"][:2000]
+    assert "off (--no-residency)" in texts["off"], texts["off"][:2000]
+    assert dram["on"] < dram["off"], dram
+
+
+def case_batch_split(c):
+    """Batch > 1 (a dynamic batch pinned with --input-shape): a chain of 1x1 convs whose
+    16 x 96 x 96 fp16 intermediates (288 KiB per image) fit npu-base's L1 one image at a time but
+    not two runs image by image; `inspect` shows the run, its sub-batch size and the DRAM bytes
+    its residents save, the report lists it and moves fewer DRAM bytes than with
+    --no-batch-split, and both outputs match `npuc ref`."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("SKIP: python onnx/numpy not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    C, H, N = 16, 96, 2
+    rng = np.random.default_rng(11)
+    inits, nodes, cur = [], [], "input"
+    for i in range(3):
+        w = (0.3 * rng.standard_normal((C, C, 1, 1))).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, "w%d" % i))
+        out = "output" if i == 2 else "c%d" % i
+        nodes.append(helper.make_node("Conv", [cur, "w%d" % i], [out], name="conv%d" % i))
+        if i < 2:
+            nodes.append(helper.make_node("Relu", [out], ["r%d" % i], name="relu%d" % i))
+            out = "r%d" % i
+        cur = out
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", C, H, H])
+    y = helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", C, H, H])
+    model = helper.make_model(helper.make_graph(nodes, "chain", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path, inp = c.w("chain.onnx"), c.w("input.npy")
+    onnx.save(model, path)
+    np.save(inp, rng.standard_normal((N, C, H, H)).astype(np.float32))
+    shape = "input=%d,%d,%d,%d" % (N, C, H, H)
+    c.expect_ok(["ref", path, "--input", "input=" + inp, "--input-shape", shape,
+                 "--output-dir", c.w("ref")])
+    want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
+    texts, dram, reports = {}, {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-batch-split"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", path, "--target", c.target, "--input-shape", shape, "-o", pkg] +
+                    flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        rep = c.w("report_%s.json" % mode)
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w(mode),
+                     "--report", rep])
+        got = np.load(os.path.join(c.w(mode), "output.npy")).astype(np.float64)
+        err = np.abs(got - want).max()
+        assert err <= 16 * 2.0 ** -11 * np.abs(want).max(), (mode, err)
+        with open(rep) as f:
+            reports[mode] = json.load(f)
+        dram[mode] = reports[mode]["dram_bytes_read"] + reports[mode]["dram_bytes_written"]
+    on, off = texts["on"], texts["off"]
+    assert "batch split on)" in on, on[:2000]
+    assert "batch split: 1 run(s) executed sub-batch by sub-batch" in on, on[:3000]
+    # Both intermediates, written and read once per image; the conv kernel loads its weights
+    # once per image either way, so the sub-batches move no more than the whole batch.
+    saved = 2 * N * C * H * H * 2 * 2
+    assert ("%d DRAM bytes of intermediates kept in L1, +0 DRAM bytes more" % saved) in on, \
+        on[:3000]
+    assert "batch %d split into sub-batches of 1" % N in on, on[:3000]
+    assert "batch split: %d sub-batches" % N in on, on
+    assert "batch split off)" in off and "off (--no-batch-split)" in off, off[:2000]
+    seg = [s for s in reports["on"]["segments"] if s["placement"] == "npu"][0]
+    assert seg["batch_split"][0]["sub_batch"] == 1, seg
+    assert [o["sub_batch"] for o in reports["on"]["ops"]] == [0, 0, 0, 1, 1, 1], \
+        reports["on"]["ops"]
+    assert dram["off"] - dram["on"] == saved, dram
