@@ -13,7 +13,7 @@
 #pragma once
 
 #include "npu/Builder.h"
-#include "npu/Kernels.h"
+#include "npu/KernelSelect.h"
 
 #include <functional>
 #include <map>
@@ -22,24 +22,6 @@
 #include <vector>
 
 namespace npuc::npu {
-
-/// Lowers one group's kernel into `b` (Compile.cpp).
-Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                   const KernelOptions &o);
-
-/// Lowers with the requested buffering in `window`; when double buffers do not fit, retries
-/// single-buffered (and says so in the tiling text). `undo` drops the constants the failed try
-/// placed; `used` receives the options of the returned kernel (Compile.cpp).
-Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
-                         const KernelOptions &o, const std::function<void()> &undo,
-                         KernelOptions *used, bool fromTop, const Window &window);
-
-/// lowerWithFallback, and when the hand-written kernel finds no tiling, the loop-nest kernel
-/// (`p` becomes its plan, and the tiling text says why) (Compile.cpp).
-Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
-                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
-                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
-                       const Window &window);
 
 /// The segment as the segment compiler sees it when it decides residency.
 struct ResidencyInput {
