@@ -47,7 +47,10 @@ void residency(Graph &g, const PassOptions &o, PassContext &ctx) {
                "first, or give groups in the text");
   if (!ctx.report)
     return;
-  for (const std::vector<int> &run : npuRuns(g)) {
+  std::vector<std::vector<int>> runs = npuRuns(g);
+  if (runs.empty())
+    *ctx.report << "// residency: no group is placed on the NPU\n";
+  for (const std::vector<int> &run : runs) {
     std::vector<ResidentTensor> rs = findResidentTensors(g, run, capacity, elemBytes);
     *ctx.report << fmt::format("// residency of groups [{}] in {} bytes: {} tensor(s)\n",
                                fmt::join(run, ", "), capacity, rs.size());
