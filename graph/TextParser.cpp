@@ -6,6 +6,7 @@
 #include "graph/ShapeInference.h"
 #include "graph/Text.h"
 #include "graph/TextLexer.h"
+#include "graph/Verify.h"
 
 #include "support/Error.h"
 
@@ -48,6 +49,11 @@ public:
         error(t, "expected 'input', 'const', 'output', 'group' or a node '%name: type = Op'");
       endOfLine();
     }
+    // What a line cannot show alone: a group's boundary against its nodes, nodes left out of
+    // every group.
+    std::vector<std::string> problems = verifyGraph(g_);
+    if (!problems.empty())
+      npuc::fail("{}: error: {}", file_, problems.front());
     return std::move(g_);
   }
 

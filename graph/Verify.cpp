@@ -1,7 +1,11 @@
 // Verify.cpp - structural checks of the graph IR (see Verify.h).
 #include "graph/Verify.h"
 
+#include "graph/Passes.h"
+#include "graph/Text.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace npuc::graph {
 namespace {
@@ -21,13 +25,22 @@ bool isAvailable(const Graph &g, ValueId v) {
   return false;
 }
 
+std::string names(const Graph &g, const std::vector<ValueId> &vs) {
+  std::vector<std::string> parts;
+  for (ValueId v : vs)
+    parts.push_back(valueRefText(g.value(v).name));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 void verifyGroups(const Graph &g, std::vector<std::string> &out) {
   std::vector<int> groupOf(g.nodes.size(), -1);
   for (const FusedGroup &grp : g.groups) {
+    bool valid = true;
     for (NodeId n : grp.nodes) {
       if (n < 0 || n >= static_cast<NodeId>(g.nodes.size()) || g.node(n).dead) {
         out.push_back(fmt::format("group {} '{}' lists a node that is not live (id {})", grp.id,
                                   grp.name, n));
+        valid = false;
         continue;
       }
       int &owner = groupOf[static_cast<size_t>(n)];
@@ -36,6 +49,14 @@ void verifyGroups(const Graph &g, std::vector<std::string> &out) {
                                   grp.id));
       owner = grp.id;
     }
+    FusedGroup fresh = grp;
+    if (valid)
+      computeGroupBoundary(g, fresh);
+    if (valid && (fresh.inputs != grp.inputs || fresh.outputs != grp.outputs))
+      out.push_back(fmt::format("group {} '{}': its boundary is inputs [{}] outputs [{}], its "
+                                "nodes give inputs [{}] outputs [{}]",
+                                grp.id, grp.name, names(g, grp.inputs), names(g, grp.outputs),
+                                names(g, fresh.inputs), names(g, fresh.outputs)));
     bool anchorInGroup = false;
     for (NodeId n : grp.nodes)
       anchorInGroup = anchorInGroup || n == grp.anchor;
