@@ -23,10 +23,10 @@ namespace npuc::graph {
 using RejectFn = std::function<std::string(const Graph &, const FusedGroup &)>;
 
 struct PassContext {
-  FusionFilter fusionFilter;           // fuse: empty accepts every merge the classes allow
-  RejectFn reject;                     // place: why the NPU cannot run a group; unset: no target
-  const DeviceCosts *costs = nullptr;  // place: the cost model's figures, when given
-  std::ostream *report = nullptr;      // analyses (residency) write their findings here
+  FusionFilter fusionFilter;          // fuse: empty accepts every merge the classes allow
+  RejectFn reject;                    // place: why the NPU cannot run a group; unset: no target
+  const DeviceCosts *costs = nullptr; // place: the cost model's figures, when given
+  std::ostream *report = nullptr;     // analyses (residency) write their findings here
 };
 
 using PassOptions = std::map<std::string, std::string>;

@@ -211,10 +211,10 @@ private:
     std::vector<std::string> nodes;
     for (NodeId n : grp.nodes)
       nodes.push_back(quote(nodeNames_.at(n)));
-    std::string s = fmt::format("group {} {} on {} anchor {} nodes [{}] inputs {} outputs {}",
-                                grp.id, quote(grp.name), placementName(grp.placement),
-                                quote(nodeNames_.at(grp.anchor)), fmt::join(nodes, ", "),
-                                refs(grp.inputs, true), refs(grp.outputs, true));
+    std::string s =
+        fmt::format("group {} {} on {} anchor {} nodes [{}] inputs {} outputs {}", grp.id,
+                    quote(grp.name), placementName(grp.placement), quote(nodeNames_.at(grp.anchor)),
+                    fmt::join(nodes, ", "), refs(grp.inputs, true), refs(grp.outputs, true));
     if (!grp.cpuReason.empty())
       s += " reason " + quote(grp.cpuReason);
     if (!grp.note.empty())

@@ -45,8 +45,8 @@ void verifyGroups(const Graph &g, std::vector<std::string> &out) {
       }
       int &owner = groupOf[static_cast<size_t>(n)];
       if (owner >= 0)
-        out.push_back(fmt::format("node '{}' is in groups {} and {}", g.node(n).name, owner,
-                                  grp.id));
+        out.push_back(
+            fmt::format("node '{}' is in groups {} and {}", g.node(n).name, owner, grp.id));
       owner = grp.id;
     }
     FusedGroup fresh = grp;
@@ -61,8 +61,8 @@ void verifyGroups(const Graph &g, std::vector<std::string> &out) {
     for (NodeId n : grp.nodes)
       anchorInGroup = anchorInGroup || n == grp.anchor;
     if (!anchorInGroup)
-      out.push_back(fmt::format("group {} '{}': its anchor is not one of its nodes", grp.id,
-                                grp.name));
+      out.push_back(
+          fmt::format("group {} '{}': its anchor is not one of its nodes", grp.id, grp.name));
   }
   for (const Node &n : g.nodes)
     if (!n.dead && groupOf[static_cast<size_t>(n.id)] < 0)
@@ -82,8 +82,8 @@ std::vector<std::string> verifyGraph(const Graph &g) {
                                   n.name, n.op, v));
     for (ValueId v : n.outputs)
       if (g.value(v).producer != n.id)
-        out.push_back(fmt::format("node '{}' ({}): its output '{}' names another producer",
-                                  n.name, n.op, g.value(v).name));
+        out.push_back(fmt::format("node '{}' ({}): its output '{}' names another producer", n.name,
+                                  n.op, g.value(v).name));
   }
   for (ValueId v : g.outputs)
     if (!isAvailable(g, v))

@@ -2,8 +2,8 @@
 // (expected text written from the syntax, not from the printer), that every AttrValue kind and
 // every float bit pattern reads back exactly, that seeded constants hold the tests' randomData,
 // that groups survive, and that parse errors name the line, column and what was expected.
-#include "graph/Passes.h"
 #include "graph/Text.h"
+#include "graph/Passes.h"
 #include "support/Error.h"
 
 #include <gtest/gtest.h>
@@ -196,7 +196,7 @@ TEST(GraphText, ErrorsNameTheLineColumnAndWhatWasExpected) {
             "with a '.')");
   EXPECT_EQ(parseError("graph \"g\n"), "t.graph:1:7: error: unterminated string");
   EXPECT_EQ(parseError("  input %x: f32[2]\n"), "t.graph:1:3: error: expected 'graph', found "
-                                                 "'input'");
+                                                "'input'");
 }
 
 } // namespace
