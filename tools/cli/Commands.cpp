@@ -193,7 +193,7 @@ std::string sanitizeName(const std::string &name) {
   return out.empty() ? "_" : out;
 }
 
-static std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
+std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
   std::map<std::string, Shape> m;
   for (const std::string &a : args) {
     auto [name, s] = parseInputShape(a);

@@ -20,15 +20,20 @@
 namespace npuc::cli {
 namespace {
 
-struct Chunk {
-  std::string text;
-  int firstLine;
-};
+void listPasses(std::ostream &out) {
+  for (const tir::PassInfo &p : tir::passTable()) {
+    out << fmt::format("{:<16} {}\n", p.name, p.summary);
+    for (const tir::PassOption &o : p.options)
+      out << fmt::format("    {}={:<8} {}\n", o.name, o.defaultValue, o.help);
+  }
+}
 
-std::vector<Chunk> splitChunks(const std::string &text, bool split) {
+} // namespace
+
+std::vector<TextChunk> splitChunks(const std::string &text, bool split) {
   if (!split)
     return {{text, 1}};
-  std::vector<Chunk> out{{"", 1}};
+  std::vector<TextChunk> out{{"", 1}};
   std::istringstream in(text);
   std::string line;
   int n = 0;
@@ -42,16 +47,6 @@ std::vector<Chunk> splitChunks(const std::string &text, bool split) {
   }
   return out;
 }
-
-void listPasses(std::ostream &out) {
-  for (const tir::PassInfo &p : tir::passTable()) {
-    out << fmt::format("{:<16} {}\n", p.name, p.summary);
-    for (const tir::PassOption &o : p.options)
-      out << fmt::format("    {}={:<8} {}\n", o.name, o.defaultValue, o.help);
-  }
-}
-
-} // namespace
 
 bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   if (a.listPasses) {
@@ -73,7 +68,7 @@ bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   tir::PassManager pm(pipeline, pmo);
 
   bool ok = true;
-  std::vector<Chunk> chunks = splitChunks(ss.str(), a.splitInputFile);
+  std::vector<TextChunk> chunks = splitChunks(ss.str(), a.splitInputFile);
   for (size_t c = 0; c < chunks.size(); ++c) {
     if (c > 0)
       out << "// -----\n";
