@@ -328,10 +328,10 @@ private:
     d.vec = VectorOp{}; // the union member this instruction uses
     VectorOp &o = d.vec;
     int64_t code = f.get(Op);
-    const auto &ops = t_.vector.ops;
-    if (code < 0 || code >= static_cast<int64_t>(ops.size()))
-      fail("{}: op={} is not one of the vector unit's {} ops", where(), code, ops.size());
-    o.op = ops[static_cast<size_t>(code)];
+    std::optional<isa::VecOp> op = t_.vector.opOf(code);
+    if (!op)
+      fail("{}: op={} is not one of the vector unit's {} ops", where(), code, t_.vector.ops.size());
+    o.op = *op; // the loader admits only ops of isa/VectorOps.def, all of which run here
     for (int i = 0; i < 3; ++i) {
       o.n[i] = nonNegative(f, Fid(N0 + i), 1);
       if (i >= t_.vector.maxDims && o.n[i] > 1)
