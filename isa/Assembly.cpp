@@ -40,9 +40,10 @@ std::string symbolic(const Target &t, const InstrDesc &d, const std::string &fie
     return t.levels[static_cast<size_t>(v)].name;
   if (endsWith(field, "_dtype") && v >= 0 && v < kNumDtypes)
     return kDtypeNames[v];
-  if (field == "op" && d.semantics == Semantics::Vector && v >= 0 &&
-      v < int64_t(t.vector.ops.size()))
-    return t.vector.ops[static_cast<size_t>(v)];
+  if (field == "op" && d.semantics == Semantics::Vector) {
+    if (std::optional<VecOp> op = t.vector.opOf(v))
+      return vecOpName(*op);
+  }
   return "";
 }
 
@@ -114,8 +115,10 @@ std::optional<int64_t> parseValue(const Target &t, const InstrDesc &d, const std
       if (text == kDtypeNames[i])
         return i;
   }
-  if (field == "op" && d.semantics == Semantics::Vector && t.vector.supports(text))
-    return t.vector.opCode(text);
+  if (field == "op" && d.semantics == Semantics::Vector) {
+    if (std::optional<VecOp> op = vecOpFromName(text); op && t.vector.supports(*op))
+      return t.vector.opCode(*op);
+  }
   return std::nullopt;
 }
 

@@ -102,7 +102,8 @@ int64_t fixedValue(const YNode &y, const std::string &name, const Target &t) {
     y.error("unknown dtype '" + s + "' (expected fp16, fp32, int8 or int32)");
   }
   if (name == "op") {
-    int code = t.vector.opCode(s);
+    std::optional<VecOp> op = vecOpFromName(s);
+    int code = op ? t.vector.opCode(*op) : -1;
     if (code < 0)
       y.error("'" + s + "' is not in vector_unit.ops");
     return code;

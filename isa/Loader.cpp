@@ -137,10 +137,13 @@ void parseVectorUnit(const YNode &y, Target &t) {
   if (ops.size() == 0)
     ops.error("the vector op list is empty (at least copy is needed to move data)");
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::string op = ops.at(i).asString();
-    if (v.supports(op))
-      ops.at(i).error("duplicate vector op '" + op + "'");
-    v.ops.push_back(op);
+    std::string name = ops.at(i).asString();
+    std::optional<VecOp> op = vecOpFromName(name);
+    if (!op)
+      ops.at(i).error("unknown vector op '" + name + "' (known: " + vecOpNameList() + ")");
+    if (v.supports(*op))
+      ops.at(i).error("duplicate vector op '" + name + "'");
+    v.ops.push_back(*op);
   }
   v.maxDims = static_cast<int>(y.req("max_dims").asIntIn(1, 3));
   YNode levels = y.req("levels");

@@ -72,11 +72,7 @@ const std::vector<std::string> &primitiveFields(Semantics s) {
   return finish;
 }
 
-bool VectorUnit::supports(const std::string &op) const {
-  return opCode(op) >= 0;
-}
-
-int VectorUnit::opCode(const std::string &op) const {
+int VectorUnit::opCode(VecOp op) const {
   for (size_t i = 0; i < ops.size(); ++i)
     if (ops[i] == op)
       return static_cast<int>(i);

@@ -25,11 +25,13 @@
 //             src1_s0 src1_s1 src1_s2 src2_s0 src2_s1 src2_s2 imm0 imm1
 //             For i2, i1, i0 in order (sequential semantics: a destination stride of 0 reduces):
 //               dst[i] = OP(src1[i], src2[i], imm0, imm1) computed in fp32, rounded to dst_dtype.
-//             op indexes VectorUnit::ops; dtypes index kDtypeNames; imm0/imm1 are fp32 bit patterns;
-//             strides are in elements of the operand's dtype.
+//             op indexes VectorUnit::ops (isa/VectorOps.def); dtypes index kDtypeNames; imm0/imm1
+//             are fp32 bit patterns; strides are in elements of the operand's dtype.
 //   Finish  : no fields; the program ends when every engine has drained its queue.
 // Fields an instruction fixes in the YAML ("fixed:") are not encoded and read as that constant.
 #pragma once
+
+#include "isa/VectorOps.h"
 
 #include <cstdint>
 #include <map>
@@ -89,11 +91,17 @@ struct TensorUnit {
 
 struct VectorUnit {
   int lanes = 16;                // fp32 elements per cycle
-  std::vector<std::string> ops;  // supported ops, index = op field value
+  std::vector<VecOp> ops;        // supported ops, index = op field value
   int maxDims = 3;
   std::vector<int> levels;       // memory levels the vector unit may read and write
-  bool supports(const std::string &op) const;
-  int opCode(const std::string &op) const; // -1 when unsupported
+  bool supports(VecOp op) const { return opCode(op) >= 0; }
+  int opCode(VecOp op) const; // the op field's value for `op`; -1 when unsupported
+  /// The op an op field's value names; nullopt when the value names none of `ops`.
+  std::optional<VecOp> opOf(int64_t code) const {
+    if (code < 0 || code >= static_cast<int64_t>(ops.size()))
+      return std::nullopt;
+    return ops[static_cast<size_t>(code)];
+  }
 };
 
 struct Dram {

@@ -204,9 +204,7 @@ template <typename F> void forEachAddress(const isa::Target &t, const isa::Instr
     operand("src1");
     // A unary op's src2 is not read (its fields are unset: level 0, address 0), so it is no
     // operand to move; on a target whose level 0 is on chip it would look like one.
-    const int64_t op = in.get("op");
-    if (op >= 0 && op < static_cast<int64_t>(t.vector.ops.size()) &&
-        vectorOpIsBinary(t.vector.ops[static_cast<size_t>(op)]))
+    if (std::optional<isa::VecOp> op = t.vector.opOf(in.get("op")); op && isa::vecOpReadsSrc2(*op))
       operand("src2");
     break;
   }

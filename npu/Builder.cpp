@@ -128,10 +128,11 @@ Stmt Builder::matmul(Expr a, Expr b, Expr c, Expr m, Expr k, Expr n, Expr accumu
                                         {"accumulate", accumulate}});
 }
 
-Stmt Builder::vector(const std::string &op, const View &dst, const View &src1, const View &src2,
+Stmt Builder::vector(isa::VecOp op, const View &dst, const View &src1, const View &src2,
                      const Dims &d, float imm0, float imm1) const {
   int code = hw_.t->vector.opCode(op);
-  NPUC_ASSERT(code >= 0, "analyzeGroup checked the op against the target: " + op);
+  NPUC_ASSERT(code >= 0,
+              std::string("analyzeGroup checked the op against the target: ") + isa::vecOpName(op));
   std::vector<std::pair<std::string, Expr>> f = {{"op", imm(code)},
                                                  {"dst_space", imm(dst.level)},
                                                  {"dst_addr", dst.addr},

@@ -104,7 +104,7 @@ public:
   tir::Stmt matmul(tir::Expr a, tir::Expr b, tir::Expr c, tir::Expr m, tir::Expr k, tir::Expr n,
                    tir::Expr accumulate) const;
   /// dst = op(src1, src2, imm0, imm1) over d; src2 may be a default View (level -1) for unary ops.
-  tir::Stmt vector(const std::string &op, const View &dst, const View &src1, const View &src2,
+  tir::Stmt vector(isa::VecOp op, const View &dst, const View &src1, const View &src2,
                    const Dims &d, float imm0 = 0, float imm1 = 0) const;
 
   /// Wraps the kernel's body in Allocate statements for its on-chip buffers (for printing).

@@ -15,7 +15,7 @@ GroupPlan withBiasEpilogue(const GroupPlan &plan) {
   GroupPlan p = plan;
   if (!plan.conv.bias.empty()) {
     EpilogueOp bias;
-    bias.op = "add";
+    bias.op = isa::VecOp::Add;
     bias.operand = EpilogueOp::Operand::Const;
     bias.constant = plan.conv.bias;
     p.epilogue.insert(p.epilogue.begin(), bias);
@@ -33,10 +33,12 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
   // Without `dequant` (vector kernels) the ops start on the input's int8 values: D = s_in.
   const QuantParams &q = plan.quant;
   auto commutes = [](const EpilogueOp &e) {
+    using isa::VecOp;
     if (e.operand == EpilogueOp::Operand::None)
-      return e.op == "relu" || e.op == "clip";
+      return e.op == VecOp::Relu || e.op == VecOp::Clip;
     if (e.operand == EpilogueOp::Operand::Const) // c - D y = D (c/D - y), and so on
-      return e.op == "add" || e.op == "sub" || e.op == "mul" || e.op == "max" || e.op == "min";
+      return e.op == VecOp::Add || e.op == VecOp::Sub || e.op == VecOp::Mul || e.op == VecOp::Max ||
+             e.op == VecOp::Min;
     return false;
   };
   float D = dequant ? 1.0f : q.in;
@@ -44,7 +46,7 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
     if (!dequant)
       break;
     if (e.operand == EpilogueOp::Operand::Tensor) {
-      if (e.op != "mul")
+      if (e.op != isa::VecOp::Mul)
         D = q.of(e.tensor);
       break;
     }
@@ -55,7 +57,7 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
   p.epilogue.clear();
   if (dequant) {
     EpilogueOp dq;
-    dq.op = "mul";
+    dq.op = isa::VecOp::Mul;
     dq.operand = EpilogueOp::Operand::Const;
     for (float s : *dequant)
       dq.constant.push_back(s / D);
@@ -65,16 +67,16 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
     if (D == to)
       return;
     EpilogueOp m;
-    m.op = "muladd";
+    m.op = isa::VecOp::MulAdd;
     m.imm0 = D / to;
     p.epilogue.push_back(m);
     D = to;
   };
   for (EpilogueOp e : plan.epilogue) {
     if (e.operand == EpilogueOp::Operand::Tensor) {
-      NPUC_ASSERT(e.op == "add" || e.op == "sub" || e.op == "max" || e.op == "min" || e.op == "mul",
-                  "analyzeGroup rejects other residual ops on int8 targets: " + e.op);
-      if (e.op == "mul") {
+      NPUC_ASSERT(quantisedResidualOp(e.op),
+                  std::string("int8Reject rejects other residual ops: ") + isa::vecOpName(e.op));
+      if (e.op == isa::VecOp::Mul) {
         p.epilogue.push_back(e);
         D *= q.of(e.tensor); // (D y) (s_r r) = (D s_r) (y r)
       } else {
@@ -87,17 +89,17 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
                 "analyzeGroup rejects broadcast operands on int8 targets");
     if (!commutes(e))
       rescale(1.0f);
-    if (e.operand == EpilogueOp::Operand::Const && e.op != "mul")
+    if (e.operand == EpilogueOp::Operand::Const && e.op != isa::VecOp::Mul)
       for (float &c : e.constant)
         c /= D;
-    if (e.op == "clip") {
+    if (e.op == isa::VecOp::Clip) {
       e.imm0 /= D;
       e.imm1 /= D;
     }
     p.epilogue.push_back(e);
   }
   EpilogueOp rq;
-  rq.op = "muladd";
+  rq.op = isa::VecOp::MulAdd;
   rq.imm0 = D / q.out;
   p.epilogue.push_back(rq);
   return p;
@@ -243,7 +245,7 @@ Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const 
                    const View &out, const std::vector<View> &ops, const Dims &d) {
   std::vector<Stmt> s;
   if (p.epilogue.empty()) {
-    s.push_back(b.vector("copy", out, src, View{}, d));
+    s.push_back(b.vector(isa::VecOp::Copy, out, src, View{}, d));
     return seq(s);
   }
   View cur = src;

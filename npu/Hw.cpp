@@ -114,13 +114,13 @@ std::string Hw::derive(const isa::Target &t, Hw &h) {
   if (!h.vectorReaches(h.acc))
     return "the vector unit cannot access the accumulator level '" +
            t.levels.at(static_cast<size_t>(h.acc)).name + "'";
-  if (!h.vectorHas("copy"))
+  if (!h.vectorHas(isa::VecOp::Copy))
     return "the vector unit has no 'copy' op";
   // int8: the epilogue dequantises the int32 accumulator with `mul` (per-channel scales) and
   // requantises with `muladd` into int8 (npu/Epilogue.cpp).
-  for (const char *op : {"mul", "muladd"})
+  for (isa::VecOp op : {isa::VecOp::Mul, isa::VecOp::MulAdd})
     if (int8 && !h.vectorHas(op))
-      return std::string("int8 target: the vector unit has no '") + op +
+      return std::string("int8 target: the vector unit has no '") + isa::vecOpName(op) +
              "' op to dequantise and requantise with";
   return "";
 }

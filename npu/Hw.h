@@ -37,7 +37,7 @@ struct Hw {
   int64_t onChipStrideMax() const;
   int64_t alignment(int level) const { return t->levels.at(static_cast<size_t>(level)).alignment; }
   int64_t capacity(int level) const { return t->levels.at(static_cast<size_t>(level)).size; }
-  bool vectorHas(const std::string &op) const { return t->vector.supports(op); }
+  bool vectorHas(isa::VecOp op) const { return t->vector.supports(op); }
   bool vectorReaches(int level) const;
 
   /// Derives the roles from a target. Returns an empty string on success, else the reason the

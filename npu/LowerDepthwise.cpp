@@ -53,8 +53,9 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   NPUC_ASSERT(plan.depthwise && c.G == c.C && c.OC == c.C,
               "analyzeGroup marks only convs with one input and one output channel per group");
   // Later taps accumulate with `mac`, or on int8 targets without it with `mul` + `add`.
-  const bool useMac = hw.vectorHas("mac");
-  if (!hw.vectorHas("mul") || !(useMac || (hw.quantised() && hw.vectorHas("add")))) {
+  const bool useMac = hw.vectorHas(isa::VecOp::Mac);
+  if (!hw.vectorHas(isa::VecOp::Mul) ||
+      !(useMac || (hw.quantised() && hw.vectorHas(isa::VecOp::Add)))) {
     k.reject = "the target's vector unit has no 'mac' (or 'mul') op";
     return k;
   }
@@ -65,7 +66,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
     p = withQuantEpilogue(p, nullptr);
   for (const EpilogueOp &e : p.epilogue)
     if (!hw.vectorHas(e.op)) {
-      k.reject = "the target's vector unit has no '" + e.op + "' op for the epilogue";
+      k.reject = std::string("the target's vector unit has no '") + isa::vecOpName(e.op) +
+                 "' op for the epilogue";
       return k;
     }
   const int64_t C = c.C, taps = c.KH * c.KW;
@@ -276,18 +278,20 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
     return v;
   };
   Dims td{tcc, imm(c.OW), tohc};
-  body.push_back(b.vector("mul", acc3, tapIn(imm(0), imm(0)), tapW(imm(0)), td));
+  body.push_back(b.vector(isa::VecOp::Mul, acc3, tapIn(imm(0), imm(0)), tapW(imm(0)), td));
   if (taps > 1 && useMac)
-    body.push_back(forLoop(
-        tap, imm(1), imm(taps - 1),
-        b.vector("mac", acc3, tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)), tapW(tap), td)));
+    body.push_back(
+        forLoop(tap, imm(1), imm(taps - 1),
+                b.vector(isa::VecOp::Mac, acc3, tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)),
+                         tapW(tap), td)));
   if (taps > 1 && !useMac) {
     View prod = acc3;
     prod.addr = imm(tbuf.base);
-    body.push_back(forLoop(
-        tap, imm(1), imm(taps - 1),
-        seq({b.vector("mul", prod, tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)), tapW(tap), td),
-             b.vector("add", acc3, acc3, prod, td)})));
+    body.push_back(
+        forLoop(tap, imm(1), imm(taps - 1),
+                seq({b.vector(isa::VecOp::Mul, prod,
+                              tapIn(floordiv(tap, c.KW), floormod(tap, c.KW)), tapW(tap), td),
+                     b.vector(isa::VecOp::Add, acc3, acc3, prod, td)})));
   }
 
   // Epilogue operands of this tile: per-channel constants at c0, residual tiles loaded.
@@ -330,7 +334,8 @@ Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, co
   // The vector unit needs `mac`, or on int8 targets `mul` + `add` (fp16 targets without `mac`
   // keep the tensor unit, as before).
   const Hw &hw = b.hw();
-  if (!p.depthwise || !(hw.vectorHas("mac") || (hw.quantised() && hw.vectorHas("add"))))
+  if (!p.depthwise ||
+      !(hw.vectorHas(isa::VecOp::Mac) || (hw.quantised() && hw.vectorHas(isa::VecOp::Add))))
     return lowerMatmulKernel(p, g, b, d, o);
   // Dry runs in scratch builders with no constants placed, to compare the two estimates.
   // They see the group's window of each level (Compile.cpp), as the chosen kernel will.

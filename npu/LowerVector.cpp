@@ -140,17 +140,17 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
     return v;
   };
   Dims wd{tcc, imm(q.OW), tohc};
-  body.push_back(b.vector("copy", acc3, tapView(imm(0), imm(0)), View{}, wd));
+  body.push_back(b.vector(isa::VecOp::Copy, acc3, tapView(imm(0), imm(0)), View{}, wd));
   if (q.KH * q.KW > 1)
     body.push_back(forLoop(tap, imm(1), imm(q.KH * q.KW - 1),
-                           b.vector(q.isMax ? "max" : "add", acc3, acc3,
+                           b.vector(q.isMax ? isa::VecOp::Max : isa::VecOp::Add, acc3, acc3,
                                     tapView(floordiv(tap, q.KW), floormod(tap, q.KW)), wd)));
   if (!q.isMax) {
     View dv{hw.l1, imm(divbuf.base) + (Expr(hb) * (toh * q.OW)) * 4, isa::ElemType::F32};
     dv.s0 = imm(0);
     dv.s1 = imm(1);
     dv.s2 = imm(q.OW);
-    body.push_back(b.vector("mul", acc3, acc3, dv, wd));
+    body.push_back(b.vector(isa::VecOp::Mul, acc3, acc3, dv, wd));
   }
   Expr Mc = tohc * q.OW;
   Expr elem0 = ((Expr(n) * q.OH + Expr(hb) * toh) * q.OW) * q.C + Expr(cb) * tc;
@@ -188,7 +188,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   const int64_t eb = hw.actBytes();
   GroupPlan p = plan;
   EpilogueOp mean;
-  mean.op = "mul";
+  mean.op = isa::VecOp::Mul;
   mean.operand = EpilogueOp::Operand::Const;
   mean.constant = {1.0f / static_cast<float>(P)};
   p.epilogue.insert(p.epilogue.begin(), mean);
@@ -248,9 +248,9 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   sum.s1 = imm(0);
   View rest = xdst;
   rest.addr = xdst.addr + tcc * eb;
-  Stmt firstChunk = seq({b.vector("copy", sum, xdst, View{}, Dims{tcc, imm(1), imm(1)}),
-                         b.vector("add", sum, sum, rest, Dims{tcc, tpc - 1, imm(1)})});
-  Stmt laterChunk = b.vector("add", sum, sum, xdst, Dims{tcc, tpc, imm(1)});
+  Stmt firstChunk = seq({b.vector(isa::VecOp::Copy, sum, xdst, View{}, Dims{tcc, imm(1), imm(1)}),
+                         b.vector(isa::VecOp::Add, sum, sum, rest, Dims{tcc, tpc - 1, imm(1)})});
+  Stmt laterChunk = b.vector(isa::VecOp::Add, sum, sum, xdst, Dims{tcc, tpc, imm(1)});
   Stmt chunk = seq({b.load(xsrc, xdst, Dims{tcc, tpc, imm(1)}),
                     IfThenElse::make(eq(pb, imm(0)), firstChunk, laterChunk)});
   std::vector<Stmt> body = {forLoop(pb, imm(0), imm(PB), chunk)};

@@ -84,10 +84,11 @@ struct Analyzer {
   }
   const Value &val(ValueId v) { return g.value(v); }
   bool constant(ValueId v) { return v != graph::kNoValue && val(v).isConstant(); }
-  bool needOp(const std::string &op, const Node &n) {
+  bool needOp(isa::VecOp op, const Node &n) {
     if (hw.vectorHas(op))
       return true;
-    return reject(n.name + " (" + n.op + "): the target's vector unit has no '" + op + "' op");
+    return reject(n.name + " (" + n.op + "): the target's vector unit has no '" +
+                  isa::vecOpName(op) + "' op");
   }
 
   bool conv(const Node &n) {
@@ -319,7 +320,8 @@ struct Analyzer {
       return reject(n.name + " (" + n.op + "): only 2-D pooling runs on the NPU");
     PoolParams &q = p.pool;
     q.isMax = n.op == "MaxPool";
-    if (!needOp(q.isMax ? "max" : "add", n) || (!q.isMax && !needOp("mul", n)))
+    if (!needOp(q.isMax ? isa::VecOp::Max : isa::VecOp::Add, n) ||
+        (!q.isMax && !needOp(isa::VecOp::Mul, n)))
       return false;
     auto dl = n.attrInts("dilations", {1, 1});
     if (dl[0] != 1 || dl[1] != 1)
@@ -369,7 +371,7 @@ struct Analyzer {
   bool epilogue(const Node &n, ValueId cur) {
     EpilogueOp e;
     const Shape &out = val(n.outputs[0]).shape;
-    auto unary = [&](const std::string &op) {
+    auto unary = [&](isa::VecOp op) {
       if (!needOp(op, n))
         return false;
       e.op = op;
@@ -377,13 +379,13 @@ struct Analyzer {
       return true;
     };
     if (n.op == "Relu")
-      return unary("relu");
+      return unary(isa::VecOp::Relu);
     if (n.op == "Sigmoid")
-      return unary("sigmoid");
+      return unary(isa::VecOp::Sigmoid);
     if (n.op == "Tanh")
-      return unary("tanh");
+      return unary(isa::VecOp::Tanh);
     if (n.op == "Exp")
-      return unary("exp");
+      return unary(isa::VecOp::Exp);
     if (n.op == "Clip") {
       float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
       if (n.hasAttr("min"))
@@ -397,17 +399,17 @@ struct Analyzer {
           return reject(n.name + " (Clip): bounds must be constant");
         (i == 1 ? lo : hi) = (*val(n.inputs[i]).f32)[0];
       }
-      if (!needOp("clip", n))
+      if (!needOp(isa::VecOp::Clip, n))
         return false;
-      e.op = "clip";
+      e.op = isa::VecOp::Clip;
       e.imm0 = lo;
       e.imm1 = hi;
       p.epilogue.push_back(e);
       return true;
     }
-    static const std::map<std::string, std::string> binary = {{"Add", "add"}, {"Sub", "sub"},
-                                                              {"Mul", "mul"}, {"Div", "div"},
-                                                              {"Max", "max"}, {"Min", "min"}};
+    static const std::map<std::string, isa::VecOp> binary = {
+        {"Add", isa::VecOp::Add}, {"Sub", isa::VecOp::Sub}, {"Mul", isa::VecOp::Mul},
+        {"Div", isa::VecOp::Div}, {"Max", isa::VecOp::Max}, {"Min", isa::VecOp::Min}};
     auto b = binary.find(n.op);
     if (b == binary.end() || n.inputs.size() != 2)
       return reject(n.name + " (" + n.op + "): not an elementwise op the NPU runs");
@@ -421,8 +423,8 @@ struct Analyzer {
       if (e.constant.empty())
         return reject(n.name + " (" + n.op + "): constant operand " + val(other).name +
                       " broadcasts beyond a per-channel vector");
-      if (e.op == "div" && !e.operandFirst) { // x / c == x * (1/c), exactly as the CPU would round
-        e.op = "mul";
+      if (e.op == isa::VecOp::Div && !e.operandFirst) { // x / c == x * (1/c), as the CPU rounds
+        e.op = isa::VecOp::Mul;
         for (float &v : e.constant)
           v = 1.0f / v;
       }
@@ -493,11 +495,11 @@ struct Analyzer {
       p.kind = KernelKind::GlobalAvgPool;
       if (val(a.inputs[0]).shape.size() != 4)
         ok = reject(a.name + " (GlobalAveragePool): only 4-D inputs run on the NPU");
-      ok = ok && needOp("add", a) && needOp("mul", a);
+      ok = ok && needOp(isa::VecOp::Add, a) && needOp(isa::VecOp::Mul, a);
       p.input = a.inputs[0];
     } else if (!isElementwise(a.op)) {
       std::string why = a.name + " (" + a.op + "): the NPU backend has no kernel for " + a.op;
-      if ((a.op == "Softmax" || a.op == "LogSoftmax") && !hw.vectorHas("exp"))
+      if ((a.op == "Softmax" || a.op == "LogSoftmax") && !hw.vectorHas(isa::VecOp::Exp))
         why += ", and the target's vector unit has no 'exp' op";
       reject(why);
       return;

@@ -31,7 +31,7 @@ enum class KernelKind { Matmul, BatchMatmul, Pool, GlobalAvgPool, Eltwise, Conca
 struct EpilogueOp {
   // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
   enum class Operand { None, Const, Tensor, Broadcast };
-  std::string op; // vector op name: add, sub, mul, max, min, relu, clip, ...
+  isa::VecOp op = isa::VecOp::Copy; // add, sub, mul, max, min, relu, clip, ...
   Operand operand = Operand::None;
   bool operandFirst = false;               // the operand is the op's left side (c - x)
   graph::ValueId tensor = graph::kNoValue; // Operand::Tensor and Operand::Broadcast
@@ -133,6 +133,8 @@ GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, cons
 /// int8 targets: "" when the quantised kernels run the analysed group, else the reason it stays
 /// on the CPU (npu/Quant.cpp, next to the quantisation scheme it follows).
 std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::FusedGroup &grp);
+/// int8 targets: whether the quantised epilogue takes a residual (an Operand::Tensor) with `op`.
+bool quantisedResidualOp(isa::VecOp op);
 
 /// analyzeGroup, and where it rejects, the loop-nest kernel's plan (kind LoopNest, its reason in
 /// handReject): whether that kernel can run the group is only known once it is lowered.

@@ -230,6 +230,21 @@ std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const
   return env;
 }
 
+bool quantisedResidualOp(isa::VecOp op) {
+  // The ops withQuantEpilogue (npu/Epilogue.cpp) can apply to a residual of its own scale: it
+  // rescales the chain value to that scale first, or for mul folds the scale into the factor.
+  switch (op) {
+  case isa::VecOp::Add:
+  case isa::VecOp::Sub:
+  case isa::VecOp::Max:
+  case isa::VecOp::Min:
+  case isa::VecOp::Mul:
+    return true;
+  default:
+    return false;
+  }
+}
+
 // int8 targets: which analysed groups the quantised kernels run. The tensor-unit kernel takes
 // Conv/Gemm/MatMul, the vector kernels window pools, global average pools and elementwise chains,
 // each with an epilogue of unary ops, per-channel constants and residual tensors (each
@@ -249,9 +264,8 @@ std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::F
     if (e.operand == EpilogueOp::Operand::Broadcast)
       return "int8 target: " + grp.name + ": a broadcast tensor operand (" +
              g.value(e.tensor).name + ") is not quantised on the NPU yet";
-    if (e.operand == EpilogueOp::Operand::Tensor && e.op != "add" && e.op != "sub" &&
-        e.op != "max" && e.op != "min" && e.op != "mul")
-      return "int8 target: " + grp.name + ": a residual '" + e.op +
+    if (e.operand == EpilogueOp::Operand::Tensor && !quantisedResidualOp(e.op))
+      return "int8 target: " + grp.name + ": a residual '" + isa::vecOpName(e.op) +
              "' is not quantised on the NPU yet";
   }
   return "";

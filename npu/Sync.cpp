@@ -10,11 +10,6 @@
 
 namespace npuc::npu {
 
-bool vectorOpIsBinary(const std::string &op) {
-  static const char *binary[] = {"add", "sub", "mul", "div", "max", "min", "mac"};
-  return std::any_of(std::begin(binary), std::end(binary), [&](const char *b) { return op == b; });
-}
-
 namespace {
 
 // Bounding byte range of a strided 3-D view of `counts` elements with strides in elements.
@@ -69,9 +64,7 @@ std::vector<Access> accessesOf(const isa::Target &t, const isa::Instr &in) {
     };
     view("dst", true); // also what `mac` reads: a write conflicts with every access already
     view("src1", false);
-    int64_t op = g("op");
-    if (op >= 0 && op < static_cast<int64_t>(t.vector.ops.size()) &&
-        vectorOpIsBinary(t.vector.ops[static_cast<size_t>(op)]))
+    if (std::optional<isa::VecOp> op = t.vector.opOf(g("op")); op && isa::vecOpReadsSrc2(*op))
       view("src2", false);
     break;
   }

@@ -53,7 +53,4 @@ std::string findDeadlock(const isa::Target &t, const isa::Program &p);
 /// each merge sound). Returns the number of tokens merged away; 0 leaves `p` unchanged.
 int64_t boundTokenQueues(const isa::Target &t, isa::Program &p);
 
-/// Vector ops that read src2.
-bool vectorOpIsBinary(const std::string &op);
-
 } // namespace npuc::npu

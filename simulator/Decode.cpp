@@ -22,18 +22,6 @@ namespace npuc::sim {
 
 namespace {
 
-struct OpName {
-  const char *name;
-  VecOp op;
-};
-constexpr OpName kVecOps[] = {
-    {"copy", VecOp::Copy}, {"add", VecOp::Add},   {"sub", VecOp::Sub},
-    {"mul", VecOp::Mul},   {"max", VecOp::Max},   {"min", VecOp::Min},
-    {"relu", VecOp::Relu}, {"clip", VecOp::Clip}, {"muladd", VecOp::MulAdd},
-    {"exp", VecOp::Exp},   {"tanh", VecOp::Tanh}, {"sigmoid", VecOp::Sigmoid},
-    {"div", VecOp::Div},   {"sqrt", VecOp::Sqrt}, {"mac", VecOp::Mac},
-};
-
 int dtypeBytes(isa::ElemType t) {
   return isa::elemBytes(t);
 }
@@ -340,12 +328,10 @@ private:
     d.vec = VectorOp{}; // the union member this instruction uses
     VectorOp &o = d.vec;
     int64_t code = f.get(Op);
-    const auto &ops = t_.vector.ops;
-    if (code < 0 || code >= static_cast<int64_t>(ops.size()))
-      fail("{}: op={} is not one of the vector unit's {} ops", where(), code, ops.size());
-    if (!vecOpFromName(ops[static_cast<size_t>(code)], o.op))
-      fail("{}: vector op '{}' (op={}) is not implemented by the simulator", where(),
-           ops[static_cast<size_t>(code)], code);
+    std::optional<isa::VecOp> op = t_.vector.opOf(code);
+    if (!op)
+      fail("{}: op={} is not one of the vector unit's {} ops", where(), code, t_.vector.ops.size());
+    o.op = *op; // the loader admits only ops of isa/VectorOps.def, all of which run here
     for (int i = 0; i < 3; ++i) {
       o.n[i] = nonNegative(f, Fid(N0 + i), 1);
       if (i >= t_.vector.maxDims && o.n[i] > 1)
@@ -366,7 +352,7 @@ private:
       addRange(d, x, o.n, prefix);
     };
     operand(o.src1, kSrc1, "src1");
-    if (vecOpReadsSrc2(o.op))
+    if (isa::vecOpReadsSrc2(o.op))
       operand(o.src2, kSrc2, "src2");
     operand(o.dst, kDst, "dst");
     auto imm = [&](Fid id) {
@@ -390,34 +376,6 @@ private:
 };
 
 } // namespace
-
-bool vecOpFromName(const std::string &name, VecOp &out) {
-  for (const OpName &o : kVecOps)
-    if (name == o.name) {
-      out = o.op;
-      return true;
-    }
-  return false;
-}
-
-bool vecOpReadsSrc2(VecOp op) {
-  switch (op) {
-  case VecOp::Add:
-  case VecOp::Sub:
-  case VecOp::Mul:
-  case VecOp::Max:
-  case VecOp::Min:
-  case VecOp::Div:
-  case VecOp::Mac:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool vecOpReadsDst(VecOp op) {
-  return op == VecOp::Mac;
-}
 
 std::string instrName(const isa::Program &p, int64_t index) {
   const isa::Instr &in = p.instrs.at(static_cast<size_t>(index));

@@ -3,9 +3,9 @@
 // isa::Instr stores fields by description slot and by name, which suits tools but is too slow to
 // consult in the simulator's inner loops. Each instruction is therefore decoded once into a compact
 // struct for its primitive (Dma / Matmul / Vector / Finish), with every operand validated (memory
-// space exists, dtype code known, vector op supported, token bits name real engines, every access
-// inside its level). Errors are npuc::Error "instruction #I (mnemonic): ..." so that a malformed
-// program never reaches the functional or timing model.
+// space exists, dtype code known, op code names one of the target's vector ops, token bits name
+// real engines, every access inside its level). Errors are npuc::Error "instruction #I
+// (mnemonic): ..." so that a malformed program never reaches the functional or timing model.
 #pragma once
 
 #include "isa/Program.h"
@@ -19,31 +19,6 @@
 namespace npuc::sim {
 
 class Memory;
-
-/// Vector operations the simulator implements, by name in VectorUnit::ops.
-enum class VecOp {
-  Copy,
-  Add,
-  Sub,
-  Mul,
-  Max,
-  Min,
-  Relu,
-  Clip,
-  MulAdd,
-  Exp,
-  Tanh,
-  Sigmoid,
-  Div,
-  Sqrt,
-  Mac // dst = dst + src1 * src2: reads its destination (read-modify-write)
-};
-/// Maps an op name to VecOp; false when the simulator does not implement it.
-bool vecOpFromName(const std::string &name, VecOp &out);
-/// Whether the op reads its second source operand.
-bool vecOpReadsSrc2(VecOp op);
-/// Whether the op reads its destination before writing it (accumulating ops: `mac`).
-bool vecOpReadsDst(VecOp op);
 
 /// A strided 3-D operand: element (i0,i1,i2) lives at addr + elemBytes*sum(i_d*stride_d).
 struct Operand {
@@ -94,7 +69,7 @@ struct MatmulOp {
 };
 
 struct VectorOp {
-  VecOp op = VecOp::Copy;
+  isa::VecOp op = isa::VecOp::Copy; // the operands it reads: isa/VectorOps.def
   Operand dst, src1, src2;
   int64_t n[3] = {0, 0, 0};
   float imm0 = 0, imm1 = 0;

@@ -186,11 +186,11 @@ void HazardChecker::accesses(const Decoded &d, std::vector<Access> &out) const {
   case isa::Semantics::Vector: {
     const VectorOp &o = d.vec;
     add(o.src1.level, o.src1.addr, o.src1.elemBytes, o.n, o.src1.stride, false, "src1");
-    if (vecOpReadsSrc2(o.op))
+    if (isa::vecOpReadsSrc2(o.op))
       add(o.src2.level, o.src2.addr, o.src2.elemBytes, o.n, o.src2.stride, false, "src2");
     // An accumulating op (mac) reads its destination first: a race with an unordered writer of
     // those bytes is a RAW on the old values, not only a WAW.
-    if (vecOpReadsDst(o.op))
+    if (isa::vecOpReadsDst(o.op))
       add(o.dst.level, o.dst.addr, o.dst.elemBytes, o.n, o.dst.stride, false, "dst");
     add(o.dst.level, o.dst.addr, o.dst.elemBytes, o.n, o.dst.stride, true, "dst");
     break;

@@ -302,9 +302,9 @@ void BankCounter::count(const Decoded &d) {
   }
   case isa::Semantics::Vector:
     add(d.vec.src1, d.vec.n);
-    if (vecOpReadsSrc2(d.vec.op))
+    if (isa::vecOpReadsSrc2(d.vec.op))
       add(d.vec.src2, d.vec.n);
-    if (vecOpReadsDst(d.vec.op)) // read-modify-write: the destination's words are read too
+    if (isa::vecOpReadsDst(d.vec.op)) // read-modify-write: the destination's words are read too
       add(d.vec.dst, d.vec.n);
     add(d.vec.dst, d.vec.n);
     break;

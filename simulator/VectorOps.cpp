@@ -66,43 +66,6 @@ inline void store(uint8_t *p, isa::ElemType t, float v) {
   }
 }
 
-/// One element of an op, in fp32. `b` is undefined for ops that do not read src2, `c` (the
-/// destination's old value) for ops that do not read their destination.
-template <VecOp OP> inline float apply(float a, float b, float c, float imm0, float imm1) {
-  if constexpr (OP == VecOp::Copy)
-    return a;
-  else if constexpr (OP == VecOp::Add)
-    return a + b;
-  else if constexpr (OP == VecOp::Sub)
-    return a - b;
-  else if constexpr (OP == VecOp::Mul)
-    return a * b;
-  else if constexpr (OP == VecOp::Max)
-    return a > b ? a : b;
-  else if constexpr (OP == VecOp::Min)
-    return a < b ? a : b;
-  else if constexpr (OP == VecOp::Relu)
-    return a > 0.0f ? a : 0.0f;
-  else if constexpr (OP == VecOp::Clip)
-    return std::min(std::max(a, imm0), imm1);
-  else if constexpr (OP == VecOp::MulAdd) {
-    float prod = a * imm0; // two fp32 roundings, no fused multiply-add
-    return prod + imm1;
-  } else if constexpr (OP == VecOp::Exp)
-    return std::exp(a);
-  else if constexpr (OP == VecOp::Tanh)
-    return std::tanh(a);
-  else if constexpr (OP == VecOp::Sigmoid)
-    return 1.0f / (1.0f + std::exp(-a));
-  else if constexpr (OP == VecOp::Div)
-    return a / b;
-  else if constexpr (OP == VecOp::Mac) {
-    float prod = a * b; // two fp32 roundings, no fused multiply-add (as muladd)
-    return c + prod;
-  } else
-    return std::sqrt(a);
-}
-
 struct Box {
   int level;
   int64_t lo, hi;
@@ -140,10 +103,10 @@ bool sameAccess(const Operand &a, const Operand &b, const int64_t *n) {
          a.stride[0] == b.stride[0] && a.stride[1] == b.stride[1] && a.stride[2] == b.stride[2];
 }
 
-template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequential) {
-  constexpr bool two = OP == VecOp::Add || OP == VecOp::Sub || OP == VecOp::Mul ||
-                       OP == VecOp::Max || OP == VecOp::Min || OP == VecOp::Div || OP == VecOp::Mac;
-  constexpr bool readsDst = OP == VecOp::Mac;
+/// One instruction of OP; each element's value is the op's row in isa/VectorOps.def.
+template <isa::VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequential) {
+  constexpr bool two = isa::vecOpReadsSrc2(OP);
+  constexpr bool readsDst = isa::vecOpReadsDst(OP);
   uint8_t *d = mem.level(o.dst.level).data();
   const uint8_t *s1 = mem.level(o.src1.level).data();
   const uint8_t *s2 = two ? mem.level(o.src2.level).data() : nullptr;
@@ -160,7 +123,7 @@ template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequenti
           float b = two ? load(s2 + addr(o.src2, i0, i1, i2), o.src2.type) : 0.0f;
           uint8_t *at = d + addr(o.dst, i0, i1, i2);
           float c = readsDst ? load(at, o.dst.type) : 0.0f;
-          store(at, o.dst.type, apply<OP>(a, b, c, i0v, i1v));
+          store(at, o.dst.type, isa::vecOpApply<OP>(a, b, c, i0v, i1v));
         }
     return;
   }
@@ -187,7 +150,7 @@ template <VecOp OP> void runVector(const VectorOp &o, Memory &mem, bool sequenti
       if constexpr (readsDst)
         loadRow(d, o.dst, i1, i2, c);
       for (int64_t i0 = 0; i0 < n0; ++i0)
-        a[i0] = apply<OP>(a[i0], two ? b[i0] : 0.0f, readsDst ? c[i0] : 0.0f, i0v, i1v);
+        a[i0] = isa::vecOpApply<OP>(a[i0], two ? b[i0] : 0.0f, readsDst ? c[i0] : 0.0f, i0v, i1v);
       uint8_t *p = d + addr(o.dst, 0, i1, i2);
       int64_t step = o.dst.elemBytes * o.dst.stride[0];
       if (o.dst.type == isa::ElemType::F32 && o.dst.stride[0] == 1)
@@ -207,32 +170,17 @@ void executeVector(const VectorOp &o, Memory &mem) {
   // any way other than element-for-element (same address, dtype and strides).
   Box dst = boxOf(o.dst, o.n);
   bool sequential = overlaps(dst, boxOf(o.src1, o.n)) && !sameAccess(o.dst, o.src1, o.n);
-  if (vecOpReadsSrc2(o.op))
+  if (isa::vecOpReadsSrc2(o.op))
     sequential =
         sequential || (overlaps(dst, boxOf(o.src2, o.n)) && !sameAccess(o.dst, o.src2, o.n));
   // An accumulating op whose destination elements share addresses reduces into them.
-  if (vecOpReadsDst(o.op))
+  if (isa::vecOpReadsDst(o.op))
     sequential = sequential || !distinctElements(o.dst, o.n);
   switch (o.op) {
-#define NPUC_VEC_CASE(X)                                                                           \
-  case VecOp::X:                                                                                   \
-    return runVector<VecOp::X>(o, mem, sequential);
-    NPUC_VEC_CASE(Copy)
-    NPUC_VEC_CASE(Add)
-    NPUC_VEC_CASE(Sub)
-    NPUC_VEC_CASE(Mul)
-    NPUC_VEC_CASE(Max)
-    NPUC_VEC_CASE(Min)
-    NPUC_VEC_CASE(Relu)
-    NPUC_VEC_CASE(Clip)
-    NPUC_VEC_CASE(MulAdd)
-    NPUC_VEC_CASE(Exp)
-    NPUC_VEC_CASE(Tanh)
-    NPUC_VEC_CASE(Sigmoid)
-    NPUC_VEC_CASE(Div)
-    NPUC_VEC_CASE(Sqrt)
-    NPUC_VEC_CASE(Mac)
-#undef NPUC_VEC_CASE
+#define NPUC_VEC_OP(E, NAME, SRCS, IMMS, READS_DST, RTL, RESULT)                                   \
+  case isa::VecOp::E:                                                                              \
+    return runVector<isa::VecOp::E>(o, mem, sequential);
+#include "isa/VectorOps.def"
   }
 }
 

@@ -174,8 +174,7 @@ private:
   void vectorForm(const isa::InstrDesc &d, const OpMatch &m, const Accesses &a,
                   const std::vector<int64_t> &ext, const std::vector<size_t> &dimLoop, Form &out) {
     const isa::VectorUnit &vu = t_.vector;
-    const std::string &op = m.op;
-    if (!vu.supports(op))
+    if (m.kind != MatchKind::Vector || !vu.supports(m.vecOp))
       return;
     auto inLevels = [&](int l) {
       return std::find(vu.levels.begin(), vu.levels.end(), l) != vu.levels.end();
@@ -186,7 +185,7 @@ private:
       if (!inLevels(l))
         return;
     FieldBuilder fb(d);
-    fb.num("op", vu.opCode(op));
+    fb.num("op", vu.opCode(m.vecOp));
     fb.operand("dst", a.dst.buffer, a.dst.base, a.dstLevel);
     // Unary ops ignore src2; it names src1 again so that every operand field is valid.
     for (size_t s = 0; s < 2; ++s) {
@@ -206,7 +205,7 @@ private:
     strides("dst", a.dst);
     for (size_t s = 0; s < 2; ++s)
       strides(indexed("src", s + 1), a.srcs[std::min(s, a.srcs.size() - 1)]);
-    if (op == "clip" || op == "muladd") {
+    if (isa::vecOpImmediates(m.vecOp) > 0) {
       fb.fp32("imm0", m.imm0);
       fb.fp32("imm1", m.imm1);
     }
@@ -220,7 +219,7 @@ private:
 
   void dmaForm(const isa::InstrDesc &d, const OpMatch &m, const Accesses &a,
                const std::vector<int64_t> &ext, const std::vector<size_t> &dimLoop, Form &out) {
-    const bool fill = m.op == "fill";
+    const bool fill = m.kind == MatchKind::Fill;
     const Access &src = fill ? a.dst : a.srcs[0];
     const int srcLevel = fill ? a.dstLevel : a.srcLevel[0];
     const DataType dt = a.dst.buffer->dtype;
@@ -335,12 +334,12 @@ private:
       return what + "not one unit operation over loads and constants";
     bool opKnown = false;
     for (const OpMatch &m : ms)
-      opKnown =
-          opKnown || t_.vector.supports(m.op) ||
-          ((m.op == "copy" || m.op == "fill") && !t_.instrsWith(isa::Semantics::Dma).empty()) ||
-          (m.op == "matmul" && !t_.instrsWith(isa::Semantics::Matmul).empty());
+      opKnown = opKnown || (m.kind == MatchKind::Vector && t_.vector.supports(m.vecOp)) ||
+                ((m.is(isa::VecOp::Copy) || m.kind == MatchKind::Fill) &&
+                 !t_.instrsWith(isa::Semantics::Dma).empty()) ||
+                (m.kind == MatchKind::Matmul && !t_.instrsWith(isa::Semantics::Matmul).empty());
     if (!opKnown)
-      return what + "the target has no instruction for '" + ms.front().op + "'";
+      return what + "the target has no instruction for '" + ms.front().name() + "'";
     if (!n.loops.empty() && !n.loops.back().constant)
       return what + "the innermost loop has non-constant bounds";
     return what + "no instruction form accepts its operands (scopes, dtypes, strides or "
@@ -380,7 +379,7 @@ private:
             bestTotal = total;
           }
         };
-        if (m.op == "matmul") {
+        if (m.kind == MatchKind::Matmul) {
           for (const isa::InstrDesc *d : t_.instrsWith(isa::Semantics::Matmul)) {
             Form f;
             matmulForm(*d, a, ext, f);
@@ -399,13 +398,13 @@ private:
           reorderable = reorderable && !x.buffer.same(a.dst.buffer);
         std::vector<size_t> first = dimLoop;
         do {
-          if (m.op != "fill")
+          if (m.kind != MatchKind::Fill)
             for (const isa::InstrDesc *d : t_.instrsWith(isa::Semantics::Vector)) {
               Form f;
               vectorForm(*d, m, a, ext, dimLoop, f);
               consider(f);
             }
-          if (m.op == "copy" || m.op == "fill")
+          if (m.is(isa::VecOp::Copy) || m.kind == MatchKind::Fill)
             for (const isa::InstrDesc *d : t_.instrsWith(isa::Semantics::Dma)) {
               Form f;
               dmaForm(*d, m, a, ext, dimLoop, f);

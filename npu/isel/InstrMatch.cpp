@@ -1,6 +1,7 @@
 // InstrMatch.cpp - perfect nests, affine access analysis and operation matching (InstrMatch.h).
 #include "npu/isel/InstrMatch.h"
 
+#include "support/Error.h"
 #include "tir/Equal.h"
 #include "tir/Linear.h"
 #include "tir/Simplify.h"
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace npuc::tir {
 
@@ -90,9 +92,9 @@ bool constValue(const Expr &e, double &v) {
   return false;
 }
 
-OpMatch make(const char *op, std::vector<Expr> srcs, double imm0 = 0, double imm1 = 0) {
+OpMatch make(MatchKind kind, std::vector<Expr> srcs, double imm0 = 0, double imm1 = 0) {
   OpMatch m;
-  m.op = op;
+  m.kind = kind;
   for (Expr &s : srcs)
     m.srcs.push_back(stripFloatCast(s));
   m.imm0 = imm0;
@@ -100,12 +102,21 @@ OpMatch make(const char *op, std::vector<Expr> srcs, double imm0 = 0, double imm
   return m;
 }
 
+OpMatch make(isa::VecOp op, std::vector<Expr> srcs, double imm0 = 0, double imm1 = 0) {
+  OpMatch m = make(MatchKind::Vector, std::move(srcs), imm0, imm1);
+  m.vecOp = op;
+  return m;
+}
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Unary ops the vector unit may offer, by the intrinsic name the lowering uses.
-bool unaryIntrinsic(const std::string &name) {
-  return name == "exp" || name == "tanh" || name == "sqrt" || name == "sigmoid" || name == "log" ||
-         name == "fabs";
+// The vector op computing a one-argument intrinsic: a unary op spelt as the intrinsic the lowering
+// calls (exp, tanh, sqrt, sigmoid).
+std::optional<isa::VecOp> unaryIntrinsic(const std::string &name) {
+  std::optional<isa::VecOp> op = isa::vecOpFromName(name);
+  if (op && isa::vecOpSources(*op) == 1)
+    return op;
+  return std::nullopt;
 }
 
 // x * c (or c * x) with x a load: the scale and the operand.
@@ -152,16 +163,17 @@ std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &
   Expr v = selectAsMinMax(stripFloatCast(value));
   double c = 0, c2 = 0;
   if (constValue(v, c)) {
-    out.push_back(make("fill", {}, c));
+    out.push_back(make(MatchKind::Fill, {}, c));
     return out;
   }
   if (isLoad(v)) {
-    out.push_back(make("copy", {v}));
+    out.push_back(make(isa::VecOp::Copy, {v}));
     return out;
   }
   if (const auto *call = v.as<CallNode>()) {
-    if (unaryIntrinsic(call->name) && call->args.size() == 1 && isLoad(call->args[0]))
-      out.push_back(make(call->name.c_str(), {call->args[0]}));
+    std::optional<isa::VecOp> op = unaryIntrinsic(call->name);
+    if (op && call->args.size() == 1 && isLoad(call->args[0]))
+      out.push_back(make(*op, {call->args[0]}));
     return out;
   }
   Expr x;
@@ -173,51 +185,51 @@ std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &
   switch (v.kind()) {
   case NodeKind::Add:
     if (la && lb)
-      out.push_back(make("add", {a, b}));
+      out.push_back(make(isa::VecOp::Add, {a, b}));
     else if (la && constValue(b, c))
-      out.push_back(make("muladd", {a}, 1.0, c));
+      out.push_back(make(isa::VecOp::MulAdd, {a}, 1.0, c));
     else if (lb && constValue(a, c))
-      out.push_back(make("muladd", {b}, 1.0, c));
+      out.push_back(make(isa::VecOp::MulAdd, {b}, 1.0, c));
     else if (scaled(a, x, c) && constValue(b, c2))
-      out.push_back(make("muladd", {x}, c, c2));
+      out.push_back(make(isa::VecOp::MulAdd, {x}, c, c2));
     else if (scaled(b, x, c) && constValue(a, c2))
-      out.push_back(make("muladd", {x}, c, c2));
+      out.push_back(make(isa::VecOp::MulAdd, {x}, c, c2));
     // dst += a * b into the store's own element: the tensor unit's accumulation.
     for (int side = 0; side < 2; ++side) {
       const Expr &acc = side == 0 ? a : b, &prod = side == 0 ? b : a;
       const auto *m = prod.as<MulNode>();
       if (isDst(acc, dst, dstIndex) && m && isLoad(m->a) && isLoad(m->b)) {
-        out.push_back(make("matmul", {m->a, m->b}));
+        out.push_back(make(MatchKind::Matmul, {m->a, m->b}));
         break;
       }
     }
     break;
   case NodeKind::Sub:
     if (la && lb)
-      out.push_back(make("sub", {a, b}));
+      out.push_back(make(isa::VecOp::Sub, {a, b}));
     else if (la && constValue(b, c))
-      out.push_back(make("muladd", {a}, 1.0, -c));
+      out.push_back(make(isa::VecOp::MulAdd, {a}, 1.0, -c));
     else if (lb && constValue(a, c))
-      out.push_back(make("muladd", {b}, -1.0, c));
+      out.push_back(make(isa::VecOp::MulAdd, {b}, -1.0, c));
     break;
   case NodeKind::Mul:
     if (la && lb)
-      out.push_back(make("mul", {a, b}));
+      out.push_back(make(isa::VecOp::Mul, {a, b}));
     else if (scaled(v, x, c))
-      out.push_back(make("muladd", {x}, c, 0.0));
+      out.push_back(make(isa::VecOp::MulAdd, {x}, c, 0.0));
     break;
   case NodeKind::Div:
     if (la && lb)
-      out.push_back(make("div", {a, b}));
+      out.push_back(make(isa::VecOp::Div, {a, b}));
     // x / 2^k == x * 2^-k exactly (for no other divisor is the reciprocal's product exact).
     else if (la && constValue(b, c) && c != 0 && std::abs(c) == std::ldexp(1.0, std::ilogb(c)))
-      out.push_back(make("muladd", {a}, 1.0 / c, 0.0));
+      out.push_back(make(isa::VecOp::MulAdd, {a}, 1.0 / c, 0.0));
     break;
   case NodeKind::Max:
   case NodeKind::Min: {
     const bool isMax = v.kind() == NodeKind::Max;
     if (la && lb) {
-      out.push_back(make(isMax ? "max" : "min", {a, b}));
+      out.push_back(make(isMax ? isa::VecOp::Max : isa::VecOp::Min, {a, b}));
       break;
     }
     // clip(x, lo, hi) == min(max(x, lo), hi) (either nesting, lo <= hi).
@@ -226,21 +238,34 @@ std::vector<OpMatch> matchOps(const Expr &value, const Buffer &dst, const Expr &
     if (inner && constValue(b, c) && isLoad(inner->a) && constValue(inner->b, c2)) {
       double lo = isMax ? c : c2, hi = isMax ? c2 : c;
       if (lo <= hi)
-        out.push_back(make("clip", {inner->a}, lo, hi));
+        out.push_back(make(isa::VecOp::Clip, {inner->a}, lo, hi));
       break;
     }
     Expr ld = la ? a : b;
     if (!(la || lb) || !constValue(la ? b : a, c))
       break;
     if (isMax && c == 0)
-      out.push_back(make("relu", {ld}));
-    out.push_back(isMax ? make("clip", {ld}, c, kInf) : make("clip", {ld}, -kInf, c));
+      out.push_back(make(isa::VecOp::Relu, {ld}));
+    out.push_back(isMax ? make(isa::VecOp::Clip, {ld}, c, kInf)
+                        : make(isa::VecOp::Clip, {ld}, -kInf, c));
     break;
   }
   default:
     break;
   }
   return out;
+}
+
+std::string OpMatch::name() const {
+  switch (kind) {
+  case MatchKind::Vector:
+    return isa::vecOpName(vecOp);
+  case MatchKind::Fill:
+    return "fill";
+  case MatchKind::Matmul:
+    return "matmul";
+  }
+  NPUC_ASSERT(false, "MatchKind out of range");
 }
 
 } // namespace npuc::tir

@@ -8,6 +8,7 @@
 // target; the target's instruction forms and constraints are checked by the emitter.
 #pragma once
 
+#include "isa/VectorOps.h"
 #include "tir/IR.h"
 
 #include <cstdint>
@@ -46,16 +47,25 @@ struct Access {
 bool affineAccess(const Buffer &b, const Expr &index, const std::vector<NestLoop> &loops,
                   Access &out);
 
-/// The operation a stored value computes, in the vocabulary of the target description's units:
-/// `op` is a vector op name (copy add sub mul div max min relu clip muladd exp tanh sqrt
-/// sigmoid ...), "fill" (a constant), or "matmul" (dst + a * b accumulated into the store's own
-/// element). Operands are the loads the unit reads (a float cast around a load is the unit's
-/// dtype conversion and is looked through); imm0/imm1 are the op's immediates (clip bounds,
-/// muladd scale and shift) or the fill value.
+/// The kind of unit operation a stored value computes.
+enum class MatchKind {
+  Vector, // a vector op (OpMatch::vecOp; isa/VectorOps.def)
+  Fill,   // a constant (imm0) stored into every element
+  Matmul  // dst + a * b accumulated into the store's own element
+};
+
+/// The operation a stored value computes, in the vocabulary of the target description's units.
+/// Operands are the loads the unit reads (a float cast around a load is the unit's dtype
+/// conversion and is looked through); imm0/imm1 are the op's immediates (clip bounds, muladd
+/// scale and shift) or the fill value.
 struct OpMatch {
-  std::string op;
-  std::vector<Expr> srcs; // Load expressions, in operand order
+  MatchKind kind = MatchKind::Vector;
+  isa::VecOp vecOp = isa::VecOp::Copy; // MatchKind::Vector only
+  std::vector<Expr> srcs;              // Load expressions, in operand order
   double imm0 = 0, imm1 = 0;
+  bool is(isa::VecOp op) const { return kind == MatchKind::Vector && vecOp == op; }
+  /// How messages name it: the vector op's name, "fill" or "matmul".
+  std::string name() const;
 };
 
 /// Every single-operation reading of `value` stored to dst[dstIndex] (e.g. max(x, 0) is both

@@ -73,11 +73,11 @@ private:
   bool ok_ = true;
 
   bool directOp(const OpMatch &m) const {
-    if (m.op == "fill")
+    if (m.kind == MatchKind::Fill)
       return !t_.instrsWith(isa::Semantics::Dma).empty();
-    if (m.op == "copy")
-      return t_.vector.supports("copy") || !t_.instrsWith(isa::Semantics::Dma).empty();
-    if (m.op == "matmul") {
+    if (m.is(isa::VecOp::Copy))
+      return t_.vector.supports(isa::VecOp::Copy) || !t_.instrsWith(isa::Semantics::Dma).empty();
+    if (m.kind == MatchKind::Matmul) {
       if (t_.instrsWith(isa::Semantics::Matmul).empty())
         return false;
       const Buffer &a = m.srcs[0].as<LoadNode>()->buffer, &b = m.srcs[1].as<LoadNode>()->buffer;
@@ -89,7 +89,7 @@ private:
              dtypeCode(b->dtype) == static_cast<int>(tu.operandType) &&
              dtypeCode(c->dtype) == static_cast<int>(tu.accType);
     }
-    return t_.vector.supports(m.op);
+    return t_.vector.supports(m.vecOp);
   }
 
   bool direct(const Expr &v) const {
@@ -142,7 +142,8 @@ private:
     Expr e = selectAsMinMax(in);
     if (isLeaf(e))
       return e;
-    if (const auto *s = e.as<SubNode>(); s && !t_.vector.supports("sub") && e.type().isFloat())
+    if (const auto *s = e.as<SubNode>();
+        s && !t_.vector.supports(isa::VecOp::Sub) && e.type().isFloat())
       e = s->a + s->b * constLike(s->b, -1.0);
     if (const auto *c = e.as<CastNode>()) {
       if (c->type.isFloat() && c->value.type().isFloat())

@@ -8,8 +8,8 @@
 // SystemVerilog localparams, per-level/per-engine functions and decode macros, so nothing is typed
 // twice. The C++ header carries a fingerprint of the YAML text so the harness can refuse a
 // different target. Targets the RTL cannot implement (fractional rates, several DRAM channels,
-// per-element timing, unknown vector ops, unbounded queues) are rejected here with the file and
-// field named.
+// per-element timing, vector ops the RTL lacks, unbounded queues) are rejected here with the file
+// and field named.
 #include "isa/Program.h"
 #include "isa/Target.h"
 #include "support/Error.h"
@@ -27,9 +27,6 @@
 using namespace npuc;
 
 namespace {
-
-// The vector ops the RTL vector unit implements (docs/RTL.md).
-const char *const kRtlOps[] = {"copy", "add", "sub", "mul", "max", "min", "relu", "clip", "muladd"};
 
 int integerRate(const isa::Target &t, double v, const std::string &what) {
   if (v <= 0 || std::floor(v) != v || v > 4096)
@@ -57,13 +54,10 @@ void checkSupported(const isa::Target &t) {
     fail("{}: tokens.queue_depth: the RTL core needs 1..65535, got {}", t.path, t.tokenQueueDepth);
   if (t.tensor.accType != isa::ElemType::F32)
     fail("{}: tensor_unit.acc_dtype: the RTL core accumulates in fp32 only", t.path);
-  for (const std::string &op : t.vector.ops) {
-    bool known = false;
-    for (const char *k : kRtlOps)
-      known = known || op == k;
-    if (!known)
-      fail("{}: vector_unit.ops: the RTL vector unit does not implement '{}'", t.path, op);
-  }
+  for (isa::VecOp op : t.vector.ops)
+    if (!isa::vecOpInRtl(op)) // the `rtl` column of isa/VectorOps.def
+      fail("{}: vector_unit.ops: the RTL vector unit does not implement '{}'", t.path,
+           isa::vecOpName(op));
   // The memory port returns read data DRAM_LAT edges after it accepts the request, which is one
   // edge after the DMA registers it: the data must land within the instruction's tail.
   if (t.dram.latency < 1)
@@ -175,16 +169,14 @@ std::string generate(const isa::Target &t) {
   o << fmt::format("localparam int TU_OPERAND_F32 = {};\n",
                    t.tensor.operandType == isa::ElemType::F32 ? 1 : 0);
   o << fmt::format("localparam int VU_LANES = {};\n", t.vector.lanes);
-  for (const char *k : kRtlOps)
-    o << fmt::format(
-        "localparam int OP_{} = {};\n",
-        [&] {
-          std::string u = k;
-          for (char &c : u)
-            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-          return u;
-        }(),
-        t.vector.opCode(k));
+  for (isa::VecOp k : isa::kAllVecOps) { // the ops the RTL implements (hdl/: OP_<NAME>)
+    if (!isa::vecOpInRtl(k))
+      continue;
+    std::string u = isa::vecOpName(k);
+    for (char &c : u)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    o << fmt::format("localparam int OP_{} = {};\n", u, t.vector.opCode(k));
+  }
   o << "localparam int SEM_DMA = 0, SEM_MATMUL = 1, SEM_VECTOR = 2, SEM_FINISH = 3;\n\n";
 
   auto levelFn = [&](const char *name, auto value) {

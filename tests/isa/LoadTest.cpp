@@ -58,13 +58,17 @@ TEST(Load, NpuBaseMachine) {
   EXPECT_EQ(t.tensor.accLevel, 4);
 
   EXPECT_EQ(t.vector.lanes, 16);
-  std::vector<std::string> ops = {"copy", "add",  "sub",  "mul",    "max",
-                                  "min",  "relu", "clip", "muladd", "mac"};
+  using npuc::isa::VecOp;
+  std::vector<VecOp> ops = {VecOp::Copy, VecOp::Add,  VecOp::Sub,  VecOp::Mul,    VecOp::Max,
+                            VecOp::Min,  VecOp::Relu, VecOp::Clip, VecOp::MulAdd, VecOp::Mac};
   EXPECT_EQ(t.vector.ops, ops);
-  EXPECT_EQ(t.vector.opCode("relu"), 6);
-  EXPECT_EQ(t.vector.opCode("mac"), 9); // appended: the older ops keep their codes
-  EXPECT_FALSE(t.vector.supports("exp"));
-  EXPECT_EQ(t.vector.opCode("exp"), -1);
+  EXPECT_EQ(t.vector.opCode(VecOp::Relu), 6);
+  EXPECT_EQ(t.vector.opCode(VecOp::Mac), 9); // appended: the older ops keep their codes
+  EXPECT_FALSE(t.vector.supports(VecOp::Exp));
+  EXPECT_EQ(t.vector.opCode(VecOp::Exp), -1);
+  EXPECT_EQ(t.vector.opOf(6), VecOp::Relu);
+  EXPECT_EQ(t.vector.opOf(10), std::nullopt);
+  EXPECT_EQ(t.vector.opOf(-1), std::nullopt);
   EXPECT_EQ(t.vector.levels, (std::vector<int>{1, 4}));
 
   EXPECT_DOUBLE_EQ(t.dram.bytesPerCycle, 16);

@@ -132,6 +132,22 @@ TEST(Validation, Units) {
       {"vector_unit.ops: the vector op list is empty"});
   expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, copy,"),
                    {"vector_unit.ops[1]: duplicate vector op 'copy'"});
+  // Op names are the ones isa/VectorOps.def defines (docs/ISA.md's table); any other is a typo or
+  // an op no part of npuc implements, so the target is refused where it names it.
+  expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, fma,"),
+                   {"bad.yaml: vector_unit.ops[1]: unknown vector op 'fma' (known: copy, add, sub, "
+                    "mul, max, min, relu, clip, muladd, exp, tanh, sigmoid, div, sqrt, mac)"});
+  expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, Add,"),
+                   {"bad.yaml: vector_unit.ops[1]: unknown vector op 'Add'"});
+  // A vop whose op is fixed by name: the name must be one of the target's ops.
+  auto fixedOp = [](const std::string &op) {
+    std::string y = edit(baseText(), "      - {name: op, width: 6}\n", "");
+    return edit(y, "    semantics: vector\n",
+                "    semantics: vector\n    fixed: {op: " + op + "}\n");
+  };
+  EXPECT_EQ(parseTarget(fixedOp("relu"), "x.yaml").findInstr("vop")->fixed.at("op"), 6);
+  expectParseError(fixedOp("exp"), {"(vop).fixed.op: 'exp' is not in vector_unit.ops"});
+  expectParseError(fixedOp("fma"), {"(vop).fixed.op: 'fma' is not in vector_unit.ops"});
   expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: bf16"),
                    {"tensor_unit.acc_dtype: unknown dtype 'bf16'"});
   expectParseError(edit(baseText(), "acc_dtype: fp32", "acc_dtype: int8"),

@@ -81,7 +81,7 @@ npu::Kernel conflictKernel(const npu::Hw &hw, npu::Builder &b) {
   k.body = seq({
       b.load(rows(hw.dram, d.srcB, kRowElems), rows(hw.l1, bb.base, pitch), n),
       b.load(rows(hw.dram, d.srcA, kRowElems), rows(hw.l1, a.base, pitch), n),
-      b.vector("copy", rows(hw.acc, c.base, kRowElems, isa::ElemType::F32),
+      b.vector(isa::VecOp::Copy, rows(hw.acc, c.base, kRowElems, isa::ElemType::F32),
                rows(hw.l1, bb.base, pitch), npu::View{}, n),
       b.store(rows(hw.acc, c.base, kRowElems, isa::ElemType::F32),
               rows(hw.dram, d.outC, kRowElems, isa::ElemType::F32), n),
@@ -204,7 +204,7 @@ TEST(BankAlloc, EmissionDropsAUnitInnermostDimension) {
   };
   npu::Dims n{imm(1), imm(P), imm(1)};
   Stmt body = seq({b.load(rows(hw.dram, isa::ElemType::F32), rows(hw.acc, isa::ElemType::F32), n),
-                   b.vector("relu", rows(hw.l1, isa::ElemType::F16),
+                   b.vector(isa::VecOp::Relu, rows(hw.l1, isa::ElemType::F16),
                             rows(hw.acc, isa::ElemType::F32), npu::View{}, n),
                    b.store(rows(hw.l1, isa::ElemType::F16), rows(hw.dram, isa::ElemType::F16), n)});
   isa::Program dropped;

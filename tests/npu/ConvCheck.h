@@ -96,7 +96,7 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   EXPECT_EQ(checked, c.OC * OH * OW);
   // A depthwise conv may run on the vector unit (LowerDepthwise.cpp): no tensor-unit MACs then.
   bool onVector = r.seg.groupInfo.at(0).tiling.find("on the vector unit") != std::string::npos;
-  EXPECT_EQ(onVector, c.G == c.C && c.G == c.OC && t.vector.supports("mac"));
+  EXPECT_EQ(onVector, c.G == c.C && c.G == c.OC && t.vector.supports(isa::VecOp::Mac));
   EXPECT_EQ(r.stats.macs, onVector ? 0 : c.OC * OH * OW * icg * KH * KW);
 }
 

@@ -156,8 +156,8 @@ TEST_P(DepthwiseKernel, MatchesReferenceOnTheVectorUnit) {
   EXPECT_NE(tiling.find("depthwise on the vector unit"), std::string::npos) << tiling;
   int64_t macOps = 0;
   for (const isa::Instr &in : r.seg.program.instrs)
-    macOps +=
-        in.desc->semantics == isa::Semantics::Vector && in.get("op") == t.vector.opCode("mac");
+    macOps += in.desc->semantics == isa::Semantics::Vector &&
+              in.get("op") == t.vector.opCode(isa::VecOp::Mac);
   EXPECT_GT(macOps, 0);
   EXPECT_EQ(r.stats.macs, 0); // nothing ran on the tensor unit
 }
@@ -196,7 +196,7 @@ TEST(DepthwiseKernel, TargetWithoutMacUsesTheTensorUnit) {
   ASSERT_NE(yaml.find(from), std::string::npos) << "npu-base's vector op list changed";
   yaml.replace(yaml.find(from), from.size(), to);
   isa::Target t = isa::parseTarget(yaml, "npu-base-no-mac");
-  ASSERT_FALSE(t.vector.supports("mac"));
+  ASSERT_FALSE(t.vector.supports(isa::VecOp::Mac));
   DwCase c{8, 13, 11, 3, 1, 1, 1, 1, true, true};
   NpuRun r = checkAgainstReference(c, t, true);
   const std::string &tiling = r.seg.groupInfo.at(0).tiling;

@@ -213,8 +213,8 @@ TEST(RtlVector, EveryOpBitExact) {
             fmt::format("vop {}op={} dst_space=l1 dst_addr={} dst_dtype={} src1_space=l1 "
                         "src1_addr={} src1_dtype={} src2_space=l1 src2_addr={} src2_dtype={} "
                         "n0={} n1=1 n2=1 dst_s0=1 src1_s0=1 src2_s0=1 imm0=0x{:x} imm1=0x{:x}\n",
-                        slot == 0 ? "pop=0x1 " : "", t.vector.ops[op], 0x400 + 0x80 * slot,
-                        dt ? "fp32" : "fp16", s1, swap ? "fp32" : "fp16", s2,
+                        slot == 0 ? "pop=0x1 " : "", isa::vecOpName(t.vector.ops[op]),
+                        0x400 + 0x80 * slot, dt ? "fp32" : "fp16", s1, swap ? "fp32" : "fp16", s2,
                         swap ? "fp16" : "fp32", N, bitsOf(imm0), bitsOf(imm1));
         ++slot;
       }

@@ -193,7 +193,7 @@ TEST(SimBanks, BankAccessCountsFollowTheInterleave) {
 TEST(SimBanks, MacCountsItsDestinationTwice) {
   auto t = makeTarget();
   sim::Memory mem(*t, 1 << 16);
-  auto words = [&](const std::string &op) {
+  auto words = [&](isa::VecOp op) {
     int code = t->vector.opCode(op);
     isa::Program p;
     p.instrs.push_back(make(*t, "vop",
@@ -216,8 +216,8 @@ TEST(SimBanks, MacCountsItsDestinationTwice) {
     EXPECT_EQ(a.size(), 1u);
     return a.empty() ? std::vector<int64_t>{} : a[0].words;
   };
-  EXPECT_EQ(words("mac"), (std::vector<int64_t>{1, 2, 1, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(words("mul"), (std::vector<int64_t>{1, 1, 1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(words(isa::VecOp::Mac), (std::vector<int64_t>{1, 2, 1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(words(isa::VecOp::Mul), (std::vector<int64_t>{1, 1, 1, 0, 0, 0, 0, 0}));
 }
 
 // The counter visits one row per distinct offset modulo the bank period (banks * width) and

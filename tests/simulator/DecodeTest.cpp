@@ -104,7 +104,7 @@ TEST(SimDecode, NamesThatAreNotFieldsAreIgnoredWhereverTheySort) {
                        {"zzz", 12},        {"n00", 13},       {"src1_s", 14},    {"src1_s00", 15},
                        {"dst", 16},        {"op_", 17},       {"imm", 18}});
   sim::Decoded d = decodeOne(*t, in);
-  EXPECT_EQ(d.vec.op, sim::VecOp::Add);
+  EXPECT_EQ(d.vec.op, isa::VecOp::Add);
   EXPECT_EQ(d.vec.n[0], 3);
   EXPECT_EQ(d.vec.n[1], 2);
   EXPECT_EQ(d.vec.n[2], 1);

@@ -153,23 +153,20 @@ TEST(SimFunctional, MatmulAccumulates) {
 
 // One vector op over a 2-D box: fp16 sources, destination dtype given, compared with the op
 // evaluated here in fp32 and rounded once.
-void vectorCase(const std::string &op, isa::ElemType dstType,
-                const std::function<float(float, float)> &ref, float imm0 = 0, float imm1 = 0) {
+void vectorCase(isa::VecOp op, isa::ElemType dstType, const std::function<float(float, float)> &ref,
+                float imm0 = 0, float imm1 = 0) {
   auto t = makeTarget();
   sim::Memory mem(*t, 1024);
-  int code = -1;
-  for (size_t i = 0; i < t->vector.ops.size(); ++i)
-    if (t->vector.ops[i] == op)
-      code = static_cast<int>(i);
+  int code = t->vector.opCode(op);
   ASSERT_GE(code, 0);
   const int64_t n0 = 13, n1 = 3, s1 = 0x100, s2 = 0x400, d = 0x800;
   std::mt19937 rng(static_cast<unsigned>(code + 5));
-  bool positive = op == "sqrt";
+  bool positive = op == isa::VecOp::Sqrt;
   std::uniform_real_distribution<float> u(positive ? 0.1f : -3.0f, 3.0f);
   for (int64_t i = 0; i < n0 * n1; ++i) {
     putHalf(mem, L1, s1 + 2 * i, u(rng));
     float v = u(rng);
-    putHalf(mem, L1, s2 + 2 * i, op == "div" && std::fabs(v) < 0.1f ? 0.5f : v);
+    putHalf(mem, L1, s2 + 2 * i, op == isa::VecOp::Div && std::fabs(v) < 0.1f ? 0.5f : v);
   }
   isa::Program p;
   p.instrs.push_back(make(*t, "vop",
@@ -202,38 +199,41 @@ void vectorCase(const std::string &op, isa::ElemType dstType,
   for (int64_t i = 0; i < n0 * n1; ++i) {
     float r = ref(a[static_cast<size_t>(i)], b[static_cast<size_t>(i)]);
     if (dstType == isa::ElemType::F16)
-      ASSERT_EQ(getHalfBits(mem, L1, d + 2 * i), floatToHalf(r)) << op << " element " << i;
+      ASSERT_EQ(getHalfBits(mem, L1, d + 2 * i), floatToHalf(r))
+          << isa::vecOpName(op) << " element " << i;
     else
-      ASSERT_EQ(getF32Bits(mem, L1, d + 4 * i), bitsOf(r)) << op << " element " << i;
+      ASSERT_EQ(getF32Bits(mem, L1, d + 4 * i), bitsOf(r))
+          << isa::vecOpName(op) << " element " << i;
   }
 }
 
 TEST(SimFunctional, VectorOpsRoundToDestinationType) {
   for (isa::ElemType dt : {isa::ElemType::F16, isa::ElemType::F32}) {
-    vectorCase("copy", dt, [](float a, float) { return a; });
-    vectorCase("add", dt, [](float a, float b) { return a + b; });
-    vectorCase("sub", dt, [](float a, float b) { return a - b; });
-    vectorCase("mul", dt, [](float a, float b) { return a * b; });
-    vectorCase("max", dt, [](float a, float b) { return std::max(a, b); });
-    vectorCase("min", dt, [](float a, float b) { return std::min(a, b); });
-    vectorCase("relu", dt, [](float a, float) { return a > 0 ? a : 0.0f; });
+    vectorCase(isa::VecOp::Copy, dt, [](float a, float) { return a; });
+    vectorCase(isa::VecOp::Add, dt, [](float a, float b) { return a + b; });
+    vectorCase(isa::VecOp::Sub, dt, [](float a, float b) { return a - b; });
+    vectorCase(isa::VecOp::Mul, dt, [](float a, float b) { return a * b; });
+    vectorCase(isa::VecOp::Max, dt, [](float a, float b) { return std::max(a, b); });
+    vectorCase(isa::VecOp::Min, dt, [](float a, float b) { return std::min(a, b); });
+    vectorCase(isa::VecOp::Relu, dt, [](float a, float) { return a > 0 ? a : 0.0f; });
     vectorCase(
-        "clip", dt, [](float a, float) { return a < -1.5f   ? -1.5f
-                                                : a > 0.75f ? 0.75f
-                                                            : a; }, -1.5f,
-        0.75f);
+        isa::VecOp::Clip, dt,
+        [](float a, float) { return a < -1.5f   ? -1.5f
+                                    : a > 0.75f ? 0.75f
+                                                : a; }, -1.5f, 0.75f);
     vectorCase(
-        "muladd", dt,
+        isa::VecOp::MulAdd, dt,
         [](float a, float) {
           volatile float p = a * 0.3f;
           return p + -1.25f;
         },
         0.3f, -1.25f);
-    vectorCase("exp", dt, [](float a, float) { return std::exp(a); });
-    vectorCase("tanh", dt, [](float a, float) { return std::tanh(a); });
-    vectorCase("sigmoid", dt, [](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
-    vectorCase("div", dt, [](float a, float b) { return a / b; });
-    vectorCase("sqrt", dt, [](float a, float) { return std::sqrt(a); });
+    vectorCase(isa::VecOp::Exp, dt, [](float a, float) { return std::exp(a); });
+    vectorCase(isa::VecOp::Tanh, dt, [](float a, float) { return std::tanh(a); });
+    vectorCase(isa::VecOp::Sigmoid, dt,
+               [](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
+    vectorCase(isa::VecOp::Div, dt, [](float a, float b) { return a / b; });
+    vectorCase(isa::VecOp::Sqrt, dt, [](float a, float) { return std::sqrt(a); });
   }
 }
 
@@ -322,19 +322,12 @@ TEST(SimFunctional, VectorMaxPoolOverMiddleDimension) {
   }
 }
 
-int opCode(const isa::Target &t, const std::string &op) {
-  for (size_t i = 0; i < t.vector.ops.size(); ++i)
-    if (t.vector.ops[i] == op)
-      return static_cast<int>(i);
-  return -1;
-}
-
 // mac: dst = dst + src1 * src2 over a 3-D box, as the depthwise kernel issues it (src2 a
 // per-channel vector broadcast with strides (1, 0, 0)). Values chosen by hand so that every
 // result is exact; the fp16 destination shows the rounding to dst_dtype.
 TEST(SimFunctional, MacAccumulatesIntoItsDestination) {
   auto t = makeTarget();
-  const int mac = opCode(*t, "mac");
+  const int mac = t->vector.opCode(isa::VecOp::Mac);
   ASSERT_GE(mac, 0);
   sim::Memory mem(*t, 1024);
   // 2 channels x 3 columns x 2 rows. src1 (fp16, L1 0x0): a row-major [2][3][2] box whose
@@ -394,7 +387,7 @@ TEST(SimFunctional, MacAccumulatesIntoItsDestination) {
 // x = 1..6 is 1 + 10.5 = 11.5; with random data, the fp32 sum in element order, bit for bit.
 TEST(SimFunctional, MacWithStrideZeroDestinationIsADotProduct) {
   auto t = makeTarget();
-  const int mac = opCode(*t, "mac");
+  const int mac = t->vector.opCode(isa::VecOp::Mac);
   sim::Memory mem(*t, 1024);
   auto dot = [&](int64_t n, const std::vector<float> &x, const std::vector<float> &w, float init) {
     for (int64_t i = 0; i < n; ++i) {

@@ -227,13 +227,7 @@ TEST(SimHazards, IllegalFieldValuesNameThePcAndText) {
 // races as WAW. With the token the program is clean.
 TEST(SimHazards, MacDestinationIsReadAsWellAsWritten) {
   auto t = makeTarget();
-  int mac = -1, mul = -1;
-  for (size_t i = 0; i < t->vector.ops.size(); ++i) {
-    if (t->vector.ops[i] == "mac")
-      mac = static_cast<int>(i);
-    if (t->vector.ops[i] == "mul")
-      mul = static_cast<int>(i);
-  }
+  const int mac = t->vector.opCode(isa::VecOp::Mac), mul = t->vector.opCode(isa::VecOp::Mul);
   ASSERT_GE(mac, 0);
   isa::Program p;
   p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0x400, 64)); // the accumulator's old values

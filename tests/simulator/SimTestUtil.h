@@ -73,8 +73,10 @@ inline std::unique_ptr<isa::Target> makeTarget(const TargetOptions &o = {}) {
   t->tensor.accLevel = ACC;
   t->tensor.fillLatency = o.fillLatency;
   t->vector.lanes = o.vectorLanes;
-  t->vector.ops = {"copy",   "add", "sub",  "mul",     "max", "min",  "relu", "clip",
-                   "muladd", "exp", "tanh", "sigmoid", "div", "sqrt", "mac"};
+  using isa::VecOp;
+  t->vector.ops = {VecOp::Copy, VecOp::Add,     VecOp::Sub,  VecOp::Mul,    VecOp::Max,
+                   VecOp::Min,  VecOp::Relu,    VecOp::Clip, VecOp::MulAdd, VecOp::Exp,
+                   VecOp::Tanh, VecOp::Sigmoid, VecOp::Div,  VecOp::Sqrt,   VecOp::Mac};
   t->vector.levels = {L1, ACC};
   t->dram.bytesPerCycle = o.dramBytesPerCycle;
   t->dram.latency = o.dramLatency;

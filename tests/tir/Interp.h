@@ -7,6 +7,7 @@
 // vector, DMA and matmul primitives; vector op codes are looked up in `vectorOps`.
 #pragma once
 
+#include "isa/VectorOps.h"
 #include "support/Error.h"
 #include "support/Half.h"
 #include "tir/Eval.h"
@@ -24,7 +25,7 @@ namespace npuc::tir::test {
 class Interp {
 public:
   std::map<const BufferNode *, std::vector<double>> mem;
-  std::vector<std::string> vectorOps; // the target's vector_unit.ops, by op code
+  std::vector<isa::VecOp> vectorOps; // the target's vector_unit.ops, by op code
 
   void run(const PrimFunc &f, std::vector<std::vector<double>> &params) {
     NPUC_ASSERT(params.size() == f.params.size(), "interp: parameter count");
@@ -166,7 +167,8 @@ private:
           }
       return;
     }
-    const std::string name = vectorOps.at(static_cast<size_t>(field(op, "op", -1)));
+    using isa::VecOp;
+    const VecOp vop = vectorOps.at(static_cast<size_t>(field(op, "op", -1)));
     double imm0 = op->field("imm0").defined() ? eval(op->field("imm0")) : 0;
     double imm1 = op->field("imm1").defined() ? eval(op->field("imm1")) : 0;
     for (i[2] = 0; i[2] < n[2]; ++i[2])
@@ -174,20 +176,20 @@ private:
         for (i[0] = 0; i[0] < n[0]; ++i[0]) {
           double a = operand(op, "src1", off("src1", i, nullptr));
           double b = operand(op, "src2", off("src2", i, nullptr));
-          double r = name == "copy"     ? a
-                     : name == "add"    ? a + b
-                     : name == "sub"    ? a - b
-                     : name == "mul"    ? a * b
-                     : name == "div"    ? a / b
-                     : name == "max"    ? std::max(a, b)
-                     : name == "min"    ? std::min(a, b)
-                     : name == "relu"   ? std::max(a, 0.0)
-                     : name == "clip"   ? std::min(std::max(a, imm0), imm1)
-                     : name == "muladd" ? a * imm0 + imm1
-                     : name == "exp"    ? std::exp(a)
-                                        : std::nan("");
+          double r = vop == VecOp::Copy     ? a
+                     : vop == VecOp::Add    ? a + b
+                     : vop == VecOp::Sub    ? a - b
+                     : vop == VecOp::Mul    ? a * b
+                     : vop == VecOp::Div    ? a / b
+                     : vop == VecOp::Max    ? std::max(a, b)
+                     : vop == VecOp::Min    ? std::min(a, b)
+                     : vop == VecOp::Relu   ? std::max(a, 0.0)
+                     : vop == VecOp::Clip   ? std::min(std::max(a, imm0), imm1)
+                     : vop == VecOp::MulAdd ? a * imm0 + imm1
+                     : vop == VecOp::Exp    ? std::exp(a)
+                                            : std::nan("");
           NPUC_ASSERT(!std::isnan(r) || std::isnan(a) || std::isnan(b),
-                      "interp: vector op " + name);
+                      std::string("interp: vector op ") + isa::vecOpName(vop));
           operand(op, "dst", off("dst", i, nullptr)) = r;
         }
   }
