@@ -50,7 +50,8 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
   npu::CompileOptions opt;
   opt.residency = false;
 
-  // Without the retry, compiling the fused groups as placed fails in encoding.
+  // Without the retry, compiling the fused groups as placed fails in encoding: a Reject that
+  // names the group whose instruction cannot hold the address (a group of that segment).
   {
     driver::CompiledModel m;
     m.target = t;
@@ -64,12 +65,19 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
     bool failed = false;
     for (const driver::Seg &s : driver::splitSegments(m.graph))
       if (s.npu) {
-        try {
-          npu::compileSegment(m.graph, s.groups, t, opt);
-        } catch (const Error &e) {
-          failed = true;
-          EXPECT_NE(std::string(e.what()).find("src_addr"), std::string::npos) << e.what();
-        }
+        Expected<npu::Segment, npu::Reject> seg = npu::compileSegment(m.graph, s.groups, t, opt);
+        if (seg)
+          continue;
+        failed = true;
+        const npu::Reject &r = seg.error();
+        EXPECT_NE(r.message.find("src_addr"), std::string::npos) << r.message;
+        EXPECT_EQ(r.kind, npu::RejectKind::Encoding) << r.message;
+        EXPECT_EQ(r.phase, npu::RejectPhase::Emit) << r.message;
+        ASSERT_NE(std::find(s.groups.begin(), s.groups.end(), r.group), s.groups.end())
+            << "the Reject names a group of the segment: " << r.group;
+        // The message names that group (emission names the group it encodes).
+        EXPECT_EQ(r.message.rfind(m.graph.groups.at(size_t(r.group)).name + ": ", 0), 0u)
+            << r.message;
       }
     ASSERT_TRUE(failed) << "the narrowed target must make some group fail";
   }
