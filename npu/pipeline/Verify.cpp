@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <tuple>
 
 namespace npuc::npu {
 
@@ -154,7 +155,9 @@ void checkHomes(const SegmentPlan &p, Problems &out) {
   for (graph::ValueId v : p.dramRoots)
     if (auto a = p.addr.find(v); a != p.addr.end())
       rs.push_back({a->second, a->second + p.bytesOf(v), v});
-  std::sort(rs.begin(), rs.end(), [](const Region &a, const Region &b) { return a.lo < b.lo; });
+  std::sort(rs.begin(), rs.end(), [](const Region &a, const Region &b) {
+    return std::tie(a.lo, a.v) < std::tie(b.lo, b.v);
+  });
   for (size_t i = 0; i < rs.size(); ++i) {
     if (rs[i].hi > p.seg.constBase)
       out.push_back(fmt::format("{} at DRAM [{}, {}) reaches into the constants at {}",
