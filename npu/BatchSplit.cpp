@@ -435,9 +435,7 @@ DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
                 "a later sub-batch lowers the same kernel as the first, the same constants");
     return it->second;
   };
-  d.levelOf = [r, h](ValueId v) {
-    return r->rp.l1Addr.count(r->rootOf(v)) ? h->l1 : h->dram;
-  };
+  d.levelOf = [r, h](ValueId v) { return r->rp.l1Addr.count(r->rootOf(v)) ? h->l1 : h->dram; };
   return d;
 }
 

@@ -80,9 +80,9 @@ private:
       const isa::Field *f = d->field(name);
       if (!f) {
         if (v != 0)
-          return encodingFailure(fmt::format(
-              "{}: instruction '{}' of target '{}' has no field '{}' (needed value {})", where_,
-              d->mnemonic, t_.name, name, v));
+          return encodingFailure(
+              fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
+                          where_, d->mnemonic, t_.name, name, v));
         continue;
       }
       if (v > f->maxValue() || v < f->minValue())

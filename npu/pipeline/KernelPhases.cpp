@@ -95,8 +95,8 @@ PhaseResult phaseSchedule(SegmentPlan &p) {
                          [&seg](const std::vector<uint8_t> &bytes) {
                            int64_t at = seg.constBase + static_cast<int64_t>(seg.constImage.size());
                            seg.constImage.insert(seg.constImage.end(), bytes.begin(), bytes.end());
-                           seg.constImage.resize(static_cast<size_t>(alignUp(
-                               static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
+                           seg.constImage.resize(static_cast<size_t>(
+                               alignUp(static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
                            return at;
                          },
                          [&p, &hw](graph::ValueId v) { return p.resident(v) ? hw.l1 : hw.dram; }};
@@ -167,8 +167,8 @@ PhaseResult phaseBanks(SegmentPlan &p) {
       next = 0;
       return lowerKernel(*u.plan, *u.g, b, d, u.used);
     };
-    u.bank = placeForBanks(p.hw, relower, u.grp->name, *p.simMem, u.placed,
-                           p.opt.bankAlwaysMove, u.fromTop, *u.window);
+    u.bank = placeForBanks(p.hw, relower, u.grp->name, *p.simMem, u.placed, p.opt.bankAlwaysMove,
+                           u.fromTop, *u.window);
   }
   return {};
 }

@@ -24,8 +24,13 @@ constexpr int64_t kDramAlign = 64;
 DramTensor dramTensor(const SegmentPlan &p, graph::ValueId v) {
   const graph::Value &x = p.g->value(v);
   auto chosen = p.chosen.layout.find(v);
-  DramTensor d{v,      x.name, 0, x.shape, chosen != p.chosen.layout.end() ? chosen->second : dramLayoutOf(x),
-               p.hw.act, 1.0f};
+  DramTensor d{v,
+               x.name,
+               0,
+               x.shape,
+               chosen != p.chosen.layout.end() ? chosen->second : dramLayoutOf(x),
+               p.hw.act,
+               1.0f};
   if (p.hw.quantised())
     d.scale = p.opt.quant->of(p.rootOf(v));
   return d;

@@ -18,9 +18,13 @@ constexpr PhaseName kNames[] = {
 
 } // namespace
 
-const char *phaseName(Phase p) { return kNames[static_cast<size_t>(p)].name; }
+const char *phaseName(Phase p) {
+  return kNames[static_cast<size_t>(p)].name;
+}
 
-const char *phaseWhat(Phase p) { return kNames[static_cast<size_t>(p)].what; }
+const char *phaseWhat(Phase p) {
+  return kNames[static_cast<size_t>(p)].what;
+}
 
 std::optional<Phase> phaseNamed(const std::string &name) {
   for (size_t i = 0; i < kNumPhases; ++i)

@@ -34,7 +34,9 @@ const char *kernelName(KernelKind k) {
   return "?";
 }
 
-std::string name(const SegmentPlan &p, graph::ValueId v) { return "'" + p.g->value(v).name + "'"; }
+std::string name(const SegmentPlan &p, graph::ValueId v) {
+  return "'" + p.g->value(v).name + "'";
+}
 
 void printGroups(const SegmentPlan &p, std::ostream &os) {
   os << "groups (by step):\n";
@@ -86,8 +88,8 @@ void printResidency(const SegmentPlan &p, std::ostream &os) {
   os << "residency:" << (p.seg.residency.empty() ? " none proposed\n" : "\n");
   for (const ResidencyEntry &e : p.seg.residency) {
     if (e.dropped.empty())
-      os << fmt::format("  '{}' {} bytes kept in L1 at {} (saves {} DRAM bytes)\n", e.name,
-                        e.bytes, e.l1Addr, e.dramBytesSaved);
+      os << fmt::format("  '{}' {} bytes kept in L1 at {} (saves {} DRAM bytes)\n", e.name, e.bytes,
+                        e.l1Addr, e.dramBytesSaved);
     else
       os << fmt::format("  '{}' {} bytes in DRAM: {}\n", e.name, e.bytes, e.dropped);
   }

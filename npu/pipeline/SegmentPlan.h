@@ -37,9 +37,9 @@ struct ChosenLayouts {
 /// them in program order; lower, banks and emit fill in the rest.
 struct EmitUnit {
   // schedule
-  size_t step = 0;       // the segment step (groupIds index)
-  int run = -1;          // index into SegmentPlan::split.runs, or -1 (the whole batch)
-  int64_t subBatch = -1; // which sub-batch of the run (-1: the whole batch)
+  size_t step = 0;                 // the segment step (groupIds index)
+  int run = -1;                    // index into SegmentPlan::split.runs, or -1 (the whole batch)
+  int64_t subBatch = -1;           // which sub-batch of the run (-1: the whole batch)
   const graph::Graph *g = nullptr; // the whole-batch graph, or the run's at sub-batch size
   const graph::FusedGroup *grp = nullptr;
   GroupPlan *plan = nullptr; // lowering may switch it to the loop-nest plan
@@ -53,10 +53,10 @@ struct EmitUnit {
   int replayOf = -1;
 
   // lower (units with replayOf < 0), then banks
-  PlacedKernel placed;               // kernel, instructions, and the placement lowered at
-  KernelOptions used;                // the options the kernel was lowered with
+  PlacedKernel placed; // kernel, instructions, and the placement lowered at
+  KernelOptions used;  // the options the kernel was lowered with
   std::vector<std::pair<int64_t, size_t>> consts; // constants it placed: address, byte count
-  int64_t dramNeed = 0;              // DRAM bytes below its last constant (the simulator's size)
+  int64_t dramNeed = 0; // DRAM bytes below its last constant (the simulator's size)
   BankReport bank;
 };
 

@@ -69,7 +69,8 @@ void checkLifetimes(const SegmentPlan &p, Problems &out) {
 void checkSplitRuns(const SegmentPlan &p, Problems &out) {
   size_t prevEnd = 0;
   for (const SplitRun &run : p.split.runs) {
-    const std::string where = fmt::format("batch-split run over steps [{}, {})", run.first, run.end);
+    const std::string where =
+        fmt::format("batch-split run over steps [{}, {})", run.first, run.end);
     if (run.first < prevEnd || run.end <= run.first || run.end > p.groupIds.size())
       out.push_back(where + " overlaps another run or lies outside the segment");
     prevEnd = run.end;
@@ -99,8 +100,8 @@ void checkResidents(const SegmentPlan &p, Problems &out) {
   for (const auto &[root, at] : p.rp.l1Addr) {
     const int64_t end = at + p.bytesOf(root);
     if (p.hostRoots.count(root))
-      out.push_back(fmt::format("{} is resident in L1, but the host reads or writes it",
-                                quoted(p, root)));
+      out.push_back(
+          fmt::format("{} is resident in L1, but the host reads or writes it", quoted(p, root)));
     auto span = p.live.life.find(root);
     if (span == p.live.life.end()) {
       out.push_back(fmt::format("resident {} has no lifetime", quoted(p, root)));
@@ -142,8 +143,8 @@ void checkHomes(const SegmentPlan &p, Problems &out) {
                       int(p.split.residentRoots.count(root));
     if (homes != 1)
       out.push_back(fmt::format("{} has {} homes (DRAM {}, L1 {}, a batch-split run's L1 {})",
-                                quoted(p, root), homes, inDram.count(root),
-                                p.rp.l1Addr.count(root), p.split.residentRoots.count(root)));
+                                quoted(p, root), homes, inDram.count(root), p.rp.l1Addr.count(root),
+                                p.split.residentRoots.count(root)));
     if (homes >= 1 && !p.split.residentRoots.count(root) && !p.addr.count(root))
       out.push_back(fmt::format("{} has no address", quoted(p, root)));
   }

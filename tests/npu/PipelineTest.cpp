@@ -53,7 +53,9 @@ struct Chain {
   }
 };
 
-isa::Target base() { return isa::loadTarget(configPath("npu-base.yaml")); }
+isa::Target base() {
+  return isa::loadTarget(configPath("npu-base.yaml"));
+}
 
 // The plan of `c` after `last`, every phase verified on the way.
 void planThrough(npu::SegmentPlan &p, const Chain &c, const isa::Target &t, npu::Phase last,
