@@ -42,7 +42,8 @@ void printGroups(const SegmentPlan &p, std::ostream &os) {
   os << "groups (by step):\n";
   for (size_t i = 0; i < p.plans.size(); ++i) {
     const GroupPlan &gp = p.plans[i];
-    os << fmt::format("  step {}: group '{}' kernel {}", i, p.group(i).name, kernelName(gp.kind));
+    os << fmt::format("  step {}: group '{}' kernel {}{}", i, p.group(i).name, kernelName(gp.kind),
+                      gp.depthwise ? " (depthwise: the vector unit if cheaper)" : "");
     if (*p.done == Phase::Quantise)
       os << (gp.quant.calibrated
                  ? fmt::format(" int8 scales in {:g} out {:g}", gp.quant.in, gp.quant.out)

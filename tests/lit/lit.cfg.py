@@ -1,15 +1,16 @@
-# lit.cfg.py - lit configuration of the TIR golden-text tests (run by ctest, see CMakeLists.txt).
+# lit.cfg.py - lit configuration of the golden-text tests (run by ctest, see CMakeLists.txt).
 #
-# Tests are .tir files with `// RUN:` lines; %npuc is the npuc binary under test and FileCheck is
+# Tests are .tir files with `// RUN:` lines (the TIR parser and passes) and .test files with
+# `# RUN:` lines (commands over whole models: the segment pipeline's printed plans); %npuc is the npuc binary under test and FileCheck is
 # LLVM 16's. Both come in as lit parameters from CMake (`--param npuc=... --param
 # filecheck=...`), so the suite always tests the build it belongs to.
 import os
 
 import lit.formats
 
-config.name = "npuc-tir"
+config.name = "npuc"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".tir"]
+config.suffixes = [".tir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = lit_config.params.get("exec_root", config.test_source_root)
 
@@ -24,3 +25,6 @@ config.substitutions.append(("not ", lit_config.params.get("not", "/usr/lib/llvm
 # %configs: the repository's target descriptions (instruction emission and PreProcess read one).
 config.substitutions.append(
     ("%configs", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "configs"))))
+# %models: the bundled ONNX models (tinycnn, branchy, dwnet, mlp).
+config.substitutions.append(
+    ("%models", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "models"))))
