@@ -52,7 +52,7 @@ struct BatchSplitInput {
   KernelOptions ko;
   bool crossGroupPrefetch = true;
   bool evenIfSlower = false; // CompileOptions::batchSplitEvenIfSlower
-  /// Values stored in a layout chosen to cancel layout ops (Compile.cpp chooseLayouts): a run
+  /// Values stored in a layout chosen to cancel layout ops (the choose-layouts phase): a run
   /// re-planned at sub-batch size would store them in their default layout while their views
   /// still read the chosen one (and a chosen order need not keep image i contiguous), so no run
   /// touching them is split.

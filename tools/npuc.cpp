@@ -68,9 +68,8 @@ int main(int argc, char **argv) {
   c->add_flag("--time-phases", compile.timePhases,
               "print the wall time of each segment-pipeline phase, summed over segments, to "
               "stderr");
-  c->add_flag("--verify-phases", compile.verifyPhases,
-              "check the segment plan's invariants between the phases (on by default in debug "
-              "builds)");
+  c->add_flag("--no-verify-phases", compile.noVerifyPhases,
+              "skip the checks of the segment plan's invariants between the phases");
 
   RunArgs run;
   auto *r = app.add_subcommand("run", "run a compiled package");

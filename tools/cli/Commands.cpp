@@ -287,7 +287,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationFile = a.calibrate;
-  opt.verifyPhases = opt.verifyPhases || a.verifyPhases;
+  opt.verifyPhases = !a.noVerifyPhases;
   opt.phases = phaseControl(a, out);
   if (opt.phases && (aot || driver::isCpuTarget(a.target)))
     fail("--print-after, --stop-after and --time-phases show the NPU's segment pipeline; "

@@ -55,12 +55,12 @@ struct CompileArgs {
   std::string calibrate;            // int8 targets: .npy calibration input (default: seeded N(0,1))
   /// The segment pipeline (npu/pipeline/Phases.def): print the plan after these phases (names,
   /// or comma lists of names), after every phase, stop after one (no package written), time
-  /// each phase (to `err`), verify the plan between phases.
+  /// each phase (to `err`), or skip the verifier between the phases.
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
   std::string stopAfter;
   bool timePhases = false;
-  bool verifyPhases = false;
+  bool noVerifyPhases = false;
 };
 struct RunArgs {
   std::string package;
