@@ -108,6 +108,25 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
     expectClose(r.outputs.at(ref.value(v).name), refOut.at(v), "tinycnn after retries");
 }
 
+// A Reject no single group is to blame for (the segment's DRAM image does not fit the target's
+// DRAM) is not retried: the compile fails with its message, as a user error.
+TEST(Retry, ASegmentTooLargeForDramIsAUserError) {
+  const std::string onnx = repoPath("models/tinycnn.onnx");
+  NPUC_REQUIRE_FILE(onnx);
+  isa::Target t = isa::loadTarget(repoPath("configs/npu-base.yaml"));
+  for (isa::MemoryLevel &l : t.levels)
+    if (l.name == "dram")
+      l.size = 16384; // below tinycnn's weights alone (its convs' 3x3 kernels)
+  try {
+    driver::compileModel(onnx, t, {});
+    FAIL() << "tinycnn's constants do not fit 16 KiB of DRAM";
+  } catch (const Error &e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("target 'npu-base': the model needs ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(" bytes of DRAM, the target has 16384"), std::string::npos) << msg;
+  }
+}
+
 TEST(Retry, BundledModelsKeepTheirNpuGroups) {
   // Post-dominator fusion must not merge NPU work into CPU groups, and placement must not move
   // anything by cost (nothing in these models sits between CPU groups): every node of a CPU
