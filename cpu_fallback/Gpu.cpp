@@ -2,8 +2,8 @@
 #include "cpu_fallback/Gpu.h"
 
 #include "cpu_fallback/Codegen.h"
+#include "lowering/LowerOps.h"
 #include "support/Error.h"
-#include "tir/LowerOps.h"
 #include "tir/Verify.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>

@@ -1,8 +1,8 @@
 // Lower.cpp - group -> CPU kernel (contract in Lower.h).
 #include "cpu_fallback/Lower.h"
 
+#include "lowering/LowerOps.h"
 #include "support/Error.h"
-#include "tir/LowerOps.h"
 
 #include <fmt/format.h>
 

@@ -23,6 +23,7 @@
 #include "npu/LoopNestRegion.h"
 
 #include "npu/Plan.h"
+#include "npu/isel/EmitNpu.h"
 #include "support/Error.h"
 #include "tir/Bound.h"
 #include "tir/IRMutator.h"
@@ -31,7 +32,6 @@
 #include "tir/Printer.h"
 #include "tir/Simplify.h"
 #include "tir/Substitute.h"
-#include "tir/transform/EmitNpu.h"
 
 #include <cstring>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // LowerLoopNest.cpp - the loop-nest kernel: a fused group no hand-written kernel handles, compiled
-// through instruction emission from loop analysis (tir/transform/EmitNpu.h).
+// through instruction emission from loop analysis (npu/isel/EmitNpu.h).
 //
 // The group's compute definition is its reference loop nest (tir::lowerGroup: fp32 over logical
 // row-major/NCHW buffers). Every input is loaded whole from DRAM into L1 in its logical layout, as
@@ -19,14 +19,14 @@
 #include "npu/Kernels.h"
 #include "npu/LoopNest.h"
 
+#include "lowering/LowerOps.h"
+#include "npu/isel/EmitNpu.h"
+#include "npu/isel/PreProcess.h"
 #include "support/Error.h"
 #include "tir/IRMutator.h"
 #include "tir/IRVisitor.h"
-#include "tir/LowerOps.h"
 #include "tir/PassManager.h"
 #include "tir/Schedule.h"
-#include "tir/transform/EmitNpu.h"
-#include "tir/transform/PreProcess.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -238,8 +238,12 @@ Stmt compileOnChip(const Stmt &body, const std::vector<Staged> &staged,
     if (s.work.defined())
       f.body = AllocateNode::make(s.work, f.body);
 
-  // Normalise, split into unit operations, emit.
-  PassManager pm(parsePipeline(kNormalisationPipeline));
+  // Normalise, split into unit operations, emit. The pipeline decides conditions without Z3, so
+  // a context of its own per nest costs nothing and keeps kernels independent.
+  PassRegistry passes;
+  registerCorePasses(passes);
+  PassContext ctx;
+  PassManager pm(parsePipeline(passes, kNormalisationPipeline), ctx);
   std::vector<std::string> scalar;
   f = pm.run(f);
   f.body = SplitLong(hw.maxDim()).mutate(f.body);

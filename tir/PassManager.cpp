@@ -1,4 +1,4 @@
-// PassManager.cpp - pipeline parsing, option lookup and the pass-running loop.
+// PassManager.cpp - the pass registry, pipeline parsing, option lookup and the pass-running loop.
 #include "tir/PassManager.h"
 
 #include "support/Error.h"
@@ -10,33 +10,34 @@
 
 namespace npuc::tir {
 
-const PassInfo *findPass(const std::string &name) {
-  for (const PassInfo &p : passTable())
+void PassRegistry::add(PassInfo p) {
+  NPUC_ASSERT(!find(p.name), std::string("pass ") + p.name + " is registered twice");
+  passes_.push_back(std::move(p));
+}
+
+const PassInfo *PassRegistry::find(const std::string &name) const {
+  for (const PassInfo &p : passes_)
     if (name == p.name)
       return &p;
   return nullptr;
 }
 
-std::string passOption(const PassInfo &p, const PassOptions &opts, const std::string &name) {
+std::string passOption(const char *pass, const PassOptions &opts, const std::string &name) {
   auto it = opts.find(name);
-  if (it != opts.end())
-    return it->second;
-  for (const PassOption &o : p.options)
-    if (name == o.name)
-      return o.defaultValue;
-  NPUC_ASSERT(false, std::string("pass ") + p.name + " has no option " + name);
+  NPUC_ASSERT(it != opts.end(), std::string("pass ") + pass + " has no option " + name);
+  return it->second;
 }
 
-int64_t passOptionInt(const PassInfo &p, const PassOptions &opts, const std::string &name) {
-  std::string v = passOption(p, opts, name);
+int64_t passOptionInt(const char *pass, const PassOptions &opts, const std::string &name) {
+  std::string v = passOption(pass, opts, name);
   char *end = nullptr;
   long long n = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0')
-    npuc::fail("pass '{}': option '{}' must be an integer, not '{}'", p.name, name, v);
+    npuc::fail("pass '{}': option '{}' must be an integer, not '{}'", pass, name, v);
   return n;
 }
 
-std::vector<PipelineEntry> parsePipeline(const std::string &spec) {
+std::vector<PipelineEntry> parsePipeline(const PassRegistry &r, const std::string &spec) {
   std::vector<PipelineEntry> out;
   size_t i = 0;
   auto trim = [](std::string s) {
@@ -48,14 +49,14 @@ std::vector<PipelineEntry> parsePipeline(const std::string &spec) {
     std::string name = trim(spec.substr(i, end == std::string::npos ? end : end - i));
     if (name.empty())
       npuc::fail("pipeline '{}': empty pass name at offset {}", spec, i);
-    const PassInfo *p = findPass(name);
+    const PassInfo *p = r.find(name);
     if (!p) {
       std::string known;
-      for (const PassInfo &q : passTable())
+      for (const PassInfo &q : r.passes())
         known += (known.empty() ? "" : ", ") + std::string(q.name);
       npuc::fail("pipeline '{}': unknown pass '{}' (known: {})", spec, name, known);
     }
-    PipelineEntry e{p, {}};
+    PipelineEntry e{*p, {}};
     i = end;
     if (i != std::string::npos && spec[i] == '{') {
       size_t close = spec.find('}', i);
@@ -80,6 +81,8 @@ std::vector<PipelineEntry> parsePipeline(const std::string &spec) {
       }
       i = close + 1;
     }
+    for (const PassOption &o : p->options)
+      e.options.emplace(o.name, o.defaultValue); // keeps the values given above
     out.push_back(std::move(e));
     if (i == std::string::npos || i >= spec.size())
       break;
@@ -90,17 +93,18 @@ std::vector<PipelineEntry> parsePipeline(const std::string &spec) {
   return out;
 }
 
-PassManager::PassManager(std::vector<PipelineEntry> pipeline, PassManagerOptions o)
-    : pipeline_(std::move(pipeline)), opts_(std::move(o)) {
+PassManager::PassManager(std::vector<PipelineEntry> pipeline, PassContext &ctx,
+                         PassManagerOptions o)
+    : pipeline_(std::move(pipeline)), ctx_(ctx), opts_(std::move(o)) {
   if (!opts_.stopAfter.empty()) {
     bool found = false;
     for (const PipelineEntry &e : pipeline_)
-      found = found || opts_.stopAfter == e.pass->name;
+      found = found || opts_.stopAfter == e.pass.name;
     if (!found)
       npuc::fail("--stop-after={}: no such pass in the pipeline", opts_.stopAfter);
   }
   for (const PipelineEntry &e : pipeline_)
-    timings_.push_back({e.pass->name, 0});
+    timings_.push_back({e.pass.name, 0});
 }
 
 PrimFunc PassManager::run(const PrimFunc &f, std::ostream *log) {
@@ -108,13 +112,13 @@ PrimFunc PassManager::run(const PrimFunc &f, std::ostream *log) {
   for (size_t i = 0; i < pipeline_.size(); ++i) {
     const PipelineEntry &e = pipeline_[i];
     auto t0 = std::chrono::steady_clock::now();
-    cur = e.pass->run(cur, e.options);
+    cur = e.pass.run(cur, e.options, ctx_);
     auto t1 = std::chrono::steady_clock::now();
     timings_[i].ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
     verify(cur);
     if (opts_.printAfterAll && log)
-      *log << "// *** IR after " << e.pass->name << " ***\n" << toText(cur);
-    if (opts_.stopAfter == e.pass->name)
+      *log << "// *** IR after " << e.pass.name << " ***\n" << toText(cur);
+    if (opts_.stopAfter == e.pass.name)
       break;
   }
   return cur;

@@ -1,46 +1,32 @@
-// PassTable.cpp - THE list of TIR passes (see PassManager.h). Adding a pass: one file pair in
+// PassTable.cpp - THE list of the core's TIR passes (see PassManager.h); the target-dependent
+// ones are instruction selection's (npu/isel/IselPasses.cpp). Adding a pass: one file pair in
 // tir/transform/, one entry here, lit tests in tests/lit/transform/.
-#include "isa/Target.h"
 #include "support/Error.h"
 #include "tir/PassManager.h"
 #include "tir/Simplify.h"
 #include "tir/transform/BoundSimplify.h"
-#include "tir/transform/EmitNpu.h"
 #include "tir/transform/IfPromotion.h"
 #include "tir/transform/LoopCollapse.h"
 #include "tir/transform/LoopFission.h"
 #include "tir/transform/LoopPartition.h"
 #include "tir/transform/LoopShift.h"
 #include "tir/transform/LoopSplitDiv.h"
-#include "tir/transform/PreProcess.h"
 #include "tir/transform/RemoveNoOp.h"
 #include "tir/transform/StorageFlatten.h"
 
 namespace npuc::tir {
 namespace {
 
-ProverOptions proverOptions(const char *pass, const PassOptions &o) {
-  const PassInfo &p = *findPass(pass);
+// The prover of a pass run under `ctx`: Z3's answers are kept in the context's cache.
+ProverOptions proverOptions(const char *pass, const PassOptions &o, PassContext &ctx) {
   ProverOptions po;
-  po.useZ3 = passOptionInt(p, o, "z3") != 0;
-  int64_t t = passOptionInt(p, o, "z3-timeout-ms");
+  po.useZ3 = passOptionInt(pass, o, "z3") != 0;
+  int64_t t = passOptionInt(pass, o, "z3-timeout-ms");
   if (t <= 0)
     npuc::fail("pass '{}': z3-timeout-ms must be positive, not {}", pass, t);
   po.timeoutMs = static_cast<unsigned>(t);
+  po.cache = &ctx.proverCache();
   return po;
-}
-
-// The target a pass's `target=PATH` option names, loaded once per path.
-const isa::Target &targetOption(const char *pass, const PassOptions &o) {
-  static std::map<std::string, isa::Target> loaded;
-  std::string path = passOption(*findPass(pass), o, "target");
-  if (path.empty())
-    npuc::fail("pass '{}': needs target=PATH (a target description, e.g. configs/npu-base.yaml)",
-               pass);
-  auto it = loaded.find(path);
-  if (it == loaded.end())
-    it = loaded.emplace(path, isa::loadTarget(path)).first;
-  return it->second;
 }
 
 } // namespace
@@ -49,12 +35,12 @@ const char *const kNormalisationPipeline = "simplify,loop-split-div,if-promotion
                                            "partition{z3=0},bound-simplify,loop-shift,loop-fission,"
                                            "loop-collapse,remove-no-op,simplify";
 
-const std::vector<PassInfo> &passTable() {
-  static const std::vector<PassInfo> table = {
+void registerCorePasses(PassRegistry &r) {
+  const PassInfo passes[] = {
       {"simplify",
        "constant folding and local algebraic rewrites of every expression; drops dead loops",
        {},
-       [](const PrimFunc &f, const PassOptions &) {
+       [](const PrimFunc &f, const PassOptions &, PassContext &) {
          PrimFunc out = f;
          out.body = simplify(f.body);
          return out;
@@ -62,25 +48,24 @@ const std::vector<PassInfo> &passTable() {
       {"remove-no-op",
        "deletes statements without effect and the loops/ifs/allocations left empty",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return removeNoOp(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return removeNoOp(f); }},
       {"loop-shift",
        "rebases every loop to start at 0",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return loopShift(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return loopShift(f); }},
       {"loop-collapse",
        "merges perfectly nested loops whose buffer accesses are contiguous over both",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return loopCollapse(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return loopCollapse(f); }},
       {"loop-partition",
        "splits loops where a condition changes value, leaving condition-free middle parts",
        {{"max-pieces", "5", "leave a loop alone that would need more pieces"},
         {"z3", "1", "ask Z3 when the interval/modular rules cannot decide a condition"},
         {"z3-timeout-ms", "200", "Z3 time per query"}},
-       [](const PrimFunc &f, const PassOptions &o) {
+       [](const PrimFunc &f, const PassOptions &o, PassContext &ctx) {
          LoopPartitionOptions lo;
-         lo.prover = proverOptions("loop-partition", o);
-         lo.maxPieces =
-             static_cast<int>(passOptionInt(*findPass("loop-partition"), o, "max-pieces"));
+         lo.prover = proverOptions("loop-partition", o, ctx);
+         lo.maxPieces = static_cast<int>(passOptionInt("loop-partition", o, "max-pieces"));
          if (lo.maxPieces < 1)
            npuc::fail("pass 'loop-partition': max-pieces must be at least 1");
          return loopPartition(f, lo);
@@ -88,47 +73,35 @@ const std::vector<PassInfo> &passTable() {
       {"loop-fission",
        "splits a loop whose body is a sequence into one loop per independent statement",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return loopFission(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return loopFission(f); }},
       {"if-promotion",
        "hoists loop-invariant conditions out of loops; removes conditions decided on the range",
        {{"z3", "1", "ask Z3 when the interval/modular rules cannot decide a condition"},
         {"z3-timeout-ms", "200", "Z3 time per query"}},
-       [](const PrimFunc &f, const PassOptions &o) {
-         return ifPromotion(f, proverOptions("if-promotion", o));
+       [](const PrimFunc &f, const PassOptions &o, PassContext &ctx) {
+         return ifPromotion(f, proverOptions("if-promotion", o, ctx));
        }},
       {"loop-split-div",
        "splits a loop by the constant its variable is floor-divided by, when it divides the extent",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return loopSplitDiv(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return loopSplitDiv(f); }},
       {"bound-simplify",
        "removes integer min/max decided by the enclosing loops' ranges (clamped indices)",
        {},
-       [](const PrimFunc &f, const PassOptions &) { return boundSimplify(f); }},
+       [](const PrimFunc &f, const PassOptions &, PassContext &) { return boundSimplify(f); }},
       {"storage-flatten",
        "lays allocated multi-dimensional buffers out flat, each row starting at a multiple of "
        "row-align elements",
        {{"row-align", "1", "row stride granule in elements (rows are padded up to it)"}},
-       [](const PrimFunc &f, const PassOptions &o) {
-         int64_t a = passOptionInt(*findPass("storage-flatten"), o, "row-align");
+       [](const PrimFunc &f, const PassOptions &o, PassContext &) {
+         int64_t a = passOptionInt("storage-flatten", o, "row-align");
          if (a < 1)
            npuc::fail("pass 'storage-flatten': row-align must be at least 1, not {}", a);
          return storageFlatten(f, a);
        }},
-      {"pre-process",
-       "splits stored expressions into one unit operation per store, rewriting operations the "
-       "target lacks into ones it has",
-       {{"target", "", "target description (YAML) whose instructions decide what is direct"}},
-       [](const PrimFunc &f, const PassOptions &o) {
-         return preProcess(f, targetOption("pre-process", o));
-       }},
-      {"emit-npu",
-       "replaces the innermost loops of each nest with the cheapest legal NPU instruction",
-       {{"target", "", "target description (YAML) giving instruction forms, limits and timing"}},
-       [](const PrimFunc &f, const PassOptions &o) {
-         return emitNpu(f, targetOption("emit-npu", o));
-       }},
   };
-  return table;
+  for (const PassInfo &p : passes)
+    r.add(p);
 }
 
 } // namespace npuc::tir

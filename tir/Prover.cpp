@@ -7,8 +7,6 @@
 #include <fmt/format.h>
 #include <z3++.h>
 
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -140,13 +138,25 @@ private:
   }
 };
 
-std::mutex cacheMutex;
-std::map<std::string, Truth> &cache() {
-  static std::map<std::string, Truth> c;
-  return c;
+} // namespace
+
+std::optional<Truth> ProverCache::find(const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = answers_.find(key);
+  if (it == answers_.end())
+    return std::nullopt;
+  return it->second;
 }
 
-} // namespace
+void ProverCache::insert(const std::string &key, Truth t) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  answers_[key] = t;
+}
+
+size_t ProverCache::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return answers_.size();
+}
 
 Truth Prover::decide(const Expr &cond) {
   if (!cond.defined() || !cond.type().isBool())
@@ -180,12 +190,10 @@ Truth Prover::z3Decide(const Expr &cond) {
       key += fmt::format(" {}..{}", it->second.lo, it->second.hi);
   }
   key += fmt::format(" |{}", opts_.timeoutMs);
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    auto it = cache().find(key);
-    if (it != cache().end()) {
+  if (opts_.cache) {
+    if (std::optional<Truth> known = opts_.cache->find(key)) {
       ++stats_.cacheHits;
-      return it->second;
+      return *known;
     }
   }
 
@@ -222,8 +230,8 @@ Truth Prover::z3Decide(const Expr &cond) {
   }
   if (result != Truth::Unknown)
     ++stats_.byZ3;
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  cache()[key] = result;
+  if (opts_.cache)
+    opts_.cache->insert(key, result);
   return result;
 }
 

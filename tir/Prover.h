@@ -5,20 +5,39 @@
 // tell, the condition is handed to Z3 as a formula over mathematical integers (int64 wrap-around
 // is not modelled: TIR index arithmetic is int64 so that it never wraps) with every bound
 // variable constrained to its range; Z3 gets a bounded time (Unknown when it runs out).
-// Conditions with float operands, loads or calls are Unknown. Z3 answers are cached for the
-// process, keyed by the printed condition and ranges, so repeating a question costs nothing.
+// Conditions with float operands, loads or calls are Unknown. Z3 answers are kept in a ProverCache
+// that the caller owns (a PassContext holds one for the passes it runs), keyed by the printed
+// condition and ranges, so repeating a question there costs nothing.
 #pragma once
 
 #include "tir/Bound.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 
 namespace npuc::tir {
+
+/// Z3's answers by question (condition, ranges, time limit). Shared by the provers of every pass
+/// run under one PassContext, whose passes may run on several threads, hence the lock.
+class ProverCache {
+public:
+  std::optional<Truth> find(const std::string &key);
+  void insert(const std::string &key, Truth t);
+  size_t size();
+
+private:
+  std::mutex mutex_;
+  std::map<std::string, Truth> answers_;
+};
 
 struct ProverOptions {
   bool useRules = true; // tests turn the rules off to show what Z3 alone decides
   bool useZ3 = true;
   unsigned timeoutMs = 200;
+  ProverCache *cache = nullptr; // where Z3's answers are kept and looked up; none when null
 };
 
 struct ProverStats {

@@ -136,6 +136,22 @@ int main(int argc, char **argv) {
   o->add_flag("--split-input-file", opt.splitInputFile, "handle `// -----` chunks separately");
   o->add_flag("--list-passes", opt.listPasses, "list the passes and their options");
 
+  GraphOptArgs gopt;
+  auto *go = app.add_subcommand(
+      "graph-opt", "run graph passes on graph text (.graph) or an ONNX model and print the graph");
+  go->add_option("file", gopt.file, "graph text (.graph), or an ONNX model (.onnx) to import");
+  go->add_option("--passes", gopt.passes, "pipeline: a,b{option=value},c (see --list-passes)");
+  go->add_option("--target", gopt.target,
+                 "target YAML: fusion keeps what its NPU runs; placement asks its backend");
+  go->add_option("--input-shape", gopt.inputShapes, "ONNX: pin an input's shape: NAME=1,3,8,8");
+  go->add_option("--inline-limit", gopt.inlineLimit,
+                 "print f32 constants with more elements as random(HASH) (default: all data for "
+                 ".graph, 16 for .onnx; -1: all)");
+  go->add_flag("--print-after-all", gopt.printAfterAll, "print the graph after every pass");
+  go->add_option("--stop-after", gopt.stopAfter, "stop after the named pass");
+  go->add_flag("--split-input-file", gopt.splitInputFile, "handle `// -----` chunks separately");
+  go->add_flag("--list-passes", gopt.listPasses, "list the graph passes and their options");
+
   CosimArgs cosimArgs;
   auto *cs = app.add_subcommand("cosim", "run a program or package on the simulator and the RTL "
                                          "core and compare data and cycles");
@@ -179,6 +195,8 @@ int main(int argc, char **argv) {
       cmdSim(sim, std::cout);
     else if (*o)
       return cmdOpt(opt, std::cout, std::cerr) ? 0 : 1;
+    else if (*go)
+      return cmdGraphOpt(gopt, std::cout, std::cerr) ? 0 : 1;
     else if (*cs)
       return cmdCosim(cosimArgs, std::cout) ? 0 : reportError("cosim: RTL and simulator disagree");
     else if (*dm)

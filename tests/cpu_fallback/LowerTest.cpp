@@ -2,8 +2,8 @@
 // small random inputs (tolerance 1e-5 relative plus 1e-5 absolute for fp32 vs double sums).
 #include "cpu_fallback/Jit.h"
 #include "graph/Reference.h"
+#include "lowering/LowerOps.h"
 #include "support/Error.h"
-#include "tir/LowerOps.h"
 #include "tir/Printer.h"
 
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include "cpu_fallback/Jit.h"
 #include "cpu_fallback/Lower.h"
 #include "graph/Reference.h"
-#include "tir/LowerOps.h"
+#include "lowering/LowerOps.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
+#include "tests/common/GraphText.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -15,30 +16,9 @@
 
 using namespace npuc;
 using namespace npuc::graph;
+using namespace npuc::test;
 
 namespace {
-
-std::vector<float> randomData(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &f : v)
-    f = d(rng);
-  return v;
-}
-
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
-           std::map<std::string, AttrValue> attrs = {}) {
-  ValueId o = g.addValue(name + ".out", {}, DType::F32);
-  NodeId n = g.addNode(op, name, std::move(ins), {o});
-  g.node(n).attrs = std::move(attrs);
-  inferNodeShape(g, n);
-  return n;
-}
-
-ValueId out(const Graph &g, NodeId n) {
-  return g.node(n).outputs[0];
-}
 
 std::map<ValueId, HostTensor> randomInputs(const Graph &g, unsigned seed) {
   std::map<ValueId, HostTensor> in;
@@ -116,11 +96,11 @@ TEST(Cse, MergesDuplicatedBranches) {
   std::vector<float> scale = randomData(4, 1);
   ValueId c1 = g.addConstant("c1", {4, 1, 1}, scale);
   ValueId c2 = g.addConstant("c2", {4, 1, 1}, scale);
-  NodeId ra = add(g, "Relu", "ra", {x});
-  NodeId ma = add(g, "Mul", "ma", {out(g, ra), c1});
-  NodeId rb = add(g, "Relu", "rb", {x});
-  NodeId mb = add(g, "Mul", "mb", {c2, out(g, rb)}); // commutative: operands swapped
-  NodeId sum = add(g, "Add", "sum", {out(g, ma), out(g, mb)});
+  NodeId ra = addNode(g, "Relu", "ra", {x});
+  NodeId ma = addNode(g, "Mul", "ma", {out(g, ra), c1});
+  NodeId rb = addNode(g, "Relu", "rb", {x});
+  NodeId mb = addNode(g, "Mul", "mb", {c2, out(g, rb)}); // commutative: operands swapped
+  NodeId sum = addNode(g, "Add", "sum", {out(g, ma), out(g, mb)});
   g.outputs = {out(g, sum)};
   auto in = randomInputs(g, 7);
   auto before = runReference(g, in);
@@ -141,15 +121,15 @@ TEST(Cse, KeepsOpsThatDiffer) {
   ValueId x = g.addValue("x", {2, 5}, DType::F32);
   ValueId y = g.addValue("y", {2, 5}, DType::F32);
   g.inputs = {x, y};
-  NodeId l1 = add(g, "LeakyRelu", "l1", {x}, {{"alpha", 0.1}});
-  NodeId l2 = add(g, "LeakyRelu", "l2", {x}, {{"alpha", 0.2}}); // different attribute
-  NodeId s1 = add(g, "Sub", "s1", {x, y});
-  NodeId s2 = add(g, "Sub", "s2", {y, x}); // not commutative
-  NodeId c1 = add(g, "Relu", "c1", {g.addConstant("k1", {2, 5}, randomData(10, 3))});
-  NodeId c2 = add(g, "Relu", "c2", {g.addConstant("k2", {2, 5}, randomData(10, 4))});
-  NodeId s3 = add(g, "Sub", "s3", {x, y}); // a duplicate, but a graph output: kept
-  NodeId sum = add(g, "Sum", "sum",
-                   {out(g, l1), out(g, l2), out(g, s1), out(g, s2), out(g, c1), out(g, c2)});
+  NodeId l1 = addNode(g, "LeakyRelu", "l1", {x}, {{"alpha", 0.1}});
+  NodeId l2 = addNode(g, "LeakyRelu", "l2", {x}, {{"alpha", 0.2}}); // different attribute
+  NodeId s1 = addNode(g, "Sub", "s1", {x, y});
+  NodeId s2 = addNode(g, "Sub", "s2", {y, x}); // not commutative
+  NodeId c1 = addNode(g, "Relu", "c1", {g.addConstant("k1", {2, 5}, randomData(10, 3))});
+  NodeId c2 = addNode(g, "Relu", "c2", {g.addConstant("k2", {2, 5}, randomData(10, 4))});
+  NodeId s3 = addNode(g, "Sub", "s3", {x, y}); // a duplicate, but a graph output: kept
+  NodeId sum = addNode(g, "Sum", "sum",
+                       {out(g, l1), out(g, l2), out(g, s1), out(g, s2), out(g, c1), out(g, c2)});
   g.outputs = {out(g, sum), out(g, s3)};
   auto in = randomInputs(g, 11);
   auto before = runReference(g, in);
@@ -166,15 +146,15 @@ TEST(Fusion, OperatorClasses) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId same = add(g, "Add", "same", {x, out(g, relu)});
-  NodeId bc = add(g, "Mul", "bc", {x, g.addConstant("c", {4, 1, 1}, randomData(4, 1))});
-  NodeId tr = add(g, "Transpose", "tr", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId red = add(g, "ReduceMean", "red", {x},
-                   {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
-  NodeId conv =
-      add(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 2))}, conv1x1());
-  NodeId sm = add(g, "Softmax", "sm", {x}, {{"axis", int64_t{1}}});
+  NodeId relu = addNode(g, "Relu", "relu", {x});
+  NodeId same = addNode(g, "Add", "same", {x, out(g, relu)});
+  NodeId bc = addNode(g, "Mul", "bc", {x, g.addConstant("c", {4, 1, 1}, randomData(4, 1))});
+  NodeId tr = addNode(g, "Transpose", "tr", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId red = addNode(g, "ReduceMean", "red", {x},
+                       {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+  NodeId conv = addNode(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 2))},
+                        conv1x1());
+  NodeId sm = addNode(g, "Softmax", "sm", {x}, {{"axis", int64_t{1}}});
   EXPECT_EQ(opPattern(g, g.node(relu)), OpPattern::ElemWise);
   EXPECT_EQ(opPattern(g, g.node(same)), OpPattern::ElemWise);
   EXPECT_EQ(opPattern(g, g.node(bc)), OpPattern::Broadcast);
@@ -195,12 +175,12 @@ Diamond diamond() {
   Graph &g = d.g;
   ValueId x = g.addValue("x", {1, 4, 5, 5}, DType::F32);
   g.inputs = {x};
-  d.conv =
-      add(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 3))}, conv1x1());
-  d.relu = add(g, "Relu", "relu", {out(g, d.conv)});
-  d.sig = add(g, "Sigmoid", "sig", {out(g, d.relu)});
-  d.tanh = add(g, "Tanh", "tanh", {out(g, d.relu)});
-  d.sum = add(g, "Add", "sum", {out(g, d.sig), out(g, d.tanh)});
+  d.conv = addNode(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 3))},
+                   conv1x1());
+  d.relu = addNode(g, "Relu", "relu", {out(g, d.conv)});
+  d.sig = addNode(g, "Sigmoid", "sig", {out(g, d.relu)});
+  d.tanh = addNode(g, "Tanh", "tanh", {out(g, d.relu)});
+  d.sum = addNode(g, "Add", "sum", {out(g, d.sig), out(g, d.tanh)});
   g.outputs = {out(g, d.sum)};
   return d;
 }
@@ -251,12 +231,14 @@ TEST(Fusion, MultiConsumerFusesOneConvIntoTheAdd) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId c1 = add(g, "Conv", "c1",
-                  {out(g, relu), g.addConstant("w1", {4, 4, 1, 1}, randomData(16, 1))}, conv1x1());
-  NodeId c2 = add(g, "Conv", "c2",
-                  {out(g, relu), g.addConstant("w2", {4, 4, 1, 1}, randomData(16, 2))}, conv1x1());
-  NodeId sum = add(g, "Add", "sum", {out(g, c1), out(g, c2)});
+  NodeId relu = addNode(g, "Relu", "relu", {x});
+  NodeId c1 =
+      addNode(g, "Conv", "c1", {out(g, relu), g.addConstant("w1", {4, 4, 1, 1}, randomData(16, 1))},
+              conv1x1());
+  NodeId c2 =
+      addNode(g, "Conv", "c2", {out(g, relu), g.addConstant("w2", {4, 4, 1, 1}, randomData(16, 2))},
+              conv1x1());
+  NodeId sum = addNode(g, "Add", "sum", {out(g, c1), out(g, c2)});
   g.outputs = {out(g, sum)};
   auto in = randomInputs(g, 9);
   auto want = runReference(g, in);
@@ -273,10 +255,10 @@ TEST(Fusion, ElementwiseFusesIntoReductionButNotAfterIt) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId red = add(g, "ReduceMean", "red", {out(g, relu)},
-                   {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
-  NodeId mul = add(g, "Mul", "mul", {out(g, red), g.addConstant("k", {1}, {3.0f})});
+  NodeId relu = addNode(g, "Relu", "relu", {x});
+  NodeId red = addNode(g, "ReduceMean", "red", {out(g, relu)},
+                       {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+  NodeId mul = addNode(g, "Mul", "mul", {out(g, red), g.addConstant("k", {1}, {3.0f})});
   g.outputs = {out(g, mul)};
   auto in = randomInputs(g, 10);
   auto want = runReference(g, in);
@@ -293,14 +275,14 @@ TEST(Fusion, InjectiveChainsFuseButNotIntoOpaque) {
   Graph g;
   ValueId x = g.addValue("x", {1, 2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
+  NodeId relu = addNode(g, "Relu", "relu", {x});
   NodeId tr =
-      add(g, "Transpose", "tr", {out(g, relu)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId rs = add(g, "Reshape", "rs", {out(g, tr), g.addConstantI64("spec", {2}, {1, -1})});
-  NodeId sm = add(g, "Softmax", "sm", {out(g, rs)}, {{"axis", int64_t{1}}});
-  NodeId tanh = add(g, "Tanh", "tanh", {x});
+      addNode(g, "Transpose", "tr", {out(g, relu)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId rs = addNode(g, "Reshape", "rs", {out(g, tr), g.addConstantI64("spec", {2}, {1, -1})});
+  NodeId sm = addNode(g, "Softmax", "sm", {out(g, rs)}, {{"axis", int64_t{1}}});
+  NodeId tanh = addNode(g, "Tanh", "tanh", {x});
   NodeId t2 =
-      add(g, "Transpose", "t2", {out(g, tanh)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+      addNode(g, "Transpose", "t2", {out(g, tanh)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
   g.outputs = {out(g, sm), out(g, tanh), out(g, t2)};
   auto in = randomInputs(g, 12);
   auto want = runReference(g, in);
@@ -315,9 +297,10 @@ TEST(Fusion, FilterLetsViewsJoinCpuGroups) {
   Graph g;
   ValueId x = g.addValue("x", {1, 2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId t1 = add(g, "Transpose", "t1", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId rs = add(g, "Reshape", "rs", {out(g, t1), g.addConstantI64("spec", {3}, {1, 12, 2})});
-  NodeId t2 = add(g, "Transpose", "t2", {out(g, rs)}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  NodeId t1 = addNode(g, "Transpose", "t1", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId rs = addNode(g, "Reshape", "rs", {out(g, t1), g.addConstantI64("spec", {3}, {1, 12, 2})});
+  NodeId t2 =
+      addNode(g, "Transpose", "t2", {out(g, rs)}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
   g.outputs = {out(g, t2)};
   auto in = randomInputs(g, 14);
   auto want = runReference(g, in);
@@ -355,14 +338,14 @@ Graph sandwich(bool bigConv, NodeId &middle) {
   Graph g;
   ValueId x = g.addValue("x", {1, 16, 32, 32}, DType::F32);
   g.inputs = {x};
-  NodeId s1 = add(g, "Softmax", "s1", {x}, {{"axis", int64_t{1}}});
+  NodeId s1 = addNode(g, "Softmax", "s1", {x}, {{"axis", int64_t{1}}});
   if (bigConv)
-    middle = add(
+    middle = addNode(
         g, "Conv", "mid", {out(g, s1), g.addConstant("w", {16, 16, 3, 3}, randomData(2304, 4))},
         {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   else
-    middle = add(g, "Relu", "mid", {out(g, s1)});
-  NodeId s2 = add(g, "Softmax", "s2", {out(g, middle)}, {{"axis", int64_t{1}}});
+    middle = addNode(g, "Relu", "mid", {out(g, s1)});
+  NodeId s2 = addNode(g, "Softmax", "s2", {out(g, middle)}, {{"axis", int64_t{1}}});
   g.outputs = {out(g, s2)};
   return g;
 }
@@ -423,7 +406,7 @@ TEST(Placement, LoneOpWithoutCpuNeighboursStaysOnTheNpu) {
   Graph g;
   ValueId x = g.addValue("x", {1, 16, 32, 32}, DType::F32);
   g.inputs = {x};
-  NodeId r = add(g, "Relu", "r", {x});
+  NodeId r = addNode(g, "Relu", "r", {x});
   g.outputs = {out(g, r)};
   fuseOps(g);
   DeviceCosts costs;
@@ -442,9 +425,10 @@ TEST(Residency, KeepsWhatFitsBetweenConsecutiveGroups) {
   g.inputs = {x};
   ValueId cur = x;
   for (int i = 0; i < 3; ++i)
-    cur = out(g, add(g, "Conv", fmt::format("c{}", i),
-                     {cur, g.addConstant(fmt::format("w{}", i), {4, 4, 1, 1}, randomData(16, i))},
-                     conv1x1()));
+    cur =
+        out(g, addNode(g, "Conv", fmt::format("c{}", i),
+                       {cur, g.addConstant(fmt::format("w{}", i), {4, 4, 1, 1}, randomData(16, i))},
+                       conv1x1()));
   g.outputs = {cur};
   fuseOps(g);
   ASSERT_EQ(g.groups.size(), 3u);

@@ -1,11 +1,12 @@
 // LayoutSimplifyTest.cpp - algebraic simplification of layout ops (graph/LayoutSimplify.cpp):
 // reshape chains collapse, Transpose pairs compose, identity and unit-dim transposes go, graph
 // outputs and multi-consumer intermediates are kept. Every case checks the simplified graph's
-// reference outputs against the reference run of the graph before simplification.
+// reference outputs against the reference run of the graph before simplification. Graphs are
+// graph text (docs/GRAPH.md), so every intermediate shape written here is checked on reading.
 #include "graph/Passes.h"
 #include "graph/Printer.h"
 #include "graph/Reference.h"
-#include "graph/ShapeInference.h"
+#include "tests/common/GraphText.h"
 
 #include <gtest/gtest.h>
 
@@ -13,25 +14,10 @@
 
 using namespace npuc;
 using namespace npuc::graph;
+using npuc::test::graphFromText;
+using npuc::test::nodeNamed;
 
 namespace {
-
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
-           std::map<std::string, AttrValue> attrs = {}) {
-  ValueId out = g.addValue(name, {}, DType::F32);
-  NodeId n = g.addNode(op, name, std::move(ins), {out});
-  g.node(n).attrs = std::move(attrs);
-  inferNodeShape(g, n);
-  return n;
-}
-
-ValueId out(const Graph &g, NodeId n) {
-  return g.node(n).outputs[0];
-}
-
-ValueId shapeConst(Graph &g, const std::string &name, std::vector<int64_t> s) {
-  return g.addConstantI64(name, {static_cast<int64_t>(s.size())}, s);
-}
 
 HostTensor randomInput(const Shape &s) {
   std::mt19937 rng(7);
@@ -68,14 +54,16 @@ Graph simplifiedAndChecked(const Graph &g) {
 }
 
 TEST(LayoutSimplify, ReshapeChainCollapsesToOneReshape) {
-  Graph g;
-  ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
-  g.inputs = {x};
-  NodeId f = add(g, "Flatten", "f", {x}, {{"axis", int64_t{1}}});                        // 2x12
-  NodeId u = add(g, "Unsqueeze", "u", {out(g, f)}, {{"axes", std::vector<int64_t>{0}}}); // 1x2x12
-  NodeId r = add(g, "Reshape", "r", {out(g, u), shapeConst(g, "s", {6, 4})});
-  NodeId relu = add(g, "Relu", "relu", {out(g, r)});
-  g.outputs = {out(g, relu)};
+  Graph g = graphFromText(R"(graph "chain"
+    input %x: f32[2x3x4]
+    const %s: i64[2] = [6, 4]
+    %f: f32[2x12] = Flatten "f"(%x) {axis=1}
+    %u: f32[1x2x12] = Unsqueeze "u"(%f) {axes=[0]}
+    %r: f32[6x4] = Reshape "r"(%u, %s)
+    %y: f32[6x4] = Relu "relu"(%r)
+    output %y)");
+  ValueId x = g.inputs[0];
+  NodeId r = nodeNamed(g, "r");
   Graph s = simplifiedAndChecked(g);
   EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Relu"}));
   EXPECT_EQ(s.node(r).inputs[0], x);
@@ -88,29 +76,32 @@ TEST(LayoutSimplify, ReshapeChainCollapsesToOneReshape) {
 }
 
 TEST(LayoutSimplify, ReshapeBackToTheInputShapeDisappears) {
-  Graph g;
-  ValueId x = g.addValue("x", {2, 6}, DType::F32);
-  g.inputs = {x};
-  NodeId a = add(g, "Reshape", "a", {x, shapeConst(g, "s1", {3, 4})});
-  NodeId b = add(g, "Reshape", "b", {out(g, a), shapeConst(g, "s2", {2, 6})});
-  NodeId relu = add(g, "Relu", "relu", {out(g, b)});
-  g.outputs = {out(g, relu)};
+  Graph g = graphFromText(R"(graph "back"
+    input %x: f32[2x6]
+    const %s1: i64[2] = [3, 4]
+    const %s2: i64[2] = [2, 6]
+    %a: f32[3x4] = Reshape "a"(%x, %s1)
+    %b: f32[2x6] = Reshape "b"(%a, %s2)
+    %y: f32[2x6] = Relu "relu"(%b)
+    output %y)");
+  ValueId x = g.inputs[0];
+  NodeId relu = nodeNamed(g, "relu");
   Graph s = simplifiedAndChecked(g);
   EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Relu"}));
   EXPECT_EQ(s.node(relu).inputs[0], x);
 }
 
 TEST(LayoutSimplify, TransposePairComposesAndIdentityDisappears) {
-  Graph g;
-  ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
-  g.inputs = {x};
-  NodeId t1 = add(g, "Transpose", "t1", {x}, {{"perm", std::vector<int64_t>{1, 2, 0}}}); // 3x4x2
-  NodeId t2 =
-      add(g, "Transpose", "t2", {out(g, t1)}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 4x3x2
-  NodeId t3 = add(g, "Transpose", "t3", {out(g, t1)},
-                  {{"perm", std::vector<int64_t>{2, 0, 1}}}); // 2x3x4: t1 undone
-  NodeId relu = add(g, "Relu", "relu", {out(g, t3)});
-  g.outputs = {out(g, t2), out(g, relu)};
+  // t3 undoes t1.
+  Graph g = graphFromText(R"(graph "pairs"
+    input %x: f32[2x3x4]
+    %t1: f32[3x4x2] = Transpose "t1"(%x) {perm=[1, 2, 0]}
+    %t2: f32[4x3x2] = Transpose "t2"(%t1) {perm=[1, 0, 2]}
+    %t3: f32[2x3x4] = Transpose "t3"(%t1) {perm=[2, 0, 1]}
+    %y: f32[2x3x4] = Relu "relu"(%t3)
+    output %t2, %y)");
+  ValueId x = g.inputs[0];
+  NodeId t1 = nodeNamed(g, "t1"), t2 = nodeNamed(g, "t2"), relu = nodeNamed(g, "relu");
   Graph s = simplifiedAndChecked(g);
   // t2 = one Transpose of x with perm r[i] = p1[p2[i]] = {2, 1, 0}; t3 is the identity and goes;
   // t1 has no use left.
@@ -123,14 +114,16 @@ TEST(LayoutSimplify, TransposePairComposesAndIdentityDisappears) {
 
 TEST(LayoutSimplify, UnitDimTransposeBecomesReshapeAndJoinsTheChain) {
   // vit's self_attention/Transpose: [197,1,768] -> [1,197,768] moves only the unit dim.
-  Graph g;
-  ValueId x = g.addValue("x", {5, 1, 8}, DType::F32);
-  g.inputs = {x};
-  NodeId t = add(g, "Transpose", "t", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 1x5x8
-  NodeId r = add(g, "Reshape", "r", {out(g, t), shapeConst(g, "s", {5, 2, 4})});
-  NodeId t2 = add(g, "Transpose", "t2", {out(g, r)},
-                  {{"perm", std::vector<int64_t>{1, 0, 2}}}); // moves bytes: stays
-  g.outputs = {out(g, t2)};
+  // t2 moves bytes: it stays.
+  Graph g = graphFromText(R"(graph "unit"
+    input %x: f32[5x1x8]
+    const %s: i64[3] = [5, 2, 4]
+    %t: f32[1x5x8] = Transpose "t"(%x) {perm=[1, 0, 2]}
+    %r: f32[5x2x4] = Reshape "r"(%t, %s)
+    %t2: f32[2x5x4] = Transpose "t2"(%r) {perm=[1, 0, 2]}
+    output %t2)");
+  ValueId x = g.inputs[0];
+  NodeId t = nodeNamed(g, "t"), r = nodeNamed(g, "r"), t2 = nodeNamed(g, "t2");
   Graph s = simplifiedAndChecked(g);
   EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Transpose"}));
   EXPECT_EQ(s.node(r).inputs[0], x);
@@ -139,16 +132,22 @@ TEST(LayoutSimplify, UnitDimTransposeBecomesReshapeAndJoinsTheChain) {
 }
 
 TEST(LayoutSimplify, KeepsIntermediatesWithOtherUsesAndGraphOutputs) {
-  Graph g;
-  ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
-  g.inputs = {x};
-  NodeId a = add(g, "Reshape", "a", {x, shapeConst(g, "s1", {6, 4})});
-  NodeId other = add(g, "Relu", "other", {out(g, a)}); // a second use of a's output
-  NodeId b = add(g, "Reshape", "b", {out(g, a), shapeConst(g, "s2", {24})});
-  NodeId c = add(g, "Reshape", "c", {out(g, b), shapeConst(g, "s3", {4, 6})}); // graph output
-  NodeId t = add(g, "Transpose", "t", {out(g, c)}, {{"perm", std::vector<int64_t>{1, 0}}});
-  NodeId back = add(g, "Transpose", "back", {out(g, t)}, {{"perm", std::vector<int64_t>{1, 0}}});
-  g.outputs = {out(g, other), out(g, c), out(g, back)};
+  // "other" is a second use of a's output; c is a graph output.
+  Graph g = graphFromText(R"(graph "keep"
+    input %x: f32[2x3x4]
+    const %s1: i64[2] = [6, 4]
+    const %s2: i64[1] = [24]
+    const %s3: i64[2] = [4, 6]
+    %a: f32[6x4] = Reshape "a"(%x, %s1)
+    %other: f32[6x4] = Relu "other"(%a)
+    %b: f32[24] = Reshape "b"(%a, %s2)
+    %c: f32[4x6] = Reshape "c"(%b, %s3)
+    %t: f32[6x4] = Transpose "t"(%c) {perm=[1, 0]}
+    %back: f32[4x6] = Transpose "back"(%t) {perm=[1, 0]}
+    output %other, %c, %back)");
+  ValueId x = g.inputs[0];
+  NodeId a = nodeNamed(g, "a"), b = nodeNamed(g, "b"), c = nodeNamed(g, "c");
+  NodeId t = nodeNamed(g, "t"), back = nodeNamed(g, "back");
   Graph s = simplifiedAndChecked(g);
   EXPECT_FALSE(s.node(a).dead) << "Relu still reads it";
   EXPECT_EQ(s.node(c).inputs[0], x) << "the chain a -> b -> c reads x directly";

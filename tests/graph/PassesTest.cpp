@@ -5,6 +5,7 @@
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 #include "graph/SinkScale.h"
+#include "tests/common/GraphText.h"
 
 #include <gtest/gtest.h>
 
@@ -13,69 +14,40 @@
 
 using namespace npuc;
 using namespace npuc::graph;
+using namespace npuc::test;
 
 namespace {
 
-std::vector<float> randomData(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float &f : v)
-    f = d(rng);
-  return v;
-}
-
-std::vector<float> positive(int64_t n, unsigned seed) {
-  std::vector<float> v = randomData(n, seed);
-  for (float &f : v)
-    f = 0.5f + std::fabs(f);
-  return v;
-}
-
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
-           std::map<std::string, AttrValue> attrs = {}) {
-  ValueId out = g.addValue(name + ".out", {}, DType::F32);
-  NodeId n = g.addNode(op, name, std::move(ins), {out});
-  g.node(n).attrs = std::move(attrs);
-  inferNodeShape(g, n);
-  return n;
-}
-
-ValueId out(const Graph &g, NodeId n) {
-  return g.node(n).outputs[0];
-}
-
 // conv(3->4, 3x3, pad 1) -> BN -> relu, plus a second BN after a conv whose output has two
-// consumers (cannot fold into the conv) and a BN directly on the graph input.
+// consumers (cannot fold into the conv) and a BN directly on the graph input. Variances are
+// drawn from [0.5, 1.5).
 Graph bnGraph() {
-  Graph g;
-  ValueId x = g.addValue("x", {1, 3, 6, 6}, DType::F32);
-  g.inputs = {x};
-  auto bnParams = [&](const std::string &p, int64_t c, unsigned seed) {
-    return std::vector<ValueId>{g.addConstant(p + ".scale", {c}, randomData(c, seed)),
-                                g.addConstant(p + ".bias", {c}, randomData(c, seed + 1)),
-                                g.addConstant(p + ".mean", {c}, randomData(c, seed + 2)),
-                                g.addConstant(p + ".var", {c}, positive(c, seed + 3))};
-  };
-  std::map<std::string, AttrValue> convAttrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                                             {"kernel_shape", std::vector<int64_t>{3, 3}}};
-  ValueId w = g.addConstant("w", {4, 3, 3, 3}, randomData(108, 1));
-  ValueId b = g.addConstant("b", {4}, randomData(4, 2));
-  NodeId conv = add(g, "Conv", "conv", {x, w, b}, convAttrs);
-  auto p1 = bnParams("bn1", 4, 10);
-  NodeId bn1 = add(g, "BatchNormalization", "bn1", {out(g, conv), p1[0], p1[1], p1[2], p1[3]},
-                   {{"epsilon", 1e-3}});
-  NodeId relu = add(g, "Relu", "relu", {out(g, bn1)});
-  ValueId w2 = g.addConstant("w2", {4, 4, 3, 3}, randomData(144, 3));
-  NodeId conv2 = add(g, "Conv", "conv2", {out(g, relu), w2}, convAttrs);
-  auto p2 = bnParams("bn2", 4, 20);
-  NodeId bn2 = add(g, "BatchNormalization", "bn2", {out(g, conv2), p2[0], p2[1], p2[2], p2[3]});
-  NodeId other = add(g, "Sigmoid", "other", {out(g, conv2)}); // second consumer of conv2
-  NodeId sum = add(g, "Add", "sum", {out(g, bn2), out(g, other)});
-  auto p3 = bnParams("bn3", 3, 30);
-  NodeId bn3 = add(g, "BatchNormalization", "bn3", {x, p3[0], p3[1], p3[2], p3[3]});
-  g.outputs = {out(g, sum), out(g, bn3)};
-  return g;
+  return graphFromText(R"(graph "bn"
+    input %x: f32[1x3x6x6]
+    const %w: f32[4x3x3x3] = random(1)
+    const %b: f32[4] = random(2)
+    const %bn1.scale: f32[4] = random(10)
+    const %bn1.bias: f32[4] = random(11)
+    const %bn1.mean: f32[4] = random(12)
+    const %bn1.var: f32[4] = random(13, 0.5, 1.5)
+    const %w2: f32[4x4x3x3] = random(3)
+    const %bn2.scale: f32[4] = random(20)
+    const %bn2.bias: f32[4] = random(21)
+    const %bn2.mean: f32[4] = random(22)
+    const %bn2.var: f32[4] = random(23, 0.5, 1.5)
+    const %bn3.scale: f32[3] = random(30)
+    const %bn3.bias: f32[3] = random(31)
+    const %bn3.mean: f32[3] = random(32)
+    const %bn3.var: f32[3] = random(33, 0.5, 1.5)
+    %c: f32[1x4x6x6] = Conv "conv"(%x, %w, %b) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}
+    %n1: f32[1x4x6x6] = BatchNormalization "bn1"(%c, %bn1.scale, %bn1.bias, %bn1.mean, %bn1.var) {epsilon=0.001}
+    %r: f32[1x4x6x6] = Relu "relu"(%n1)
+    %c2: f32[1x4x6x6] = Conv "conv2"(%r, %w2) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}
+    %n2: f32[1x4x6x6] = BatchNormalization "bn2"(%c2, %bn2.scale, %bn2.bias, %bn2.mean, %bn2.var)
+    %o: f32[1x4x6x6] = Sigmoid "other"(%c2)
+    %sum: f32[1x4x6x6] = Add "sum"(%n2, %o)
+    %n3: f32[1x3x6x6] = BatchNormalization "bn3"(%x, %bn3.scale, %bn3.bias, %bn3.mean, %bn3.var)
+    output %sum, %n3)");
 }
 
 TEST(Passes, FoldBatchNormPreservesNumerics) {
@@ -119,9 +91,9 @@ TEST(Passes, SimplifyRemovesNoOpsAndFoldsConstants) {
   g.inputs = {x};
   ValueId c1 = g.addConstant("c1", {2, 2}, {1, 2, 3, 4});
   ValueId c2 = g.addConstant("c2", {2}, {10, 20});
-  NodeId k = add(g, "Add", "k", {c1, c2}); // constant: folds to [[11,22],[13,24]]
-  NodeId id = add(g, "Identity", "id", {x});
-  NodeId m = add(g, "Mul", "m", {out(g, id), out(g, k)});
+  NodeId k = addNode(g, "Add", "k", {c1, c2}); // constant: folds to [[11,22],[13,24]]
+  NodeId id = addNode(g, "Identity", "id", {x});
+  NodeId m = addNode(g, "Mul", "m", {out(g, id), out(g, k)});
   g.outputs = {out(g, m)};
   simplify(g);
   std::vector<NodeId> order = g.topoOrder();
@@ -142,23 +114,30 @@ struct FusionGraph {
 
 FusionGraph fusionGraph() {
   FusionGraph f;
-  Graph &g = f.g;
-  ValueId x = g.addValue("x", {1, 4, 5, 5}, DType::F32);
-  g.inputs = {x};
-  std::map<std::string, AttrValue> ca{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                                      {"kernel_shape", std::vector<int64_t>{3, 3}}};
-  f.conv1 = add(g, "Conv", "conv1", {x, g.addConstant("w1", {4, 4, 3, 3}, randomData(144, 5))}, ca);
-  f.addB =
-      add(g, "Add", "addB", {out(g, f.conv1), g.addConstant("bias", {4, 1, 1}, randomData(4, 6))});
-  f.relu1 = add(g, "Relu", "relu1", {out(g, f.addB)});
-  f.conv2 = add(g, "Conv", "conv2",
-                {out(g, f.relu1), g.addConstant("w2", {4, 4, 3, 3}, randomData(144, 7))}, ca);
-  f.addRes = add(g, "Add", "addRes", {out(g, f.conv2), out(g, f.relu1)});
-  f.relu2 = add(g, "Relu", "relu2", {out(g, f.addRes)});
-  f.reshape =
-      add(g, "Reshape", "reshape", {out(g, f.relu2), g.addConstantI64("spec", {2}, {1, -1})});
-  f.softmax = add(g, "Softmax", "softmax", {out(g, f.reshape)}, {{"axis", int64_t{1}}});
-  g.outputs = {out(g, f.softmax)};
+  f.g = graphFromText(R"(graph "fusion"
+    input %x: f32[1x4x5x5]
+    const %w1: f32[4x4x3x3] = random(5)
+    const %bias: f32[4x1x1] = random(6)
+    const %w2: f32[4x4x3x3] = random(7)
+    const %spec: i64[2] = [1, -1]
+    %c1: f32[1x4x5x5] = Conv "conv1"(%x, %w1) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}
+    %b1: f32[1x4x5x5] = Add "addB"(%c1, %bias)
+    %r1: f32[1x4x5x5] = Relu "relu1"(%b1)
+    %c2: f32[1x4x5x5] = Conv "conv2"(%r1, %w2) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}
+    %a2: f32[1x4x5x5] = Add "addRes"(%c2, %r1)
+    %r2: f32[1x4x5x5] = Relu "relu2"(%a2)
+    %flat: f32[1x100] = Reshape "reshape"(%r2, %spec)
+    %sm: f32[1x100] = Softmax "softmax"(%flat) {axis=1}
+    output %sm)");
+  const Graph &g = f.g;
+  f.conv1 = nodeNamed(g, "conv1");
+  f.addB = nodeNamed(g, "addB");
+  f.relu1 = nodeNamed(g, "relu1");
+  f.conv2 = nodeNamed(g, "conv2");
+  f.addRes = nodeNamed(g, "addRes");
+  f.relu2 = nodeNamed(g, "relu2");
+  f.reshape = nodeNamed(g, "reshape");
+  f.softmax = nodeNamed(g, "softmax");
   return f;
 }
 
@@ -185,11 +164,11 @@ TEST(Passes, FuseOpsStopsAtShapeMismatchAndGraphOutputs) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId gap = add(g, "GlobalAveragePool", "gap", {x});
-  NodeId sig = add(g, "Sigmoid", "sig", {out(g, gap)});
-  NodeId mul = add(g, "Mul", "mul", {x, out(g, sig)}); // [1,4,3,3] x [1,4,1,1]: ends chain
-  NodeId relu = add(g, "Relu", "relu", {out(g, mul)});
-  NodeId tanh = add(g, "Tanh", "tanh", {out(g, relu)});
+  NodeId gap = addNode(g, "GlobalAveragePool", "gap", {x});
+  NodeId sig = addNode(g, "Sigmoid", "sig", {out(g, gap)});
+  NodeId mul = addNode(g, "Mul", "mul", {x, out(g, sig)}); // [1,4,3,3] x [1,4,1,1]: ends chain
+  NodeId relu = addNode(g, "Relu", "relu", {out(g, mul)});
+  NodeId tanh = addNode(g, "Tanh", "tanh", {out(g, relu)});
   g.outputs = {out(g, relu), out(g, tanh)}; // relu's output is a graph output: chain ends
   fuseOps(g);
   ASSERT_EQ(g.groups.size(), 3u);
@@ -231,20 +210,20 @@ TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
   ValueId k = g.addValue("k", {2, 7, 3}, DType::F32);
   ValueId r = g.addValue("r", {2, 7, 3}, DType::F32);
   g.inputs = {q, k, r};
-  NodeId qs = add(g, "Div", "qs", {q, g.addConstant("c", {}, {4.0f})});
-  NodeId ks = add(g, "Mul", "ks", {g.addConstant("c2", {1}, {0.5f}), k});
-  NodeId mm = add(g, "MatMul", "mm", {out(g, qs), out(g, ks)});
+  NodeId qs = addNode(g, "Div", "qs", {q, g.addConstant("c", {}, {4.0f})});
+  NodeId ks = addNode(g, "Mul", "ks", {g.addConstant("c2", {1}, {0.5f}), k});
+  NodeId mm = addNode(g, "MatMul", "mm", {out(g, qs), out(g, ks)});
   // Kept: the scaled value is also a graph output; and a per-column (non-scalar) constant.
-  NodeId q2 = add(g, "Mul", "q2", {q, g.addConstant("c3", {}, {3.0f})});
-  NodeId mm2 = add(g, "MatMul", "mm2", {out(g, q2), r});
-  NodeId rs = add(g, "Mul", "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
-  NodeId mm3 = add(g, "MatMul", "mm3", {q, out(g, rs)});
+  NodeId q2 = addNode(g, "Mul", "q2", {q, g.addConstant("c3", {}, {3.0f})});
+  NodeId mm2 = addNode(g, "MatMul", "mm2", {out(g, q2), r});
+  NodeId rs = addNode(g, "Mul", "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
+  NodeId mm3 = addNode(g, "MatMul", "mm3", {q, out(g, rs)});
   // Kept: one scaled value read by both operands (sinking it once would scale the product by c,
   // not c squared).
   ValueId sq = g.addValue("sq", {2, 4, 4}, DType::F32);
   g.inputs.push_back(sq);
-  NodeId ss = add(g, "Mul", "ss", {sq, g.addConstant("c5", {}, {2.0f})});
-  NodeId mm4 = add(g, "MatMul", "mm4", {out(g, ss), out(g, ss)});
+  NodeId ss = addNode(g, "Mul", "ss", {sq, g.addConstant("c5", {}, {2.0f})});
+  NodeId mm4 = addNode(g, "MatMul", "mm4", {out(g, ss), out(g, ss)});
   g.outputs = {out(g, mm), out(g, mm2), out(g, q2), out(g, mm3), out(g, mm4)};
   Graph before = g;
   EXPECT_EQ(sinkScalesPastMatMul(g), 2);

@@ -98,19 +98,30 @@ TEST(Prover, Z3DecidesWhatTheRulesCannot) {
 
 TEST(Prover, Z3AloneAndItsCache) {
   Env v;
-  Prover z3Only(ProverOptions{false, true, 1000});
+  ProverCache cache;
+  Prover z3Only(ProverOptions{false, true, 1000, &cache});
   z3Only.bind(v.i, 0, 100);
   z3Only.bind(v.j, 0, 100);
   EXPECT_EQ(z3Only.decide(v.parse("(i * 6 + j * 4) % 2 == 0")), Truth::True);
   int64_t hits = z3Only.stats().cacheHits;
   // The same question about other variables with the same ranges is answered from the cache.
   Var a = Var::make("i"), b = Var::make("j");
-  Prover second(ProverOptions{false, true, 1000});
+  Prover second(ProverOptions{false, true, 1000, &cache});
   second.bind(a, 0, 100);
   second.bind(b, 0, 100);
   EXPECT_EQ(second.decide((a * 6 + b * 4) % 2 == 0), Truth::True);
   EXPECT_EQ(second.stats().cacheHits, 1);
   EXPECT_EQ(z3Only.stats().cacheHits, hits);
+  // The answers belong to the cache, not to the process: another cache, or none, asks Z3 again.
+  ProverCache otherCache;
+  for (ProverCache *c : {&otherCache, static_cast<ProverCache *>(nullptr)}) {
+    Prover other(ProverOptions{false, true, 1000, c});
+    other.bind(a, 0, 100);
+    other.bind(b, 0, 100);
+    EXPECT_EQ(other.decide((a * 6 + b * 4) % 2 == 0), Truth::True);
+    EXPECT_EQ(other.stats().cacheHits, 0);
+    EXPECT_EQ(other.stats().byZ3, 1);
+  }
   // Different ranges are a different question.
   second.bind(a, 0, 101);
   EXPECT_EQ(second.decide((a * 6 + b * 4) % 2 == 0), Truth::True);

@@ -10,8 +10,8 @@
 #include "DiffUtil.h"
 #include "TestGraphs.h"
 
-#include "tir/Coverage.h"
-#include "tir/LowerOps.h"
+#include "lowering/LowerOps.h"
+#include "npu/isel/Coverage.h"
 
 #include <gtest/gtest.h>
 
@@ -131,7 +131,7 @@ std::string report(const std::vector<Row> &rows, const Coverage &before, const C
        "matmul). *Before*: instruction emission (`emit-npu`, target npu-base) on the nest as "
        "written. *After*: `"
     << test::kPipeline
-    << ",pre-process,emit-npu`. Work is the innermost work (tir/Coverage.h): executed scalar "
+    << ",pre-process,emit-npu`. Work is the innermost work (npu/isel/Coverage.h): executed scalar "
        "stores plus the elements NPU instructions process; PreProcess adds the work of its "
        "temporaries, so *after* totals can be larger. *T+V* is the share done by tensor and "
        "vector instructions, *DMA* by DMA copies and fills, *scalar* what stays for the CPU "
@@ -171,8 +171,9 @@ std::string report(const std::vector<Row> &rows, const Coverage &before, const C
 
 TEST(Coverage, CorpusReachesFullCoverageAfterNormalisation) {
   const isa::Target &t = test::target();
-  PassManager emitOnly(parsePipeline(emitSpec()));
-  PassManager normalised(parsePipeline(normaliseSpec()));
+  PassContext ctx;
+  PassManager emitOnly(test::pipeline(emitSpec()), ctx);
+  PassManager normalised(test::pipeline(normaliseSpec()), ctx);
   std::vector<Row> rows;
   Coverage before, after;
   int full = 0, improved = 0;
@@ -252,13 +253,15 @@ TEST(Coverage, CountsExactTripCounts) {
 TEST(Coverage, EveryPassKeepsEveryCaseEquivalent) {
   for (const Case &c : corpus()) {
     SCOPED_TRACE(c.name);
-    for (const PassInfo &p : passTable()) {
-      PassManager pm(parsePipeline(test::passSpec(p)));
+    PassContext ctx;
+    PassRegistry passes = test::allPasses();
+    for (const PassInfo &p : passes.passes()) {
+      PassManager pm(test::pipeline(test::passSpec(p)), ctx);
       test::expectSameResults(c.f, pm.run(c.f), std::string("pass ") + p.name);
     }
-    PassManager emitOnly(parsePipeline(emitSpec()));
+    PassManager emitOnly(test::pipeline(emitSpec()), ctx);
     test::expectSameResults(c.f, emitOnly.run(c.f), "emission alone");
-    PassManager normalised(parsePipeline(normaliseSpec()));
+    PassManager normalised(test::pipeline(normaliseSpec()), ctx);
     test::expectSameResults(c.f, normalised.run(c.f), "normalisation and emission");
   }
 }

@@ -6,6 +6,7 @@
 #include "Interp.h"
 
 #include "isa/Target.h"
+#include "npu/isel/Passes.h"
 #include "tir/Parser.h"
 #include "tir/PassManager.h"
 #include "tir/Printer.h"
@@ -41,6 +42,18 @@ inline const std::string kTargetPath = std::string(NPUC_SOURCE_DIR) + "/configs/
 inline const isa::Target &target() {
   static const isa::Target t = isa::loadTarget(kTargetPath);
   return t;
+}
+
+// Every pass `npuc opt` knows: the core's and instruction selection's.
+inline PassRegistry allPasses() {
+  PassRegistry r;
+  registerCorePasses(r);
+  registerIselPasses(r);
+  return r;
+}
+
+inline std::vector<PipelineEntry> pipeline(const std::string &spec) {
+  return parsePipeline(allPasses(), spec);
 }
 
 // The pass's pipeline entry; passes that read a target get npu-base.

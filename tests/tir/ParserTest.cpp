@@ -3,10 +3,10 @@
 // located error messages for malformed text.
 #include "tir/Parser.h"
 #include "TestGraphs.h"
+#include "lowering/LowerOps.h"
 #include "support/Error.h"
 #include "tir/Equal.h"
 #include "tir/IRMutator.h"
-#include "tir/LowerOps.h"
 #include "tir/Printer.h"
 #include "tir/Verify.h"
 

@@ -6,7 +6,7 @@
 #include "DiffUtil.h"
 #include "TestGraphs.h"
 
-#include "tir/LowerOps.h"
+#include "lowering/LowerOps.h"
 #include "tir/Parser.h"
 #include "tir/PassManager.h"
 
@@ -29,15 +29,17 @@ using testgraphs::node;
 namespace {
 
 void checkAllPasses(const PrimFunc &f) {
-  for (const PassInfo &p : passTable()) {
-    PassManager pm(parsePipeline(passSpec(p)));
+  PassContext ctx;
+  PassRegistry passes = test::allPasses();
+  for (const PassInfo &p : passes.passes()) {
+    PassManager pm(test::pipeline(passSpec(p)), ctx);
     expectSameResults(f, pm.run(f), std::string("pass ") + p.name);
   }
-  PassManager pm(parsePipeline(kPipeline));
+  PassManager pm(test::pipeline(kPipeline), ctx);
   expectSameResults(f, pm.run(f), "the normalisation pipeline");
   std::string target = "{target=" + kTargetPath + "}";
   PassManager emit(
-      parsePipeline(std::string(kPipeline) + ",pre-process" + target + ",emit-npu" + target));
+      test::pipeline(std::string(kPipeline) + ",pre-process" + target + ",emit-npu" + target), ctx);
   expectSameResults(f, emit.run(f), "normalisation, pre-process and emission");
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "graph/Graph.h"
-#include "tir/LowerOps.h"
+#include "lowering/LowerOps.h"
 
 #include <gtest/gtest.h>
 

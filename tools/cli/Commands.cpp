@@ -11,11 +11,12 @@
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "isa/Program.h"
+#include "lowering/LowerOps.h"
 #include "npu/Hw.h"
+#include "npu/isel/Coverage.h"
 #include "npu/pipeline/Phase.h"
 #include "support/Error.h"
 #include "support/Npy.h"
-#include "tir/Coverage.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
@@ -26,6 +27,20 @@
 namespace npuc::cli {
 
 namespace {
+
+// `inspect --loops`: instruction selection on the group's reference nest, or why there is none.
+tir::GroupCoverage loopCoverage(const graph::Graph &g, const graph::FusedGroup &grp,
+                                const isa::Target &t) {
+  tir::PrimFunc reference;
+  try {
+    reference = tir::lowerGroup(g, grp);
+  } catch (const npuc::Error &e) {
+    tir::GroupCoverage out;
+    out.error = e.what();
+    return out;
+  }
+  return tir::analyseNest(reference, t);
+}
 
 // L1 residency of one NPU segment: the tensors the analysis (graph/Residency.cpp) proposed to
 // keep on chip between groups, and what the code generator did with each (npu/Resident.h).
@@ -194,7 +209,7 @@ std::string sanitizeName(const std::string &name) {
   return out.empty() ? "_" : out;
 }
 
-static std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
+std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
   std::map<std::string, Shape> m;
   for (const std::string &a : args) {
     auto [name, s] = parseInputShape(a);
@@ -486,7 +501,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
         ops += (ops.empty() ? std::string() : std::string("+")) + g.node(n).op;
       out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
       if (a.loops)
-        out << "    " << tir::describe(tir::analyseGroup(g, grp, m.target)) << "\n";
+        out << "    " << tir::describe(loopCoverage(g, grp, m.target)) << "\n";
       if (!grp.note.empty())
         out << fmt::format("    note: {}\n", grp.note);
       if (!s.npu) {

@@ -37,6 +37,17 @@ private:
 std::pair<std::string, Shape> parseInputShape(const std::string &arg);
 /// "NAME=FILE.npy" -> (NAME, tensor read from FILE.npy).
 std::pair<std::string, HostTensor> parseInputFile(const std::string &arg);
+/// --input-shape arguments as a map; an input named twice is an error.
+std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args);
+
+/// A piece of a --split-input-file text: cut at lines starting `// -----`; firstLine keeps the
+/// whole file's line numbers in messages. Without `split`, the whole text.
+struct TextChunk {
+  std::string text;
+  int firstLine;
+};
+std::vector<TextChunk> splitChunks(const std::string &text, bool split);
+
 /// Output file stem: characters outside [A-Za-z0-9_.-] become '_'.
 std::string sanitizeName(const std::string &name);
 
@@ -92,6 +103,13 @@ struct OptArgs {
   std::string file, passes, stopAfter;
   bool printAfterAll = false, timePasses = false, splitInputFile = false, listPasses = false;
 };
+struct GraphOptArgs {
+  std::string file; // graph text (.graph) or an ONNX model (.onnx: imported, then the passes)
+  std::string passes, stopAfter, target;
+  std::vector<std::string> inputShapes; // .onnx: pin dynamic dims
+  int64_t inlineLimit = -2;             // -2: all data for .graph, 16 elements for .onnx
+  bool printAfterAll = false, splitInputFile = false, listPasses = false;
+};
 struct DemoArgs {
   std::string root; // the repository root (models/, configs/)
 };
@@ -121,6 +139,10 @@ void cmdDisasmProgram(const std::string &binary, const std::string &target, std:
 /// `npuc opt`: runs a TIR pass pipeline on a .tir file and prints the result (tools/cli/Opt.cpp).
 /// Returns false when a chunk of a --split-input-file run failed (its error went to `err`).
 bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err);
+/// `npuc graph-opt`: runs graph passes on graph text or an imported ONNX model and prints the
+/// graph text (tools/cli/GraphOpt.cpp). Returns false when a chunk of a --split-input-file run
+/// failed (its error went to `err`).
+bool cmdGraphOpt(const GraphOptArgs &a, std::ostream &out, std::ostream &err);
 /// Returns false when the NPU result disagrees with the reference beyond tolerance.
 bool cmdDemo(const DemoArgs &a, std::ostream &out);
 

@@ -5,6 +5,7 @@
 // own (line numbers in messages stay those of the whole file); the outputs are joined by the
 // same marker. A chunk that fails prints `npuc: error: MESSAGE` on stderr and the others still
 // run, so one file can hold several expected-error cases; the command then fails.
+#include "npu/isel/Passes.h"
 #include "support/Error.h"
 #include "tir/Parser.h"
 #include "tir/PassManager.h"
@@ -20,15 +21,29 @@
 namespace npuc::cli {
 namespace {
 
-struct Chunk {
-  std::string text;
-  int firstLine;
-};
+// Every pass `--passes` can name: the core's, then instruction selection's.
+tir::PassRegistry allPasses() {
+  tir::PassRegistry r;
+  tir::registerCorePasses(r);
+  tir::registerIselPasses(r);
+  return r;
+}
 
-std::vector<Chunk> splitChunks(const std::string &text, bool split) {
+void listPasses(std::ostream &out) {
+  tir::PassRegistry passes = allPasses();
+  for (const tir::PassInfo &p : passes.passes()) {
+    out << fmt::format("{:<16} {}\n", p.name, p.summary);
+    for (const tir::PassOption &o : p.options)
+      out << fmt::format("    {}={:<8} {}\n", o.name, o.defaultValue, o.help);
+  }
+}
+
+} // namespace
+
+std::vector<TextChunk> splitChunks(const std::string &text, bool split) {
   if (!split)
     return {{text, 1}};
-  std::vector<Chunk> out{{"", 1}};
+  std::vector<TextChunk> out{{"", 1}};
   std::istringstream in(text);
   std::string line;
   int n = 0;
@@ -42,16 +57,6 @@ std::vector<Chunk> splitChunks(const std::string &text, bool split) {
   }
   return out;
 }
-
-void listPasses(std::ostream &out) {
-  for (const tir::PassInfo &p : tir::passTable()) {
-    out << fmt::format("{:<16} {}\n", p.name, p.summary);
-    for (const tir::PassOption &o : p.options)
-      out << fmt::format("    {}={:<8} {}\n", o.name, o.defaultValue, o.help);
-  }
-}
-
-} // namespace
 
 bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   if (a.listPasses) {
@@ -68,12 +73,15 @@ bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   tir::PassManagerOptions pmo;
   pmo.printAfterAll = a.printAfterAll;
   pmo.stopAfter = a.stopAfter;
-  std::vector<tir::PipelineEntry> pipeline =
-      a.passes.empty() ? std::vector<tir::PipelineEntry>{} : tir::parsePipeline(a.passes);
-  tir::PassManager pm(pipeline, pmo);
+  std::vector<tir::PipelineEntry> pipeline = a.passes.empty()
+                                                 ? std::vector<tir::PipelineEntry>{}
+                                                 : tir::parsePipeline(allPasses(), a.passes);
+  // One context for every function of the file: each target loads once, Z3 answers are shared.
+  tir::PassContext ctx;
+  tir::PassManager pm(pipeline, ctx, pmo);
 
   bool ok = true;
-  std::vector<Chunk> chunks = splitChunks(ss.str(), a.splitInputFile);
+  std::vector<TextChunk> chunks = splitChunks(ss.str(), a.splitInputFile);
   for (size_t c = 0; c < chunks.size(); ++c) {
     if (c > 0)
       out << "// -----\n";

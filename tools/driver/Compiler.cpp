@@ -57,6 +57,28 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   return c;
 }
 
+RejectFn npuReject(const isa::Target &t) {
+  // The reject callback sees the final fused groups, so a reason names the op the target lacks.
+  return [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+    return npu::npuRejectReason(g, grp, t);
+  };
+}
+
+graph::FusionFilter npuFusionFilter(const isa::Target &t) {
+  // Fusion keeps what the NPU runs: no merge may turn a group a hand-written kernel runs into one
+  // it does not (the loop-nest kernel's vector arithmetic would replace the tensor unit), nor a
+  // group any kernel runs into one the NPU cannot run at all.
+  graph::FusionFilter hand =
+      graph::preserveRunnable([&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+        return npu::npuRejectReason(g, grp, t, /*loopNest=*/false);
+      });
+  graph::FusionFilter any = graph::preserveRunnable(npuReject(t));
+  return [hand, any](const graph::Graph &g, const graph::FusedGroup &merged,
+                     const std::vector<graph::FusedGroup> &parts) {
+    return hand(g, merged, parts) && any(g, merged, parts);
+  };
+}
+
 void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt) {
   graph::Graph &g = m.graph;
   while (true) {
@@ -143,24 +165,9 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   // Scales are per value, so they are taken on the final graph, before fusion and placement.
   if (target.tensor.operandType == isa::ElemType::I8)
     m.options.quant = calibrateFor(m.graph, opt.calibrationFile);
-  // The reject callback sees the final fused groups, so a reason names the op the target lacks.
-  // Fusion asks it too, so that no merge turns a group the NPU runs into one it cannot.
   const isa::Target &t = m.target;
-  auto reject = [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
-    return npu::npuRejectReason(g, grp, t);
-  };
-  // Fusion keeps what the NPU runs: no merge may turn a group a hand-written kernel runs into one
-  // it does not (the loop-nest kernel's vector arithmetic would replace the tensor unit), nor a
-  // group any kernel runs into one the NPU cannot run at all.
-  graph::FusionFilter hand =
-      graph::preserveRunnable([&t](const graph::Graph &g, const graph::FusedGroup &grp) {
-        return npu::npuRejectReason(g, grp, t, /*loopNest=*/false);
-      });
-  graph::FusionFilter any = graph::preserveRunnable(reject);
-  graph::fuseOps(m.graph, [&](const graph::Graph &g, const graph::FusedGroup &merged,
-                              const std::vector<graph::FusedGroup> &parts) {
-    return hand(g, merged, parts) && any(g, merged, parts);
-  });
+  RejectFn reject = npuReject(t);
+  graph::fuseOps(m.graph, npuFusionFilter(t));
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
   compileWithRetry(m, reject, m.options);

@@ -70,6 +70,14 @@ using RejectFn = std::function<std::string(const graph::Graph &, const graph::Fu
 /// `t`, which must outlive it.
 graph::DeviceCosts deviceCosts(const isa::Target &t);
 
+/// The NPU backend's reject callback for `t` (npu::npuRejectReason), which must outlive it.
+RejectFn npuReject(const isa::Target &t);
+
+/// The fusion filter compileModel uses for `t` (which must outlive it): a merge may not turn a
+/// group a hand-written kernel runs into one it does not, nor a group any NPU kernel runs into
+/// one the NPU cannot run (graph::preserveRunnable).
+graph::FusionFilter npuFusionFilter(const isa::Target &t);
+
 /// Forms segments and compiles the NPU ones. When a segment's compilation is rejected (a
 /// capacity, encoding or kernel limit: npu::Reject), the group the Reject names is split into
 /// one group per node (each placed by `reject`, the split recorded in its note), or, when it is

@@ -9,8 +9,8 @@
 #include "cpu_fallback/Jit.h"
 #include "cpu_fallback/Lower.h"
 #include "graph/Reference.h"
+#include "lowering/LowerOps.h"
 #include "support/Error.h"
-#include "tir/LowerOps.h"
 #include "tools/driver/Report.h"
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // Coverage.cpp - exact trip-count walk of a function's leaves (Coverage.h).
-#include "tir/Coverage.h"
+#include "npu/isel/Coverage.h"
 
 #include "support/Error.h"
 #include "tir/Eval.h"

@@ -1,11 +1,11 @@
 // PreProcess.cpp - splitting stored expressions into direct operations (PreProcess.h).
-#include "tir/transform/PreProcess.h"
+#include "npu/isel/PreProcess.h"
 
+#include "npu/isel/EmitNpu.h"
+#include "npu/isel/InstrMatch.h"
 #include "tir/IRMutator.h"
-#include "tir/InstrMatch.h"
 #include "tir/Simplify.h"
 #include "tir/Substitute.h"
-#include "tir/transform/EmitNpu.h"
 
 namespace npuc::tir {
 namespace {

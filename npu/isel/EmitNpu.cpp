@@ -1,10 +1,10 @@
 // EmitNpu.cpp - enumerating, checking and costing instruction forms per loop nest (EmitNpu.h).
-#include "tir/transform/EmitNpu.h"
+#include "npu/isel/EmitNpu.h"
 
+#include "npu/isel/InstrMatch.h"
 #include "support/Error.h"
 #include "support/Half.h"
 #include "tir/IRMutator.h"
-#include "tir/InstrMatch.h"
 #include "tir/Printer.h"
 
 #include <algorithm>

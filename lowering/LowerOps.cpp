@@ -1,10 +1,10 @@
 // LowerOps.cpp - lowerGroup's driver, the index helpers, and the elementwise / data-movement
 // ops (broadcasting binaries, activations, Clip, BatchNormalization, reshapes, Transpose, Concat,
 // Pad). Reductions and windowed ops are in LowerNN.cpp.
-#include "tir/LowerOps.h"
+#include "lowering/LowerOps.h"
 
+#include "lowering/LowerInternal.h"
 #include "support/Error.h"
-#include "tir/LowerInternal.h"
 #include "tir/Simplify.h"
 #include "tir/Verify.h"
 

@@ -5,8 +5,8 @@
 // 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no intrinsic or libm call for here
 // (asin, sinh, ...) are built from exp/log/atan/sqrt in forms that avoid cancellation.
 #include "graph/ExtOps.h"
+#include "lowering/LowerInternal.h"
 #include "support/Error.h"
-#include "tir/LowerInternal.h"
 
 #include <cmath>
 #include <limits>

@@ -1,13 +1,11 @@
 // GroupCoverage.cpp - loop-analysis emission on a fused group's reference nest (Coverage.h), for
 // `npuc inspect --loops`, and the scope move it and the coverage corpus use.
-#include "tir/Coverage.h"
+#include "npu/isel/Coverage.h"
 
-#include "support/Error.h"
+#include "npu/isel/EmitNpu.h"
+#include "npu/isel/PreProcess.h"
 #include "tir/IRMutator.h"
-#include "tir/LowerOps.h"
 #include "tir/PassManager.h"
-#include "tir/transform/EmitNpu.h"
-#include "tir/transform/PreProcess.h"
 
 #include <fmt/format.h>
 
@@ -42,23 +40,18 @@ PrimFunc withScope(const PrimFunc &f, const std::string &scope) {
   return out;
 }
 
-GroupCoverage analyseGroup(const graph::Graph &g, const graph::FusedGroup &grp,
-                           const isa::Target &t) {
+GroupCoverage analyseNest(const PrimFunc &reference, const isa::Target &t) {
   GroupCoverage out;
   if (t.vector.levels.empty()) {
     out.error = "the target's vector unit reads no memory level";
     return out;
   }
-  PrimFunc f;
-  try {
-    f = withScope(lowerGroup(g, grp),
-                  t.levels.at(static_cast<size_t>(t.vector.levels.front())).name);
-  } catch (const npuc::Error &e) {
-    out.error = e.what();
-    return out;
-  }
+  PrimFunc f = withScope(reference, t.levels.at(static_cast<size_t>(t.vector.levels.front())).name);
   out.before = measureCoverage(emitNpu(f, t), t);
-  PassManager pm(parsePipeline(kNormalisationPipeline));
+  PassRegistry passes;
+  registerCorePasses(passes);
+  PassContext ctx;
+  PassManager pm(parsePipeline(passes, kNormalisationPipeline), ctx);
   out.after = measureCoverage(emitNpu(preProcess(pm.run(f), t), t, &out.scalar), t);
   return out;
 }

@@ -1,5 +1,5 @@
 // InstrMatch.cpp - perfect nests, affine access analysis and operation matching (InstrMatch.h).
-#include "tir/InstrMatch.h"
+#include "npu/isel/InstrMatch.h"
 
 #include "tir/Equal.h"
 #include "tir/Linear.h"

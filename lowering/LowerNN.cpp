@@ -2,8 +2,8 @@
 // GlobalAveragePool, Gemm, MatMul and Softmax. Accumulation is fp32 in the output buffer (the
 // reference accumulates in double; tests allow for the difference). Windows read padded
 // positions through Select over a clamped index, so every load is in bounds.
+#include "lowering/LowerInternal.h"
 #include "support/Error.h"
-#include "tir/LowerInternal.h"
 
 #include <cmath>
 #include <limits>

@@ -9,7 +9,6 @@
 // a nest before and after normalisation (docs/COVERAGE.md) and by `npuc inspect`.
 #pragma once
 
-#include "graph/Graph.h"
 #include "isa/Target.h"
 #include "tir/IR.h"
 
@@ -40,17 +39,17 @@ Coverage measureCoverage(const Stmt &s, const isa::Target &t);
 /// that staged them there sees them.
 PrimFunc withScope(const PrimFunc &f, const std::string &scope);
 
-/// Emission from loop analysis on a fused group's reference loop nest (lowerGroup), with its
-/// buffers in the vector unit's first level: coverage of emit-npu alone and after the
-/// normalisation pipeline, PreProcess and emit-npu (GroupCoverage.cpp). `error` is set (and
-/// the coverages empty) when the group cannot be lowered to TIR.
+/// Emission from loop analysis on a fused group's reference loop nest (lowerGroup, which the
+/// caller runs: this library does not know the graph), with its buffers in the vector unit's
+/// first level: coverage of emit-npu alone and after the normalisation pipeline, PreProcess and
+/// emit-npu (GroupCoverage.cpp). `error` is set (and the coverages empty) when the group cannot
+/// be lowered to TIR (the caller sets it) or the target's vector unit reads no level.
 struct GroupCoverage {
   Coverage before, after;
   std::vector<std::string> scalar; // per nest left scalar after normalisation: store and reason
   std::string error;
 };
-GroupCoverage analyseGroup(const graph::Graph &g, const graph::FusedGroup &grp,
-                           const isa::Target &t);
+GroupCoverage analyseNest(const PrimFunc &reference, const isa::Target &t);
 /// For `npuc inspect --loops`: work emitted by kind, instructions, and (one line each, at most
 /// `maxScalar`) the nests left scalar with the reason.
 std::string describe(const GroupCoverage &c, size_t maxScalar = 3);

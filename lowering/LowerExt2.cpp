@@ -4,8 +4,8 @@
 // output storing a load of the input at an index computed from the output coordinates; indices
 // read from tensors or computed in float are clamped so every load stays in bounds.
 #include "graph/ExtOps.h"
+#include "lowering/LowerInternal.h"
 #include "support/Error.h"
-#include "tir/LowerInternal.h"
 
 #include <cmath>
 
