@@ -378,7 +378,9 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     won.placement = placed;
     NPUC_ASSERT(won.kernel.reject.empty() && b.buffers().size() == bufs.size(),
                 where + ": lowering is deterministic and placement does not change the tiling");
-    emitInstructions(t, won.kernel.body, where, won.program);
+    Expected<isa::Program, Reject> emitted = emitInstructions(t, won.kernel.body, where);
+    NPUC_ASSERT(emitted.has_value(), where + ": the relocated program encodes, so its kernel does");
+    won.program = std::move(*emitted);
     NPUC_ASSERT(sameProgram(won.program, k.program),
                 where + ": re-lowering at a placement emits the relocated program");
     k = std::move(won);

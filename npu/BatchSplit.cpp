@@ -335,41 +335,18 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
       ri.rootOf = in.rootOf;
       ri.ko = in.ko;
       ri.crossGroupPrefetch = in.crossGroupPrefetch;
-      std::set<ValueId> produced;
-      for (size_t k = 0; k < ids.size(); ++k) {
-        const graph::FusedGroup &grp = g.groups.at(size_t(ids[k]));
-        auto touch = [&](ValueId v, int64_t a, int64_t z) {
-          auto [it, fresh] = ri.life.try_emplace(in.rootOf(v), a, z);
-          if (!fresh) {
-            it->second.first = std::min(it->second.first, a);
-            it->second.second = std::max(it->second.second, z);
-          }
-        };
-        for (ValueId v : grp.inputs) {
-          if (!produced.count(v)) {
-            touch(v, 0, int64_t(k) + 1);
-            ri.pinned.insert(in.rootOf(v)); // written before the run
-          }
-          touch(v, int64_t(k), int64_t(k) + 1);
-        }
-        for (ValueId v : grp.outputs) {
-          produced.insert(v);
-          touch(v, int64_t(k), int64_t(k) + 1);
-        }
-      }
-      for (ValueId v : produced) {
-        bool outside = g.isGraphOutput(v) || in.pinned.count(in.rootOf(v));
-        for (graph::NodeId cn : g.consumers(v)) {
-          bool inRun = false;
-          for (int id : ids) {
-            const auto &ns = g.groups.at(size_t(id)).nodes;
-            inRun = inRun || std::find(ns.begin(), ns.end(), cn) != ns.end();
-          }
-          outside = outside || !inRun;
-        }
-        if (outside) // read after the run (by later groups or the host): whole-batch DRAM tensor
-          ri.pinned.insert(in.rootOf(v));
-      }
+      // The run's own lifetimes (the segment's liveness over its steps): what it reads from
+      // before it, and what is read after it (by later groups or the host), are whole-batch
+      // DRAM tensors; so are the tensors the segment pins.
+      Liveness live = computeLiveness(g, ids, in.rootOf);
+      ri.life = live.life;
+      for (ValueId v : live.inputs)
+        ri.pinned.insert(in.rootOf(v));
+      for (ValueId v : live.escaping)
+        ri.pinned.insert(in.rootOf(v));
+      for (const auto &[root, span] : ri.life)
+        if (in.pinned.count(root))
+          ri.pinned.insert(root);
       run.rp = planResidency(ri, hw);
       run.rootOf = in.rootOf;
       run.crossGroupPrefetch = in.crossGroupPrefetch;
@@ -431,66 +408,35 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
   return out;
 }
 
-void emitSplitRun(const SplitRun &run, const Hw &hw,
-                  const std::function<int64_t(graph::ValueId)> &dramAddr,
-                  const std::function<int64_t(const std::vector<uint8_t> &)> &addConst,
-                  const StepEmitter &emit, Segment &seg) {
-  const graph::Graph &gb = *run.gb;
-  const size_t len = run.end - run.first;
-  const int64_t subs = run.batch / run.subBatch;
-  auto l1Of = [&](ValueId v) { return run.rp.l1Addr.find(run.rootOf(v)); };
-  std::vector<GroupPlan> plans = run.plans; // lowering may switch one to the loop-nest kernel
-  std::vector<StepResult> first(len);       // sub-batch 0's kernels: the later ones replay them
+DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
+                     std::function<int64_t(graph::ValueId)> dramAddr,
+                     std::function<int64_t(const std::vector<uint8_t> &)> addConst,
+                     std::unordered_map<std::string, int64_t> &placed) {
+  const SplitRun *r = &run;
+  const Hw *h = &hw;
+  auto *consts = &placed;
+  DramCtx d;
+  d.addrOf = [r, h, j, dramAddr](ValueId v) -> int64_t {
+    if (auto it = r->rp.l1Addr.find(r->rootOf(v)); it != r->rp.l1Addr.end())
+      return it->second; // the same L1 bytes for every sub-batch
+    // Image i of a tensor in the NPU layout (NHWC or row-major) starts at i x its bytes per
+    // image: sub-batch j's images start j x subBatch images in.
+    const int64_t perImage = numElements(r->gb->value(v).shape) / r->subBatch * h->actBytes();
+    return dramAddr(v) + j * r->subBatch * perImage;
+  };
   // Constants are placed by sub-batch 0's lowerings; the later ones lower the same kernels and
-  // find each constant by its bytes (read-only: any copy of equal bytes serves). A re-lowering
-  // (double-buffer fallback, bank placement) re-places them, which updates the address.
-  std::unordered_map<std::string, int64_t> placed;
-  for (int64_t j = 0; j < subs; ++j)
-    for (size_t k = 0; k < len; ++k) {
-      const graph::FusedGroup &grp = gb.groups.at(size_t(run.entry.groups[k]));
-      DramCtx d;
-      d.addrOf = [&](ValueId v) -> int64_t {
-        if (auto it = l1Of(v); it != run.rp.l1Addr.end())
-          return it->second; // the same L1 bytes for every sub-batch
-        // Image i of a tensor in the NPU layout (NHWC or row-major) starts at i x its bytes
-        // per image: sub-batch j's images start j x subBatch images in.
-        const int64_t perImage = numElements(gb.value(v).shape) / run.subBatch * hw.actBytes();
-        return dramAddr(v) + j * run.subBatch * perImage;
-      };
-      d.addConst = [&](const std::vector<uint8_t> &bytes) -> int64_t {
-        std::string key(bytes.begin(), bytes.end());
-        if (j == 0)
-          return placed[std::move(key)] = addConst(bytes);
-        auto it = placed.find(key);
-        NPUC_ASSERT(it != placed.end(),
-                    grp.name + ": a later sub-batch lowers the same kernel, the same constants");
-        return it->second;
-      };
-      d.levelOf = [&](ValueId v) { return l1Of(v) != run.rp.l1Addr.end() ? hw.l1 : hw.dram; };
-      StepRequest req;
-      req.g = &gb;
-      req.plan = &plans[k];
-      req.grp = &grp;
-      req.d = &d;
-      req.window = &run.rp.window[k];
-      req.fromTop = run.crossGroupPrefetch && k % 2 == 1; // as the residency trials
-      req.resident = [&](ValueId v) { return l1Of(v) != run.rp.l1Addr.end(); };
-      req.residentL1Bytes = run.residentL1Bytes[k];
-      if (j > 0) {
-        req.replay = &first[k].placed;
-        req.replayOptions = &first[k].used;
-        req.replayBank = &first[k].bank;
-      }
-      StepResult res = emit(req);
-      if (j == 0)
-        first[k] = std::move(res);
-      GroupInfo &info = seg.groupInfo.back();
-      info.subBatch = j;
-      info.tiling += fmt::format("; batch split: images [{}, {}) of {}", j * run.subBatch,
-                                 (j + 1) * run.subBatch, run.batch);
-      if (j > 0)
-        info.tir.clear(); // the same loop nest as sub-batch 0's at other DRAM addresses
-    }
+  // find each constant by its bytes (read-only: any copy of equal bytes serves).
+  d.addConst = [j, consts, addConst](const std::vector<uint8_t> &bytes) -> int64_t {
+    std::string key(bytes.begin(), bytes.end());
+    if (j == 0)
+      return (*consts)[std::move(key)] = addConst(bytes);
+    auto it = consts->find(key);
+    NPUC_ASSERT(it != consts->end(),
+                "a later sub-batch lowers the same kernel as the first, the same constants");
+    return it->second;
+  };
+  d.levelOf = [r, h](ValueId v) { return r->rp.l1Addr.count(r->rootOf(v)) ? h->l1 : h->dram; };
+  return d;
 }
 
 } // namespace npuc::npu

@@ -30,17 +30,19 @@
 
 #include "npu/BankAlloc.h"
 #include "npu/Resident.h"
+#include "npu/pipeline/Liveness.h"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace npuc::npu {
 
-/// What the segment compiler knows when it decides batch splitting (Compile.cpp).
+/// What the segment pipeline knows when it decides batch splitting (its batch-split phase).
 struct BatchSplitInput {
   const graph::Graph *g = nullptr;
   std::vector<int> groupIds;                            // step i is groupIds[i]
@@ -50,7 +52,7 @@ struct BatchSplitInput {
   KernelOptions ko;
   bool crossGroupPrefetch = true;
   bool evenIfSlower = false; // CompileOptions::batchSplitEvenIfSlower
-  /// Values stored in a layout chosen to cancel layout ops (Compile.cpp chooseLayouts): a run
+  /// Values stored in a layout chosen to cancel layout ops (the choose-layouts phase): a run
   /// re-planned at sub-batch size would store them in their default layout while their views
   /// still read the chosen one (and a chosen order need not keep image i contiguous), so no run
   /// touching them is split.
@@ -83,35 +85,14 @@ struct BatchSplitPlan {
 
 BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw);
 
-/// How Compile.cpp lowers, places and emits one group's kernel (appending its GroupInfo).
-struct StepRequest {
-  const graph::Graph *g = nullptr;
-  GroupPlan *plan = nullptr; // may become the loop-nest plan (lowerOrLoopNest)
-  const graph::FusedGroup *grp = nullptr;
-  const DramCtx *d = nullptr;
-  const Window *window = nullptr;
-  bool fromTop = false;
-  std::function<bool(graph::ValueId)> resident; // its inputs/outputs that live in L1
-  int64_t residentL1Bytes = 0;                  // resident tensors live beside its buffers
-  /// Lower at the placement and options of an earlier emission of the same kernel (a split
-  /// run's later sub-batches: same tiling, other DRAM addresses) instead of searching again.
-  const PlacedKernel *replay = nullptr;
-  const KernelOptions *replayOptions = nullptr;
-  const BankReport *replayBank = nullptr;
-};
-struct StepResult {
-  PlacedKernel placed; // kernel, program and the placement it was lowered at
-  KernelOptions used;
-  BankReport bank;
-};
-using StepEmitter = std::function<StepResult(const StepRequest &)>;
-
-/// Emits a split run: for each sub-batch, each of its groups through `emit`, with DRAM
-/// addresses `dramAddr(v)` (the whole-batch tensor's) offset to the sub-batch, the run's L1
-/// residents where they live, and constants placed by `addConst` for the first sub-batch only.
-void emitSplitRun(const SplitRun &run, const Hw &hw,
-                  const std::function<int64_t(graph::ValueId)> &dramAddr,
-                  const std::function<int64_t(const std::vector<uint8_t> &)> &addConst,
-                  const StepEmitter &emit, Segment &seg);
+/// The DRAM view of sub-batch `j` of a split run: a tensor's DRAM address `dramAddr(v)` (the
+/// whole-batch tensor's) offset to the sub-batch's images, the run's L1 residents where they
+/// live, and constants placed through `addConst` by sub-batch 0 only (recorded in `placed` by
+/// their bytes, where the later sub-batches find them). The segment pipeline's schedule phase
+/// gives each sub-batch of each step of the run one emission unit with this view.
+DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
+                     std::function<int64_t(graph::ValueId)> dramAddr,
+                     std::function<int64_t(const std::vector<uint8_t> &)> addConst,
+                     std::unordered_map<std::string, int64_t> &placed);
 
 } // namespace npuc::npu

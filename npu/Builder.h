@@ -57,8 +57,8 @@ struct Placement {
 };
 
 /// The address range [lo, hi) of each on-chip level a group's buffers may take; the rest of a
-/// level holds tensors that stay resident across groups (Compile.cpp). A level not listed is
-/// the group's whole.
+/// level holds tensors that stay resident across groups (the segment pipeline's residency
+/// phase). A level not listed is the group's whole.
 struct Window {
   std::map<int, std::pair<int64_t, int64_t>> range;
   int64_t lo(const Hw &hw, int level) const;

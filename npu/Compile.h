@@ -13,6 +13,8 @@
 #include "isa/Target.h"
 #include "npu/DramLayout.h"
 #include "npu/Quant.h"
+#include "npu/Reject.h"
+#include "support/Expected.h"
 
 #include <cstdint>
 #include <map>
@@ -21,6 +23,8 @@
 #include <vector>
 
 namespace npuc::npu {
+
+struct PhaseControl; // npu/pipeline/Phase.h
 
 /// Where one graph value lives in a segment's DRAM image.
 struct DramTensor {
@@ -64,9 +68,18 @@ struct CompileOptions {
   /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
   bool batchSplitEvenIfSlower = false;
   /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
-  /// the batched MatMul producing its input, can use the layout that cancels it (Compile.cpp
-  /// chooseLayouts). False keeps its copy on the NPU (tests of the copy kernel).
+  /// the batched MatMul producing its input, can use the layout that cancels it (the segment
+  /// pipeline's choose-layouts phase). False keeps its copy on the NPU (tests of the copy kernel).
   bool chooseLayouts = true;
+  /// Check the segment plan's invariants after every phase of the segment pipeline
+  /// (npu/pipeline/Verify.cpp); a broken invariant is a compiler bug (NPUC_ASSERT). On in every
+  /// build: it costs well under 0.1% of the pipeline's time (ResNet-50: 5 ms of 7 s; see
+  /// `npuc compile --time-phases`). False (`--no-verify-phases`) skips it.
+  bool verifyPhases = true;
+  /// Print the plan after some phases, stop after one, time them (`npuc compile --print-after`,
+  /// `--stop-after`, `--time-phases`); null: none of these. Shared by every segment compiled
+  /// with these options.
+  std::shared_ptr<PhaseControl> phases;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
@@ -162,10 +175,14 @@ std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
 /// NPU cannot run the group. Placement's cost model uses it (graph::DeviceCosts).
 double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t);
 
-/// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
-/// problems (a shape the instruction fields cannot encode, naming the node and field).
-Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
-                       const isa::Target &t, const CompileOptions &opt = {});
+/// Compiles consecutive NPU groups into one program (the segment pipeline: npu/pipeline/).
+/// A compiler decision that leaves no program (a kernel finds no tiling in its window, an
+/// instruction field cannot encode a value, the DRAM image does not fit) is a Reject naming the
+/// group to blame (-1: no single group). Throws npuc::Error for bad input only (a target the
+/// backend cannot compile for, an int8 target without scales). With CompileOptions::phases
+/// stopping early, the Segment holds what the phases run so far decided.
+Expected<Segment, Reject> compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
+                                         const isa::Target &t, const CompileOptions &opt = {});
 
 /// Packs a host fp32 tensor into the NPU layout and back: fp16 bits (little endian), or int8
 /// quantised with `scale` (quantise() of npu/Quant.h) and dequantised back.

@@ -4,6 +4,8 @@
 #include "support/Error.h"
 #include "tir/Eval.h"
 
+#include <optional>
+
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -19,13 +21,16 @@ public:
   Emitter(const isa::Target &t, const std::string &where, isa::Program &out)
       : t_(t), where_(where), out_(out) {}
 
+  /// Why a field could not be encoded (emission stops at the first such instruction).
+  const std::optional<Reject> &failure() const { return failed_; }
+
   void run(const Stmt &s) {
-    if (!s.defined())
+    if (!s.defined() || failed_)
       return;
     if (const auto *f = s.as<ForNode>()) {
       int64_t lo = evalInt(f->min, env_), n = evalInt(f->extent, env_);
       const void *key = f->var.get();
-      for (int64_t i = lo; i < lo + n; ++i) {
+      for (int64_t i = lo; i < lo + n && !failed_; ++i) {
         env_[key] = i;
         run(f->body);
       }
@@ -75,18 +80,26 @@ private:
       const isa::Field *f = d->field(name);
       if (!f) {
         if (v != 0)
-          fail("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})", where_,
-               d->mnemonic, t_.name, name, v);
+          return encodingFailure(
+              fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
+                          where_, d->mnemonic, t_.name, name, v));
         continue;
       }
       if (v > f->maxValue() || v < f->minValue())
-        fail("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'", where_,
-             d->mnemonic, name, v, f->width, t_.name);
+        return encodingFailure(
+            fmt::format("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'",
+                        where_, d->mnemonic, name, v, f->width, t_.name));
       in.set(name, v);
     }
     for (const auto &[name, v] : d->fixed)
       in.set(name, v);
     out_.instrs.push_back(std::move(in));
+  }
+
+  // A value the kernel computed does not fit the instruction: a compiler decision (the caller
+  // tries another kernel, splits the group or runs it on the CPU), not an error.
+  void encodingFailure(std::string message) {
+    failed_ = Reject{-1, RejectPhase::Emit, RejectKind::Encoding, std::move(message)};
   }
 
   // A strided DMA or vector box whose innermost extent is 1 is the same element sequence with
@@ -152,13 +165,19 @@ private:
   std::string where_;
   isa::Program &out_;
   std::unordered_map<const void *, int64_t> env_;
+  std::optional<Reject> failed_;
 };
 
 } // namespace
 
-void emitInstructions(const isa::Target &t, const Stmt &body, const std::string &where,
-                      isa::Program &out) {
-  Emitter(t, where, out).run(body);
+Expected<isa::Program, Reject> emitInstructions(const isa::Target &t, const Stmt &body,
+                                                const std::string &where) {
+  isa::Program out;
+  Emitter e(t, where, out);
+  e.run(body);
+  if (e.failure())
+    return unexpected(*e.failure());
+  return out;
 }
 
 } // namespace npuc::npu

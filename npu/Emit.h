@@ -10,14 +10,18 @@
 #pragma once
 
 #include "isa/Program.h"
+#include "npu/Reject.h"
+#include "support/Expected.h"
 #include "tir/IR.h"
 
 #include <string>
 
 namespace npuc::npu {
 
-/// Appends the instructions of `body` to `out`. `where` names the group in error messages.
-void emitInstructions(const isa::Target &t, const tir::Stmt &body, const std::string &where,
-                      isa::Program &out);
+/// The instructions of `body`, or a Reject (kind Encoding, group -1: the caller knows the group)
+/// naming the instruction, the field and the value that does not fit. `where` names the group
+/// in the message.
+Expected<isa::Program, Reject> emitInstructions(const isa::Target &t, const tir::Stmt &body,
+                                                const std::string &where);
 
 } // namespace npuc::npu

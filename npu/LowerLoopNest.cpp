@@ -294,12 +294,10 @@ std::string bytesText(int64_t b) {
 
 std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int64_t staging,
                          const std::string &tiling, Kernel &k) {
-  isa::Program probe;
-  try {
-    emitInstructions(t, k.body, grp.name, probe);
-  } catch (const npuc::Error &e) {
-    return e.what();
-  }
+  Expected<isa::Program, Reject> emitted = emitInstructions(t, k.body, grp.name);
+  if (!emitted)
+    return emitted.error().message;
+  const isa::Program &probe = *emitted;
   int64_t vec = 0, dma = 0, mm = 0;
   for (const isa::Instr &in : probe.instrs) {
     auto dim = [&](const char *name) { return in.find(name).value_or(1); };

@@ -93,14 +93,13 @@ public:
     r.loopNest = plan.kind == KernelKind::LoopNest && in_.plans[i].kind != KernelKind::LoopNest;
     r.reject = k.reject;
     if (r.reject.empty()) {
-      isa::Program p;
-      try {
-        emitInstructions(t, k.body, grp.name, p);
-      } catch (const Error &e) {
+      Expected<isa::Program, Reject> emitted = emitInstructions(t, k.body, grp.name);
+      if (!emitted) {
         if (touches)
-          r.encode = e.what();
+          r.encode = emitted.error().message;
         return cache_[key] = r; // else the compile reports it, with or without residency
       }
+      const isa::Program &p = *emitted;
       if (!mem_)
         mem_ = std::make_unique<sim::Memory>(t, constAt);
       if (static_cast<int64_t>(mem_->dram().size()) < constAt)

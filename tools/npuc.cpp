@@ -4,6 +4,7 @@
 // component, a CLI parse error, or any other std::exception as a last resort - is printed as
 // `npuc: error: <message>` on stderr with exit status 1; commands remove their own outputs on
 // failure, so an error never leaves partial results behind.
+#include "npu/pipeline/Phase.h"
 #include "support/Error.h"
 #include "tools/cli/Commands.h"
 
@@ -57,6 +58,18 @@ int main(int argc, char **argv) {
   c->add_option("--calibrate", compile.calibrate,
                 "int8 targets: FILE.npy input whose activation ranges set the int8 scales "
                 "(default: a fixed-seed standard-normal input)");
+  c->add_option("--print-after", compile.printAfter,
+                "print each NPU segment's plan after PHASE (repeatable, or a comma list; phases: " +
+                    npuc::npu::phaseNames() + ")");
+  c->add_flag("--print-after-all", compile.printAfterAll,
+              "print each NPU segment's plan after every phase");
+  c->add_option("--stop-after", compile.stopAfter,
+                "stop each NPU segment's compilation after PHASE (prints, writes no package)");
+  c->add_flag("--time-phases", compile.timePhases,
+              "print the wall time of each segment-pipeline phase, summed over segments, to "
+              "stderr");
+  c->add_flag("--no-verify-phases", compile.noVerifyPhases,
+              "skip the checks of the segment plan's invariants between the phases");
 
   RunArgs run;
   auto *r = app.add_subcommand("run", "run a compiled package");
@@ -166,7 +179,7 @@ int main(int argc, char **argv) {
 
   try {
     if (*c)
-      cmdCompile(compile, std::cout);
+      cmdCompile(compile, std::cout, std::cerr);
     else if (*r)
       cmdRun(run, std::cout);
     else if (*f)

@@ -50,7 +50,8 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
   npu::CompileOptions opt;
   opt.residency = false;
 
-  // Without the retry, compiling the fused groups as placed fails in encoding.
+  // Without the retry, compiling the fused groups as placed fails in encoding: a Reject that
+  // names the group whose instruction cannot hold the address (a group of that segment).
   {
     driver::CompiledModel m;
     m.target = t;
@@ -64,12 +65,19 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
     bool failed = false;
     for (const driver::Seg &s : driver::splitSegments(m.graph))
       if (s.npu) {
-        try {
-          npu::compileSegment(m.graph, s.groups, t, opt);
-        } catch (const Error &e) {
-          failed = true;
-          EXPECT_NE(std::string(e.what()).find("src_addr"), std::string::npos) << e.what();
-        }
+        Expected<npu::Segment, npu::Reject> seg = npu::compileSegment(m.graph, s.groups, t, opt);
+        if (seg)
+          continue;
+        failed = true;
+        const npu::Reject &r = seg.error();
+        EXPECT_NE(r.message.find("src_addr"), std::string::npos) << r.message;
+        EXPECT_EQ(r.kind, npu::RejectKind::Encoding) << r.message;
+        EXPECT_EQ(r.phase, npu::RejectPhase::Emit) << r.message;
+        ASSERT_NE(std::find(s.groups.begin(), s.groups.end(), r.group), s.groups.end())
+            << "the Reject names a group of the segment: " << r.group;
+        // The message names that group (emission names the group it encodes).
+        EXPECT_EQ(r.message.rfind(m.graph.groups.at(size_t(r.group)).name + ": ", 0), 0u)
+            << r.message;
       }
     ASSERT_TRUE(failed) << "the narrowed target must make some group fail";
   }
@@ -98,6 +106,25 @@ TEST(Retry, FailingGroupsMoveToTheCpuAndTheModelStillMatches) {
   auto refOut = graph::runReference(ref, {{ref.inputs.at(0), x}});
   for (graph::ValueId v : ref.outputs)
     expectClose(r.outputs.at(ref.value(v).name), refOut.at(v), "tinycnn after retries");
+}
+
+// A Reject no single group is to blame for (the segment's DRAM image does not fit the target's
+// DRAM) is not retried: the compile fails with its message, as a user error.
+TEST(Retry, ASegmentTooLargeForDramIsAUserError) {
+  const std::string onnx = repoPath("models/tinycnn.onnx");
+  NPUC_REQUIRE_FILE(onnx);
+  isa::Target t = isa::loadTarget(repoPath("configs/npu-base.yaml"));
+  for (isa::MemoryLevel &l : t.levels)
+    if (l.name == "dram")
+      l.size = 16384; // below tinycnn's weights alone (its convs' 3x3 kernels)
+  try {
+    driver::compileModel(onnx, t, {});
+    FAIL() << "tinycnn's constants do not fit 16 KiB of DRAM";
+  } catch (const Error &e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("target 'npu-base': the model needs ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(" bytes of DRAM, the target has 16384"), std::string::npos) << msg;
+  }
 }
 
 TEST(Retry, BundledModelsKeepTheirNpuGroups) {

@@ -1,7 +1,9 @@
 # lit.cfg.py - lit configuration of the golden-text tests (run by ctest, see CMakeLists.txt).
 #
 # Tests are .tir files (TIR: parser, `npuc opt`) and .graph files (graph text: `npuc graph-opt`,
-# tests/lit/graph/) with `// RUN:` lines; %npuc is the npuc binary under test and FileCheck is
+# tests/lit/graph/) with `// RUN:` lines, and .test files (whole models through `npuc compile`:
+# the segment pipeline's printed plans, tests/lit/pipeline/) with `# RUN:` lines; %npuc is the
+# npuc binary under test and FileCheck is
 # LLVM 16's. Both come in as lit parameters from CMake (`--param npuc=... --param
 # filecheck=...`), so the suite always tests the build it belongs to.
 import os
@@ -10,7 +12,7 @@ import lit.formats
 
 config.name = "npuc"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".tir", ".graph"]
+config.suffixes = [".tir", ".graph", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = lit_config.params.get("exec_root", config.test_source_root)
 
@@ -25,3 +27,6 @@ config.substitutions.append(("not ", lit_config.params.get("not", "/usr/lib/llvm
 # %configs: the repository's target descriptions (instruction emission and PreProcess read one).
 config.substitutions.append(
     ("%configs", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "configs"))))
+# %models: the bundled ONNX models (tinycnn, branchy, dwnet, mlp).
+config.substitutions.append(
+    ("%models", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "models"))))

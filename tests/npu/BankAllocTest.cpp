@@ -127,7 +127,7 @@ TEST(BankAlloc, ReducesAConstructedConflictToZero) {
   // The premise: the bump allocator put A and B at the same offset within a bank period.
   ASSERT_EQ(b0.buffers().at(0).name, "a_l1");
   ASSERT_EQ((b0.buffers().at(1).base - b0.buffers().at(0).base) % period, 0);
-  npu::emitInstructions(t, pk.kernel.body, "conflict", pk.program);
+  pk.program = npu::emitInstructions(t, pk.kernel.body, "conflict").value();
   const isa::Program before = pk.program;
 
   sim::Memory sizes(t, dramLayout().bytes);
@@ -172,7 +172,7 @@ TEST(BankAlloc, KeepsTheDefaultWithoutStalls) {
   npu::PlacedKernel pk;
   npu::Builder b0(hw);
   pk.kernel = lower(b0);
-  npu::emitInstructions(t, pk.kernel.body, "conflict", pk.program);
+  pk.program = npu::emitInstructions(t, pk.kernel.body, "conflict").value();
   const size_t n = pk.program.instrs.size();
   sim::Memory sizes(t, dramLayout().bytes);
   npu::BankReport r = npu::placeForBanks(hw, lower, "conflict", sizes, pk);
@@ -207,8 +207,7 @@ TEST(BankAlloc, EmissionDropsAUnitInnermostDimension) {
                    b.vector(isa::VecOp::Relu, rows(hw.l1, isa::ElemType::F16),
                             rows(hw.acc, isa::ElemType::F32), npu::View{}, n),
                    b.store(rows(hw.l1, isa::ElemType::F16), rows(hw.dram, isa::ElemType::F16), n)});
-  isa::Program dropped;
-  npu::emitInstructions(t, body, "relu", dropped);
+  isa::Program dropped = npu::emitInstructions(t, body, "relu").value();
   ASSERT_EQ(dropped.instrs.size(), 3u);
   const isa::Instr &vop = dropped.instrs[1];
   EXPECT_EQ(vop.get("n0"), P);

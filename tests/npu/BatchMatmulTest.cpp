@@ -174,7 +174,7 @@ TEST(BatchMatmulTiling, KChunksWhenKExceedsL0) {
       continue;
     Built bt = build(c);
     isa::Target t = isa::loadTarget(configPath(c.target));
-    npu::Segment seg = npu::compileSegment(bt.g, {0}, t);
+    npu::Segment seg = npu::compileSegment(bt.g, {0}, t).value();
     const std::string &tiling = seg.groupInfo.at(0).tiling;
     EXPECT_EQ(tiling.find(fmt::format("k-chunk {} of {}", bt.K, bt.K)), std::string::npos)
         << tiling;
@@ -194,7 +194,7 @@ TEST(BatchMatmulPlan, ConstantOperands) {
     ValueId y = g.addValue("y", {5, 6}, graph::DType::F32);
     g.addNode("MatMul", "mm", {a, w}, {y});
     oneGroup(g, y);
-    npu::Segment seg = npu::compileSegment(g, {0}, t);
+    npu::Segment seg = npu::compileSegment(g, {0}, t).value();
     EXPECT_NE(seg.groupInfo.at(0).tiling.find("implicit GEMM"), std::string::npos);
   }
   {

@@ -86,7 +86,7 @@ Outcome run(const Chain &c, const isa::Target &t, const HostTensor &in, bool spl
   opt.batchSplitEvenIfSlower = evenIfSlower;
   opt.quant = std::move(quant);
   Outcome r;
-  r.seg = npu::compileSegment(c.g, c.ids, t, opt);
+  r.seg = npu::compileSegment(c.g, c.ids, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);

@@ -50,7 +50,7 @@ TEST(ChunkedInput, FirstMatmulStartsBeforeTheWholeInputArrives) {
   g.addNode("Conv", "conv", {x, w}, {y});
   oneGroup(g, y);
   HostTensor in({1, 192, 14, 14}, halves(randomData(192 * 14 * 14, 1)));
-  npu::Segment seg = npu::compileSegment(g, {0}, t);
+  npu::Segment seg = npu::compileSegment(g, {0}, t).value();
   ASSERT_GT(chunksOf(seg.groupInfo.at(0).tiling), 1) << seg.groupInfo.at(0).tiling;
   sim::Memory mem(t, seg.dramBytes);
   std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);

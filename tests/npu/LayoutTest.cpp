@@ -88,7 +88,7 @@ Result compileAndRunAll(Net &m, std::vector<ValueId> outputs, const HostTensor &
     ids.push_back(grp.id);
   }
   Result r;
-  r.seg = npu::compileSegment(m.g, ids, t);
+  r.seg = npu::compileSegment(m.g, ids, t).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);

@@ -100,7 +100,7 @@ inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
                             const std::vector<HostTensor> &inputs,
                             const npu::CompileOptions &opt = {}) {
   NpuRun r;
-  r.seg = npu::compileSegment(g, {0}, t, opt);
+  r.seg = npu::compileSegment(g, {0}, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);

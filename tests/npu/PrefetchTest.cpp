@@ -73,7 +73,7 @@ SegRun run(const TwoConvs &m, const isa::Target &t, const HostTensor &in, bool p
   // tensor resident in L1 is shared by both groups by design (ResidencyTest.cpp).
   opt.residency = false;
   SegRun r;
-  r.seg = npu::compileSegment(m.g, {0, 1}, t, opt);
+  r.seg = npu::compileSegment(m.g, {0, 1}, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);

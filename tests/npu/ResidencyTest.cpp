@@ -95,7 +95,7 @@ Run run(const Net &m, const std::vector<int> &ids, const isa::Target &t, const H
   opt.residency = residency;
   opt.bankAlwaysMove = bankAlwaysMove;
   Run r;
-  r.seg = npu::compileSegment(m.g, ids, t, opt);
+  r.seg = npu::compileSegment(m.g, ids, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
@@ -192,7 +192,7 @@ TEST(Residency, PaddedGathersFromAKeptTensor) {
   // Nothing is copied into an L1 tile buffer: the inputs are gathered where they live, the
   // outputs written there by the epilogues.
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
-  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
   const int l1 = t.findLevel("l1").value();
   for (size_t gi = 1; gi < seg.groupInfo.size(); ++gi)
     for (int64_t i = seg.groupInfo[gi].instrBegin; i < seg.groupInfo[gi].instrEnd; ++i) {
@@ -212,7 +212,7 @@ TEST(Residency, LoopNestKernelsAroundAKeptTensor) {
   ASSERT_EQ(ids.size(), 2u);
   check(m, ids, "npu-base.yaml", {{a, 1}});
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
-  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
   for (const npu::GroupInfo &gi : seg.groupInfo)
     EXPECT_NE(gi.tiling.find("loop-nest"), std::string::npos) << gi.tiling;
 }
@@ -332,7 +332,7 @@ TEST(Residency, DroppedProposalGoesThroughDram) {
   auto ids = m.finish(m.conv("c1", a, 16, 1));
   isa::Target t = editedTarget("npu-tiny.yaml", "size: 256 KiB", "size: 64 KiB");
   check(m, ids, t, {});
-  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
   ASSERT_EQ(seg.residency.size(), 1u);
   EXPECT_EQ(seg.residency[0].name, m.g.value(a).name);
   EXPECT_NE(seg.residency[0].dropped.find("simulated alone"), std::string::npos)
@@ -354,7 +354,7 @@ TEST(Residency, CopyThatDoesNotEncodeDropsTheTensor) {
   ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 64, 3)});
   auto ids = m.finish(m.conv("c1", a, 16, 3));
   check(m, ids, t, {});
-  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
   ASSERT_EQ(seg.residency.size(), 1u);
   EXPECT_NE(seg.residency[0].dropped.find("src_s2"), std::string::npos) << seg.residency[0].dropped;
 }
@@ -365,10 +365,10 @@ TEST(Residency, ProducerWritesNoDramStore) {
   ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
   auto ids = m.finish(m.conv("c1", a, 16, 3));
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
-  npu::Segment on = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment on = npu::compileSegment(m.g, ids, t, {}).value();
   npu::CompileOptions offOpt;
   offOpt.residency = false;
-  npu::Segment off = npu::compileSegment(m.g, ids, t, offOpt);
+  npu::Segment off = npu::compileSegment(m.g, ids, t, offOpt).value();
   ASSERT_EQ(on.groupInfo.size(), 2u);
   EXPECT_EQ(on.groupInfo[0].instrCounts.count("st"), 0u) << on.groupInfo[0].tiling;
   EXPECT_GT(off.groupInfo[0].instrCounts.at("st"), 0);
@@ -389,7 +389,7 @@ TEST(Residency, TiledLoopNestReadsAndWritesKeptTensors) {
   // Without residency c1 reads its DRAM input in row blocks whose 3x3 halos overlap.
   check(m, ids, "npu-base.yaml", {{a, 1}, {tr, 1}}, true);
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
-  npu::Segment seg = npu::compileSegment(m.g, ids, t, {});
+  npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
   const npu::GroupInfo &gi = seg.groupInfo.at(1);
   EXPECT_NE(gi.tiling.find("loop-nest kernel (emit-npu)"), std::string::npos) << gi.tiling;
   EXPECT_NE(gi.tiling.find(", tiled: "), std::string::npos) << gi.tiling;

@@ -24,7 +24,7 @@ struct Kernel {
 
 /// Compiles group 0 of `g` for npu-rtl and lays out its DRAM image with `inputs`.
 Kernel prepare(const Graph &g, const isa::Target &t, const std::vector<HostTensor> &inputs) {
-  npu::Segment seg = npu::compileSegment(g, {0}, t);
+  npu::Segment seg = npu::compileSegment(g, {0}, t).value();
   sim::Memory mem(t, seg.dramBytes);
   std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);
   for (const npu::DramTensor &in : seg.inputs) {

@@ -59,7 +59,7 @@ TEST(SimCompiled, ConvReluPassesCheckerAndTimingOnlyMatches) {
   for (const char *target : {"npu-base.yaml", "npu-tiny.yaml"}) {
     isa::Target t = isa::loadTarget(configPath(target));
     graph::Graph g = convRelu(16, 12, 32);
-    npu::Segment seg = npu::compileSegment(g, {0}, t, {});
+    npu::Segment seg = npu::compileSegment(g, {0}, t, {}).value();
     SCOPED_TRACE(target);
     expectSameTiming(t, seg);
   }

@@ -14,6 +14,7 @@
 #include "lowering/LowerOps.h"
 #include "npu/Hw.h"
 #include "npu/isel/Coverage.h"
+#include "npu/pipeline/Phase.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tools/driver/Package.h"
@@ -243,7 +244,41 @@ static void writeOutputs(OutputSet &outs, const std::string &dir,
     outs.writeNpy((fs::path(dir) / (sanitizeName(name) + ".npy")).string(), t);
 }
 
-void cmdCompile(const CompileArgs &a, std::ostream &out) {
+namespace {
+
+npu::Phase phaseArg(const std::string &option, const std::string &name) {
+  std::optional<npu::Phase> p = npu::phaseNamed(name);
+  if (!p)
+    fail("{} {}: no such phase of the segment pipeline; the phases are: {}", option, name,
+         npu::phaseNames());
+  return *p;
+}
+
+// The segment pipeline's controls from --print-after, --print-after-all, --stop-after and
+// --time-phases; null when none is given.
+std::shared_ptr<npu::PhaseControl> phaseControl(const CompileArgs &a, std::ostream &out) {
+  if (a.printAfter.empty() && !a.printAfterAll && a.stopAfter.empty() && !a.timePhases)
+    return nullptr;
+  auto c = std::make_shared<npu::PhaseControl>();
+  c->out = &out;
+  c->time = a.timePhases;
+  for (const std::string &list : a.printAfter)
+    for (size_t at = 0; at <= list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      c->printAfter.insert(phaseArg("--print-after", list.substr(at, comma - at)));
+      at = comma + 1;
+    }
+  if (a.printAfterAll)
+    for (size_t i = 0; i < npu::kNumPhases; ++i)
+      c->printAfter.insert(static_cast<npu::Phase>(i));
+  if (!a.stopAfter.empty())
+    c->stopAfter = phaseArg("--stop-after", a.stopAfter);
+  return c;
+}
+
+} // namespace
+
+void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   if (a.threads < 1)
     fail("--threads {}: must be at least 1", a.threads);
   if (a.target == "gpu" || a.emit == "ptx") {
@@ -267,8 +302,21 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationFile = a.calibrate;
+  opt.verifyPhases = !a.noVerifyPhases;
+  opt.phases = phaseControl(a, out);
+  if (opt.phases && (aot || driver::isCpuTarget(a.target)))
+    fail("--print-after, --stop-after and --time-phases show the NPU's segment pipeline; "
+         "--target {} compiles no NPU segment",
+         a.target);
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
+  if (opt.phases && opt.phases->time)
+    err << npu::formatPhaseTimes(*opt.phases);
+  if (opt.phases && opt.phases->stopped) {
+    out << fmt::format("stopped after phase '{}': no package written\n",
+                       npu::phaseName(*opt.phases->stopAfter));
+    return;
+  }
   OutputSet outs;
   if (aot) {
     cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);

@@ -64,6 +64,14 @@ struct CompileArgs {
   std::string emit = "package";     // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;                  // CPU thread pool size stored in the package / plan
   std::string calibrate;            // int8 targets: .npy calibration input (default: seeded N(0,1))
+  /// The segment pipeline (npu/pipeline/Phases.def): print the plan after these phases (names,
+  /// or comma lists of names), after every phase, stop after one (no package written), time
+  /// each phase (to `err`), or skip the verifier between the phases.
+  std::vector<std::string> printAfter;
+  bool printAfterAll = false;
+  std::string stopAfter;
+  bool timePhases = false;
+  bool noVerifyPhases = false;
 };
 struct RunArgs {
   std::string package;
@@ -116,7 +124,7 @@ struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
 /// Returns false when RTL and simulator disagree (data, or cycles beyond the tolerance).
 bool cmdCosim(const CosimArgs &a, std::ostream &out);
 
-void cmdCompile(const CompileArgs &a, std::ostream &out);
+void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err);
 /// --target gpu: lowers every group to NVPTX and writes one PTX module (cpu_fallback/Gpu.h).
 void cmdCompileGpu(const CompileArgs &a, std::ostream &out);
 void cmdRun(const RunArgs &a, std::ostream &out);

@@ -79,27 +79,6 @@ graph::FusionFilter npuFusionFilter(const isa::Target &t) {
   };
 }
 
-namespace {
-
-// The group of segment `s` that makes it fail: the last group of the shortest failing prefix
-// (addresses and capacities grow with the prefix, so adding that group is what broke it); -1
-// when every prefix compiles, i.e. the failure is not one group's.
-int failingGroup(const graph::Graph &g, const Seg &s, const isa::Target &t,
-                 const npu::CompileOptions &opt, std::string &why) {
-  for (size_t k = 1; k <= s.groups.size(); ++k) {
-    try {
-      npu::compileSegment(g, std::vector<int>(s.groups.begin(), s.groups.begin() + long(k)), t,
-                          opt);
-    } catch (const Error &e) {
-      why = e.what();
-      return s.groups[k - 1];
-    }
-  }
-  return -1;
-}
-
-} // namespace
-
 void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt) {
   graph::Graph &g = m.graph;
   while (true) {
@@ -111,19 +90,21 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
       if (!s.npu)
         continue;
       s.npuIndex = static_cast<int>(m.npuSegments.size());
-      try {
-        m.npuSegments.push_back(npu::compileSegment(g, s.groups, m.target, opt));
-      } catch (const Error &) {
-        failed = failingGroup(g, s, m.target, opt, why);
-        if (failed < 0)
-          throw; // not one group's limit: nothing to retry
+      Expected<npu::Segment, npu::Reject> seg = npu::compileSegment(g, s.groups, m.target, opt);
+      if (!seg) {
+        const npu::Reject &r = seg.error();
+        if (r.group < 0) // not one group's limit (the segment's DRAM image): nothing to retry
+          fail("{}", r.message);
+        failed = r.group;
+        why = r.message;
         break;
       }
+      m.npuSegments.push_back(std::move(*seg));
     }
     if (failed < 0)
       return;
-    // Each round either splits a group into single nodes or moves one to the CPU, so the loop
-    // ends.
+    // The Reject names the group to blame. Each round either splits a group into single nodes
+    // or moves one to the CPU, so the loop ends.
     graph::FusedGroup &grp = g.groups[static_cast<size_t>(failed)];
     if (grp.nodes.size() > 1) {
       std::string name = grp.name;

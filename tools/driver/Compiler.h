@@ -78,10 +78,12 @@ RejectFn npuReject(const isa::Target &t);
 /// one the NPU cannot run (graph::preserveRunnable).
 graph::FusionFilter npuFusionFilter(const isa::Target &t);
 
-/// Forms segments and compiles the NPU ones. When a group fails to compile with a user-visible
-/// error (a capacity or kernel limit), it is split into one group per node (each placed by
-/// `reject`, the split recorded in its note), or, when it is a single node, moved to the CPU
-/// with the error as its reason; then the segments are compiled again.
+/// Forms segments and compiles the NPU ones. When a segment's compilation is rejected (a
+/// capacity, encoding or kernel limit: npu::Reject), the group the Reject names is split into
+/// one group per node (each placed by `reject`, the split recorded in its note), or, when it is
+/// a single node, moved to the CPU with the Reject's message as its reason; then the segments
+/// are compiled again. A Reject no single group is to blame for (the segment's DRAM image) is an
+/// npuc::Error with its message.
 void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt);
 
 } // namespace npuc::driver

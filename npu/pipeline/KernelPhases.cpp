@@ -1,0 +1,302 @@
+// KernelPhases.cpp - from a planned segment to its program: the emission units (schedule), each
+// kernel's tiling, constants and instructions (lower), the placement of its on-chip buffers
+// around bank conflicts (banks), the segment's program and per-group reports (emit), the tokens
+// between the engines (tokens), and the DRAM image's size (image).
+//
+// A unit is one emission of a kernel: a step, or one sub-batch of a step of a batch-split run.
+// A run's later sub-batches replay sub-batch 0's kernels (same tiling, same on-chip placement,
+// other DRAM addresses), so they are lowered in the emit phase, after banks has placed the
+// first. Constants go into the image as units are lowered, in program order; the bank-aware
+// placement re-lowers a kernel at candidate placements, which then finds its constants where
+// the first lowering put them.
+#include "npu/pipeline/SegmentPlan.h"
+
+#include "npu/Emit.h"
+#include "npu/KernelSelect.h"
+#include "npu/Sync.h"
+#include "support/Error.h"
+#include "tir/Printer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npuc::npu {
+
+namespace {
+
+constexpr int64_t kDramAlign = 64;
+
+// The one place where a kernel's rejection (Kernel::reject, a string) becomes a Reject.
+// npuRejectReason ran the same check at placement; a group fails here when its window or its
+// addresses differ from that dry run's.
+Reject kernelReject(const graph::FusedGroup &grp, const Kernel &k) {
+  return Reject{grp.id, RejectPhase::Lower, RejectKind::Capacity, grp.name + ": " + k.reject};
+}
+
+// A unit's instructions, or the Reject naming its group.
+Expected<isa::Program, Reject> encode(const SegmentPlan &p, const EmitUnit &u) {
+  Expected<isa::Program, Reject> prog = emitInstructions(*p.t, u.placed.kernel.body, u.grp->name);
+  if (prog)
+    return prog;
+  Reject r = std::move(prog).error();
+  r.group = u.grp->id;
+  return unexpected(std::move(r));
+}
+
+EmitUnit wholeBatchUnit(SegmentPlan &p, size_t i) {
+  EmitUnit u;
+  u.step = i;
+  u.g = p.g;
+  u.grp = &p.group(i);
+  u.plan = &p.plans[i];
+  u.dram = p.wholeBatch;
+  u.window = &p.rp.window[i];
+  // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
+  u.fromTop = p.opt.crossGroupPrefetch && i % 2 == 1;
+  u.resident = [&p](graph::ValueId v) { return p.resident(v); };
+  for (const auto &[root, at] : p.rp.l1Addr)
+    if (p.live.life.at(root).first <= int64_t(i) && int64_t(i) < p.live.life.at(root).second)
+      u.residentL1Bytes += p.bytesOf(root);
+  return u;
+}
+
+// Sub-batch by sub-batch, each of the run's steps.
+void splitRunUnits(SegmentPlan &p, int r) {
+  const SplitRun &run = p.split.runs[static_cast<size_t>(r)];
+  const size_t len = run.end - run.first;
+  const size_t firstUnit = p.units.size();
+  for (int64_t j = 0; j < run.batch / run.subBatch; ++j)
+    for (size_t k = 0; k < len; ++k) {
+      EmitUnit u;
+      u.step = run.first + k;
+      u.run = r;
+      u.subBatch = j;
+      u.g = run.gb.get();
+      u.grp = &run.gb->groups.at(size_t(run.entry.groups[k]));
+      u.plan = &p.runPlans[static_cast<size_t>(r)][k];
+      u.dram = subBatchDram(
+          run, p.hw, j, [&p](graph::ValueId v) { return p.addr.at(v); }, p.wholeBatch.addConst,
+          p.runConsts[static_cast<size_t>(r)]);
+      u.window = &run.rp.window[k];
+      u.fromTop = run.crossGroupPrefetch && k % 2 == 1; // as the residency trials
+      u.resident = [&run](graph::ValueId v) { return run.rp.l1Addr.count(run.rootOf(v)) > 0; };
+      u.residentL1Bytes = run.residentL1Bytes[k];
+      u.replayOf = j > 0 ? static_cast<int>(firstUnit + k) : -1;
+      p.units.push_back(std::move(u));
+    }
+}
+
+} // namespace
+
+PhaseResult phaseSchedule(SegmentPlan &p) {
+  Segment &seg = p.seg;
+  const Hw &hw = p.hw;
+  p.wholeBatch = DramCtx{[&p](graph::ValueId v) { return p.addr.at(v); },
+                         [&seg](const std::vector<uint8_t> &bytes) {
+                           int64_t at = seg.constBase + static_cast<int64_t>(seg.constImage.size());
+                           seg.constImage.insert(seg.constImage.end(), bytes.begin(), bytes.end());
+                           seg.constImage.resize(static_cast<size_t>(
+                               alignUp(static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
+                           return at;
+                         },
+                         [&p, &hw](graph::ValueId v) { return p.resident(v) ? hw.l1 : hw.dram; }};
+  p.runConsts.assign(p.split.runs.size(), {});
+  p.units.clear();
+  for (size_t i = 0; i < p.groupIds.size(); ++i) {
+    if (const SplitRun *run = p.split.startingAt(i)) {
+      splitRunUnits(p, static_cast<int>(run - p.split.runs.data()));
+      i = run->end - 1;
+      continue;
+    }
+    p.units.push_back(wholeBatchUnit(p, i));
+  }
+  return {};
+}
+
+PhaseResult phaseLower(SegmentPlan &p) {
+  const KernelOptions ko{p.opt.doubleBuffer, p.opt.naiveTiling};
+  for (EmitUnit &u : p.units) {
+    if (u.replayOf >= 0)
+      continue;
+    const size_t mark = p.seg.constImage.size();
+    DramCtx d = u.dram;
+    d.addConst = [&u](const std::vector<uint8_t> &bytes) {
+      const int64_t at = u.dram.addConst(bytes);
+      u.consts.emplace_back(at, bytes.size());
+      return at;
+    };
+    auto undo = [&] {
+      p.seg.constImage.resize(mark);
+      u.consts.clear();
+    };
+    u.placed.kernel =
+        lowerOrLoopNest(*u.plan, *u.grp, *u.g, p.hw, d, ko, undo, &u.used, u.fromTop, *u.window);
+    if (!u.placed.kernel.reject.empty())
+      return kernelReject(*u.grp, u.placed.kernel);
+    Expected<isa::Program, Reject> prog = encode(p, u);
+    if (!prog)
+      return prog.error();
+    u.placed.program = std::move(*prog);
+    // Every DRAM address the group uses lies below the constants placed so far.
+    u.dramNeed = p.seg.constBase + static_cast<int64_t>(p.seg.constImage.size());
+  }
+  return {};
+}
+
+PhaseResult phaseBanks(SegmentPlan &p) {
+  if (!p.opt.bankAware)
+    return {};
+  for (EmitUnit &u : p.units) {
+    if (u.replayOf >= 0)
+      continue; // it takes the placement of the unit it replays
+    if (!p.simMem)
+      p.simMem = std::make_unique<sim::Memory>(*p.t, u.dramNeed);
+    if (static_cast<int64_t>(p.simMem->dram().size()) < u.dramNeed)
+      p.simMem->dram().resize(static_cast<size_t>(u.dramNeed));
+    // Re-lowering at a candidate placement makes the same decisions, so it places the same
+    // constants in the same order: each finds the address its first lowering gave it.
+    size_t next = 0;
+    DramCtx d = u.dram;
+    d.addConst = [&](const std::vector<uint8_t> &bytes) {
+      NPUC_ASSERT(next < u.consts.size() && u.consts[next].second == bytes.size(),
+                  u.grp->name + ": placement moves on-chip buffers only; the constants are the "
+                                "same");
+      return u.consts[next++].first;
+    };
+    LowerFn relower = [&](Builder &b) {
+      next = 0;
+      return lowerKernel(*u.plan, *u.g, b, d, u.used);
+    };
+    u.bank = placeForBanks(p.hw, relower, u.grp->name, *p.simMem, u.placed, p.opt.bankAlwaysMove,
+                           u.fromTop, *u.window);
+  }
+  return {};
+}
+
+namespace {
+
+// What `npuc inspect` shows for a unit's kernel, and what the report attributes to it.
+GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
+  const graph::Graph &gg = *u.g;
+  const graph::FusedGroup &grp = *u.grp;
+  const Hw &hw = p.hw;
+  const isa::Target &t = *p.t;
+  const Kernel &k = u.placed.kernel;
+  GroupInfo info;
+  info.groupId = grp.id;
+  info.name = grp.name;
+  for (graph::NodeId n : grp.nodes)
+    info.ops.push_back(gg.node(n).op);
+  info.tiling = k.tiling;
+  // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
+  // reading and writing the tensor, does not happen) or which transform the copy runs.
+  if (LayoutChain lc = analyzeLayoutChain(gg, grp); lc.layoutOnly) {
+    info.layout = lc.describe;
+    if (auto why = p.chosen.why.find(u.step); why != p.chosen.why.end())
+      info.layout = "transforms cancel against a chosen layout (zero-copy view): " + why->second;
+    if (u.plan->kind == KernelKind::View) {
+      info.layoutOpsCancelled = lc.ops;
+      info.layoutBytesNotMoved = 2 * numElements(gg.value(lc.output).shape) * hw.actBytes();
+    }
+  }
+  for (const auto &[level, bytes] : k.onChipPeak)
+    info.onChipBytes[t.levels.at(static_cast<size_t>(level)).name] = bytes;
+  // The resident tensors live during this step share L1 with the kernel's buffers.
+  if (u.residentL1Bytes > 0)
+    info.onChipBytes[t.levels.at(static_cast<size_t>(hw.l1)).name] += u.residentL1Bytes;
+  // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by them), and the
+  // window the kernel tiled in.
+  int64_t dramBytes = k.dramBytes;
+  std::string inL1;
+  std::set<graph::ValueId> seen;
+  for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
+    for (graph::ValueId v : *vs)
+      if (u.resident(v) && seen.insert(v).second && u.plan->kind != KernelKind::View) {
+        dramBytes -= numElements(gg.value(v).shape) * hw.actBytes();
+        inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", gg.value(v).name,
+                            vs == &grp.inputs ? "in" : "out");
+      }
+  NPUC_ASSERT(dramBytes >= 0, grp.name + ": a kernel's compulsory DRAM bytes count each of its "
+                                         "tensors once");
+  if (!inL1.empty())
+    info.tiling += fmt::format("; resident in L1 (no DRAM traffic): {}", inL1);
+  const Window &window = *u.window;
+  if (window.range.count(hw.l1))
+    info.tiling += fmt::format("; L1 window [{}, {}) around the resident tensors",
+                               window.lo(hw, hw.l1), window.hi(hw, hw.l1));
+  info.tir = tir::toText(k.body);
+  info.bank = u.bank;
+  info.macs = k.macs;
+  const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
+  const double terms[3] = {k.macs / peak, dramBytes / t.dram.bytesPerCycle,
+                           static_cast<double>(k.vectorElems) / t.vector.lanes};
+  constexpr const char *kBound[3] = {"tensor", "dram", "vector"};
+  const size_t arg = static_cast<size_t>(std::max_element(terms, terms + 3) - terms);
+  info.rooflineCycles = static_cast<int64_t>(std::ceil(terms[arg]));
+  info.bound = kBound[arg];
+  if (u.run >= 0) {
+    const SplitRun &run = p.split.runs[static_cast<size_t>(u.run)];
+    info.subBatch = u.subBatch;
+    info.tiling += fmt::format("; batch split: images [{}, {}) of {}", u.subBatch * run.subBatch,
+                               (u.subBatch + 1) * run.subBatch, run.batch);
+    if (u.subBatch > 0)
+      info.tir.clear(); // the same loop nest as sub-batch 0's at other DRAM addresses
+  }
+  return info;
+}
+
+// A later sub-batch: the kernel of the unit it replays, lowered at that unit's placement and
+// options with its own DRAM addresses.
+PhaseResult replay(SegmentPlan &p, EmitUnit &u) {
+  const EmitUnit &src = p.units.at(static_cast<size_t>(u.replayOf));
+  Builder b(p.hw, src.placed.placement, u.fromTop, *u.window);
+  u.placed.kernel = lowerKernel(*u.plan, *u.g, b, u.dram, src.used);
+  u.placed.kernel.onChipPeak = b.peakBytes();
+  u.placed.placement = src.placed.placement;
+  u.used = src.used;
+  u.bank = src.bank;
+  NPUC_ASSERT(u.placed.kernel.reject.empty(), u.grp->name + ": a replayed kernel tiles as before");
+  Expected<isa::Program, Reject> prog = encode(p, u);
+  if (!prog)
+    return prog.error();
+  u.placed.program = std::move(*prog);
+  return {};
+}
+
+} // namespace
+
+PhaseResult phaseEmit(SegmentPlan &p) {
+  Segment &seg = p.seg;
+  for (EmitUnit &u : p.units) {
+    if (u.replayOf >= 0)
+      if (PhaseResult r = replay(p, u))
+        return r;
+    GroupInfo info = groupInfo(p, u);
+    info.instrBegin = static_cast<int64_t>(seg.program.instrs.size());
+    seg.program.instrs.insert(seg.program.instrs.end(), u.placed.program.instrs.begin(),
+                              u.placed.program.instrs.end());
+    info.instrEnd = static_cast<int64_t>(seg.program.instrs.size());
+    for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
+      ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];
+    seg.groupInfo.push_back(std::move(info));
+  }
+  return {};
+}
+
+PhaseResult phaseTokens(SegmentPlan &p) {
+  insertTokens(*p.t, p.seg.program);
+  return {};
+}
+
+PhaseResult phaseImage(SegmentPlan &p) {
+  Segment &seg = p.seg;
+  seg.dramBytes = seg.constBase + static_cast<int64_t>(seg.constImage.size());
+  const isa::MemoryLevel &dram = p.t->levels.at(static_cast<size_t>(p.hw.dram));
+  if (seg.dramBytes > dram.size)
+    return Reject{-1, RejectPhase::Dram, RejectKind::Capacity,
+                  fmt::format("target '{}': the model needs {} bytes of DRAM, the target has {}",
+                              p.t->name, seg.dramBytes, dram.size)};
+  return {};
+}
+
+} // namespace npuc::npu
