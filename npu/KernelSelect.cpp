@@ -35,7 +35,8 @@ Kernel lowerWithoutSpace(const GroupPlan &p, const graph::Graph &g, Builder &b, 
                          const KernelOptions &o) {
   switch (p.kind) {
   case KernelKind::Matmul:
-    return lowerConvKernel(p, g, b, d, o);
+    NPUC_ASSERT(false, "the tensor-unit kernel has a space");
+    return {};
   case KernelKind::BatchMatmul:
     return lowerBatchMatmulKernel(p, g, b, d, o);
   case KernelKind::Pool:
@@ -131,8 +132,7 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
     return lowerPoint(*s, *o.schedule, b, d);
   }
   const std::vector<Strategy> strategies = strategiesFor(p, b.hw());
-  if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector &&
-      makeSpace(Strategy::DepthwiseVector, p, g, ctx))
+  if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector)
     return lowerDepthwiseSketch(p, g, b, d, ctx);
   if (std::unique_ptr<KernelSpace> s = makeSpace(strategies[0], p, g, ctx))
     return lowerDefault(*s, b, d);
