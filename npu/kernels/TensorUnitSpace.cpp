@@ -337,7 +337,8 @@ std::vector<Schedule> TensorUnitSpace::enumerate(size_t limit) const {
   std::vector<Schedule> all;
   if (pre_)
     return all;
-  for (int64_t nb : decisions().front().values)
+  const std::vector<int64_t> buffers = decisions().front().values;
+  for (int64_t nb : buffers)
     for (int64_t tic : ticCandidates()) {
       const Chan ch = chanFor(tic);
       for (int64_t toc : tocCandidates())
