@@ -203,7 +203,8 @@ std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> 
 std::optional<Reject> stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
                                              std::vector<View> &consts,
                                              std::vector<Stmt> &prologue) {
-  const Reject kNoRoom = kernelReject(RejectKind::Capacity, "no room in L1 for the epilogue constants");
+  const Reject kNoRoom =
+      kernelReject(RejectKind::Capacity, "no room in L1 for the epilogue constants");
   const Hw &hw = b.hw();
   consts.assign(p.epilogue.size(), View{});
   for (size_t i = 0; i < p.epilogue.size(); ++i) {

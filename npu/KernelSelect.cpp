@@ -82,8 +82,8 @@ Kernel lowerDefault(const KernelSpace &s, Builder &b, const DramCtx &d) {
 // estimates faster (the tensor unit on a tie, or when the vector unit has no point). Both
 // estimates are taken in the group's window placed from the bottom, as they always were; the
 // chosen family then tiles in the real context.
-Kernel lowerDepthwiseSketch(const GroupPlan &p, const graph::Graph &g, Builder &b,
-                            const DramCtx &d, const SpaceContext &ctx) {
+Kernel lowerDepthwiseSketch(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                            const SpaceContext &ctx) {
   SpaceContext dry = ctx;
   dry.fromTop = false;
   Expected<Schedule, Reject> v = makeDepthwiseSpace(p, g, dry)->defaultPoint();
@@ -226,8 +226,8 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
     Kernel k = lowerKernel(p, g, b, d, fo);
     k.onChipPeak = b.peakBytes();
     if (k.reject)
-      k.reject->message = fmt::format("the forced schedule {} does not fit here: {}",
-                                      forced->str(), k.reject->message);
+      k.reject->message = fmt::format("the forced schedule {} does not fit here: {}", forced->str(),
+                                      k.reject->message);
     else
       k.tiling += " (forced by the schedule file)";
     return k;

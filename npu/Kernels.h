@@ -99,7 +99,8 @@ struct EpilogueInputs {
 /// loads them once; fills `consts` with each op's base view (s0 = 1 or 0, s1 = s2 = 0) at channel
 /// 0. Returns the reason when L1 has no room (the kernel's reject: capacity), else nullopt.
 std::optional<Reject> stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
-                                   std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
+                                             std::vector<View> &consts,
+                                             std::vector<tir::Stmt> &prologue);
 
 /// The staged Const/Broadcast operand views offset to channel `c0` (a tile's first channel);
 /// other ops get a default view, for the kernel to fill (Tensor operands) or leave (None).

@@ -52,16 +52,15 @@ struct MatmulLowering {
       : sp(s), b(b), d(d), hw(b.hw()), c(s.plan_.conv), p(s.p_), act(hw.act), eb(hw.actBytes()),
         icg(c.icg()), ocg(c.ocg()), Wp(s.Wp_), nb(static_cast<int>(pt.get("buffers"))),
         nres(s.nres_), ch(s.chanFor(pt.get("tic"))), toc(pt.get("toc")), tk(pt.get("tk")),
-        toh(pt.get("toh")), tic(ch.tic), ICB(ch.ICB), khg(pt.get("khg")),
-        KHG(ceilDiv(c.KH, khg)), OCB(ceilDiv(ocg, toc)), OHB(ceilDiv(c.OH, toh)),
-        KC(ceilDiv(ch.Kl, tk)), M(toh * c.OW), rowsMax(s.rowsFor(toh)),
-        naive(s.ctx_.naiveTiling) {
+        toh(pt.get("toh")), tic(ch.tic), ICB(ch.ICB), khg(pt.get("khg")), KHG(ceilDiv(c.KH, khg)),
+        OCB(ceilDiv(ocg, toc)), OHB(ceilDiv(c.OH, toh)), KC(ceilDiv(ch.Kl, tk)), M(toh * c.OW),
+        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling) {
     NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
                 "rows fold only when each kernel row is one contiguous k run, whole rows per "
                 "chunk");
     xDirect = d.level(s.plan_.input, hw) != hw.dram && sp.inputDirect(ch, khg);
-    const bool noPad = Wp == c.W && c.padL == 0 && c.padT == 0 &&
-                       (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
+    const bool noPad =
+        Wp == c.W && c.padL == 0 && c.padT == 0 && (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
     xPadded = xDirect && !noPad; // each gather pads the taps outside the image itself
     chunked = OHB == 1 && !xDirect && sp.chunkedInput(ch, tk, khg);
     chunkElems = rowsMax * Wp * tk; // one k-chunk of a chunk-major input
@@ -273,7 +272,8 @@ Stmt MatmulLowering::kLoop(const Expr &stepA, const Expr &stepB) const {
   View adst{hw.l0a, abuf.at(stepA) + Expr(kr) * klen * eb, act};
   adst.s1 = kcur;
   adst.s2 = kcur * c.OW;
-  View bsrc{hw.l1, wslot + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * eb, act};
+  View bsrc{hw.l1, wslot + (((Expr(hg) * khg * c.KW + kw) * ticb + Expr(kc) * tk) * tocb) * eb,
+            act};
   bsrc.s1 = tocb;
   View bdst{hw.l0b, bbuf.at(stepB), act};
   bdst.s1 = tocb;

@@ -89,7 +89,8 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
     tc = tc > 16 ? tc / 2 : tc - 1;
   if (tc < 1) {
     k.reject = kernelReject(
-        RejectKind::Capacity, fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
+        RejectKind::Capacity,
+        fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
     return k;
   }
   for (toh = 1; toh < q.OH && fits(tc, toh + 1); ++toh) {
@@ -216,7 +217,8 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   while (tc >= 1 && !fits(tc, 1))
     tc /= 2;
   if (tc < 1) {
-    k.reject = kernelReject(RejectKind::Capacity, "no tiling of the global pool fits the on-chip buffers");
+    k.reject =
+        kernelReject(RejectKind::Capacity, "no tiling of the global pool fits the on-chip buffers");
     return k;
   }
   int64_t tp = 1;

@@ -72,11 +72,11 @@ private:
   int64_t al(int level, int64_t bytes) const;
 
   friend struct MatmulLowering;
-  GroupPlan plan_;       // the group's plan (output, input, levels)
-  GroupPlan p_;          // with the bias (and int8: the requantising) epilogue
+  GroupPlan plan_; // the group's plan (output, input, levels)
+  GroupPlan p_;    // with the bias (and int8: the requantising) epilogue
   const graph::Graph &g_;
   SpaceContext ctx_;
-  std::vector<int8_t> wq_; // int8 targets: the weights quantised per output channel
+  std::vector<int8_t> wq_;    // int8 targets: the weights quantised per output channel
   std::optional<Reject> pre_; // no point at all (int8 overflow, no room for the constants)
   int64_t Wp_ = 0, l1Free_ = 0;
   int nres_ = 0;

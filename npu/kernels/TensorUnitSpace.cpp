@@ -12,8 +12,8 @@
 // array instead of 7 * 2 = 14.
 #include "npu/kernels/TensorUnit.h"
 
-#include "npu/kernels/KernelSpaces.h"
 #include "npu/Quant.h"
+#include "npu/kernels/KernelSpaces.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -128,8 +128,8 @@ bool TensorUnitSpace::fits(const Chan &ch, int nb, int64_t toc, int64_t tk, int6
 // needs one kernel tap per gather (no folded columns or rows).
 bool TensorUnitSpace::inputDirect(const Chan &ch, int64_t khg) const {
   const ConvParams &c = plan_.conv;
-  const bool noPad = Wp_ == c.W && c.padL == 0 && c.padT == 0 &&
-                     (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
+  const bool noPad =
+      Wp_ == c.W && c.padL == 0 && c.padT == 0 && (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
   return ctx_.level(plan_.input) != ctx_.hw->dram && c.G == 1 && ch.ICB == 1 &&
          (noPad || (!ch.fold && khg == 1));
 }
@@ -149,8 +149,9 @@ bool TensorUnitSpace::kOuterPossible(const Chan &ch, int nb, int64_t toc, int64_
     return false;
   const int64_t eb = hw.actBytes(), M = toh * c.OW;
   const int64_t chunkElems = rowsFor(toh) * Wp_ * tk;
-  int64_t l1 = nb * (al(hw.l1, KC * chunkElems * eb) + al(hw.l1, OCB * c.KH * c.KW * ch.tic * toc * eb) +
-                     al(hw.l1, M * toc * eb) * (1 + nres_));
+  int64_t l1 =
+      nb * (al(hw.l1, KC * chunkElems * eb) + al(hw.l1, OCB * c.KH * c.KW * ch.tic * toc * eb) +
+            al(hw.l1, M * toc * eb) * (1 + nres_));
   return l1 <= l1Free_ && al(hw.acc, OCB * M * toc * 4) * nb <= hw.capacity(hw.acc);
 }
 
@@ -386,8 +387,8 @@ Expected<Schedule, Reject> TensorUnitSpace::defaultPoint() const {
 
 double TensorUnitSpace::cost(const Schedule &s) const {
   NPUC_ASSERT(!pre_, "cost() of a point of a space without points");
-  return cost(chanFor(s.get("tic")), static_cast<int>(s.get("buffers")), s.get("toc"),
-              s.get("tk"), s.get("toh"), s.get("khg"));
+  return cost(chanFor(s.get("tic")), static_cast<int>(s.get("buffers")), s.get("toc"), s.get("tk"),
+              s.get("toh"), s.get("khg"));
 }
 
 std::unique_ptr<KernelSpace> makeTensorUnitSpace(const GroupPlan &p, const graph::Graph &g,

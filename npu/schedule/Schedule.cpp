@@ -19,19 +19,24 @@ struct StrategyName {
   Strategy s;
   const char *name;
 };
-constexpr StrategyName kStrategies[] = {
-    {Strategy::TensorUnit, "tensor-unit"}, {Strategy::DepthwiseVector, "depthwise-vector"},
-    {Strategy::BatchMatmul, "batch-matmul"}, {Strategy::Pool, "pool"},
-    {Strategy::GlobalPool, "global-pool"},   {Strategy::Eltwise, "eltwise"},
-    {Strategy::Concat, "concat"},            {Strategy::LoopNest, "loop-nest"},
-    {Strategy::View, "view"}};
+constexpr StrategyName kStrategies[] = {{Strategy::TensorUnit, "tensor-unit"},
+                                        {Strategy::DepthwiseVector, "depthwise-vector"},
+                                        {Strategy::BatchMatmul, "batch-matmul"},
+                                        {Strategy::Pool, "pool"},
+                                        {Strategy::GlobalPool, "global-pool"},
+                                        {Strategy::Eltwise, "eltwise"},
+                                        {Strategy::Concat, "concat"},
+                                        {Strategy::LoopNest, "loop-nest"},
+                                        {Strategy::View, "view"}};
 
 // The canonical text of an attribute value (doubles in hex float: exact, locale-free).
 std::string attrText(const graph::AttrValue &a) {
   struct V {
     std::string operator()(int64_t v) const { return fmt::format("i{}", v); }
     std::string operator()(double v) const { return fmt::format("f{:a}", v); }
-    std::string operator()(const std::string &v) const { return fmt::format("s{}:{}", v.size(), v); }
+    std::string operator()(const std::string &v) const {
+      return fmt::format("s{}:{}", v.size(), v);
+    }
     std::string operator()(const std::vector<int64_t> &v) const {
       return fmt::format("I[{}]", fmt::join(v, ","));
     }
@@ -167,7 +172,7 @@ uint64_t groupHash(const graph::Graph &g, const graph::FusedGroup &grp) {
       }
       const graph::Value &val = g.value(v);
       auto it = where.find(v);
-      std::string from = it != where.end() ? it->second
+      std::string from = it != where.end()  ? it->second
                          : val.isConstant() ? std::string("const")
                                             : std::string("outside");
       text += fmt::format("arg {} {};", from, valueText(val));
@@ -185,9 +190,9 @@ uint64_t groupHash(const graph::Graph &g, const graph::FusedGroup &grp) {
 }
 
 uint64_t targetHash(const isa::Target &t) {
-  std::string text = fmt::format("v{};bits {};op {};clock {:a};tokens {};", kKeyVersion,
-                                 t.instructionBits, fieldText(t.opcodeField), t.clockGhz,
-                                 t.tokenQueueDepth);
+  std::string text =
+      fmt::format("v{};bits {};op {};clock {:a};tokens {};", kKeyVersion, t.instructionBits,
+                  fieldText(t.opcodeField), t.clockGhz, t.tokenQueueDepth);
   for (const isa::MemoryLevel &m : t.levels)
     text += fmt::format("level {} {} {} {} {} {} {} {};", m.name, m.index, m.isDram, m.size,
                         m.banks, m.bankWidth, m.alignment, m.ports);
@@ -199,8 +204,8 @@ uint64_t targetHash(const isa::Target &t) {
                       tu.aLevel, tu.bLevel, tu.accLevel, tu.fillLatency);
   text += fmt::format("vector {} {} [{}] [{}];", t.vector.lanes, t.vector.maxDims,
                       fmt::join(t.vector.ops, ","), fmt::join(t.vector.levels, ","));
-  text += fmt::format("dram {:a} {} {} {};", t.dram.bytesPerCycle, t.dram.latency,
-                      t.dram.channels, t.dram.burstBytes);
+  text += fmt::format("dram {:a} {} {} {};", t.dram.bytesPerCycle, t.dram.latency, t.dram.channels,
+                      t.dram.burstBytes);
   for (const isa::InstrDesc &d : t.instrs) {
     text += fmt::format("instr {} {} {} {} {} {:a};", d.mnemonic, d.opcode, d.engine,
                         static_cast<int>(d.semantics), d.timing.latency, d.timing.perElement);
@@ -232,26 +237,23 @@ ScheduleFile ScheduleFile::fromJson(const json &j, const std::string &origin) {
   if (!j.is_object() || !j.contains("schedules") || !j["schedules"].is_array())
     fail("{}: a schedule file is an object with a 'schedules' array", origin);
   if (!j.contains("version") || j["version"] != kKeyVersion)
-    fail("{}: 'version' must be {} (keys of other versions hash differently)", origin,
-         kKeyVersion);
+    fail("{}: 'version' must be {} (keys of other versions hash differently)", origin, kKeyVersion);
   ScheduleFile f;
   size_t i = 0;
   for (const json &e : j["schedules"]) {
     std::string at = fmt::format("{}: schedules[{}]", origin, i++);
-    if (!e.is_object() || !e.contains("key") || !e["key"].is_string() ||
-        !e.contains("schedule"))
+    if (!e.is_object() || !e.contains("key") || !e["key"].is_string() || !e.contains("schedule"))
       fail("{}: an entry needs a string 'key' and a 'schedule'", at);
     std::optional<ScheduleKey> k = ScheduleKey::parse(e["key"].get<std::string>());
     if (!k)
-      fail("{}: key '{}' is not <16 hex digits>-<16 hex digits>", at,
-           e["key"].get<std::string>());
+      fail("{}: key '{}' is not <16 hex digits>-<16 hex digits>", at, e["key"].get<std::string>());
     Expected<Schedule, std::string> s = Schedule::fromJson(e["schedule"]);
     if (!s)
       fail("{}.schedule: {}", at, s.error());
     if (f.find(*k))
       fail("{}: key {} appears twice", at, k->str());
-    std::string group = e.contains("group") && e["group"].is_string() ? e["group"].get<std::string>()
-                                                                      : "";
+    std::string group =
+        e.contains("group") && e["group"].is_string() ? e["group"].get<std::string>() : "";
     f.put(*k, std::move(*s), std::move(group));
   }
   return f;

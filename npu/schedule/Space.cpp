@@ -107,8 +107,8 @@ std::optional<Reject> KernelSpace::checkShape(const Schedule &s) const {
   return std::nullopt;
 }
 
-std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p,
-                                       const graph::Graph &g, const SpaceContext &ctx) {
+std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p, const graph::Graph &g,
+                                       const SpaceContext &ctx) {
   switch (strategy) {
   case Strategy::TensorUnit:
     return makeTensorUnitSpace(p, g, ctx);

@@ -92,8 +92,8 @@ protected:
 };
 
 /// The space of `strategy` for the group, or nullptr when the family has no space (yet).
-std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p,
-                                       const graph::Graph &g, const SpaceContext &ctx);
+std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p, const graph::Graph &g,
+                                       const SpaceContext &ctx);
 
 /// The strategies that may run a plan, in the order the default tries them (a depthwise conv:
 /// the tensor unit, then the vector unit where its ops allow).

@@ -66,8 +66,8 @@ inline ConvGraph buildConv(const ConvCase &c) {
     g.addNode("Relu", "relu", {y}, {out});
   }
   oneGroup(g, out);
-  r.in = HostTensor({1, c.C, c.H, c.W},
-                    halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
+  r.in =
+      HostTensor({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
   return r;
 }
 

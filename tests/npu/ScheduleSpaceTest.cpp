@@ -67,8 +67,8 @@ size_t checkEveryPoint(const ConvCase &c, Strategy strategy, size_t limit) {
 
 TEST(TensorUnitSpace, EveryPointOfSmallConvsMatchesTheReference) {
   std::vector<ConvCase> cases = {
-      {8, 6, 6, 24, 3, 1, 1, 1, 1, true, true},  // 3x3, padded
-      {4, 9, 9, 8, 3, 2, 1, 1, 1, false, true},  // strided
+      {8, 6, 6, 24, 3, 1, 1, 1, 1, true, true},   // 3x3, padded
+      {4, 9, 9, 8, 3, 2, 1, 1, 1, false, true},   // strided
       {40, 4, 4, 24, 1, 1, 0, 1, 1, true, false}, // 1x1 with k-chunks and channel tiles
       {8, 6, 6, 16, 3, 1, 1, 1, 2, true, false},  // grouped
   };
@@ -80,8 +80,8 @@ TEST(TensorUnitSpace, EveryPointOfSmallConvsMatchesTheReference) {
   // several channel blocks: the 1x1 case has such points; the sample above may miss them.
   SpaceFixture f(cases[2]);
   std::vector<Schedule> all = f.space(Strategy::TensorUnit)->enumerate();
-  auto kouter = std::find_if(all.begin(), all.end(),
-                             [](const Schedule &s) { return s.get("kouter") == 1; });
+  auto kouter =
+      std::find_if(all.begin(), all.end(), [](const Schedule &s) { return s.get("kouter") == 1; });
   ASSERT_NE(kouter, all.end());
   std::string tiling;
   checkConv(cases[2], f.t, &tiling, f.force(*kouter));
@@ -163,8 +163,8 @@ TEST(ScheduleSpaces, DefaultPointIsTheHeuristicsChoice) {
   ASSERT_TRUE(pt);
   std::string tiling;
   checkConv(c, f.t, &tiling);
-  EXPECT_NE(tiling.find(fmt::format("tile = {} output rows x 8 cols x {} channels",
-                                    pt->get("toh"), pt->get("toc"))),
+  EXPECT_NE(tiling.find(fmt::format("tile = {} output rows x 8 cols x {} channels", pt->get("toh"),
+                                    pt->get("toc"))),
             std::string::npos)
       << tiling << " vs " << pt->str();
   EXPECT_NE(tiling.find(fmt::format("k-chunk {} of", pt->get("tk"))), std::string::npos) << tiling;
@@ -194,8 +194,8 @@ TEST(ScheduleSpaces, IllegalPointsNameTheDecisionAndItsValues) {
   Schedule big = *space->defaultPoint();
   npu::SpaceContext tiny = f.ctx;
   tiny.window.range[f.hw.l1] = {0, 2048};
-  std::optional<npu::Reject> cap = npu::makeSpace(Strategy::TensorUnit, f.plan, f.cg.g, tiny)
-                                       ->whyIllegal(big);
+  std::optional<npu::Reject> cap =
+      npu::makeSpace(Strategy::TensorUnit, f.plan, f.cg.g, tiny)->whyIllegal(big);
   ASSERT_TRUE(cap);
   EXPECT_EQ(cap->kind, npu::RejectKind::Capacity);
   // A strategy the group cannot take.
@@ -271,9 +271,10 @@ TEST(Schedule, FileErrorsNameTheEntry) {
   npu::ScheduleFile f = parse(R"({"version":1,"schedules":[{"key":"0000000000000001-)"
                               R"(0000000000000002","group":"g","schedule":{"strategy":"view"}}]})");
   ASSERT_EQ(f.entries().size(), 1u);
-  EXPECT_EQ(f.toJson().dump(), R"({"schedules":[{"group":"g","key":"0000000000000001-)"
-                               R"(0000000000000002","schedule":{"decisions":{},"strategy":"view"}}],)"
-                               R"("version":1})");
+  EXPECT_EQ(f.toJson().dump(),
+            R"({"schedules":[{"group":"g","key":"0000000000000001-)"
+            R"(0000000000000002","schedule":{"decisions":{},"strategy":"view"}}],)"
+            R"("version":1})");
 }
 
 } // namespace

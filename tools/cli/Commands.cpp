@@ -15,11 +15,11 @@
 #include "support/Error.h"
 #include "support/Npy.h"
 
-#include <iostream>
 #include "tir/Coverage.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
+#include <iostream>
 
 #include <charconv>
 #include <filesystem>
