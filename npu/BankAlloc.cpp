@@ -376,7 +376,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     PlacedKernel won;
     won.kernel = lower(b);
     won.placement = placed;
-    NPUC_ASSERT(won.kernel.reject.empty() && b.buffers().size() == bufs.size(),
+    NPUC_ASSERT(won.kernel.ok() && b.buffers().size() == bufs.size(),
                 where + ": lowering is deterministic and placement does not change the tiling");
     Expected<isa::Program, Reject> emitted = emitInstructions(t, won.kernel.body, where);
     NPUC_ASSERT(emitted.has_value(), where + ": the relocated program encodes, so its kernel does");

@@ -15,6 +15,7 @@
 #include "npu/Quant.h"
 #include "npu/Reject.h"
 #include "support/Expected.h"
+#include "npu/schedule/Schedule.h"
 
 #include <cstdint>
 #include <map>
@@ -80,6 +81,9 @@ struct CompileOptions {
   /// `--stop-after`, `--time-phases`); null: none of these. Shared by every segment compiled
   /// with these options.
   std::shared_ptr<PhaseControl> phases;
+  /// Schedules to force, by group key (`npuc compile --schedule`; npu/schedule/Schedule.h): a
+  /// group whose key is listed lowers that point of its kernel's space instead of the default.
+  std::shared_ptr<const ScheduleFile> schedules;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
@@ -126,6 +130,10 @@ struct GroupInfo {
   std::string name;
   std::vector<std::string> ops; // op types of the group's nodes
   std::string tiling;           // human-readable tiling decision (levels, tile sizes, buffering)
+  /// The point of its kernel's schedule space the group lowered, filed under its key
+  /// (`npuc compile --emit-schedule`; not stored in packages).
+  ScheduleKey scheduleKey;
+  Schedule schedule;
   std::string tir;              // the tiled TIR loop nest, printed
   int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
   std::map<std::string, int64_t> instrCounts; // by mnemonic

@@ -65,7 +65,7 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
   const Hw &hw = b.hw();
   const isa::Target &t = *hw.t;
   auto reject = [&](const std::string &why) {
-    k.reject = "loop-nest kernel: " + whole + "; " + why;
+    k.reject = kernelReject(RejectKind::Capacity, "loop-nest kernel: " + whole + "; " + why);
     return k;
   };
   // The nests and their rows.
@@ -419,7 +419,8 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
         std::string why;
         v.body = compileOnChip(body, st, byParam, hw, v.allocs, why);
         if (!why.empty()) { // what the nest cannot do in any chunk comes first
-          k.reject = "loop-nest kernel: " + why + " (in chunks, since " + whole + ")";
+          k.reject = kernelReject(RejectKind::Unsupported,
+                                  "loop-nest kernel: " + why + " (in chunks, since " + whole + ")");
           return k;
         }
         for (const Buffer &x : v.allocs)

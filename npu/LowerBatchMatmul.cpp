@@ -47,13 +47,13 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   const int64_t M = q.M, K = q.K, N = q.N, Bt = q.batches();
   Kernel k;
   if (M <= 0 || K <= 0 || N <= 0 || Bt <= 0) {
-    k.reject = "an empty matrix product";
+    k.reject = kernelReject(RejectKind::Unsupported, "an empty matrix product");
     return k;
   }
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
@@ -136,9 +136,11 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
         best = {lo, tn, tk, c};
     }
   if (best.tm == 0) {
-    k.reject = fmt::format("no tiling of the {}x{}x{} batched matrix product fits the on-chip "
-                           "buffers (an A panel of K = {} and a B panel of K rows in L1)",
-                           M, K, N, K);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("no tiling of the {}x{}x{} batched matrix product fits the on-chip "
+                    "buffers (an A panel of K = {} and a B panel of K rows in L1)",
+                    M, K, N, K));
     return k;
   }
   const int64_t tm = best.tm, tn = best.tn, tk = best.tk;

@@ -78,7 +78,7 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
     return k;
   }
   if (bufElems < 1) {
-    k.reject = "no room in L1 for a Concat tile";
+    k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for a Concat tile");
     return k;
   }
   OnChip buf{"cat_l1", hw.l1, bufElems * eb, nb};

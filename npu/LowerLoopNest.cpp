@@ -357,7 +357,8 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
   const Hw &hw = b.hw();
   const isa::Target &t = *hw.t;
   auto reject = [&](std::string why) {
-    k.reject = "loop-nest kernel: " + why;
+    // Unsupported: the loop-nest kernel's refusals are about what emit-npu can express.
+    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
     return k;
   };
   if (!hw.vectorReaches(hw.l1))

@@ -50,7 +50,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   OnChip divbuf{"divisor_l1", hw.l1, q.OH * q.OW * 4, 1};
   if (!q.isMax) {
@@ -58,7 +58,7 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
     std::memcpy(bytes.data(), q.divisor.data(), bytes.size());
     int64_t addr = d.addConst(bytes);
     if (!b.reserve(divbuf)) {
-      k.reject = "no room in L1 for the pooling divisors";
+      k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the pooling divisors");
       return k;
     }
     int64_t halves = q.OH * q.OW * 2;
@@ -88,7 +88,9 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   while (tc >= 1 && !fits(tc, 1))
     tc = tc > 16 ? tc / 2 : tc - 1;
   if (tc < 1) {
-    k.reject = fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
     return k;
   }
   for (toh = 1; toh < q.OH && fits(tc, toh + 1); ++toh) {
@@ -200,7 +202,7 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
@@ -215,7 +217,8 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   while (tc >= 1 && !fits(tc, 1))
     tc /= 2;
   if (tc < 1) {
-    k.reject = "no tiling of the global pool fits the on-chip buffers";
+    k.reject =
+        kernelReject(RejectKind::Capacity, "no tiling of the global pool fits the on-chip buffers");
     return k;
   }
   int64_t tp = 1;
@@ -283,7 +286,7 @@ Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder 
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const int64_t C = p.channels, P = p.elements / std::max<int64_t>(C, 1);
   const int nb = o.doubleBuffer ? 2 : 1;
@@ -296,7 +299,9 @@ Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder 
            nb * al(hw.l1, tp * C * eb) * (2 + nres) <= l1Free;
   };
   if (C > maxDim || !fits(1)) {
-    k.reject = fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C));
     return k;
   }
   int64_t tp = 1;

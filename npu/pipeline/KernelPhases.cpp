@@ -26,11 +26,14 @@ namespace {
 
 constexpr int64_t kDramAlign = 64;
 
-// The one place where a kernel's rejection (Kernel::reject, a string) becomes a Reject.
+// The one place where a kernel's rejection becomes the segment's: it names the group.
 // npuRejectReason ran the same check at placement; a group fails here when its window or its
 // addresses differ from that dry run's.
-Reject kernelReject(const graph::FusedGroup &grp, const Kernel &k) {
-  return Reject{grp.id, RejectPhase::Lower, RejectKind::Capacity, grp.name + ": " + k.reject};
+Reject groupReject(const graph::FusedGroup &grp, const Kernel &k) {
+  Reject r = *k.reject;
+  r.group = grp.id;
+  r.message = grp.name + ": " + r.message;
+  return r;
 }
 
 // A unit's instructions, or the Reject naming its group.
@@ -114,7 +117,7 @@ PhaseResult phaseSchedule(SegmentPlan &p) {
 }
 
 PhaseResult phaseLower(SegmentPlan &p) {
-  const KernelOptions ko{p.opt.doubleBuffer, p.opt.naiveTiling};
+  const KernelOptions ko = segmentKernelOptions(p.opt);
   for (EmitUnit &u : p.units) {
     if (u.replayOf >= 0)
       continue;
@@ -131,8 +134,11 @@ PhaseResult phaseLower(SegmentPlan &p) {
     };
     u.placed.kernel =
         lowerOrLoopNest(*u.plan, *u.grp, *u.g, p.hw, d, ko, undo, &u.used, u.fromTop, *u.window);
-    if (!u.placed.kernel.reject.empty())
-      return kernelReject(*u.grp, u.placed.kernel);
+    if (u.placed.kernel.reject && u.used.schedule) // a forced point: the user's to fix
+      throw ScheduleError(
+          fmt::format("group '{}': {}", u.grp->name, u.placed.kernel.reject->message));
+    if (u.placed.kernel.reject)
+      return groupReject(*u.grp, u.placed.kernel);
     Expected<isa::Program, Reject> prog = encode(p, u);
     if (!prog)
       return prog.error();
@@ -188,6 +194,8 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
   for (graph::NodeId n : grp.nodes)
     info.ops.push_back(gg.node(n).op);
   info.tiling = k.tiling;
+  info.scheduleKey = scheduleKey(gg, grp, t);
+  info.schedule = k.schedule;
   // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
   // reading and writing the tensor, does not happen) or which transform the copy runs.
   if (LayoutChain lc = analyzeLayoutChain(gg, grp); lc.layoutOnly) {
@@ -255,7 +263,7 @@ PhaseResult replay(SegmentPlan &p, EmitUnit &u) {
   u.placed.placement = src.placed.placement;
   u.used = src.used;
   u.bank = src.bank;
-  NPUC_ASSERT(u.placed.kernel.reject.empty(), u.grp->name + ": a replayed kernel tiles as before");
+  NPUC_ASSERT(u.placed.kernel.ok(), u.grp->name + ": a replayed kernel tiles as before");
   Expected<isa::Program, Reject> prog = encode(p, u);
   if (!prog)
     return prog.error();

@@ -70,7 +70,7 @@ PhaseResult phaseBatchSplit(SegmentPlan &p) {
                      p.plans,
                      [&p](graph::ValueId v) { return p.rootOf(v); },
                      p.hostRoots,
-                     KernelOptions{p.opt.doubleBuffer, p.opt.naiveTiling},
+                     segmentKernelOptions(p.opt),
                      p.opt.crossGroupPrefetch,
                      p.opt.batchSplitEvenIfSlower,
                      {}};
@@ -113,7 +113,7 @@ PhaseResult phaseResidency(SegmentPlan &p) {
     for (int64_t i = span.first; i < span.second; ++i)
       if (p.split.covers(size_t(i)))
         ri.splitPinned.insert(root);
-  ri.ko = KernelOptions{p.opt.doubleBuffer, p.opt.naiveTiling};
+  ri.ko = segmentKernelOptions(p.opt);
   ri.crossGroupPrefetch = p.opt.crossGroupPrefetch;
   p.rp = planResidency(ri, p.hw);
   p.seg.residency.insert(p.seg.residency.begin(), p.rp.entries.begin(), p.rp.entries.end());

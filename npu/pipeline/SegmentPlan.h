@@ -60,6 +60,17 @@ struct EmitUnit {
   BankReport bank;
 };
 
+/// The options every kernel of the segment lowers with: the ablations, and the schedules the
+/// user forced (`npuc compile --schedule`), which the residency and batch-split dry runs must
+/// see too, so that they tile each group as the lowering will.
+inline KernelOptions segmentKernelOptions(const CompileOptions &o) {
+  KernelOptions ko;
+  ko.doubleBuffer = o.doubleBuffer;
+  ko.naiveTiling = o.naiveTiling;
+  ko.forced = o.schedules;
+  return ko;
+}
+
 struct SegmentPlan {
   SegmentPlan() = default;
   SegmentPlan(const SegmentPlan &) = delete; // units point into it

@@ -20,6 +20,7 @@
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
+#include <iostream>
 
 #include <charconv>
 #include <filesystem>
@@ -276,6 +277,24 @@ std::shared_ptr<npu::PhaseControl> phaseControl(const CompileArgs &a, std::ostre
   return c;
 }
 
+// --emit-schedule: the schedule of every NPU group, by key (the first group of a key wins; equal
+// structures in one model normally choose equal points). --schedule: a warning per key that
+// matched no group, which usually means the file was made for another model or target.
+void reportSchedules(const driver::CompiledModel &m, const CompileArgs &a, std::ostream &warn) {
+  npu::ScheduleFile chosen;
+  for (const npu::Segment &s : m.npuSegments)
+    for (const npu::GroupInfo &gi : s.groupInfo)
+      if (!chosen.find(gi.scheduleKey))
+        chosen.put(gi.scheduleKey, gi.schedule, gi.name);
+  if (!a.emitSchedule.empty())
+    chosen.save(a.emitSchedule);
+  if (m.options.schedules)
+    for (const auto &[key, e] : m.options.schedules->entries())
+      if (!chosen.find(key))
+        warn << fmt::format("warning: {}: key {}{} matches no NPU group of this compile\n",
+                            a.schedule, key.str(), e.group.empty() ? "" : " (" + e.group + ")");
+}
+
 } // namespace
 
 void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
@@ -308,6 +327,8 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     fail("--print-after, --stop-after and --time-phases show the NPU's segment pipeline; "
          "--target {} compiles no NPU segment",
          a.target);
+  if (!a.schedule.empty())
+    opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
   if (opt.phases && opt.phases->time)
@@ -317,6 +338,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
                        npu::phaseName(*opt.phases->stopAfter));
     return;
   }
+  reportSchedules(m, a, err);
   OutputSet outs;
   if (aot) {
     cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);

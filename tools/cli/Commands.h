@@ -72,6 +72,8 @@ struct CompileArgs {
   std::string stopAfter;
   bool timePhases = false;
   bool noVerifyPhases = false;
+  std::string schedule;             // JSON schedule file: force these groups' kernel schedules
+  std::string emitSchedule;         // write the schedules the compile chose (every NPU group)
 };
 struct RunArgs {
   std::string package;
