@@ -378,7 +378,7 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     PlacedKernel won;
     won.kernel = lower(b);
     won.placement = placed;
-    NPUC_ASSERT(won.kernel.reject.empty() && b.buffers().size() == bufs.size(),
+    NPUC_ASSERT(won.kernel.ok() && b.buffers().size() == bufs.size(),
                 where + ": lowering is deterministic and placement does not change the tiling");
     emitInstructions(t, won.kernel.body, where, won.program);
     NPUC_ASSERT(sameProgram(won.program, k.program),

@@ -94,6 +94,7 @@ public:
   void resetLevel(int level) { used_[level] = 0; }
   const std::vector<OnChip> &buffers() const { return buffers_; }
   const Window &window() const { return window_; }
+  bool fromTop() const { return fromTop_; }
 
   /// A copy into an on-chip buffer: the DRAM load when `src` is in DRAM, else the on-chip move
   /// (a tensor resident in L1 between groups is read with the feed engine's `mov`).

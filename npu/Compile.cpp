@@ -220,7 +220,10 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       seg.outputs.push_back(dramTensor(v));
     }
   }
-  KernelOptions ko{opt.doubleBuffer, opt.naiveTiling};
+  KernelOptions ko;
+  ko.doubleBuffer = opt.doubleBuffer;
+  ko.naiveTiling = opt.naiveTiling;
+  ko.forced = opt.schedules;
   std::set<graph::ValueId> hostRoots; // the host writes or reads them
   for (const std::vector<DramTensor> *xs : {&seg.inputs, &seg.outputs})
     for (const DramTensor &x : *xs)
@@ -340,15 +343,15 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
       pk.placement = r.replay->placement;
       res.used = *r.replayOptions;
       res.bank = *r.replayBank;
-      NPUC_ASSERT(pk.kernel.reject.empty(), grp.name + ": a replayed kernel tiles as before");
+      NPUC_ASSERT(pk.kernel.ok(), grp.name + ": a replayed kernel tiles as before");
     } else {
       pk.kernel = lowerOrLoopNest(
           *r.plan, grp, gg, hw, *r.d, ko, [&] { seg.constImage.resize(constMark); }, &res.used,
           r.fromTop, window);
     }
     const Kernel &k0 = pk.kernel;
-    if (!k0.reject.empty())
-      fail("{}: {}", grp.name, k0.reject); // npuRejectReason ran the same check at placement
+    if (k0.reject)
+      fail("{}: {}", grp.name, k0.reject->message); // npuRejectReason ran the same check at placement
     emitInstructions(t, k0.body, grp.name, pk.program);
     if (opt.bankAware && !r.replay) {
       // Every DRAM address the group uses lies below the constants placed so far.
@@ -375,6 +378,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     for (graph::NodeId n : grp.nodes)
       info.ops.push_back(gg.node(n).op);
     info.tiling = k.tiling;
+    info.scheduleKey = scheduleKey(gg, grp, t);
+    info.schedule = k.schedule;
     // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
     // reading and writing the tensor, does not happen) or which transform the copy runs.
     if (LayoutChain lc = analyzeLayoutChain(gg, grp); lc.layoutOnly) {

@@ -13,6 +13,7 @@
 #include "isa/Target.h"
 #include "npu/DramLayout.h"
 #include "npu/Quant.h"
+#include "npu/schedule/Schedule.h"
 
 #include <cstdint>
 #include <map>
@@ -67,6 +68,9 @@ struct CompileOptions {
   /// the batched MatMul producing its input, can use the layout that cancels it (Compile.cpp
   /// chooseLayouts). False keeps its copy on the NPU (tests of the copy kernel).
   bool chooseLayouts = true;
+  /// Schedules to force, by group key (`npuc compile --schedule`; npu/schedule/Schedule.h): a
+  /// group whose key is listed lowers that point of its kernel's space instead of the default.
+  std::shared_ptr<const ScheduleFile> schedules;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
@@ -113,6 +117,10 @@ struct GroupInfo {
   std::string name;
   std::vector<std::string> ops; // op types of the group's nodes
   std::string tiling;           // human-readable tiling decision (levels, tile sizes, buffering)
+  /// The point of its kernel's schedule space the group lowered, filed under its key
+  /// (`npuc compile --emit-schedule`; not stored in packages).
+  ScheduleKey scheduleKey;
+  Schedule schedule;
   std::string tir;              // the tiled TIR loop nest, printed
   int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
   std::map<std::string, int64_t> instrCounts; // by mnemonic

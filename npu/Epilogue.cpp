@@ -200,9 +200,10 @@ std::vector<View> operandsAtChannel(const GroupPlan &p, const std::vector<View> 
   return ops;
 }
 
-std::string stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
-                                   std::vector<View> &consts, std::vector<Stmt> &prologue) {
-  static const char *kNoRoom = "no room in L1 for the epilogue constants";
+std::optional<Reject> stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+                                             std::vector<View> &consts,
+                                             std::vector<Stmt> &prologue) {
+  const Reject kNoRoom = kernelReject(RejectKind::Capacity, "no room in L1 for the epilogue constants");
   const Hw &hw = b.hw();
   consts.assign(p.epilogue.size(), View{});
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
@@ -236,7 +237,7 @@ std::string stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx
     v.s2 = imm(0);
     consts[i] = v;
   }
-  return "";
+  return std::nullopt;
 }
 
 Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const View &acc,

@@ -8,14 +8,31 @@
 #include "npu/KernelSelect.h"
 
 #include "npu/Compile.h"
+#include "npu/kernels/KernelSpaces.h"
+#include "npu/schedule/Space.h"
 #include "support/Error.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace npuc::npu {
 
-Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                   const KernelOptions &o) {
+const std::string &Kernel::rejectText() const {
+  static const std::string kNone;
+  return reject ? reject->message : kNone;
+}
+
+Kernel Kernel::rejected(RejectKind kind, std::string message) {
+  Kernel k;
+  k.reject = kernelReject(kind, std::move(message));
+  return k;
+}
+
+namespace {
+
+// The kernel of a family that has no schedule space (yet): its lowering function as it was.
+Kernel lowerWithoutSpace(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o) {
   switch (p.kind) {
   case KernelKind::Matmul:
     return lowerConvKernel(p, g, b, d, o);
@@ -42,6 +59,88 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   return {};
 }
 
+Kernel lowerPoint(const KernelSpace &s, const Schedule &pt, Builder &b, const DramCtx &d) {
+  Kernel k = s.lower(pt, b, d);
+  k.schedule = pt;
+  return k;
+}
+
+// The space's default point, lowered (or its Reject).
+Kernel lowerDefault(const KernelSpace &s, Builder &b, const DramCtx &d) {
+  Expected<Schedule, Reject> pt = s.defaultPoint();
+  if (!pt) {
+    Kernel k;
+    k.reject = pt.error();
+    k.schedule.strategy = s.strategy();
+    return k;
+  }
+  return lowerPoint(s, *pt, b, d);
+}
+
+// A depthwise conv's sketch: the tensor unit or the vector unit, whichever the cost model
+// estimates faster (the tensor unit on a tie, or when the vector unit has no point). Both
+// estimates are taken in the group's window placed from the bottom, as they always were; the
+// chosen family then tiles in the real context.
+Kernel lowerDepthwiseSketch(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                            const DramCtx &d, const SpaceContext &ctx) {
+  SpaceContext dry = ctx;
+  dry.fromTop = false;
+  Expected<Schedule, Reject> v = makeDepthwiseSpace(p, g, dry)->defaultPoint();
+  Expected<Schedule, Reject> m = makeTensorUnitSpace(p, g, dry)->defaultPoint();
+  auto vcost = [&] { return makeDepthwiseSpace(p, g, dry)->cost(*v); };
+  auto mcost = [&] { return makeTensorUnitSpace(p, g, dry)->cost(*m); };
+  if (!v) {
+    Kernel k = lowerDefault(*makeTensorUnitSpace(p, g, ctx), b, d);
+    k.tiling += "; not on the vector unit: " + v.error().message;
+    return k;
+  }
+  if (m && mcost() <= vcost()) {
+    Kernel k = lowerDefault(*makeTensorUnitSpace(p, g, ctx), b, d);
+    k.tiling += fmt::format("; cheaper than the vector unit's depthwise kernel (estimated {:.0f} "
+                            "cycles)",
+                            vcost());
+    return k;
+  }
+  Kernel k = lowerDefault(*makeDepthwiseSpace(p, g, ctx), b, d);
+  k.tiling += m ? fmt::format(" (tensor-unit grouped conv: estimated {:.0f})", mcost())
+                : " (tensor-unit grouped conv: " + m.error().message + ")";
+  return k;
+}
+
+} // namespace
+
+Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                   const KernelOptions &o) {
+  const SpaceContext ctx = SpaceContext::of(b, d, o, b.fromTop());
+  if (o.schedule) { // a forced or replayed point
+    std::unique_ptr<KernelSpace> s = makeSpace(o.schedule->strategy, p, g, ctx);
+    if (!s) { // a family without a space has one point: its default
+      NPUC_ASSERT(o.schedule->strategy == defaultStrategyOf(p.kind) &&
+                      o.schedule->decisions.empty(),
+                  "KernelSelect checks a forced point against the plan's strategies");
+      Kernel k = lowerWithoutSpace(p, g, b, d, o);
+      k.schedule = *o.schedule;
+      return k;
+    }
+    if (std::optional<Reject> why = s->whyIllegal(*o.schedule)) {
+      Kernel k;
+      k.reject = std::move(why);
+      k.schedule = *o.schedule;
+      return k;
+    }
+    return lowerPoint(*s, *o.schedule, b, d);
+  }
+  const std::vector<Strategy> strategies = strategiesFor(p, b.hw());
+  if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector &&
+      makeSpace(Strategy::DepthwiseVector, p, g, ctx))
+    return lowerDepthwiseSketch(p, g, b, d, ctx);
+  if (std::unique_ptr<KernelSpace> s = makeSpace(strategies[0], p, g, ctx))
+    return lowerDefault(*s, b, d);
+  Kernel k = lowerWithoutSpace(p, g, b, d, o);
+  k.schedule.strategy = strategies[0];
+  return k;
+}
+
 // Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
 // (and says so in the tiling text) before giving up on the NPU. `used` receives the options
 // of the returned kernel (the bank-aware placement re-lowers with them).
@@ -53,7 +152,7 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
   k.onChipPeak = b.peakBytes();
   if (used)
     *used = o;
-  if (k.reject.empty() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
+  if (k.ok() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
     return k; // the loop-nest kernel picks its buffering itself (single-buffered last)
   undo();
   KernelOptions single = o;
@@ -63,8 +162,8 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
   Builder b1(hw, fromTop, window);
   Kernel k1 = lowerKernel(p, g, b1, d, single);
   k1.onChipPeak = b1.peakBytes();
-  if (k1.reject.empty())
-    k1.tiling += " (double buffers did not fit: " + k.reject + ")";
+  if (k1.ok())
+    k1.tiling += " (double buffers did not fit: " + k.rejectText() + ")";
   return k1;
 }
 
@@ -73,14 +172,14 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
                        const std::function<void()> &undo, KernelOptions *used, bool fromTop,
                        const Window &window) {
   Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
-  if (k.reject.empty() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
+  if (k.ok() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
       hw.quantised()) // the loop-nest kernel computes in fp16 only
     return k;
   // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
   undo();
-  p = loopNestPlan(grp, grp.name + ": " + k.reject);
+  p = loopNestPlan(grp, grp.name + ": " + k.rejectText());
   Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
-  if (ln.reject.empty())
+  if (ln.ok())
     ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
   return ln;
 }
@@ -106,11 +205,11 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
                      p, grp, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{})
                : lowerWithFallback(
                      p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
-  if (k.reject.empty())
+  if (k.ok())
     return "";
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first
-    return p.handReject + "; " + k.reject;
-  return grp.name + ": " + k.reject;
+    return p.handReject + "; " + k.rejectText();
+  return grp.name + ": " + k.rejectText();
 }
 
 } // namespace

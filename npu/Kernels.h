@@ -9,8 +9,12 @@
 
 #include "npu/Builder.h"
 #include "npu/Plan.h"
+#include "npu/Reject.h"
+#include "npu/schedule/Schedule.h"
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace npuc::npu {
@@ -35,13 +39,27 @@ struct Kernel {
   int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
   double estCycles = 0;    // the cost model's estimate of the chosen tiling (kernel choice)
   std::map<int, int64_t> onChipPeak; // level index -> peak bytes reserved (Builder::peakBytes)
-  std::string reject;                // non-empty: no feasible tiling
+  std::optional<Reject> reject;      // set: no kernel (no feasible tiling, no instruction, ...)
+  /// The point of the kernel's schedule space it lowered (npu/schedule/Space.h); kernels without
+  /// a space record their strategy only.
+  Schedule schedule;
+
+  bool ok() const { return !reject; }
+  /// The reject's message, "" when there is none (reports, CPU placement reasons).
+  const std::string &rejectText() const;
+  static Kernel rejected(RejectKind kind, std::string message);
 };
 
 /// Options a kernel reads.
 struct KernelOptions {
   bool doubleBuffer = true;
   bool naiveTiling = false; // matmul kernels: tensor-unit-sized tiles, one output row at a time
+  /// The point to lower instead of the default heuristic's (a forced or replayed schedule);
+  /// its strategy must be one of the plan's (strategiesFor).
+  std::optional<Schedule> schedule;
+  /// Schedules forced by the user (`npuc compile --schedule`), by group key; KernelSelect
+  /// looks each group up and sets `schedule`.
+  std::shared_ptr<const ScheduleFile> forced;
 };
 
 Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
@@ -86,8 +104,8 @@ struct EpilogueInputs {
 /// Reserves the L1 constant vectors (fp32, C values or 1) and broadcast tensor operands (fp16, C
 /// values or 1, loaded from the tensor's DRAM address) of the epilogue and returns the TIR that
 /// loads them once; fills `consts` with each op's base view (s0 = 1 or 0, s1 = s2 = 0) at channel
-/// 0. Returns the reason when L1 has no room (the kernel's reject), else "".
-std::string stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
+/// 0. Returns the reason when L1 has no room (the kernel's reject: capacity), else nullopt.
+std::optional<Reject> stageEpilogueConstants(const GroupPlan &p, Builder &b, const DramCtx &d,
                                    std::vector<View> &consts, std::vector<tir::Stmt> &prologue);
 
 /// The staged Const/Broadcast operand views offset to channel `c0` (a tile's first channel);

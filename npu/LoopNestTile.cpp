@@ -599,7 +599,8 @@ Tiler::Outcome Tiler::lower(const Chunking &c, Builder &b, const DramCtx &d,
   std::map<std::string, int64_t> extra;
   if (std::string bad = compileVariants(p, st, variants, ofChunk, extra); !bad.empty()) {
     // What the nest cannot do in any chunk comes first.
-    k.reject = "loop-nest kernel: " + bad + " (in chunks, since " + whole + ")";
+    k.reject = kernelReject(RejectKind::Unsupported,
+                            "loop-nest kernel: " + bad + " (in chunks, since " + whole + ")");
     return Outcome::Rejected;
   }
   const int64_t bytes = need(p, nb, extra);
@@ -617,7 +618,8 @@ Tiler::Outcome Tiler::lower(const Chunking &c, Builder &b, const DramCtx &d,
                                  variants.size(), nb == 2 ? "double-buffered" : "single-buffered"),
                      k);
   if (!why.empty()) {
-    k.reject = "loop-nest kernel: " + whole + "; tiled: " + why;
+    k.reject =
+        kernelReject(RejectKind::Encoding, "loop-nest kernel: " + whole + "; tiled: " + why);
     return Outcome::Rejected;
   }
   return Outcome::Lowered;
@@ -710,8 +712,11 @@ Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &
                   bool doubleBuffer, const Prepared &prep, const std::string &whole,
                   const std::optional<Chunking> &forced, Chunking *chosen) {
   Kernel k;
+  // No chunk fits (capacity), or the accesses cannot be cut into chunks at all (unsupported).
   auto reject = [&](const std::string &why) {
-    k.reject = "loop-nest kernel: " + whole + "; " + why;
+    k.reject = kernelReject(why.rfind("cannot tile", 0) == 0 ? RejectKind::Unsupported
+                                                             : RejectKind::Capacity,
+                            "loop-nest kernel: " + whole + "; " + why);
     return k;
   };
   const Tiler tiler(g, grp, b.hw(), prep.ref, prep.pv);

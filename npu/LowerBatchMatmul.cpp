@@ -280,18 +280,18 @@ Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder
   const BatchMatmulParams &q = p.bmm;
   Kernel k;
   if (q.M <= 0 || q.K <= 0 || q.N <= 0 || q.batches() <= 0) {
-    k.reject = "an empty matrix product";
+    k.reject = kernelReject(RejectKind::Unsupported, "an empty matrix product");
     return k;
   }
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const BmmModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
   std::optional<BmmTiling> x = forced ? forced : m.heuristic(o.naiveTiling);
   if (!x || !m.fits(*x)) {
-    k.reject = m.noTiling();
+    k.reject = kernelReject(RejectKind::Capacity, m.noTiling());
     return k;
   }
   const double est = m.cost(*x);

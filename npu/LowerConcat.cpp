@@ -123,7 +123,7 @@ Kernel lowerConcatTiling(const GroupPlan &p, const graph::Graph &g, Builder &b, 
   }
   const std::optional<ConcatTiling> x = forced ? forced : m.heuristic();
   if (!x || !m.fits(*x)) {
-    k.reject = "no room in L1 for a Concat tile";
+    k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for a Concat tile");
     return k;
   }
   const int64_t bufElems = x->elems;

@@ -55,7 +55,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   // Later taps accumulate with `mac`, or on int8 targets without it with `mul` + `add`.
   const bool useMac = hw.vectorHas("mac");
   if (!hw.vectorHas("mul") || !(useMac || (hw.quantised() && hw.vectorHas("add")))) {
-    k.reject = "the target's vector unit has no 'mac' (or 'mul') op";
+    k.reject = kernelReject(RejectKind::Unsupported,
+                            "the target's vector unit has no 'mac' (or 'mul') op");
     return k;
   }
   const isa::ElemType act = hw.act;
@@ -65,7 +66,8 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
     p = withQuantEpilogue(p, nullptr);
   for (const EpilogueOp &e : p.epilogue)
     if (!hw.vectorHas(e.op)) {
-      k.reject = "the target's vector unit has no '" + e.op + "' op for the epilogue";
+      k.reject = kernelReject(RejectKind::Unsupported,
+                              "the target's vector unit has no '" + e.op + "' op for the epilogue");
       return k;
     }
   const int64_t C = c.C, taps = c.KH * c.KW;
@@ -79,19 +81,21 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
       c.padT > Hw::fieldMax(hw.ld, "pad2_lo") || padB > Hw::fieldMax(hw.ld, "pad2_hi") ||
       c.padL > Hw::fieldMax(hw.ld, "pad1_lo") ||
       Wp - c.W - c.padL > Hw::fieldMax(hw.ld, "pad1_hi")) {
-    k.reject = "padding wider than the kernel or than the DMA's pad fields";
+    k.reject = kernelReject(RejectKind::Encoding,
+                            "padding wider than the kernel or than the DMA's pad fields");
     return k;
   }
   if (C > maxDim || taps > maxDim || C > Hw::fieldMax(hw.ld, "dst_s1")) {
-    k.reject =
-        fmt::format("{} channels x {} taps of weights exceed the instruction fields", C, taps);
+    k.reject = kernelReject(
+        RejectKind::Encoding,
+        fmt::format("{} channels x {} taps of weights exceed the instruction fields", C, taps));
     return k;
   }
 
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights;
   // int8 targets: the per-channel int8 weights, dequantised).
@@ -110,7 +114,7 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
   std::memcpy(wbytes.data(), wv.data(), wbytes.size());
   OnChip wbuf{"w_l1", hw.l1, taps * C * 4, 1};
   if (!b.reserve(wbuf)) {
-    k.reject = "no room in L1 for the depthwise weights";
+    k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the depthwise weights");
     return k;
   }
   {
@@ -217,8 +221,9 @@ Kernel lowerDepthwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builde
         best = {tc, toh, cst};
     }
   if (best.tc == 0) {
-    k.reject =
-        fmt::format("no depthwise tile of a {}-wide output row fits the on-chip buffers", c.OW);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("no depthwise tile of a {}-wide output row fits the on-chip buffers", c.OW));
     return k;
   }
   const int64_t tc = best.tc, toh = best.toh, CB = ceilDiv(C, tc), OHB = ceilDiv(c.OH, toh);
@@ -338,12 +343,12 @@ Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, co
   Builder bv(b.hw(), false, b.window()), bm(b.hw(), false, b.window());
   Kernel v = lowerDepthwiseKernel(p, g, bv, dry, o);
   Kernel m = lowerMatmulKernel(p, g, bm, dry, o);
-  if (!v.reject.empty()) {
+  if (v.reject) {
     Kernel k = lowerMatmulKernel(p, g, b, d, o);
-    k.tiling += "; not on the vector unit: " + v.reject;
+    k.tiling += "; not on the vector unit: " + v.reject->message;
     return k;
   }
-  if (m.reject.empty() && m.estCycles <= v.estCycles) {
+  if (!m.reject && m.estCycles <= v.estCycles) {
     Kernel k = lowerMatmulKernel(p, g, b, d, o);
     k.tiling += fmt::format("; cheaper than the vector unit's depthwise kernel (estimated {:.0f} "
                             "cycles)",
@@ -351,9 +356,9 @@ Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, co
     return k;
   }
   Kernel k = lowerDepthwiseKernel(p, g, b, d, o);
-  k.tiling += m.reject.empty()
+  k.tiling += !m.reject
                   ? fmt::format(" (tensor-unit grouped conv: estimated {:.0f})", m.estCycles)
-                  : " (tensor-unit grouped conv: " + m.reject + ")";
+                  : " (tensor-unit grouped conv: " + m.reject->message + ")";
   return k;
 }
 

@@ -501,8 +501,8 @@ Whole lowerWhole(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b
   }
   std::vector<Buffer> allocs;
   Stmt emitted = compileOnChip(prep.ref.body, prep.staged, prep.byParam, hw, allocs, why);
-  if (!why.empty()) {
-    k.reject = "loop-nest kernel: " + why;
+  if (!why.empty()) { // what emit-npu cannot express
+    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
     return Whole::Done;
   }
   // Place every buffer at once when they fit; the fp32 working copies are allocated in the body,
@@ -560,7 +560,7 @@ Whole lowerWhole(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b
       t, grp, staging, fmt::format("{} of on-chip buffers, staged whole", bytesText(need[hw.l1])),
       k);
   if (!why.empty())
-    k.reject = "loop-nest kernel: " + why;
+    k.reject = kernelReject(RejectKind::Encoding, "loop-nest kernel: " + why);
   return Whole::Done;
 }
 
@@ -572,7 +572,7 @@ Kernel lowerLoopNestPoint(const graph::Graph &g, const graph::FusedGroup &grp, B
   Kernel k;
   Prepared prep;
   if (std::string why = prepare(g, grp, b.hw(), prep); !why.empty()) {
-    k.reject = "loop-nest kernel: " + why;
+    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
     return k;
   }
   if (forced && forced->chunked) {
@@ -587,7 +587,7 @@ Kernel lowerLoopNestPoint(const graph::Graph &g, const graph::FusedGroup &grp, B
   if (lowerWhole(g, grp, b, d, prep, k, why) == Whole::Done)
     return k;
   if (forced) { // whole tensors, as the schedule says
-    k.reject = "loop-nest kernel: " + why;
+    k.reject = kernelReject(RejectKind::Capacity, "loop-nest kernel: " + why);
     return k;
   }
   LoopNestPoint tiled{true, {}};

@@ -56,9 +56,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   // K < 2^31 / 2^14 = 131072.
   const int64_t Kred = c.icg() * c.KH * c.KW;
   if (hw.quantised() && Kred >= (int64_t(1) << 17)) {
-    k.reject = fmt::format("int8: a reduction over {} products could overflow the int32 "
-                           "accumulator (at most 131071)",
-                           Kred);
+    k.reject = kernelReject(RejectKind::Quantisation,
+                            fmt::format("int8: a reduction over {} products could overflow the "
+                                        "int32 accumulator (at most 131071)",
+                                        Kred));
     return k;
   }
   if (hw.quantised()) {
@@ -70,7 +71,7 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const int nb = o.doubleBuffer ? 2 : 1;
   const int nres = tensorOperands(p);
@@ -255,9 +256,10 @@ Kernel lowerMatmulKernel(const GroupPlan &plan, const graph::Graph &g, Builder &
     best = search(ch);
   }
   if (best.toc == 0) {
-    k.reject = fmt::format("no tiling of {}x{} output rows of width {} ({} input channels per "
-                           "group) fits the on-chip buffers",
-                           c.OH, c.OC, c.OW, geo.icg);
+    k.reject = kernelReject(RejectKind::Capacity,
+                            fmt::format("no tiling of {}x{} output rows of width {} ({} input "
+                                        "channels per group) fits the on-chip buffers",
+                                        c.OH, c.OC, c.OW, geo.icg));
     return k;
   }
   const int64_t toc = best.toc, tk = best.tk, toh = best.toh, tic = ch.tic, ICB = ch.ICB;

@@ -195,7 +195,7 @@ Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, 
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   OnChip divbuf{"divisor_l1", hw.l1, q.OH * q.OW * 4, 1};
   if (!q.isMax) {
@@ -203,7 +203,7 @@ Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, 
     std::memcpy(bytes.data(), q.divisor.data(), bytes.size());
     int64_t addr = d.addConst(bytes);
     if (!b.reserve(divbuf)) {
-      k.reject = "no room in L1 for the pooling divisors";
+      k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the pooling divisors");
       return k;
     }
     View src{hw.dram, imm(addr)}, dst{hw.l1, imm(divbuf.base)};
@@ -213,7 +213,9 @@ Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, 
   const PoolModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
   const std::optional<PoolTiling> x = forced ? forced : m.heuristic();
   if (!x || !m.fits(*x)) {
-    k.reject = fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
     return k;
   }
   const int nb = m.nb;
@@ -369,13 +371,14 @@ Kernel lowerGlobalPoolTiling(const GroupPlan &plan, const graph::Graph &g, Build
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   GlobalPoolModel m(p, hw, C, P, b.freeBytes(hw.l1), o.doubleBuffer);
   m.N = N;
   const std::optional<GlobalPoolTiling> x = forced ? forced : m.heuristic();
   if (!x || !m.fits(*x)) {
-    k.reject = "no tiling of the global pool fits the on-chip buffers";
+    k.reject = kernelReject(RejectKind::Capacity,
+                            "no tiling of the global pool fits the on-chip buffers");
     return k;
   }
   const int nb = m.nb;
@@ -460,13 +463,15 @@ Kernel lowerEltwiseTiling(const GroupPlan &plan, const graph::Graph &, Builder &
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (!k.reject.empty())
+  if (k.reject)
     return k;
   const EltwiseModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
   const int64_t C = m.C, P = m.P;
   const std::optional<EltwiseTiling> x = forced ? forced : m.heuristic();
   if (!x || !m.fits(*x)) {
-    k.reject = fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C);
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C));
     return k;
   }
   const int nb = m.nb;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace npuc::npu {
 
@@ -41,5 +42,10 @@ struct Reject {
   /// "message" as users read it (CPU placement reasons, notes of split groups).
   const std::string &text() const { return message; }
 };
+
+/// A kernel's reject: phase Lower, the group filled in by kernel selection (KernelSelect.cpp).
+inline Reject kernelReject(RejectKind kind, std::string message) {
+  return Reject{-1, RejectPhase::Lower, kind, std::move(message)};
+}
 
 } // namespace npuc::npu

@@ -91,7 +91,7 @@ public:
         plan, grp, g, hw, dry, in_.ko, [] {}, nullptr, fromTop, w);
     Trial r;
     r.loopNest = plan.kind == KernelKind::LoopNest && in_.plans[i].kind != KernelKind::LoopNest;
-    r.reject = k.reject;
+    r.reject = k.rejectText();
     if (r.reject.empty()) {
       isa::Program p;
       try {
