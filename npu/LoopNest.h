@@ -129,6 +129,8 @@ struct LoopNestPoint {
   bool chunked = false;
   Chunking chunking;
 };
+/// The schedule of a point (strategy LoopNest; decisions chunked, depth, rows, buffers).
+Schedule loopNestSchedule(const LoopNestPoint &x);
 Kernel lowerLoopNestPoint(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
                           const DramCtx &d, const KernelOptions &o,
                           const std::optional<LoopNestPoint> &forced,

@@ -44,6 +44,9 @@ struct BmmModel {
   std::string noTiling() const;
 };
 
+/// The schedule of a tiling (strategy BatchMatmul; decisions buffers, tm, tn, tk).
+Schedule batchMatmulSchedule(const BmmTiling &x, bool doubleBuffer);
+
 /// Lowers the batched matmul with tiling `forced`, or the heuristic's when empty.
 Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder &b,
                               const DramCtx &d, const KernelOptions &o,

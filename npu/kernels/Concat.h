@@ -47,6 +47,9 @@ struct ConcatModel {
   std::optional<ConcatTiling> heuristic() const;
 };
 
+/// The schedule of a tiling (strategy Concat; decisions buffers, elems).
+Schedule concatSchedule(const ConcatTiling &x, bool doubleBuffer);
+
 /// Lowers the Concat with tiling `forced`, or the heuristic's when empty.
 Kernel lowerConcatTiling(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                          const KernelOptions &o, const std::optional<ConcatTiling> &forced);

@@ -87,6 +87,11 @@ struct EltwiseModel {
   std::optional<EltwiseTiling> heuristic() const;
 };
 
+/// The schedules of tilings (decisions: buffers and the tiling's fields by name).
+Schedule poolSchedule(const PoolTiling &x, bool doubleBuffer);
+Schedule globalPoolSchedule(const GlobalPoolTiling &x, bool doubleBuffer);
+Schedule eltwiseSchedule(const EltwiseTiling &x, bool doubleBuffer);
+
 /// The kernels with a forced tiling (the heuristic's when empty); a tiling that does not fit
 /// is rejected like a shape no tiling fits.
 Kernel lowerPoolTiling(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
