@@ -167,10 +167,33 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
   return k1;
 }
 
+namespace {
+
+// `o` with the point forced for the group (`npuc compile --schedule`) when there is one for a
+// strategy that may run the plan (a point for the hand-written kernel does not apply once the
+// loop-nest kernel takes the group).
+KernelOptions withForced(const KernelOptions &o, const GroupPlan &p, const graph::Graph &g,
+                         const graph::FusedGroup &grp, const Hw &hw) {
+  if (!o.forced || o.schedule)
+    return o;
+  const ScheduleFile::Entry *e = o.forced->find(scheduleKey(g, grp, *hw.t));
+  if (!e)
+    return o;
+  const std::vector<Strategy> s = strategiesFor(p, hw);
+  if (std::find(s.begin(), s.end(), e->schedule.strategy) == s.end())
+    return o;
+  KernelOptions f = o;
+  f.schedule = e->schedule;
+  return f;
+}
+
+} // namespace
+
 Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
-                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o0,
                        const std::function<void()> &undo, KernelOptions *used, bool fromTop,
                        const Window &window) {
+  const KernelOptions o = withForced(o0, p, g, grp, hw);
   Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
   if (k.ok() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
       hw.quantised()) // the loop-nest kernel computes in fp16 only
@@ -178,7 +201,8 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
   // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
   undo();
   p = loopNestPlan(grp, grp.name + ": " + k.rejectText());
-  Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
+  Kernel ln = lowerWithFallback(p, g, hw, d, withForced(o0, p, g, grp, hw), undo, used, fromTop,
+                                window);
   if (ln.ok())
     ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
   return ln;
