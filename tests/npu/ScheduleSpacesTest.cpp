@@ -301,6 +301,47 @@ TEST(BatchMatmulSpace, ATileBeyondTheProductIsIllegal) {
   EXPECT_NE(r->message.find("decision 'tm' = 10"), std::string::npos) << r->message;
 }
 
+// A k-chunk beyond what L0 holds is a candidate value but not a legal point: npu-tiny's 16 KiB
+// L0B holds a 700 x 8 fp16 slice (11200 bytes) once, not a 700 x 19 one (26600 bytes), so with
+// tk = K = 700 only tn = 8 fits, single-buffered; the reason is a capacity Reject naming the
+// point.
+TEST(BatchMatmulSpace, ASliceBeyondL0IsACapacityReject) {
+  Family f{"kChunks",
+           [] {
+             Built b;
+             ValueId a = addInput(b, "a", {2, 21, 700});
+             ValueId w = addInput(b, "b", {2, 700, 19});
+             ValueId y = b.g.addValue("mm", {2, 21, 19}, graph::DType::F32);
+             b.g.addNode("MatMul", "matmul", {a, w}, {y});
+             oneGroup(b.g, y);
+             return b;
+           },
+           npu::Strategy::BatchMatmul,
+           "npu-tiny.yaml",
+           {}};
+  auto s = setup(f);
+  npu::Schedule p;
+  p.strategy = npu::Strategy::BatchMatmul;
+  p.set("buffers", 1).set("tm", 1).set("tn", 8).set("tk", 700);
+  EXPECT_FALSE(s->space->whyIllegal(p)) << p.str();
+  p.set("buffers", 2);
+  std::optional<npu::Reject> r = s->space->whyIllegal(p);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, npu::RejectKind::Capacity);
+  p.set("buffers", 1).set("tn", 19);
+  r = s->space->whyIllegal(p);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, npu::RejectKind::Capacity);
+  EXPECT_NE(r->message.find("batch-matmul{buffers=1,tk=700,tm=1,tn=19} does not fit"),
+            std::string::npos)
+      << r->message;
+  // The default point chunks k instead (a multiple of the array's 8 rows below 700).
+  Expected<npu::Schedule, npu::Reject> d = s->space->defaultPoint();
+  ASSERT_TRUE(d.has_value());
+  EXPECT_LT(d->get("tk"), 700);
+  EXPECT_EQ(d->get("tk") % 8, 0);
+}
+
 // Views have an empty space: one point without decisions, lowered to no code.
 TEST(ViewSpace, OnePointWithoutDecisions) {
   Graph g;
