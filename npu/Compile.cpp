@@ -350,6 +350,8 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
           r.fromTop, window);
     }
     const Kernel &k0 = pk.kernel;
+    if (k0.reject && res.used.schedule) // a forced point: the user's to fix, not a fallback's
+      throw ScheduleError(fmt::format("group '{}': {}", grp.name, k0.reject->message));
     if (k0.reject)
       fail("{}: {}", grp.name, k0.reject->message); // npuRejectReason ran the same check at placement
     emitInstructions(t, k0.body, grp.name, pk.program);

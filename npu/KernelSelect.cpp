@@ -35,7 +35,8 @@ Kernel lowerWithoutSpace(const GroupPlan &p, const graph::Graph &g, Builder &b, 
                          const KernelOptions &o) {
   switch (p.kind) {
   case KernelKind::Matmul:
-    return lowerConvKernel(p, g, b, d, o);
+    NPUC_ASSERT(false, "the tensor-unit kernel has a space");
+    return {};
   case KernelKind::BatchMatmul:
     return lowerBatchMatmulKernel(p, g, b, d, o);
   case KernelKind::Pool:
@@ -131,8 +132,7 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
     return lowerPoint(*s, *o.schedule, b, d);
   }
   const std::vector<Strategy> strategies = strategiesFor(p, b.hw());
-  if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector &&
-      makeSpace(Strategy::DepthwiseVector, p, g, ctx))
+  if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector)
     return lowerDepthwiseSketch(p, g, b, d, ctx);
   if (std::unique_ptr<KernelSpace> s = makeSpace(strategies[0], p, g, ctx))
     return lowerDefault(*s, b, d);
@@ -169,31 +169,69 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
 
 namespace {
 
-// `o` with the point forced for the group (`npuc compile --schedule`) when there is one for a
-// strategy that may run the plan (a point for the hand-written kernel does not apply once the
-// loop-nest kernel takes the group).
-KernelOptions withForced(const KernelOptions &o, const GroupPlan &p, const graph::Graph &g,
-                         const graph::FusedGroup &grp, const Hw &hw) {
-  if (!o.forced || o.schedule)
-    return o;
-  const ScheduleFile::Entry *e = o.forced->find(scheduleKey(g, grp, *hw.t));
+// The point the user forces on a group, or nullopt. Throws ScheduleError when the point cannot
+// belong to the group's spaces at all (whatever the window): its strategy is not one of the
+// plan's, or its decisions are not the space's or take values the space never has.
+std::optional<Schedule> forcedPoint(GroupPlan &p, const graph::FusedGroup &grp,
+                                    const graph::Graph &g, const SpaceContext &ctx,
+                                    const KernelOptions &o) {
+  if (!o.forced)
+    return std::nullopt;
+  const ScheduleFile::Entry *e = o.forced->find(scheduleKey(g, grp, *ctx.hw->t));
   if (!e)
-    return o;
-  const std::vector<Strategy> s = strategiesFor(p, hw);
-  if (std::find(s.begin(), s.end(), e->schedule.strategy) == s.end())
-    return o;
-  KernelOptions f = o;
-  f.schedule = e->schedule;
-  return f;
+    return std::nullopt;
+  const Schedule &s = e->schedule;
+  // The loop-nest kernel runs any group the hand-written ones take (fp16 targets).
+  if (s.strategy == Strategy::LoopNest && p.kind != KernelKind::LoopNest &&
+      p.kind != KernelKind::View && !ctx.hw->quantised())
+    p = loopNestPlan(grp, grp.name + ": the schedule file forces the loop-nest kernel");
+  std::vector<Strategy> legal = strategiesFor(p, *ctx.hw);
+  if (std::find(legal.begin(), legal.end(), s.strategy) == legal.end()) {
+    std::vector<std::string> names;
+    for (Strategy st : legal)
+      names.push_back(strategyName(st));
+    throw ScheduleError(fmt::format("group '{}': the schedule file forces strategy '{}'; this "
+                                    "group's strategies: {}",
+                                    grp.name, strategyName(s.strategy), fmt::join(names, ", ")));
+  }
+  std::unique_ptr<KernelSpace> space = makeSpace(s.strategy, p, g, ctx);
+  if (!space) {
+    if (!s.decisions.empty())
+      throw ScheduleError(fmt::format("group '{}': strategy '{}' has no decisions (got {})",
+                                      grp.name, strategyName(s.strategy), s.str()));
+    return s;
+  }
+  SpaceContext wide = ctx; // decisions and their values do not depend on the window
+  wide.window = Window{};
+  if (std::optional<Reject> why = makeSpace(s.strategy, p, g, wide)->whyIllegal(s);
+      why && why->kind != RejectKind::Capacity)
+    throw ScheduleError(fmt::format("group '{}': the forced schedule {} is illegal: {}", grp.name,
+                                    s.str(), why->message));
+  return s;
 }
 
 } // namespace
 
 Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
-                       const Hw &hw, const DramCtx &d, const KernelOptions &o0,
+                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
                        const std::function<void()> &undo, KernelOptions *used, bool fromTop,
                        const Window &window) {
-  const KernelOptions o = withForced(o0, p, g, grp, hw);
+  SpaceContext ctx{&hw, window, fromTop, d.levelOf, o.doubleBuffer, o.naiveTiling};
+  if (std::optional<Schedule> forced = forcedPoint(p, grp, g, ctx, o)) {
+    KernelOptions fo = o;
+    fo.schedule = *forced;
+    if (used)
+      *used = fo;
+    Builder b(hw, fromTop, window);
+    Kernel k = lowerKernel(p, g, b, d, fo);
+    k.onChipPeak = b.peakBytes();
+    if (k.reject)
+      k.reject->message = fmt::format("the forced schedule {} does not fit here: {}",
+                                      forced->str(), k.reject->message);
+    else
+      k.tiling += " (forced by the schedule file)";
+    return k;
+  }
   Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
   if (k.ok() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
       hw.quantised()) // the loop-nest kernel computes in fp16 only
@@ -201,8 +239,7 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
   // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
   undo();
   p = loopNestPlan(grp, grp.name + ": " + k.rejectText());
-  Kernel ln = lowerWithFallback(p, g, hw, d, withForced(o0, p, g, grp, hw), undo, used, fromTop,
-                                window);
+  Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
   if (ln.ok())
     ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
   return ln;

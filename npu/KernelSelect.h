@@ -21,7 +21,10 @@ Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw
                          KernelOptions *used, bool fromTop, const Window &window);
 
 /// lowerWithFallback, and when the hand-written kernel finds no tiling, the loop-nest kernel
-/// (`p` becomes its plan, and the tiling text says why).
+/// (`p` becomes its plan, and the tiling text says why). A group whose key `o.forced` lists
+/// lowers that point instead, without fallbacks (`used->schedule` holds it, for re-lowering):
+/// a point of another strategy than the plan's, or with decisions its space does not have,
+/// throws ScheduleError; one that does not fit this window is the kernel's Reject.
 Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
                        const Hw &hw, const DramCtx &d, const KernelOptions &o,
                        const std::function<void()> &undo, KernelOptions *used, bool fromTop,

@@ -62,18 +62,11 @@ struct KernelOptions {
   std::shared_ptr<const ScheduleFile> forced;
 };
 
-Kernel lowerMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                         const KernelOptions &o);
+// Conv/Gemm/MatMul groups with constant weights (the tensor unit, or for a depthwise conv the
+// vector unit): schedule spaces (npu/kernels/KernelSpaces.h), lowered through KernelSelect.h.
 /// MatMul of two activations, batched (Plan.h BatchMatmulParams; LowerBatchMatmul.cpp).
 Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
                               const DramCtx &d, const KernelOptions &o);
-/// Depthwise convs (GroupPlan::depthwise) on the vector unit with `mul`/`mac` (LowerDepthwise.cpp).
-Kernel lowerDepthwiseKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                            const KernelOptions &o);
-/// Conv/Gemm/MatMul groups: the tensor-unit kernel, or for a depthwise conv on a target whose
-/// vector unit has `mac`, whichever of the two kernels the cost model estimates faster.
-Kernel lowerConvKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                       const KernelOptions &o);
 Kernel lowerPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                        const KernelOptions &o);
 Kernel lowerGlobalPoolKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,

@@ -116,7 +116,7 @@ struct GroupPlan {
   ConcatParams concat;
   std::vector<EpilogueOp> epilogue;
   // A Conv with one input and one output channel per group (group == C == OC): the vector unit
-  // may run it (lowerConvKernel decides by cost).
+  // may run it (KernelSelect.cpp decides by cost).
   bool depthwise = false;
   int64_t channels = 1; // size of the innermost (channel) axis of the output in NPU layout
   int64_t elements = 0; // output elements

@@ -54,6 +54,11 @@ int main(int argc, char **argv) {
                 "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   c->add_option("--threads", compile.threads, "CPU threads for parallel loops (default 1)");
   c->add_option("--tiling", compile.tiling, "tile choice: auto (cost model) or naive (ablation)");
+  c->add_option("--schedule", compile.schedule,
+                "FILE.json: lower each NPU group whose key the file lists with that schedule "
+                "(npu/schedule/Schedule.h)");
+  c->add_option("--emit-schedule", compile.emitSchedule,
+                "FILE.json: write the schedule every NPU group was lowered with");
   c->add_option("--calibrate", compile.calibrate,
                 "int8 targets: FILE.npy input whose activation ranges set the int8 scales "
                 "(default: a fixed-seed standard-normal input)");

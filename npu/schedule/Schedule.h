@@ -105,6 +105,13 @@ inline ScheduleKey scheduleKey(const graph::Graph &g, const graph::FusedGroup &g
   return {groupHash(g, grp), targetHash(t)};
 }
 
+/// A forced schedule (`npuc compile --schedule`) that the group cannot take: bad input, which no
+/// fallback may hide (the driver moves groups that fail with other errors to the CPU).
+class ScheduleError : public Error {
+public:
+  explicit ScheduleError(const std::string &msg) : Error(msg) {}
+};
+
 /// Schedules by key: what `--emit-schedule` writes and `--schedule` reads.
 class ScheduleFile {
 public:

@@ -47,6 +47,10 @@ std::vector<Schedule> KernelSpace::enumerate(size_t limit) const {
       at[i] = 0;
     }
   }
+  return sample(std::move(out), limit);
+}
+
+std::vector<Schedule> KernelSpace::sample(std::vector<Schedule> out, size_t limit) const {
   if (limit == 0 || out.size() <= limit)
     return out;
   // A fixed-seed sample that keeps the enumeration order (mt19937's sequence is the same on

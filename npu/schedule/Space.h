@@ -86,6 +86,9 @@ protected:
   Reject badDecision(const Schedule &s, const std::string &name) const;
   /// nullopt when `s` has this space's strategy and exactly its decisions with candidate values.
   std::optional<Reject> checkShape(const Schedule &s) const;
+  /// `all` itself, or with `limit` > 0 and more points than that, a fixed-seed sample of `limit`
+  /// of them in their order, defaultPoint() first (for enumerate()).
+  std::vector<Schedule> sample(std::vector<Schedule> all, size_t limit) const;
 };
 
 /// The space of `strategy` for the group, or nullptr when the family has no space (yet).

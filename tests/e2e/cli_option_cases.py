@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from cli_check import run, write_npy
+from cli_check import SKIP, run, write_npy
 
 
 def case_int8_calibrate(c):
@@ -172,3 +172,84 @@ def case_batch_split(c):
     assert [o["sub_batch"] for o in reports["on"]["ops"]] == [0, 0, 0, 1, 1, 1], \
         reports["on"]["ops"]
     assert dram["off"] - dram["on"] == saved, dram
+
+
+def case_schedule(c):
+    """--emit-schedule writes every NPU group's schedule by key; compiling with that file
+    (--schedule) replays the same points (same outputs and cycles); a group edited to another
+    legal point (the pointwise conv's rows per tile) compiles to that tiling and still matches
+    `npuc ref`; an illegal point is an error naming the group, the decision and its legal
+    values; a key that matches no group is a warning."""
+    try:
+        import numpy as np
+    except ImportError:
+        print("SKIP: python numpy package not available")
+        sys.exit(SKIP)
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(c.model, c.target, inp)
+    emitted, dflt = c.w("emitted.json"), c.w("default.npub")
+    c.expect_ok(["compile", c.model, "--target", c.target, "-o", dflt, "--emit-schedule", emitted])
+    with open(emitted) as f:
+        text = f.read()
+    sched = json.loads(text)
+    assert sched["version"] == 1 and len(sched["schedules"]) >= 5, text[:2000]
+    by_group = {e["group"]: e for e in sched["schedules"]}
+    pw = by_group["/pw/pw.0/Conv"]["schedule"]
+    assert pw["strategy"] == "tensor-unit", pw
+    assert set(pw["decisions"]) == {"buffers", "tic", "toc", "tk", "khg", "toh", "kouter"}, pw
+    # The default tiles the whole 16x16 output in one tile of 16 rows (inspect's tiling text).
+    assert pw["decisions"]["toh"] == 16, pw
+    ins = c.expect_ok(["inspect", dflt])
+    assert "tile = 16 output rows x 16 cols x 16 channels" in ins, ins[:3000]
+
+    def run_pkg(pkg, name):
+        outdir, rep = c.w("out_" + name), c.w("report_" + name + ".json")
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir,
+                     "--report", rep])
+        with open(rep) as f:
+            cycles = json.load(f)["total_cycles"]
+        return np.load(os.path.join(outdir, "output.npy")), cycles
+
+    want_default, cycles_default = run_pkg(dflt, "default")
+    replay = c.w("replay.npub")
+    c.expect_ok(["compile", c.model, "--target", c.target, "-o", replay, "--schedule", emitted])
+    got, cycles = run_pkg(replay, "replay")
+    assert (got == want_default).all() and cycles == cycles_default, (cycles, cycles_default)
+
+    # Another legal point: 8 output rows per tile instead of 16.
+    by_group["/pw/pw.0/Conv"]["schedule"]["decisions"]["toh"] = 8
+    edited, forced = c.w("edited.json"), c.w("forced.npub")
+    with open(edited, "w") as f:
+        json.dump(sched, f)
+    c.expect_ok(["compile", c.model, "--target", c.target, "-o", forced, "--schedule", edited])
+    ins = c.expect_ok(["inspect", forced])
+    assert "tile = 8 output rows x 16 cols x 16 channels" in ins and \
+        "(forced by the schedule file)" in ins, ins[:3000]
+    got, cycles = run_pkg(forced, "forced")
+    c.expect_ok(["ref", c.model, "--input", "input=" + inp, "--output-dir", c.w("ref")])
+    want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
+    # Every stored intermediate is rounded to fp16 (2^-11 relative), through a few layers.
+    err = np.abs(got.astype(np.float64) - want).max()
+    bound = 16 * 2.0 ** -11 * np.abs(want).max()
+    print("forced point: cycles %d (default %d), max abs error %.3g (bound %.3g)" %
+          (cycles, cycles_default, err, bound))
+    assert err <= bound, (err, bound)
+
+    # An illegal point: 13 output channels per tile is not a multiple of the array's 16 columns.
+    by_group["/pw/pw.0/Conv"]["schedule"]["decisions"]["toc"] = 13
+    bad, badpkg = c.w("bad.json"), c.w("bad.npub")
+    with open(bad, "w") as f:
+        json.dump(sched, f)
+    c.expect_fail(["compile", c.model, "--target", c.target, "-o", badpkg, "--schedule", bad],
+                  ["group '/pw/pw.0/Conv'", "decision 'toc' = 13", "[16, 32"], [badpkg])
+
+    # A key no group has: a warning, and the compile goes on.
+    stray = {"version": 1, "schedules": [{"key": "0123456789abcdef-0123456789abcdef",
+                                          "group": "elsewhere", "schedule": pw}]}
+    path = c.w("stray.json")
+    with open(path, "w") as f:
+        json.dump(stray, f)
+    rc, out, err = run(c.npuc, ["compile", c.model, "--target", c.target, "-o", c.w("s.npub"),
+                                "--schedule", path])
+    assert rc == 0 and "warning: " + path + ": key 0123456789abcdef-0123456789abcdef " \
+        "(elsewhere) matches no NPU group" in err, (rc, err)

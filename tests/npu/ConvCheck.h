@@ -31,23 +31,30 @@ inline std::ostream &operator<<(std::ostream &os, const ConvCase &c) {
             << (c.doubleBuffer ? "" : "_single");
 }
 
-/// Runs case `c` on target `t` and checks every output (fatal failures on a mismatch); stores the
-/// kernel's tiling text in `tiling` when given.
-inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tiling = nullptr) {
-  const int64_t KH = c.K, KW = c.kw();
-  int64_t OH = (c.H + 2 * c.P - c.D * (KH - 1) - 1) / c.S + 1;
-  int64_t OW = (c.W + 2 * c.P - c.D * (KW - 1) - 1) / c.S + 1;
-  int64_t icg = c.C / c.G;
+/// Case `c` as a one-group graph, its fp16-valued input, weights and bias.
+struct ConvGraph {
   graph::Graph g;
+  HostTensor in;
+  std::vector<float> wdata, bdata;
+  int64_t OH = 0, OW = 0;
+};
+
+inline ConvGraph buildConv(const ConvCase &c) {
+  ConvGraph r;
+  const int64_t KH = c.K, KW = c.kw();
+  r.OH = (c.H + 2 * c.P - c.D * (KH - 1) - 1) / c.S + 1;
+  r.OW = (c.W + 2 * c.P - c.D * (KW - 1) - 1) / c.S + 1;
+  int64_t icg = c.C / c.G;
+  graph::Graph &g = r.g;
   auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
   g.inputs = {x};
-  auto wdata = halves(randomData(static_cast<size_t>(c.OC * icg * KH * KW), 2));
-  auto bdata = randomData(static_cast<size_t>(c.OC), 3);
-  auto w = g.addConstant("w", {c.OC, icg, KH, KW}, wdata);
+  r.wdata = halves(randomData(static_cast<size_t>(c.OC * icg * KH * KW), 2));
+  r.bdata = randomData(static_cast<size_t>(c.OC), 3);
+  auto w = g.addConstant("w", {c.OC, icg, KH, KW}, r.wdata);
   std::vector<graph::ValueId> ins = {x, w};
   if (c.bias)
-    ins.push_back(g.addConstant("b", {c.OC}, bdata));
-  auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
+    ins.push_back(g.addConstant("b", {c.OC}, r.bdata));
+  auto y = g.addValue("y", {1, c.OC, r.OH, r.OW}, graph::DType::F32);
   auto conv = g.addNode("Conv", "conv", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
@@ -55,14 +62,29 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   g.node(conv).attrs["group"] = c.G;
   auto out = y;
   if (c.relu) {
-    out = g.addValue("r", {1, c.OC, OH, OW}, graph::DType::F32);
+    out = g.addValue("r", {1, c.OC, r.OH, r.OW}, graph::DType::F32);
     g.addNode("Relu", "relu", {y}, {out});
   }
   oneGroup(g, out);
-  HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
+  r.in = HostTensor({1, c.C, c.H, c.W},
+                    halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
+  return r;
+}
+
+/// Runs case `c` on target `t` and checks every output (fatal failures on a mismatch); stores the
+/// kernel's tiling text in `tiling` when given. `schedules` forces the group's schedule (the
+/// kernel then need not be the one the default picks).
+inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tiling = nullptr,
+                      std::shared_ptr<const npu::ScheduleFile> schedules = {}) {
+  const int64_t KH = c.K, KW = c.kw();
+  ConvGraph cg = buildConv(c);
+  const int64_t OH = cg.OH, OW = cg.OW, icg = c.C / c.G;
+  const HostTensor &in = cg.in;
+  const std::vector<float> &wdata = cg.wdata, &bdata = cg.bdata;
   npu::CompileOptions opt;
   opt.doubleBuffer = c.doubleBuffer;
-  NpuRun r = compileAndRun(g, t, {in}, opt);
+  opt.schedules = schedules;
+  NpuRun r = compileAndRun(cg.g, t, {in}, opt);
   if (tiling)
     *tiling = r.seg.groupInfo.at(0).tiling;
 
@@ -96,7 +118,9 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   EXPECT_EQ(checked, c.OC * OH * OW);
   // A depthwise conv may run on the vector unit (LowerDepthwise.cpp): no tensor-unit MACs then.
   bool onVector = r.seg.groupInfo.at(0).tiling.find("on the vector unit") != std::string::npos;
-  EXPECT_EQ(onVector, c.G == c.C && c.G == c.OC && t.vector.supports("mac"));
+  if (!schedules) {
+    EXPECT_EQ(onVector, c.G == c.C && c.G == c.OC && t.vector.supports("mac"));
+  }
   EXPECT_EQ(r.stats.macs, onVector ? 0 : c.OC * OH * OW * icg * KH * KW);
 }
 

@@ -14,6 +14,8 @@
 #include "npu/Hw.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+
+#include <iostream>
 #include "tir/Coverage.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
@@ -228,6 +230,28 @@ static void writeOutputs(OutputSet &outs, const std::string &dir,
     outs.writeNpy((fs::path(dir) / (sanitizeName(name) + ".npy")).string(), t);
 }
 
+namespace {
+
+// --emit-schedule: the schedule of every NPU group, by key (the first group of a key wins; equal
+// structures in one model normally choose equal points). --schedule: a warning per key that
+// matched no group, which usually means the file was made for another model or target.
+void reportSchedules(const driver::CompiledModel &m, const CompileArgs &a, std::ostream &warn) {
+  npu::ScheduleFile chosen;
+  for (const npu::Segment &s : m.npuSegments)
+    for (const npu::GroupInfo &gi : s.groupInfo)
+      if (!chosen.find(gi.scheduleKey))
+        chosen.put(gi.scheduleKey, gi.schedule, gi.name);
+  if (!a.emitSchedule.empty())
+    chosen.save(a.emitSchedule);
+  if (m.options.schedules)
+    for (const auto &[key, e] : m.options.schedules->entries())
+      if (!chosen.find(key))
+        warn << fmt::format("warning: {}: key {}{} matches no NPU group of this compile\n",
+                            a.schedule, key.str(), e.group.empty() ? "" : " (" + e.group + ")");
+}
+
+} // namespace
+
 void cmdCompile(const CompileArgs &a, std::ostream &out) {
   if (a.threads < 1)
     fail("--threads {}: must be at least 1", a.threads);
@@ -252,8 +276,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out) {
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationFile = a.calibrate;
+  if (!a.schedule.empty())
+    opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
+  reportSchedules(m, a, std::cerr);
   OutputSet outs;
   if (aot) {
     cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);

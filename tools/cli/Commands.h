@@ -53,6 +53,8 @@ struct CompileArgs {
   std::string emit = "package";     // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;                  // CPU thread pool size stored in the package / plan
   std::string calibrate;            // int8 targets: .npy calibration input (default: seeded N(0,1))
+  std::string schedule;             // JSON schedule file: force these groups' kernel schedules
+  std::string emitSchedule;         // write the schedules the compile chose (every NPU group)
 };
 struct RunArgs {
   std::string package;

@@ -91,6 +91,8 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
       s.npuIndex = static_cast<int>(m.npuSegments.size());
       try {
         m.npuSegments.push_back(npu::compileSegment(g, s.groups, m.target, opt));
+      } catch (const npu::ScheduleError &) {
+        throw; // a forced schedule the group cannot take: the user's input, not a group to move
       } catch (const Error &) {
         failed = failingGroup(g, s, m.target, opt, why);
         if (failed < 0)

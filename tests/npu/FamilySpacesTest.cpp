@@ -1,5 +1,6 @@
-// ScheduleSpacesTest.cpp - the schedule spaces of the batched matmul, pooling, global pooling,
-// elementwise, Concat, loop-nest and view kernels (npu/kernels/*Space.cpp), on small shapes.
+// FamilySpacesTest.cpp - the schedule spaces of the batched matmul, pooling, global pooling,
+// elementwise, Concat, loop-nest and view kernels (npu/kernels/*Space.cpp), on small shapes (the
+// tensor-unit and depthwise spaces: ScheduleSpaceTest.cpp).
 //
 // For each family: the space enumerates legal points (a fixed-seed sample when large); every
 // point, forced through CompileOptions::schedules as `npuc compile --schedule` does, lowers to a

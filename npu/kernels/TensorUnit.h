@@ -1,0 +1,85 @@
+// TensorUnit.h - the tensor-unit conv/matmul kernel's space, shared by its decisions and cost
+// (npu/kernels/TensorUnitSpace.cpp) and its lowering to TIR (npu/LowerMatmul.cpp).
+//
+// A point: `buffers` copies of every buffer (2: loads of tile i+1 overlap compute on tile i);
+// `tic` input channels per L1 block (the whole group's unless that cannot fit); `toc` output
+// channels, `toh` output rows (x the full output width) per tile; `tk` the k-chunk of one matmul
+// and `khg` kernel rows folded into one chunk (khg > 1: tk = khg x the row's run); `kouter` 1
+// puts the k-chunks outside the output-channel blocks (a chunked input loaded once).
+#pragma once
+
+#include "npu/schedule/Space.h"
+
+#include <vector>
+
+namespace npuc::npu {
+
+class TensorUnitSpace : public KernelSpace {
+public:
+  TensorUnitSpace(const GroupPlan &plan, const graph::Graph &g, const SpaceContext &ctx);
+  Strategy strategy() const override { return Strategy::TensorUnit; }
+  std::vector<Decision> decisions() const override;
+  std::optional<Reject> whyIllegal(const Schedule &s) const override;
+  Expected<Schedule, Reject> defaultPoint() const override;
+  double cost(const Schedule &s) const override;
+  std::vector<Schedule> enumerate(size_t limit = 0) const override;
+  Kernel lower(const Schedule &s, Builder &b, const DramCtx &d) const override;
+
+  /// An input-channel blocking: tic channels per block, ICB blocks; with the KW taps of a
+  /// kernel row folded into one k run (fold: KWl = 1, Kl = KW * tic) or not (KWl = KW, Kl = tic).
+  struct Chan {
+    int64_t tic, ICB, KWl, Kl;
+    bool fold;
+  };
+  Chan chanFor(int64_t tic) const;
+  /// Matmuls, array passes and movs per (output tile, channel block).
+  struct KSplit {
+    int64_t matmuls, passes, movs;
+  };
+  KSplit ksplit(const Chan &ch, int64_t tk, int64_t khg) const;
+  /// A chunk-major input: loaded once with several unfolded k-chunks per tap.
+  bool chunkedInput(const Chan &ch, int64_t tk, int64_t khg) const {
+    return !ch.fold && khg == 1 && ch.ICB == 1 && ch.Kl > tk;
+  }
+  bool fits(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh) const;
+  /// Whether the A gathers read a resident input where it lives (no L1 tile copy).
+  bool inputDirect(const Chan &ch, int64_t khg) const;
+  /// Whether k-outer order is possible for the point (it needs every block's weights and
+  /// accumulator tile at once).
+  bool kOuterPossible(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh,
+                      int64_t khg) const;
+  double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg) const;
+
+  const ConvParams &conv() const { return plan_.conv; }
+  int64_t padWidth() const { return Wp_; }
+  int64_t rowsFor(int64_t toh) const {
+    const ConvParams &c = plan_.conv;
+    return (toh - 1) * c.SH + (c.KH - 1) * c.DH + 1;
+  }
+
+private:
+  // The default search over (toc, tk, khg) for one channel blocking: the largest feasible toh
+  // for each, the cheapest (ties: the largest tile). toc == 0 when nothing fits.
+  struct Best {
+    int64_t toc = 0, tk = 0, toh = 0, khg = 1;
+    double cost = 0;
+  };
+  Best search(const Chan &ch, int nb) const;
+  std::vector<int64_t> ticCandidates() const;
+  std::vector<int64_t> tocCandidates() const;
+  std::vector<std::pair<int64_t, int64_t>> kCandidates(const Chan &ch) const; // (khg, tk)
+  double inputBytes(const Chan &ch, int64_t toc, int64_t toh) const;
+  int64_t al(int level, int64_t bytes) const;
+
+  friend struct MatmulLowering;
+  GroupPlan plan_;       // the group's plan (output, input, levels)
+  GroupPlan p_;          // with the bias (and int8: the requantising) epilogue
+  const graph::Graph &g_;
+  SpaceContext ctx_;
+  std::vector<int8_t> wq_; // int8 targets: the weights quantised per output channel
+  std::optional<Reject> pre_; // no point at all (int8 overflow, no room for the constants)
+  int64_t Wp_ = 0, l1Free_ = 0;
+  int nres_ = 0;
+};
+
+} // namespace npuc::npu
