@@ -9,6 +9,8 @@
 #include "tir/IR.h"
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,11 +54,86 @@ std::string bytesText(int64_t b);
 std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int64_t staging,
                          const std::string &tiling, Kernel &k);
 
+/// One chunking of the tiled path: the loop depth chunked (1: the nests' first real loop, 2: the
+/// loop inside it, ...), the rows of that loop per chunk, and the copies of the per-chunk staging
+/// buffers (2: the next chunk's loads overlap this one's computation; a single chunk has one).
+struct Chunking {
+  size_t depth = 1;
+  int64_t T = 1;
+  int buffers = 2;
+  bool operator==(const Chunking &) const = default;
+};
+
+/// The group's reference nest and its parameters' staging (the whole path's buffers; the tiled
+/// path re-stages per chunk). `byParam` points into `staged`, so a Prepared is not copied.
+struct Prepared {
+  tir::PrimFunc ref;
+  std::vector<graph::ValueId> pv;
+  std::vector<Staged> staged;
+  std::map<const tir::BufferNode *, const Staged *> byParam;
+  Prepared() = default;
+  Prepared(const Prepared &) = delete;
+  Prepared &operator=(const Prepared &) = delete;
+};
+
+/// Fills `out` for the group; returns why the loop-nest kernel cannot take it ("" when it can).
+std::string prepare(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw,
+                    Prepared &out);
+
+/// L1 bytes whole tensors need at least (staged parameters, working copies, the intermediates
+/// allocated around the body), before compilation allocates anything.
+int64_t wholeLeastBytes(const Prepared &prep, const Hw &hw);
+
+/// The most staging DMAs whole tensors put on one side of the computation (one per image of a
+/// 4-D tensor); more than the token queue holds would deadlock.
+int64_t wholeStagingDmas(const graph::Graph &g, const Prepared &prep, const Hw &hw,
+                         const DramCtx &d);
+
+class Tiler; // LoopNestTile.cpp
+
+/// The tiled path's decisions for one group, for the loop-nest kernel's space: the chunkings it
+/// tries, whether one can run (before compilation), and its estimated cycles. `prep` outlives it.
+class ChunkedPath {
+public:
+  ChunkedPath(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw,
+              const Prepared &prep);
+  ~ChunkedPath();
+  /// In the order the search tries them (double-buffered only when `doubleBuffer`).
+  std::vector<Chunking> candidates(bool doubleBuffer) const;
+  /// The candidate chunk rows at a depth (1-based); empty when the nests do not chunk there.
+  std::vector<int64_t> rowsAt(size_t depth) const;
+  size_t depths() const;
+  /// "" when the chunking can run in `free` bytes of L1 (compilation may still allocate more),
+  /// else why not; `d` gives the tensors' levels.
+  std::string check(const Chunking &c, int64_t free, const DramCtx &d) const;
+  /// Estimated cycles of a chunking that check() accepts (streamCost over its staged bytes).
+  double cost(const Chunking &c, int64_t free, const DramCtx &d) const;
+  /// Element operations of the reference nest (the vector work of every path).
+  int64_t work() const;
+
+private:
+  std::unique_ptr<Tiler> t_;
+};
+
 /// The tiled path: the group's outer loop in chunks that fit L1 (LoopNestTile.cpp). `whole` is
 /// why staging whole tensors does not work; the result's reject names both when no chunk fits.
 /// `doubleBuffer` false (the `--no-double-buffer` ablation) tries single-buffered chunks only.
+/// `forced`: that chunking only (a schedule's point), else the search's first that lowers.
 Kernel lowerTiled(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b, const DramCtx &d,
-                  bool doubleBuffer, const tir::PrimFunc &ref,
-                  const std::vector<graph::ValueId> &pv, const std::string &whole);
+                  bool doubleBuffer, const Prepared &prep, const std::string &whole,
+                  const std::optional<Chunking> &forced, Chunking *chosen = nullptr);
+
+/// The loop-nest kernel's point: whole tensors, or `chunking`; the default (empty) is the
+/// search: whole tensors when they fit, else the first chunking that lowers.
+struct LoopNestPoint {
+  bool chunked = false;
+  Chunking chunking;
+};
+/// The schedule of a point (strategy LoopNest; decisions chunked, depth, rows, buffers).
+Schedule loopNestSchedule(const LoopNestPoint &x);
+Kernel lowerLoopNestPoint(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                          const DramCtx &d, const KernelOptions &o,
+                          const std::optional<LoopNestPoint> &forced,
+                          LoopNestPoint *chosen = nullptr);
 
 } // namespace npuc::npu::loopnest

@@ -12,7 +12,7 @@
 // produced by an earlier group, so the panel load does the layout work. Every buffer has two
 // copies when double buffering, indexed by the parity of its own counter, so the next batch's
 // panels load while the current one multiplies.
-#include "npu/Kernels.h"
+#include "npu/kernels/BatchMatmul.h"
 
 #include "support/Error.h"
 
@@ -32,135 +32,161 @@ std::vector<int64_t> blocks(int64_t total, int64_t t) {
   return v;
 }
 
-struct Choice {
-  int64_t tm = 0, tn = 0, tk = 0;
-  double cost = 0;
-};
-
 } // namespace
 
-Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
-                              const DramCtx &d, const KernelOptions &o) {
-  const Hw &hw = b.hw();
-  const isa::Target &t = *hw.t;
-  const BatchMatmulParams &q = p.bmm;
-  const int64_t M = q.M, K = q.K, N = q.N, Bt = q.batches();
-  Kernel k;
-  if (M <= 0 || K <= 0 || N <= 0 || Bt <= 0) {
-    k.reject = kernelReject(RejectKind::Unsupported, "an empty matrix product");
-    return k;
-  }
-  std::vector<View> consts;
-  std::vector<Stmt> prologue;
-  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (k.reject)
-    return k;
-  const int nb = o.doubleBuffer ? 2 : 1;
-  const int nres = tensorOperands(p);
+BmmModel::BmmModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer)
+    : hw(hw), q(p.bmm), M(p.bmm.M), K(p.bmm.K), N(p.bmm.N), Bt(p.bmm.batches()),
+      nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), opsPerElem(epilogueOpsPerElement(p)),
+      l1Free(l1Free) {}
+
+bool BmmModel::fits(const BmmTiling &x) const {
   const int64_t maxDim = hw.maxDim();
   const int64_t maxStride = hw.onChipStrideMax(); // panels and tiles must be encodable
+  const int64_t tm = x.tm, tn = x.tn, tk = x.tk;
+  if (tm < 1 || tn < 1 || tk < 1)
+    return false;
+  if (tm > maxDim || tn > maxDim || tk > maxDim || K > maxDim || K > maxStride || tn > maxStride)
+    return false;
   auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
-  const int64_t l1Free = b.freeBytes(hw.l1);
+  if (al(hw.l0a, tm * tk * 2) * nb > hw.capacity(hw.l0a) ||
+      al(hw.l0b, tk * tn * 2) * nb > hw.capacity(hw.l0b) ||
+      al(hw.acc, tm * tn * 4) * nb > hw.capacity(hw.acc))
+    return false;
+  int64_t l1 =
+      nb * (al(hw.l1, tm * K * 2) + al(hw.l1, K * tn * 2) + al(hw.l1, tm * tn * 2) * (1 + nres));
+  return l1 <= l1Free;
+}
+
+// The simulator's uncontended instruction times (docs/ISA.md) summed per resource; with double
+// buffering the tiles pipeline, so the busiest resource sets the pace and the others' share of
+// one tile is exposed once (as LowerMatmul's model).
+double BmmModel::cost(const BmmTiling &x) const {
+  const isa::Target &t = *hw.t;
   const double dramBw = t.dram.bytesPerCycle;
   const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
   const double mmFixed = hw.mm->timing.latency + t.tensor.fillLatency;
   const double movLat = hw.mov->timing.latency;
-  const int64_t opsPerElem = epilogueOpsPerElement(p);
+  auto mb = blocks(M, x.tm), nbk = blocks(N, x.tn), kc = blocks(K, x.tk);
+  const double MB = double(mb.size()), NB = double(nbk.size()), KC = double(kc.size());
+  double tensor = 0;
+  for (int64_t m : mb)
+    for (int64_t n : nbk)
+      for (int64_t kk : kc)
+        tensor += mmFixed + double(m * ceilDiv(kk, hw.tensorRows) * ceilDiv(n, hw.tensorCols));
+  tensor *= double(Bt);
+  const double bLoads = NB == 1 ? 1 : MB; // the B panel stays across row blocks when NB == 1
+  double dram =
+      double(Bt) * (double(M * K) * 2 + bLoads * double(K * N) * 2 + double(M * N) * 2 * (1 + nres));
+  double feed = double(Bt) * ((NB * double(M * K) * 2 + MB * double(K * N) * 2) / feedBw +
+                              MB * NB * KC * 2 * movLat);
+  double vec = double(Bt * M * N * opsPerElem) / t.vector.lanes;
+  double parts[4] = {tensor, dram / dramBw, feed, vec};
+  double best = 0, sum = 0;
+  for (double v : parts) {
+    best = std::max(best, v);
+    sum += v;
+  }
+  if (nb == 1)
+    return sum;
+  return best + (sum - best) / (double(Bt) * MB * NB);
+}
 
-  auto fits = [&](int64_t tm, int64_t tn, int64_t tk) {
-    if (tm > maxDim || tn > maxDim || tk > maxDim || K > maxDim || K > maxStride || tn > maxStride)
-      return false;
-    if (al(hw.l0a, tm * tk * 2) * nb > hw.capacity(hw.l0a) ||
-        al(hw.l0b, tk * tn * 2) * nb > hw.capacity(hw.l0b) ||
-        al(hw.acc, tm * tn * 4) * nb > hw.capacity(hw.acc))
-      return false;
-    int64_t l1 =
-        nb * (al(hw.l1, tm * K * 2) + al(hw.l1, K * tn * 2) + al(hw.l1, tm * tn * 2) * (1 + nres));
-    return l1 <= l1Free;
-  };
-  // The simulator's uncontended instruction times (docs/ISA.md) summed per resource; with double
-  // buffering the tiles pipeline, so the busiest resource sets the pace and the others' share of
-  // one tile is exposed once (as LowerMatmul's model).
-  auto cost = [&](int64_t tm, int64_t tn, int64_t tk) {
-    auto mb = blocks(M, tm), nbk = blocks(N, tn), kc = blocks(K, tk);
-    const double MB = double(mb.size()), NB = double(nbk.size()), KC = double(kc.size());
-    double tensor = 0;
-    for (int64_t m : mb)
-      for (int64_t n : nbk)
-        for (int64_t kk : kc)
-          tensor += mmFixed + double(m * ceilDiv(kk, hw.tensorRows) * ceilDiv(n, hw.tensorCols));
-    tensor *= double(Bt);
-    const double bLoads = NB == 1 ? 1 : MB; // the B panel stays across row blocks when NB == 1
-    double dram = double(Bt) *
-                  (double(M * K) * 2 + bLoads * double(K * N) * 2 + double(M * N) * 2 * (1 + nres));
-    double feed = double(Bt) * ((NB * double(M * K) * 2 + MB * double(K * N) * 2) / feedBw +
-                                MB * NB * KC * 2 * movLat);
-    double vec = double(Bt * M * N * opsPerElem) / t.vector.lanes;
-    double parts[4] = {tensor, dram / dramBw, feed, vec};
-    double best = 0, sum = 0;
-    for (double x : parts) {
-      best = std::max(best, x);
-      sum += x;
-    }
-    if (!o.doubleBuffer)
-      return sum;
-    return best + (sum - best) / (double(Bt) * MB * NB);
-  };
-  Choice best;
-  std::vector<int64_t> tns, tks;
-  for (int64_t v = hw.tensorCols; v < N; v += hw.tensorCols)
-    tns.push_back(v);
-  tns.push_back(N);
-  for (int64_t v = hw.tensorRows; v < K; v += hw.tensorRows)
-    tks.push_back(v);
-  tks.push_back(K);
-  if (o.naiveTiling) { // the ablation baseline: array-sized tiles
+std::vector<int64_t> BmmModel::tnValues() const {
+  std::vector<int64_t> v;
+  for (int64_t x = hw.tensorCols; x < N; x += hw.tensorCols)
+    v.push_back(x);
+  v.push_back(N);
+  return v;
+}
+
+std::vector<int64_t> BmmModel::tkValues() const {
+  std::vector<int64_t> v;
+  for (int64_t x = hw.tensorRows; x < K; x += hw.tensorRows)
+    v.push_back(x);
+  v.push_back(K);
+  return v;
+}
+
+int64_t BmmModel::largestTm(int64_t tn, int64_t tk) const {
+  if (!fits({1, tn, tk}))
+    return 0;
+  int64_t lo = 1, hi = M; // fits is monotone in tm
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (fits({mid, tn, tk}))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+std::optional<BmmTiling> BmmModel::heuristic(bool naive) const {
+  std::vector<int64_t> tns = tnValues(), tks = tkValues();
+  if (naive) { // the ablation baseline: array-sized tiles, one row at a time
     tns = {std::min<int64_t>(hw.tensorCols, N)};
     tks = {std::min<int64_t>(hw.tensorRows, K)};
   }
+  std::optional<BmmTiling> best;
+  double bestCost = 0;
   for (int64_t tn : tns)
     for (int64_t tk : tks) {
-      if (!fits(1, tn, tk))
+      int64_t tm = naive ? (fits({1, tn, tk}) ? 1 : 0) : largestTm(tn, tk);
+      if (tm == 0)
         continue;
-      int64_t lo = 1, hi = o.naiveTiling ? 1 : M; // largest feasible tm (fits is monotone in it)
-      while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (fits(mid, tn, tk))
-          lo = mid;
-        else
-          hi = mid - 1;
+      double c = cost({tm, tn, tk});
+      if (!best || c < bestCost * 0.999 ||
+          (c <= bestCost * 1.001 && tm * tn * tk > best->tm * best->tn * best->tk)) {
+        best = BmmTiling{tm, tn, tk};
+        bestCost = c;
       }
-      double c = cost(lo, tn, tk);
-      if (best.tm == 0 || c < best.cost * 0.999 ||
-          (c <= best.cost * 1.001 && lo * tn * tk > best.tm * best.tn * best.tk))
-        best = {lo, tn, tk, c};
     }
-  if (best.tm == 0) {
-    k.reject = kernelReject(
-        RejectKind::Capacity,
-        fmt::format("no tiling of the {}x{}x{} batched matrix product fits the on-chip "
-                    "buffers (an A panel of K = {} and a B panel of K rows in L1)",
-                    M, K, N, K));
-    return k;
-  }
-  const int64_t tm = best.tm, tn = best.tn, tk = best.tk;
-  const int64_t MB = ceilDiv(M, tm), NB = ceilDiv(N, tn), KC = ceilDiv(K, tk);
+  return best;
+}
 
-  OnChip apan{"a_l1", hw.l1, tm * K * 2, nb};
-  OnChip bpan{"b_l1", hw.l1, K * tn * 2, nb};
-  OnChip obuf{"y_l1", hw.l1, tm * tn * 2, nb};
-  OnChip abuf{"a_l0a", hw.l0a, tm * tk * 2, nb};
-  OnChip bbuf{"b_l0b", hw.l0b, tk * tn * 2, nb};
-  OnChip cbuf{"c_acc", hw.acc, tm * tn * 4, nb};
-  std::vector<OnChip> rbufs(static_cast<size_t>(nres));
-  bool ok = b.reserve(apan) && b.reserve(bpan) && b.reserve(obuf) && b.reserve(abuf) &&
-            b.reserve(bbuf) && b.reserve(cbuf);
-  for (int i = 0; i < nres; ++i) {
-    rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, tm * tn * 2, nb};
-    ok = ok && b.reserve(rbufs[static_cast<size_t>(i)]);
+std::string BmmModel::noTiling() const {
+  return fmt::format("no tiling of the {}x{}x{} batched matrix product fits the on-chip buffers "
+                     "(an A panel of K = {} and a B panel of K rows in L1)",
+                     M, K, N, K);
+}
+
+namespace {
+
+// The buffers of one tiling: panels, output and residual tiles in L1, slices in L0A/L0B, the
+// accumulator tile.
+struct BmmBuffers {
+  OnChip apan, bpan, obuf, abuf, bbuf, cbuf;
+  std::vector<OnChip> rbufs;
+};
+
+BmmBuffers reserveBuffers(const BmmModel &m, const BmmTiling &x, Builder &b) {
+  const Hw &hw = m.hw;
+  const int64_t tm = x.tm, tn = x.tn, tk = x.tk, K = m.K;
+  const int nb = m.nb;
+  BmmBuffers r{{"a_l1", hw.l1, tm * K * 2, nb},  {"b_l1", hw.l1, K * tn * 2, nb},
+               {"y_l1", hw.l1, tm * tn * 2, nb}, {"a_l0a", hw.l0a, tm * tk * 2, nb},
+               {"b_l0b", hw.l0b, tk * tn * 2, nb}, {"c_acc", hw.acc, tm * tn * 4, nb},
+               {}};
+  bool ok = b.reserve(r.apan) && b.reserve(r.bpan) && b.reserve(r.obuf) && b.reserve(r.abuf) &&
+            b.reserve(r.bbuf) && b.reserve(r.cbuf);
+  r.rbufs.resize(static_cast<size_t>(m.nres));
+  for (int i = 0; i < m.nres; ++i) {
+    r.rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, tm * tn * 2, nb};
+    ok = ok && b.reserve(r.rbufs[static_cast<size_t>(i)]);
   }
   NPUC_ASSERT(ok, "the chosen tiling was checked to fit every level");
+  return r;
+}
 
+// The loop nest of one tiling: per batch and row block the A panel, per column block the B
+// panel (or once per batch), residual tiles, the k loop through L0 and the epilogue and store.
+Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
+                     const BmmBuffers &bf, const std::vector<View> &consts, const Builder &b,
+                     const DramCtx &d) {
+  const Hw &hw = m.hw;
+  const BatchMatmulParams &q = m.q;
+  const int64_t M = m.M, K = m.K, N = m.N, tm = x.tm, tn = x.tn, tk = x.tk;
+  const int64_t MB = ceilDiv(M, tm), NB = ceilDiv(N, tn), KC = ceilDiv(K, tk);
   const int64_t aAddr = d.addrOf(q.a.value), bAddr = d.addrOf(q.b.value);
   const int64_t yAddr = d.addrOf(q.y.value);
   Var b0 = Var::make("b0"), b1 = Var::make("b1"), mb = Var::make("mb"), nbv = Var::make("nb"),
@@ -180,7 +206,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
             imm(aAddr) + (Expr(b0) * q.a.batch[0] + Expr(b1) * q.a.batch[1] + m0 * q.a.row) * 2};
   asrc.s0 = imm(q.a.col);
   asrc.s1 = imm(q.a.row);
-  View adstL1{hw.l1, apan.at(aCnt)};
+  View adstL1{hw.l1, bf.apan.at(aCnt)};
   adstL1.s1 = imm(K);
   Stmt aLoad = b.load(asrc, adstL1, Dims{imm(K), mcur, imm(1)});
   // B panel [K x ncur] -> L1, row-major with row stride ncur.
@@ -188,7 +214,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
             imm(bAddr) + (Expr(b0) * q.b.batch[0] + Expr(b1) * q.b.batch[1] + n0 * q.b.col) * 2};
   bsrc.s0 = imm(q.b.col);
   bsrc.s1 = imm(q.b.row);
-  View bdstL1{hw.l1, bpan.at(bCnt)};
+  View bdstL1{hw.l1, bf.bpan.at(bCnt)};
   bdstL1.s1 = ncur;
   Stmt bLoad = b.load(bsrc, bdstL1, Dims{ncur, imm(K), imm(1)});
 
@@ -205,7 +231,7 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
-    const OnChip &rb = rbufs[static_cast<size_t>(r++)];
+    const OnChip &rb = bf.rbufs[static_cast<size_t>(r++)];
     View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + pix0 * 2};
     rsrc.s0 = imm(q.y.col);
     rsrc.s1 = imm(q.y.row);
@@ -215,22 +241,23 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
     ops[i] = rdst;
   }
   // The k loop: slice A and B into L0, multiply-accumulate (the first chunk overwrites).
-  View asl{hw.l1, apan.at(aCnt) + Expr(kc) * (tk * 2)};
+  View asl{hw.l1, bf.apan.at(aCnt) + Expr(kc) * (tk * 2)};
   asl.s1 = imm(K);
-  View adst{hw.l0a, abuf.at(step)};
+  View adst{hw.l0a, bf.abuf.at(step)};
   adst.s1 = kcur;
-  View bsl{hw.l1, bpan.at(bCnt) + Expr(kc) * tk * ncur * 2};
+  View bsl{hw.l1, bf.bpan.at(bCnt) + Expr(kc) * tk * ncur * 2};
   bsl.s1 = ncur;
-  View bdst{hw.l0b, bbuf.at(step)};
+  View bdst{hw.l0b, bf.bbuf.at(step)};
   bdst.s1 = ncur;
-  Stmt kbody = seq(
-      {b.move(asl, adst, Dims{kcur, mcur, imm(1)}), b.move(bsl, bdst, Dims{ncur, kcur, imm(1)}),
-       b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(tile), mcur, kcur, ncur, min(Expr(kc), 1))});
+  Stmt kbody = seq({b.move(asl, adst, Dims{kcur, mcur, imm(1)}),
+                    b.move(bsl, bdst, Dims{ncur, kcur, imm(1)}),
+                    b.matmul(bf.abuf.at(step), bf.bbuf.at(step), bf.cbuf.at(tile), mcur, kcur,
+                             ncur, min(Expr(kc), 1))});
   tileBody.push_back(forLoop(kc, imm(0), imm(KC), kbody));
   // Epilogue on the accumulator tile, then the store.
-  View acc{hw.acc, cbuf.at(tile), isa::ElemType::F32};
+  View acc{hw.acc, bf.cbuf.at(tile), isa::ElemType::F32};
   acc.s1 = ncur;
-  View out{hw.l1, obuf.at(tile)};
+  View out{hw.l1, bf.obuf.at(tile)};
   out.s1 = ncur;
   Dims ed{ncur, mcur, imm(1)};
   tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
@@ -240,13 +267,41 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
   tileBody.push_back(b.store(out, ydst, ed));
 
   Stmt rowBlock = seq({aLoad, forLoop(nbv, imm(0), imm(NB), seq(tileBody))});
-  Stmt body = forLoop(b0, imm(0), imm(q.batch[0]),
-                      forLoop(b1, imm(0), imm(q.batch[1]), forLoop(mb, imm(0), imm(MB), rowBlock)));
-  prologue.push_back(body);
+  return forLoop(b0, imm(0), imm(q.batch[0]),
+                 forLoop(b1, imm(0), imm(q.batch[1]), forLoop(mb, imm(0), imm(MB), rowBlock)));
+}
+
+} // namespace
+
+Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                              const DramCtx &d, const KernelOptions &o,
+                              const std::optional<BmmTiling> &forced) {
+  const Hw &hw = b.hw();
+  const BatchMatmulParams &q = p.bmm;
+  Kernel k;
+  if (q.M <= 0 || q.K <= 0 || q.N <= 0 || q.batches() <= 0) {
+    k.reject = kernelReject(RejectKind::Unsupported, "an empty matrix product");
+    return k;
+  }
+  std::vector<View> consts;
+  std::vector<Stmt> prologue;
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (k.reject)
+    return k;
+  const BmmModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
+  std::optional<BmmTiling> x = forced ? forced : m.heuristic(o.naiveTiling);
+  if (!x || !m.fits(*x)) {
+    k.reject = kernelReject(RejectKind::Capacity, m.noTiling());
+    return k;
+  }
+  const double est = m.cost(*x);
+  const BmmBuffers bf = reserveBuffers(m, *x, b);
+  prologue.push_back(batchMatmulNest(p, m, *x, bf, consts, b, d));
   k.body = b.wrapAllocations(seq(prologue));
+  const int64_t Bt = m.Bt, M = m.M, K = m.K, N = m.N, nres = m.nres;
   k.macs = q.macs();
-  k.estCycles = best.cost;
-  k.vectorElems = Bt * M * N * opsPerElem;
+  k.estCycles = est;
+  k.vectorElems = Bt * M * N * m.opsPerElem;
   const int64_t aElems = numElements(g.value(q.a.value).shape);
   const int64_t bElems = numElements(g.value(q.b.value).shape);
   k.dramBytes = (aElems + bElems + Bt * M * N * (1 + nres)) * 2 + broadcastOperandBytes(p, 2);
@@ -259,11 +314,17 @@ Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder
       "batched matmul on the tensor unit (activation B): {} batch(es) of {}x{}x{}; tile = {} rows "
       "x {} cols, k-chunk {} of {}{}; L1: A panel {}x{} + B panel {}x{} ({}) + output{}; {}{}; "
       "estimated {:.0f} cycles",
-      Bt, M, K, N, tm, tn, tk, K, strided, tm, K, K, tn, NB == 1 ? "once per batch" : "per tile",
+      Bt, M, K, N, x->tm, x->tn, x->tk, K, strided, x->tm, K, K, x->tn,
+      ceilDiv(N, x->tn) == 1 ? "once per batch" : "per tile",
       nres ? fmt::format(" + {} residual", nres) : "",
       o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
-      o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
+      o.naiveTiling ? "; naive tiling (ablation)" : "", est);
   return k;
+}
+
+Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                              const DramCtx &d, const KernelOptions &o) {
+  return lowerBatchMatmulTiling(p, g, b, d, o, std::nullopt);
 }
 
 } // namespace npuc::npu

@@ -15,7 +15,7 @@
 // stride = the output's row) with the memory planner placing the inputs inside the output, and
 // this kernel would vanish; DenseNet's chained concats also need consumers that read such
 // strided slices.
-#include "npu/Kernels.h"
+#include "npu/kernels/Concat.h"
 
 #include "npu/Compile.h"
 #include "support/Error.h"
@@ -26,62 +26,108 @@ namespace npuc::npu {
 
 using namespace tir;
 
-namespace {
+std::vector<int> concatPartLevels(const GroupPlan &p, const graph::Graph &g, const Hw &hw,
+                                  const DramCtx &d) {
+  std::vector<int> v;
+  for (const ConcatParams::Part &part : p.concat.parts)
+    v.push_back(g.value(part.value).isConstant() ? hw.dram : d.level(part.value, hw));
+  return v;
+}
+
+ConcatModel::ConcatModel(const GroupPlan &p, const Hw &hw, std::vector<int> partLevels,
+                         int outLevel, int64_t l1Free, bool doubleBuffer)
+    : hw(hw), c(p.concat), partLevels(std::move(partLevels)), outLevel(outLevel),
+      nb(doubleBuffer ? 2 : 1), eb(hw.actBytes()), l1Free(l1Free) {
+  for (const ConcatParams::Part &part : c.parts)
+    largest = std::max(largest, c.outer * part.row);
+  // A tile row's width is its L1 stride, so it must fit the load's and the store's fields; a
+  // part or the output resident in L1 is copied with the on-chip move instead.
+  bool anyResident = outLevel != hw.dram;
+  for (int lv : this->partLevels)
+    anyResident = anyResident || lv != hw.dram;
+  cwMax = std::min({hw.maxDim(), Hw::fieldMax(hw.ld, "dst_s1"), Hw::fieldMax(hw.st, "src_s1")});
+  if (anyResident)
+    cwMax = std::min({cwMax, Hw::fieldMax(hw.mov, "dst_s1"), Hw::fieldMax(hw.mov, "src_s1")});
+}
+
+int64_t ConcatModel::maxElems() const {
+  const int64_t align = hw.alignment(hw.l1);
+  return std::min(largest, l1Free / nb / align * align / eb);
+}
 
 // A tile shape [th rows x cw columns] of an [outer x row] block holding at most `elems` elements:
-// whole rows when a row fits (as many as fit), else one row cut into `cwMax`-wide pieces.
-struct TileShape {
-  int64_t th = 1, cw = 1;
-};
-
-TileShape tileFor(int64_t outer, int64_t row, int64_t elems, int64_t cwMax, int64_t thMax) {
-  TileShape t;
-  t.cw = std::min({row, elems, cwMax});
-  if (t.cw == row)
-    t.th = std::max<int64_t>(1, std::min({outer, elems / row, thMax}));
+// whole rows when a row fits (as many as fit), else one row cut into `cwMax`-wide pieces. Several
+// rows per tile need the DRAM row strides in the load's and the store's fields; one row per tile
+// needs none.
+ConcatModel::Shape ConcatModel::tileOf(size_t i, int64_t elems) const {
+  const ConcatParams::Part &part = c.parts[i];
+  Shape t;
+  t.cw = std::min({part.row, elems, cwMax});
+  if (t.cw == part.row)
+    t.th = std::max<int64_t>(1, std::min({c.outer, elems / part.row, hw.maxDim()}));
+  const isa::InstrDesc *ldI = partLevels[i] == hw.dram ? hw.ld : hw.mov;
+  const isa::InstrDesc *stI = outLevel == hw.dram ? hw.st : hw.mov;
+  if (part.row > Hw::fieldMax(ldI, "src_s1") || c.outRow > Hw::fieldMax(stI, "dst_s1"))
+    t.th = 1;
   return t;
 }
 
-} // namespace
+int64_t ConcatModel::tiles(int64_t elems) const {
+  int64_t n = 0;
+  for (size_t i = 0; i < c.parts.size(); ++i) {
+    if (c.parts[i].row == 0)
+      continue;
+    Shape t = tileOf(i, elems);
+    n += ceilDiv(c.outer, t.th) * ceilDiv(c.parts[i].row, t.cw);
+  }
+  return n;
+}
 
-Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                         const KernelOptions &o) {
+double ConcatModel::cost(const ConcatTiling &x) const {
+  const isa::Target &t = *hw.t;
+  int64_t total = 0;
+  for (const ConcatParams::Part &part : c.parts)
+    total += c.outer * part.row;
+  const double bytes = double(total * eb * 2) / t.dram.bytesPerCycle;
+  const double latency = double(tiles(x.elems)) * 2.0 * t.dram.latency;
+  return nb == 1 ? bytes + latency : std::max(bytes, latency) + 2.0 * t.dram.latency;
+}
+
+std::vector<int64_t> ConcatModel::elemValues() const {
+  std::vector<int64_t> v;
+  for (int64_t e = maxElems(); e >= 1; e /= 2)
+    v.push_back(e);
+  return v;
+}
+
+std::optional<ConcatTiling> ConcatModel::heuristic() const {
+  if (maxElems() < 1)
+    return std::nullopt;
+  return ConcatTiling{maxElems()};
+}
+
+Kernel lowerConcatTiling(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o, const std::optional<ConcatTiling> &forced) {
   const Hw &hw = b.hw();
   const ConcatParams &c = p.concat;
   const isa::ElemType act = hw.act;
   const int64_t eb = hw.actBytes();
   Kernel k;
-  const int nb = o.doubleBuffer ? 2 : 1;
-  const int64_t maxDim = hw.maxDim();
-  // One buffer holds the largest part's block when it fits, else an aligned share of free L1;
-  // a tile row's width is its L1 stride, so it must fit the load's and the store's fields.
-  int64_t largest = 0;
-  for (const ConcatParams::Part &part : c.parts)
-    largest = std::max(largest, c.outer * part.row);
-  const int64_t align = hw.alignment(hw.l1);
-  const int64_t bufElems = std::min(largest, b.freeBytes(hw.l1) / nb / align * align / eb);
-  // A part or the output resident in L1 (Compile.cpp) is copied with the on-chip move instead.
   const int yLevel = d.level(p.output, hw);
-  auto levelOf = [&](const ConcatParams::Part &part) {
-    return g.value(part.value).isConstant() ? hw.dram : d.level(part.value, hw);
-  };
-  bool anyResident = yLevel != hw.dram;
-  for (const ConcatParams::Part &part : c.parts)
-    anyResident = anyResident || levelOf(part) != hw.dram;
-  int64_t cwMax = std::min({maxDim, Hw::fieldMax(hw.ld, "dst_s1"), Hw::fieldMax(hw.st, "src_s1")});
-  if (anyResident)
-    cwMax = std::min({cwMax, Hw::fieldMax(hw.mov, "dst_s1"), Hw::fieldMax(hw.mov, "src_s1")});
-  const isa::InstrDesc *stI = yLevel == hw.dram ? hw.st : hw.mov;
-  if (largest == 0) {
+  const ConcatModel m(p, hw, concatPartLevels(p, g, hw, d), yLevel, b.freeBytes(hw.l1),
+                      o.doubleBuffer);
+  if (m.largest == 0) {
     k.body = seq({});
     k.tiling = "concat of empty tensors: nothing to copy";
     return k;
   }
-  if (bufElems < 1) {
+  const std::optional<ConcatTiling> x = forced ? forced : m.heuristic();
+  if (!x || !m.fits(*x)) {
     k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for a Concat tile");
     return k;
   }
-  OnChip buf{"cat_l1", hw.l1, bufElems * eb, nb};
+  const int64_t bufElems = x->elems;
+  OnChip buf{"cat_l1", hw.l1, bufElems * eb, m.nb};
   NPUC_ASSERT(b.reserve(buf), "the Concat tile was sized to the free L1");
 
   const int64_t yAddr = d.addrOf(p.output);
@@ -103,13 +149,8 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
       NPUC_ASSERT(!hw.quantised() || p.quant.of(part.value) == p.quant.out,
                   "calibration gives a Concat's inputs its output's scale");
     }
-    TileShape t = tileFor(c.outer, part.row, bufElems, cwMax, maxDim);
-    // Several rows per tile need the DRAM row strides in the load's and the store's fields;
-    // one row per tile needs none.
-    const int xLevel = levelOf(part);
-    const isa::InstrDesc *ldI = xLevel == hw.dram ? hw.ld : hw.mov;
-    if (part.row > Hw::fieldMax(ldI, "src_s1") || c.outRow > Hw::fieldMax(stI, "dst_s1"))
-      t.th = 1;
+    const ConcatModel::Shape t = m.tileOf(i, bufElems);
+    const int xLevel = m.partLevels[i];
     const int64_t RB = ceilDiv(c.outer, t.th), CB = ceilDiv(part.row, t.cw);
     Var rb = Var::make(fmt::format("rb{}", i)), cb = Var::make(fmt::format("cb{}", i));
     Expr it = imm(tiles) + Expr(rb) * CB + cb;
@@ -137,6 +178,11 @@ Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, 
                          c.parts.size(), c.outer, c.outRow, tiles, bufElems,
                          o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;
+}
+
+Kernel lowerConcatKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
+                         const KernelOptions &o) {
+  return lowerConcatTiling(p, g, b, d, o, std::nullopt);
 }
 
 } // namespace npuc::npu

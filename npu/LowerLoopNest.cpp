@@ -348,82 +348,154 @@ void nhwcCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, in
 
 } // namespace
 
-using loopnest::bytesText;
-using loopnest::flatCopy;
+namespace loopnest {
 
-Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
-                           const DramCtx &d, const KernelOptions &o) {
-  Kernel k;
-  const Hw &hw = b.hw();
-  const isa::Target &t = *hw.t;
-  auto reject = [&](std::string why) {
-    // Unsupported: the loop-nest kernel's refusals are about what emit-npu can express.
-    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
-    return k;
-  };
-  if (!hw.vectorReaches(hw.l1))
-    return reject("the target's vector unit cannot address L1");
-  std::vector<graph::ValueId> pv;
-  PrimFunc ref;
+namespace {
+
+// The group's reference loop nest (fp32, logical layouts); "" or why there is none. lowerGroup
+// reports an op it has no loops for as npuc::Error; for this kernel that is a decision (the
+// group stays on the CPU with the reason), so this is the one place that catches it, to become
+// a Reject result once lowerGroup returns one.
+std::string referenceNest(const graph::Graph &g, const graph::FusedGroup &grp, PrimFunc &ref,
+                          std::vector<graph::ValueId> &pv) {
   try {
     ref = lowerGroup(g, grp, &pv);
   } catch (const npuc::Error &e) {
-    return reject(e.what());
+    return e.what();
   }
+  return "";
+}
+
+} // namespace
+
+std::string prepare(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw,
+                    Prepared &out) {
+  if (!hw.vectorReaches(hw.l1))
+    return "the target's vector unit cannot address L1";
+  if (std::string why = referenceNest(g, grp, out.ref, out.pv); !why.empty())
+    return why;
+  const PrimFunc &ref = out.ref;
+  const std::vector<graph::ValueId> &pv = out.pv;
   NPUC_ASSERT(pv.size() == ref.params.size(), "lowerGroup names the value of every parameter");
 
   // Parameters -> staged on-chip buffers.
-  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
-  std::set<const BufferNode *> reads = loopnest::readBuffers(ref.body);
-  std::vector<Staged> staged(pv.size());
-  std::map<const BufferNode *, const Staged *> byParam;
+  const std::string l1 = hw.t->levels.at(static_cast<size_t>(hw.l1)).name;
+  std::set<const BufferNode *> reads = readBuffers(ref.body);
+  out.staged.assign(pv.size(), Staged{});
   for (size_t i = 0; i < pv.size(); ++i) {
     const graph::Value &v = g.value(pv[i]);
-    Staged &s = staged[i];
+    Staged &s = out.staged[i];
     s.value = pv[i];
-    bool out = std::find(grp.outputs.begin(), grp.outputs.end(), pv[i]) != grp.outputs.end();
-    s.role = out              ? Staged::Role::Output
+    bool isOut = std::find(grp.outputs.begin(), grp.outputs.end(), pv[i]) != grp.outputs.end();
+    s.role = isOut            ? Staged::Role::Output
              : v.isConstant() ? Staged::Role::Const
                               : Staged::Role::Input;
     if (s.role != Staged::Role::Const && v.dtype != graph::DType::F32)
-      return reject(
-          fmt::format("tensor '{}' is not float32 (the NPU keeps tensors as fp16)", v.name));
+      return fmt::format("tensor '{}' is not float32 (the NPU keeps tensors as fp16)", v.name);
     const Buffer &p = ref.params[i];
     s.onChip = Buffer::make(p->name, s.role == Staged::Role::Const ? kF32 : kF16, p->shape, l1);
-    if (out && reads.count(p.get()))
+    if (isOut && reads.count(p.get()))
       s.work = Buffer::make(p->name + "_f32", kF32, p->shape, l1);
-    byParam[p.get()] = &s;
+    out.byParam[p.get()] = &s;
   }
-  // What whole tensors need at least (staged parameters, working copies, the intermediates
-  // allocated around the body): beyond the level, the tiled path takes over before compiling
-  // the whole nest (whose longer loops may not even fit the instructions' fields).
-  {
-    int64_t least = 0;
-    auto add = [&](int64_t elems, int64_t bytes) {
-      least += alignUp(elems * bytes, hw.alignment(hw.l1));
-    };
-    for (const Staged &s : staged) {
-      add(s.onChip->numElements(), s.onChip->dtype.bytes());
-      if (s.work.defined())
-        add(s.work->numElements(), 4);
+  return "";
+}
+
+int64_t wholeLeastBytes(const Prepared &prep, const Hw &hw) {
+  int64_t least = 0;
+  auto add = [&](int64_t elems, int64_t bytes) {
+    least += alignUp(elems * bytes, hw.alignment(hw.l1));
+  };
+  for (const Staged &s : prep.staged) {
+    add(s.onChip->numElements(), s.onChip->dtype.bytes());
+    if (s.work.defined())
+      add(s.work->numElements(), 4);
+  }
+  for (Stmt x = prep.ref.body; const auto *a = x.as<AllocateNode>(); x = a->body)
+    add(a->buffer->numElements(), 4);
+  return least;
+}
+
+namespace {
+
+// The whole path's staging: inputs and constants in (`prologue`), outputs out (`epilogue`). With
+// `at` empty a dry run (no addresses; constants are placed only by the real one, addConst has an
+// effect) that counts the DMAs; with `at` the real one, which also counts the DRAM bytes in `k`.
+void stageWhole(const graph::Graph &g, const Prepared &prep, const Builder &b, const DramCtx &d,
+                const std::map<const BufferNode *, std::pair<int, int64_t>> *at,
+                std::vector<Stmt> &prologue, std::vector<Stmt> &epilogue, Kernel &k) {
+  const Hw &hw = b.hw();
+  prologue.clear();
+  epilogue.clear();
+  for (const Staged &s : prep.staged) {
+    const graph::Value &v = g.value(s.value);
+    const int64_t chip = at ? at->at(s.onChip.get()).second : 0, n = numElements(v.shape);
+    if (s.role == Staged::Role::Const) {
+      int64_t from = 0;
+      if (at) {
+        // fp32 values moved as raw 2-byte units (a DMA does not convert).
+        std::vector<float> vals(static_cast<size_t>(n));
+        for (size_t j = 0; j < vals.size(); ++j)
+          vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
+        std::vector<uint8_t> bytes(vals.size() * 4);
+        std::memcpy(bytes.data(), vals.data(), bytes.size());
+        from = d.addConst(bytes);
+        k.dramBytes += 4 * n;
+      }
+      flatCopy(b, true, hw.dram, from, chip, 2 * n, prologue);
+      continue;
     }
-    for (Stmt x = ref.body; const auto *a = x.as<AllocateNode>(); x = a->body)
-      add(a->buffer->numElements(), 4);
-    if (least > b.freeBytes(hw.l1))
-      return loopnest::lowerTiled(g, grp, b, d, o.doubleBuffer, ref, pv,
-                                  fmt::format("whole tensors need at least {} of {}, has {} free",
-                                              bytesText(least), l1, bytesText(b.freeBytes(hw.l1))));
+    const bool in = s.role == Staged::Role::Input;
+    const int64_t dram = at ? d.addrOf(s.value) : 0;
+    const int home = d.level(s.value, hw);
+    if (isNhwc(v))
+      nhwcCopy(b, in, home, dram, chip, v.shape, in ? prologue : epilogue);
+    else
+      flatCopy(b, in, home, dram, chip, n, in ? prologue : epilogue);
+    if (at)
+      k.dramBytes += 2 * n;
+  }
+}
+
+} // namespace
+
+int64_t wholeStagingDmas(const graph::Graph &g, const Prepared &prep, const Hw &hw,
+                         const DramCtx &d) {
+  const Builder b(hw); // statements only: nothing is reserved
+  std::vector<Stmt> prologue, epilogue;
+  Kernel none;
+  stageWhole(g, prep, b, d, nullptr, prologue, epilogue, none);
+  return static_cast<int64_t>(std::max(prologue.size(), epilogue.size()));
+}
+
+namespace {
+
+// How the whole path ended: a kernel (or its final reject) in `k`, or whole tensors do not fit
+// (`why`), which is the tiled path's cue.
+enum class Whole { Done, DoesNotFit };
+
+Whole lowerWhole(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                 const DramCtx &d, const Prepared &prep, Kernel &k, std::string &why) {
+  const Hw &hw = b.hw();
+  const isa::Target &t = *hw.t;
+  const std::string l1 = t.levels.at(static_cast<size_t>(hw.l1)).name;
+  // What whole tensors need at least: beyond the level, the tiled path takes over before
+  // compiling the whole nest (whose longer loops may not even fit the instructions' fields).
+  if (const int64_t least = wholeLeastBytes(prep, hw); least > b.freeBytes(hw.l1)) {
+    why = fmt::format("whole tensors need at least {} of {}, has {} free", bytesText(least), l1,
+                      bytesText(b.freeBytes(hw.l1)));
+    return Whole::DoesNotFit;
   }
   std::vector<Buffer> allocs;
-  std::string why;
-  Stmt emitted = loopnest::compileOnChip(ref.body, staged, byParam, hw, allocs, why);
-  if (!why.empty())
-    return reject(why);
-
+  Stmt emitted = compileOnChip(prep.ref.body, prep.staged, prep.byParam, hw, allocs, why);
+  if (!why.empty()) { // what emit-npu cannot express
+    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
+    return Whole::Done;
+  }
   // Place every buffer at once when they fit; the fp32 working copies are allocated in the body,
   // so `allocs` has them already.
   std::vector<Buffer> all = allocs;
-  for (const Staged &s : staged)
+  for (const Staged &s : prep.staged)
     all.push_back(s.onChip);
   std::map<int, int64_t> need;
   std::vector<int> levelOf;
@@ -434,61 +506,27 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     need[*lv] += alignUp(x->numElements() * x->dtype.bytes(), hw.alignment(*lv));
   }
   for (const auto &[lv, bytes] : need)
-    if (bytes > b.freeBytes(lv))
-      return loopnest::lowerTiled(
-          g, grp, b, d, o.doubleBuffer, ref, pv,
-          fmt::format("whole tensors need {} of {} for {} buffers, has {} free", bytesText(bytes),
-                      t.levels.at(static_cast<size_t>(lv)).name, all.size(),
-                      bytesText(b.freeBytes(lv))));
-  // Staging: inputs and constants in, outputs out. A dry run (no addresses; constants are
-  // placed only by the real one, addConst has an effect) counts the DMAs first.
+    if (bytes > b.freeBytes(lv)) {
+      why = fmt::format("whole tensors need {} of {} for {} buffers, has {} free", bytesText(bytes),
+                        t.levels.at(static_cast<size_t>(lv)).name, all.size(),
+                        bytesText(b.freeBytes(lv)));
+      return Whole::DoesNotFit;
+    }
   // Every staging DMA comes before (loads) or after (stores) the whole computation in program
   // order, and each pushes (or pops) a token for the computation of its part. More of them on a
   // side than a token queue holds would block the engine on its pushes before the program's
   // dispatch reaches the instructions that pop them: a deadlock. One DMA per image stages a 4-D
   // tensor, so a large batch hits this; the tiled path then stages a few images per chunk.
   std::vector<Stmt> prologue, epilogue;
-  auto stage = [&](const std::map<const BufferNode *, std::pair<int, int64_t>> *at) {
-    prologue.clear();
-    epilogue.clear();
-    for (const Staged &s : staged) {
-      const graph::Value &v = g.value(s.value);
-      const int64_t chip = at ? at->at(s.onChip.get()).second : 0, n = numElements(v.shape);
-      if (s.role == Staged::Role::Const) {
-        int64_t from = 0;
-        if (at) {
-          // fp32 values moved as raw 2-byte units (a DMA does not convert).
-          std::vector<float> vals(static_cast<size_t>(n));
-          for (size_t j = 0; j < vals.size(); ++j)
-            vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
-          std::vector<uint8_t> bytes(vals.size() * 4);
-          std::memcpy(bytes.data(), vals.data(), bytes.size());
-          from = d.addConst(bytes);
-          k.dramBytes += 4 * n;
-        }
-        flatCopy(b, true, hw.dram, from, chip, 2 * n, prologue);
-        continue;
-      }
-      const bool in = s.role == Staged::Role::Input;
-      const int64_t dram = at ? d.addrOf(s.value) : 0;
-      const int home = d.level(s.value, hw);
-      if (isNhwc(v))
-        nhwcCopy(b, in, home, dram, chip, v.shape, in ? prologue : epilogue);
-      else
-        flatCopy(b, in, home, dram, chip, n, in ? prologue : epilogue);
-      if (at)
-        k.dramBytes += 2 * n;
-    }
-  };
-  stage(nullptr);
+  stageWhole(g, prep, b, d, nullptr, prologue, epilogue, k);
   const int64_t depth = t.tokenQueueDepth;
   for (const auto *side : {&prologue, &epilogue})
-    if (static_cast<int64_t>(side->size()) > depth)
-      return loopnest::lowerTiled(
-          g, grp, b, d, o.doubleBuffer, ref, pv,
-          fmt::format("{} staging DMAs on one side of whole tensors exceed the token queue depth "
-                      "{} (one per image of a 4-D tensor)",
-                      side->size(), depth));
+    if (static_cast<int64_t>(side->size()) > depth) {
+      why = fmt::format("{} staging DMAs on one side of whole tensors exceed the token queue "
+                        "depth {} (one per image of a 4-D tensor)",
+                        side->size(), depth);
+      return Whole::DoesNotFit;
+    }
 
   std::map<const BufferNode *, std::pair<int, int64_t>> at;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -497,20 +535,60 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
     NPUC_ASSERT(ok, "the level's free bytes were checked for all buffers");
     at[all[i].get()] = {levelOf[i], oc.base};
   }
-  Stmt compute = loopnest::resolveOperands(t, emitted, at);
-  stage(&at);
+  Stmt compute = resolveOperands(t, emitted, at);
+  stageWhole(g, prep, b, d, &at, prologue, epilogue, k);
   const int64_t staging = static_cast<int64_t>(prologue.size() + epilogue.size());
   std::vector<Stmt> all3 = prologue;
   all3.push_back(compute);
   all3.insert(all3.end(), epilogue.begin(), epilogue.end());
   k.body = b.wrapAllocations(seq(all3));
   // Emit once here: field limits the staging needs are checked, and the counts are reported.
-  why = loopnest::finishKernel(
+  why = finishKernel(
       t, grp, staging, fmt::format("{} of on-chip buffers, staged whole", bytesText(need[hw.l1])),
       k);
   if (!why.empty())
-    return reject(why);
+    k.reject = kernelReject(RejectKind::Encoding, "loop-nest kernel: " + why);
+  return Whole::Done;
+}
+
+} // namespace
+
+Kernel lowerLoopNestPoint(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                          const DramCtx &d, const KernelOptions &o,
+                          const std::optional<LoopNestPoint> &forced, LoopNestPoint *chosen) {
+  Kernel k;
+  Prepared prep;
+  if (std::string why = prepare(g, grp, b.hw(), prep); !why.empty()) {
+    k.reject = kernelReject(RejectKind::Unsupported, "loop-nest kernel: " + why);
+    return k;
+  }
+  if (forced && forced->chunked) {
+    if (chosen)
+      *chosen = *forced;
+    return lowerTiled(g, grp, b, d, o.doubleBuffer, prep, "the schedule chunks it",
+                      forced->chunking);
+  }
+  std::string why;
+  if (chosen)
+    *chosen = LoopNestPoint{};
+  if (lowerWhole(g, grp, b, d, prep, k, why) == Whole::Done)
+    return k;
+  if (forced) { // whole tensors, as the schedule says
+    k.reject = kernelReject(RejectKind::Capacity, "loop-nest kernel: " + why);
+    return k;
+  }
+  LoopNestPoint tiled{true, {}};
+  k = lowerTiled(g, grp, b, d, o.doubleBuffer, prep, why, std::nullopt, &tiled.chunking);
+  if (chosen)
+    *chosen = tiled;
   return k;
+}
+
+} // namespace loopnest
+
+Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, Builder &b,
+                           const DramCtx &d, const KernelOptions &o) {
+  return loopnest::lowerLoopNestPoint(g, grp, b, d, o, std::nullopt);
 }
 
 } // namespace npuc::npu

@@ -6,7 +6,7 @@
 // kernel without the tensor unit. Window pooling reads each kernel tap as one 3-D strided view
 // of the input tile (padding comes from the DMA: -inf for max, 0 for average, whose per-pixel
 // divisor is a compile-time constant honouring count_include_pad and ceil_mode).
-#include "npu/Kernels.h"
+#include "npu/kernels/Vector.h"
 
 #include "support/Error.h"
 #include "support/Half.h"
@@ -37,74 +37,87 @@ std::vector<OnChip> residualBuffers(const GroupPlan &p, const Hw &hw, int64_t by
 
 } // namespace
 
-Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b, const DramCtx &d,
-                       const KernelOptions &o) {
-  const Hw &hw = b.hw();
-  const PoolParams &q = plan.pool;
-  const isa::ElemType act = hw.act;
-  const int64_t eb = hw.actBytes();
+double streamCost(const Hw &hw, int nb, int64_t tiles, double inBytes, double outBytes,
+                  double vecElems) {
+  const isa::Target &t = *hw.t;
+  const double dram = (inBytes + outBytes) / t.dram.bytesPerCycle;
+  const double vec = vecElems / t.vector.lanes;
+  const double latency = 2.0 * t.dram.latency;
+  if (nb == 1)
+    return dram + vec + double(tiles) * latency;
+  const double busiest = std::max(dram, vec);
+  return busiest + (dram + vec - busiest) / double(std::max<int64_t>(tiles, 1)) + latency;
+}
+
+// ---- window pooling ----
+
+GroupPlan poolKernelPlan(const GroupPlan &plan, const Hw &hw) {
   // int8: the taps combine in fp32 on the input's int8 values; the epilogue starts in the input's
   // scale and requantises (withQuantEpilogue).
-  GroupPlan p = hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
-  Kernel k;
-  std::vector<View> consts;
-  std::vector<Stmt> prologue;
-  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
-  if (k.reject)
-    return k;
-  OnChip divbuf{"divisor_l1", hw.l1, q.OH * q.OW * 4, 1};
-  if (!q.isMax) {
-    std::vector<uint8_t> bytes(q.divisor.size() * 4);
-    std::memcpy(bytes.data(), q.divisor.data(), bytes.size());
-    int64_t addr = d.addConst(bytes);
-    if (!b.reserve(divbuf)) {
-      k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the pooling divisors");
-      return k;
-    }
-    int64_t halves = q.OH * q.OW * 2;
-    View src{hw.dram, imm(addr)}, dst{hw.l1, imm(divbuf.base)};
-    src.s1 = dst.s1 = imm(q.OW * 2);
-    prologue.push_back(b.load(src, dst, Dims{imm(q.OW * 2), imm(q.OH), imm(1)}));
-    (void)halves;
-  }
-  const int nb = o.doubleBuffer ? 2 : 1;
-  const int nres = tensorOperands(p);
-  const int64_t Wp = std::max(q.W + q.padL, (q.OW - 1) * q.SW + q.KW);
-  const int64_t maxDim = hw.maxDim();
-  auto rowsFor = [&](int64_t toh) { return (toh - 1) * q.SH + q.KH; };
-  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
-  const int64_t l1Free = b.freeBytes(hw.l1);
-  auto fits = [&](int64_t tc, int64_t toh) {
-    int64_t rows = rowsFor(toh);
-    if (tc > maxDim || toh > maxDim || rows > maxDim || Wp > maxDim || q.OW > maxDim ||
-        toh * q.OW > maxDim)
-      return false;
-    if (al(hw.acc, toh * q.OW * tc * 4) * nb > hw.capacity(hw.acc))
-      return false;
-    return nb * (al(hw.l1, rows * Wp * tc * eb) + al(hw.l1, toh * q.OW * tc * eb) * (1 + nres)) <=
-           l1Free;
-  };
-  int64_t tc = q.C, toh = 0;
-  while (tc >= 1 && !fits(tc, 1))
-    tc = tc > 16 ? tc / 2 : tc - 1;
-  if (tc < 1) {
-    k.reject = kernelReject(
-        RejectKind::Capacity,
-        fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
-    return k;
-  }
-  for (toh = 1; toh < q.OH && fits(tc, toh + 1); ++toh) {
-  }
-  const int64_t CB = ceilDiv(q.C, tc), OHB = ceilDiv(q.OH, toh), rowsMax = rowsFor(toh);
-  OnChip xbuf{"x_l1", hw.l1, rowsMax * Wp * tc * eb, nb};
-  OnChip obuf{"y_l1", hw.l1, toh * q.OW * tc * eb, nb};
-  OnChip cbuf{"acc", hw.acc, toh * q.OW * tc * 4, nb};
-  std::vector<OnChip> rbufs = residualBuffers(p, hw, toh * q.OW * tc * eb, nb);
-  std::vector<OnChip *> all = {&xbuf, &obuf, &cbuf};
-  for (OnChip &r : rbufs)
-    all.push_back(&r);
-  NPUC_ASSERT(reserveAll(b, all), "the chosen pooling tile was checked to fit");
+  return hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
+}
 
+PoolModel::PoolModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer)
+    : hw(hw), q(p.pool), nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), eb(hw.actBytes()),
+      Wp(std::max(p.pool.W + p.pool.padL, (p.pool.OW - 1) * p.pool.SW + p.pool.KW)),
+      opsPerElem(epilogueOpsPerElement(p)), l1Free(l1Free) {}
+
+bool PoolModel::fits(const PoolTiling &x) const {
+  const int64_t maxDim = hw.maxDim(), tc = x.tc, toh = x.toh;
+  if (tc < 1 || toh < 1 || tc > q.C || toh > q.OH)
+    return false;
+  const int64_t rows = rowsFor(toh);
+  if (tc > maxDim || toh > maxDim || rows > maxDim || Wp > maxDim || q.OW > maxDim ||
+      toh * q.OW > maxDim)
+    return false;
+  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
+  if (al(hw.acc, toh * q.OW * tc * 4) * nb > hw.capacity(hw.acc))
+    return false;
+  return nb * (al(hw.l1, rows * Wp * tc * eb) + al(hw.l1, toh * q.OW * tc * eb) * (1 + nres)) <=
+         l1Free;
+}
+
+double PoolModel::cost(const PoolTiling &x) const {
+  const int64_t CB = ceilDiv(q.C, x.tc), OHB = ceilDiv(q.OH, x.toh);
+  const int64_t outElems = q.N * q.C * q.OH * q.OW;
+  const double in = double(q.N * OHB * rowsFor(x.toh) * Wp * q.C * eb + outElems * eb * nres);
+  const double taps = double(q.KH * q.KW + (q.isMax ? 0 : 1) + opsPerElem);
+  return streamCost(hw, nb, q.N * CB * OHB, in, double(outElems * eb), double(outElems) * taps);
+}
+
+std::vector<int64_t> PoolModel::tcValues() const {
+  std::vector<int64_t> v;
+  for (int64_t tc = q.C; tc >= 1; tc = tc > 16 ? tc / 2 : tc - 1)
+    v.push_back(tc);
+  return v;
+}
+
+std::optional<PoolTiling> PoolModel::heuristic() const {
+  for (int64_t tc : tcValues()) {
+    if (!fits({tc, 1}))
+      continue;
+    int64_t toh = 1;
+    while (toh < q.OH && fits({tc, toh + 1}))
+      ++toh;
+    return PoolTiling{tc, toh};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The pool's loop nest over images, channel blocks and output row blocks: the padded input rows
+// of a tile, the taps combined in the accumulator, the divisors, the epilogue and the store.
+Stmt poolNest(const GroupPlan &plan, const GroupPlan &p, const PoolModel &m, const PoolTiling &x,
+              const std::vector<OnChip> &bufs, const OnChip &divbuf,
+              const std::vector<OnChip> &rbufs, const std::vector<View> &consts, const Builder &b,
+              const DramCtx &d) {
+  const Hw &hw = m.hw;
+  const PoolParams &q = m.q;
+  const isa::ElemType act = hw.act;
+  const int64_t eb = m.eb, Wp = m.Wp, tc = x.tc, toh = x.toh;
+  const OnChip &xbuf = bufs[0], &obuf = bufs[1], &cbuf = bufs[2];
+  const int64_t CB = ceilDiv(q.C, tc), OHB = ceilDiv(q.OH, toh);
   Var n = Var::make("n"), cb = Var::make("cb"), hb = Var::make("ohb"), tap = Var::make("tap");
   Expr it = (Expr(n) * CB + cb) * OHB + hb;
   Expr tcc = min(imm(tc), q.C - Expr(cb) * tc);
@@ -166,75 +179,151 @@ Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   ydst.s1 = imm(q.C);
   appendEpilogueAndStore(p, b, acc, acc, out, ydst, ops, ed, body);
-
-  prologue.push_back(forLoop(
-      n, imm(0), imm(q.N), forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body)))));
-  k.body = b.wrapAllocations(seq(prologue));
-  int64_t outElems = q.N * q.C * q.OH * q.OW;
-  k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
-  k.dramBytes =
-      q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + nres) + broadcastOperandBytes(p, eb);
-  k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
-                         "L1 input {}x{}x{}; {}",
-                         q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax, Wp,
-                         tc, o.doubleBuffer ? "double-buffered" : "single-buffered");
-  return k;
+  return forLoop(n, imm(0), imm(q.N),
+                 forLoop(cb, imm(0), imm(CB), forLoop(hb, imm(0), imm(OHB), seq(body))));
 }
 
-Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
-                             const DramCtx &d, const KernelOptions &o) {
+} // namespace
+
+Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, const DramCtx &d,
+                       const KernelOptions &o, const std::optional<PoolTiling> &forced) {
   const Hw &hw = b.hw();
-  const graph::Value &x = g.value(plan.input);
-  const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2] * x.shape[3];
-  const isa::ElemType act = hw.act;
+  const PoolParams &q = plan.pool;
   const int64_t eb = hw.actBytes();
-  GroupPlan p = plan;
-  EpilogueOp mean;
-  mean.op = isa::VecOp::Mul;
-  mean.operand = EpilogueOp::Operand::Const;
-  mean.constant = {1.0f / static_cast<float>(P)};
-  p.epilogue.insert(p.epilogue.begin(), mean);
-  // int8: sums of int8 values are exact in fp32 while 127 P < 2^24 (P < 132104), and beyond
-  // that rounded like any fp32 sum (relative 2^-24).
-  if (hw.quantised())
-    p = withQuantEpilogue(p, nullptr);
+  GroupPlan p = poolKernelPlan(plan, hw);
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
   if (k.reject)
     return k;
-  const int nb = o.doubleBuffer ? 2 : 1;
-  const int nres = tensorOperands(p);
-  const int64_t maxDim = hw.maxDim();
-  int64_t tc = std::min(C, maxDim);
-  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
-  const int64_t l1Free = b.freeBytes(hw.l1);
-  auto fits = [&](int64_t tc, int64_t tp) {
-    return tp <= maxDim && al(hw.acc, tc * 4) * nb <= hw.capacity(hw.acc) &&
-           nb * (al(hw.l1, tp * tc * eb) + al(hw.l1, tc * eb) * (1 + nres)) <= l1Free;
-  };
-  while (tc >= 1 && !fits(tc, 1))
-    tc /= 2;
-  if (tc < 1) {
-    k.reject =
-        kernelReject(RejectKind::Capacity, "no tiling of the global pool fits the on-chip buffers");
+  OnChip divbuf{"divisor_l1", hw.l1, q.OH * q.OW * 4, 1};
+  if (!q.isMax) {
+    std::vector<uint8_t> bytes(q.divisor.size() * 4);
+    std::memcpy(bytes.data(), q.divisor.data(), bytes.size());
+    int64_t addr = d.addConst(bytes);
+    if (!b.reserve(divbuf)) {
+      k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the pooling divisors");
+      return k;
+    }
+    View src{hw.dram, imm(addr)}, dst{hw.l1, imm(divbuf.base)};
+    src.s1 = dst.s1 = imm(q.OW * 2);
+    prologue.push_back(b.load(src, dst, Dims{imm(q.OW * 2), imm(q.OH), imm(1)}));
+  }
+  const PoolModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
+  const std::optional<PoolTiling> x = forced ? forced : m.heuristic();
+  if (!x || !m.fits(*x)) {
+    k.reject = kernelReject(
+        RejectKind::Capacity,
+        fmt::format("no tiling of a {}-wide pooling row fits the on-chip buffers", q.W));
     return k;
   }
-  int64_t tp = 1;
-  while (tp < P && fits(tc, tp * 2))
-    tp *= 2;
-  tp = std::min(tp, P);
-  const int64_t CB = ceilDiv(C, tc), PB = ceilDiv(P, tp);
-  OnChip xbuf{"x_l1", hw.l1, tp * tc * eb, nb};
-  OnChip obuf{"y_l1", hw.l1, tc * eb, nb};
-  OnChip cbuf{"acc", hw.acc, tc * 4, nb};
-  std::vector<OnChip> rbufs = residualBuffers(p, hw, tc * eb, nb);
-  std::vector<OnChip *> all = {&xbuf, &obuf, &cbuf};
+  const int nb = m.nb;
+  const int64_t tc = x->tc, toh = x->toh, rowsMax = m.rowsFor(toh);
+  std::vector<OnChip> bufs = {{"x_l1", hw.l1, rowsMax * m.Wp * tc * eb, nb},
+                              {"y_l1", hw.l1, toh * q.OW * tc * eb, nb},
+                              {"acc", hw.acc, toh * q.OW * tc * 4, nb}};
+  std::vector<OnChip> rbufs = residualBuffers(p, hw, toh * q.OW * tc * eb, nb);
+  std::vector<OnChip *> all = {&bufs[0], &bufs[1], &bufs[2]};
   for (OnChip &r : rbufs)
     all.push_back(&r);
-  NPUC_ASSERT(reserveAll(b, all), "the chosen global-pool tile was checked to fit");
+  NPUC_ASSERT(reserveAll(b, all), "the chosen pooling tile was checked to fit");
+  prologue.push_back(poolNest(plan, p, m, *x, bufs, divbuf, rbufs, consts, b, d));
+  k.body = b.wrapAllocations(seq(prologue));
+  int64_t outElems = q.N * q.C * q.OH * q.OW;
+  k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
+  k.dramBytes =
+      q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + m.nres) + broadcastOperandBytes(p, eb);
+  k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
+                         "L1 input {}x{}x{}; {}",
+                         q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax,
+                         m.Wp, tc, o.doubleBuffer ? "double-buffered" : "single-buffered");
+  return k;
+}
 
+Kernel lowerPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b, const DramCtx &d,
+                       const KernelOptions &o) {
+  return lowerPoolTiling(plan, g, b, d, o, std::nullopt);
+}
+
+// ---- global average pooling ----
+
+GroupPlan globalPoolKernelPlan(const GroupPlan &plan, const Hw &hw, int64_t pixels) {
+  GroupPlan p = plan;
+  EpilogueOp mean;
+  mean.op = isa::VecOp::Mul;
+  mean.operand = EpilogueOp::Operand::Const;
+  mean.constant = {1.0f / static_cast<float>(pixels)};
+  p.epilogue.insert(p.epilogue.begin(), mean);
+  // int8: sums of int8 values are exact in fp32 while 127 P < 2^24 (P < 132104), and beyond
+  // that rounded like any fp32 sum (relative 2^-24).
+  if (hw.quantised())
+    p = withQuantEpilogue(p, nullptr);
+  return p;
+}
+
+GlobalPoolModel::GlobalPoolModel(const GroupPlan &p, const Hw &hw, int64_t C, int64_t P,
+                                 int64_t l1Free, bool doubleBuffer)
+    : hw(hw), C(C), P(P), nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), eb(hw.actBytes()),
+      opsPerElem(epilogueOpsPerElement(p)), l1Free(l1Free) {}
+
+bool GlobalPoolModel::fits(const GlobalPoolTiling &x) const {
+  const int64_t tc = x.tc, tp = x.tp;
+  if (tc < 1 || tp < 1 || tc > std::min(C, hw.maxDim()))
+    return false;
+  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
+  return tp <= hw.maxDim() && al(hw.acc, tc * 4) * nb <= hw.capacity(hw.acc) &&
+         nb * (al(hw.l1, tp * tc * eb) + al(hw.l1, tc * eb) * (1 + nres)) <= l1Free;
+}
+
+double GlobalPoolModel::cost(const GlobalPoolTiling &x) const {
+  const int64_t tiles = N * ceilDiv(C, x.tc) * ceilDiv(P, std::min(x.tp, P));
+  return streamCost(hw, nb, tiles, double(N * C * P * eb + N * C * eb * nres),
+                    double(N * C * eb), double(N * C * (P + opsPerElem)));
+}
+
+std::vector<int64_t> GlobalPoolModel::tcValues() const {
+  std::vector<int64_t> v;
+  for (int64_t tc = std::min(C, hw.maxDim()); tc >= 1; tc /= 2)
+    v.push_back(tc);
+  return v;
+}
+
+std::vector<int64_t> GlobalPoolModel::tpValues() const {
+  std::vector<int64_t> v;
+  for (int64_t tp = 1; tp < P; tp *= 2)
+    v.push_back(tp);
+  v.push_back(P);
+  return v;
+}
+
+std::optional<GlobalPoolTiling> GlobalPoolModel::heuristic() const {
+  for (int64_t tc : tcValues()) {
+    if (!fits({tc, 1}))
+      continue;
+    // Doubling while the doubled tile fits, then clipped to P: a P that fits whose next power
+    // of two does not stays at the power of two below it.
+    int64_t tp = 1;
+    while (tp < P && fits({tc, tp * 2}))
+      tp *= 2;
+    return GlobalPoolTiling{tc, std::min(tp, P)};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The global pool's loop nest over images and channel blocks: pixel chunks summed into the
+// accumulator (a stride-0 destination over the pixels reduces), the epilogue and the store.
+Stmt globalPoolNest(const GroupPlan &plan, const GroupPlan &p, const GlobalPoolModel &m,
+                    const GlobalPoolTiling &x, const std::vector<OnChip> &bufs,
+                    const std::vector<OnChip> &rbufs, const std::vector<View> &consts,
+                    const Builder &b, const DramCtx &d, int64_t N) {
+  const Hw &hw = m.hw;
+  const isa::ElemType act = hw.act;
+  const int64_t eb = m.eb, C = m.C, P = m.P, tc = x.tc, tp = x.tp;
+  const OnChip &xbuf = bufs[0], &obuf = bufs[1], &cbuf = bufs[2];
+  const int64_t CB = ceilDiv(C, tc), PB = ceilDiv(P, tp);
   Var n = Var::make("n"), cb = Var::make("cb"), pb = Var::make("pb");
   Expr itO = Expr(n) * CB + cb;
   Expr it = itO * PB + pb;
@@ -265,49 +354,128 @@ Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Build
   Dims ed{tcc, imm(1), imm(1)};
   View ydst{d.level(plan.output, hw), imm(yAddr) + elem0 * eb, act};
   appendEpilogueAndStore(p, b, acc, acc, out, ydst, ops, ed, body);
-  prologue.push_back(forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body))));
-  k.body = b.wrapAllocations(seq(prologue));
-  k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
-  k.dramBytes = N * C * P * eb + N * C * eb * (1 + nres) + broadcastOperandBytes(p, eb);
-  k.tiling = fmt::format("global average pool: {} channels x {} pixels per tile, {} chunk(s) "
-                         "reduced into the accumulator; {}",
-                         tc, tp, PB, o.doubleBuffer ? "double-buffered" : "single-buffered");
-  return k;
+  return forLoop(n, imm(0), imm(N), forLoop(cb, imm(0), imm(CB), seq(body)));
 }
 
-Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
-                          const DramCtx &d, const KernelOptions &o) {
+} // namespace
+
+Kernel lowerGlobalPoolTiling(const GroupPlan &plan, const graph::Graph &g, Builder &b,
+                             const DramCtx &d, const KernelOptions &o,
+                             const std::optional<GlobalPoolTiling> &forced) {
   const Hw &hw = b.hw();
-  const isa::ElemType act = hw.act;
+  const graph::Value &xv = g.value(plan.input);
+  const int64_t N = xv.shape[0], C = xv.shape[1], P = xv.shape[2] * xv.shape[3];
   const int64_t eb = hw.actBytes();
-  // int8: the first op reads the streamed input's int8 values (in its scale).
-  const GroupPlan p = hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
+  GroupPlan p = globalPoolKernelPlan(plan, hw, P);
   Kernel k;
   std::vector<View> consts;
   std::vector<Stmt> prologue;
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
   if (k.reject)
     return k;
-  const int64_t C = p.channels, P = p.elements / std::max<int64_t>(C, 1);
-  const int nb = o.doubleBuffer ? 2 : 1;
-  const int nres = tensorOperands(p);
-  const int64_t maxDim = hw.maxDim();
+  GlobalPoolModel m(p, hw, C, P, b.freeBytes(hw.l1), o.doubleBuffer);
+  m.N = N;
+  const std::optional<GlobalPoolTiling> x = forced ? forced : m.heuristic();
+  if (!x || !m.fits(*x)) {
+    k.reject = kernelReject(RejectKind::Capacity,
+                            "no tiling of the global pool fits the on-chip buffers");
+    return k;
+  }
+  const int nb = m.nb;
+  const int64_t tc = x->tc, tp = x->tp;
+  std::vector<OnChip> bufs = {{"x_l1", hw.l1, tp * tc * eb, nb},
+                              {"y_l1", hw.l1, tc * eb, nb},
+                              {"acc", hw.acc, tc * 4, nb}};
+  std::vector<OnChip> rbufs = residualBuffers(p, hw, tc * eb, nb);
+  std::vector<OnChip *> all = {&bufs[0], &bufs[1], &bufs[2]};
+  for (OnChip &r : rbufs)
+    all.push_back(&r);
+  NPUC_ASSERT(reserveAll(b, all), "the chosen global-pool tile was checked to fit");
+  prologue.push_back(globalPoolNest(plan, p, m, *x, bufs, rbufs, consts, b, d, N));
+  k.body = b.wrapAllocations(seq(prologue));
+  k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
+  k.dramBytes = N * C * P * eb + N * C * eb * (1 + m.nres) + broadcastOperandBytes(p, eb);
+  k.tiling = fmt::format("global average pool: {} channels x {} pixels per tile, {} chunk(s) "
+                         "reduced into the accumulator; {}",
+                         tc, tp, ceilDiv(P, tp),
+                         o.doubleBuffer ? "double-buffered" : "single-buffered");
+  return k;
+}
+
+Kernel lowerGlobalPoolKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
+                             const DramCtx &d, const KernelOptions &o) {
+  return lowerGlobalPoolTiling(plan, g, b, d, o, std::nullopt);
+}
+
+// ---- elementwise chains ----
+
+GroupPlan eltwiseKernelPlan(const GroupPlan &plan, const Hw &hw) {
+  // int8: the first op reads the streamed input's int8 values (in its scale).
+  return hw.quantised() ? withQuantEpilogue(plan, nullptr) : plan;
+}
+
+EltwiseModel::EltwiseModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer)
+    : hw(hw), C(p.channels), P(p.elements / std::max<int64_t>(p.channels, 1)),
+      nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), eb(hw.actBytes()),
+      opsPerElem(epilogueOpsPerElement(p)), l1Free(l1Free) {}
+
+bool EltwiseModel::fits(const EltwiseTiling &x) const {
+  const int64_t tp = x.tp;
+  if (tp < 1 || C > hw.maxDim())
+    return false;
   auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
-  const int64_t l1Free = b.freeBytes(hw.l1);
-  auto fits = [&](int64_t tp) {
-    return tp <= maxDim && al(hw.acc, tp * C * 4) * nb <= hw.capacity(hw.acc) &&
-           nb * al(hw.l1, tp * C * eb) * (2 + nres) <= l1Free;
-  };
-  if (C > maxDim || !fits(1)) {
+  return tp <= hw.maxDim() && al(hw.acc, tp * C * 4) * nb <= hw.capacity(hw.acc) &&
+         nb * al(hw.l1, tp * C * eb) * (2 + nres) <= l1Free;
+}
+
+double EltwiseModel::cost(const EltwiseTiling &x) const {
+  const double elems = double(P * C);
+  return streamCost(hw, nb, ceilDiv(P, std::min(x.tp, P)), elems * double(eb * (1 + nres)),
+                    elems * double(eb), elems * double(opsPerElem));
+}
+
+std::vector<int64_t> EltwiseModel::tpValues() const {
+  std::vector<int64_t> v;
+  for (int64_t tp = 1; tp < P; tp *= 2)
+    v.push_back(tp);
+  v.push_back(P);
+  return v;
+}
+
+std::optional<EltwiseTiling> EltwiseModel::heuristic() const {
+  if (!fits({1}))
+    return std::nullopt;
+  // Doubling while the doubled tile fits, then clipped to P (as the global pool).
+  int64_t tp = 1;
+  while (tp < P && fits({tp * 2}))
+    tp *= 2;
+  return EltwiseTiling{std::min(tp, P)};
+}
+
+Kernel lowerEltwiseTiling(const GroupPlan &plan, const graph::Graph &, Builder &b,
+                          const DramCtx &d, const KernelOptions &o,
+                          const std::optional<EltwiseTiling> &forced) {
+  const Hw &hw = b.hw();
+  const isa::ElemType act = hw.act;
+  const int64_t eb = hw.actBytes();
+  const GroupPlan p = eltwiseKernelPlan(plan, hw);
+  Kernel k;
+  std::vector<View> consts;
+  std::vector<Stmt> prologue;
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (k.reject)
+    return k;
+  const EltwiseModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
+  const int64_t C = m.C, P = m.P;
+  const std::optional<EltwiseTiling> x = forced ? forced : m.heuristic();
+  if (!x || !m.fits(*x)) {
     k.reject = kernelReject(
         RejectKind::Capacity,
         fmt::format("an elementwise row of {} channels does not fit the on-chip buffers", C));
     return k;
   }
-  int64_t tp = 1;
-  while (tp < P && fits(tp * 2))
-    tp *= 2;
-  tp = std::min(tp, P);
+  const int nb = m.nb;
+  const int64_t tp = x->tp;
   const int64_t PB = ceilDiv(P, tp);
   OnChip xbuf{"x_l1", hw.l1, tp * C * eb, nb};
   OnChip obuf{"y_l1", hw.l1, tp * C * eb, nb};
@@ -344,10 +512,15 @@ Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder 
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
-  k.dramBytes = p.elements * eb * (2 + nres) + broadcastOperandBytes(p, eb);
+  k.dramBytes = p.elements * eb * (2 + m.nres) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("elementwise: {} x {} elements per tile, {} tile(s); {}", tp, C, PB,
                          o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;
+}
+
+Kernel lowerEltwiseKernel(const GroupPlan &plan, const graph::Graph &g, Builder &b,
+                          const DramCtx &d, const KernelOptions &o) {
+  return lowerEltwiseTiling(plan, g, b, d, o, std::nullopt);
 }
 
 } // namespace npuc::npu

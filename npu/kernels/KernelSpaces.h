@@ -18,5 +18,32 @@ std::unique_ptr<KernelSpace> makeTensorUnitSpace(const GroupPlan &p, const graph
 /// (channels per tile), toh (output rows per tile).
 std::unique_ptr<KernelSpace> makeDepthwiseSpace(const GroupPlan &p, const graph::Graph &g,
                                                 const SpaceContext &ctx);
+/// MatMul of two activations (LowerBatchMatmul.cpp). Decisions: buffers (1|2), tm (output rows
+/// per tile), tn (output columns per tile), tk (k-chunk through L0).
+std::unique_ptr<KernelSpace> makeBatchMatmulSpace(const GroupPlan &p, const graph::Graph &g,
+                                                  const SpaceContext &ctx);
+/// Window pooling (LowerVector.cpp). Decisions: buffers (1|2), tc (channels per tile), toh
+/// (output rows per tile).
+std::unique_ptr<KernelSpace> makePoolSpace(const GroupPlan &p, const graph::Graph &g,
+                                           const SpaceContext &ctx);
+/// Global average pooling (LowerVector.cpp). Decisions: buffers (1|2), tc (channels per tile),
+/// tp (pixels per tile).
+std::unique_ptr<KernelSpace> makeGlobalPoolSpace(const GroupPlan &p, const graph::Graph &g,
+                                                 const SpaceContext &ctx);
+/// Elementwise chains (LowerVector.cpp). Decisions: buffers (1|2), tp (pixels per tile).
+std::unique_ptr<KernelSpace> makeEltwiseSpace(const GroupPlan &p, const graph::Graph &g,
+                                              const SpaceContext &ctx);
+/// Concat (LowerConcat.cpp). Decisions: buffers (1|2), elems (elements per tile buffer); none
+/// when the inputs are empty.
+std::unique_ptr<KernelSpace> makeConcatSpace(const GroupPlan &p, const graph::Graph &g,
+                                             const SpaceContext &ctx);
+/// The loop-nest kernel (LowerLoopNest.cpp, LoopNestTile.cpp). Decisions: chunked (0: whole
+/// tensors, 1: chunks of the outer loop), depth (the chunked loop, 0 when whole), rows (per
+/// chunk, 0 when whole), buffers (1|2, 1 when whole).
+std::unique_ptr<KernelSpace> makeLoopNestSpace(const GroupPlan &p, const graph::Graph &g,
+                                               const SpaceContext &ctx);
+/// Layout ops whose transforms cancel: an empty space (one point without decisions, no code).
+std::unique_ptr<KernelSpace> makeViewSpace(const GroupPlan &p, const graph::Graph &g,
+                                           const SpaceContext &ctx);
 
 } // namespace npuc::npu

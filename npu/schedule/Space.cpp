@@ -115,13 +115,19 @@ std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p, co
   case Strategy::DepthwiseVector:
     return makeDepthwiseSpace(p, g, ctx);
   case Strategy::BatchMatmul:
+    return makeBatchMatmulSpace(p, g, ctx);
   case Strategy::Pool:
+    return makePoolSpace(p, g, ctx);
   case Strategy::GlobalPool:
+    return makeGlobalPoolSpace(p, g, ctx);
   case Strategy::Eltwise:
+    return makeEltwiseSpace(p, g, ctx);
   case Strategy::Concat:
+    return makeConcatSpace(p, g, ctx);
   case Strategy::LoopNest:
+    return makeLoopNestSpace(p, g, ctx);
   case Strategy::View:
-    return nullptr; // spaces of these families: npu/kernels/ (in progress, branch spaces2)
+    return makeViewSpace(p, g, ctx);
   }
   return nullptr;
 }

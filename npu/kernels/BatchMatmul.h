@@ -1,0 +1,55 @@
+// BatchMatmul.h - the batched matmul kernel's decisions (npu/LowerBatchMatmul.cpp): the output
+// tile (tm rows x tn columns), the k-chunk tk that goes through L0 at a time, and the buffer
+// count, judged against the target's capacities and the L1 the group has left once its epilogue
+// constants are staged.
+#pragma once
+
+#include "npu/Kernels.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+struct BmmTiling {
+  int64_t tm = 0, tn = 0, tk = 0;
+  bool operator==(const BmmTiling &) const = default;
+};
+
+/// The feasibility and the cost model of a batched matmul's tilings. Pure: no Builder, no
+/// placement; `l1Free` is what L1 holds after the epilogue constants.
+struct BmmModel {
+  BmmModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer);
+  const Hw &hw;
+  const BatchMatmulParams &q;
+  int64_t M, K, N, Bt;
+  int nb, nres;
+  int64_t opsPerElem, l1Free;
+
+  /// Every buffer of the tiling fits its level (nb copies), and every size and stride its field.
+  bool fits(const BmmTiling &x) const;
+  /// Estimated cycles (the busiest resource, plus one tile of the others when double-buffered).
+  double cost(const BmmTiling &x) const;
+  /// The candidate column tiles (multiples of the array's columns, and N) and k-chunks
+  /// (multiples of its rows, and K); any tm from 1 to M.
+  std::vector<int64_t> tnValues() const;
+  std::vector<int64_t> tkValues() const;
+  /// The largest tm that fits with (tn, tk), 0 when none.
+  int64_t largestTm(int64_t tn, int64_t tk) const;
+  /// The heuristic's choice: per (tn, tk) the largest tm, the cheapest of those (ties within
+  /// 0.1% to the largest tile); `naive`: array-sized tiles, one row (the ablation baseline).
+  std::optional<BmmTiling> heuristic(bool naive) const;
+  /// The reject text when no tiling fits.
+  std::string noTiling() const;
+};
+
+/// The schedule of a tiling (strategy BatchMatmul; decisions buffers, tm, tn, tk).
+Schedule batchMatmulSchedule(const BmmTiling &x, bool doubleBuffer);
+
+/// Lowers the batched matmul with tiling `forced`, or the heuristic's when empty.
+Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                              const DramCtx &d, const KernelOptions &o,
+                              const std::optional<BmmTiling> &forced);
+
+} // namespace npuc::npu

@@ -1,0 +1,38 @@
+// SpaceSupport.cpp - helpers of the batched matmul, vector, concat and loop-nest spaces.
+#include "npu/kernels/SpaceSupport.h"
+
+#include <fmt/format.h>
+
+namespace npuc::npu {
+
+DramCtx dryDram(const SpaceContext &ctx) {
+  return DramCtx{[](graph::ValueId) { return int64_t(0); },
+                 [](const std::vector<uint8_t> &) { return int64_t(0); }, ctx.levelOf};
+}
+
+std::vector<int64_t> bufferValues(const SpaceContext &ctx) {
+  if (ctx.doubleBuffer)
+    return {2, 1};
+  return {1};
+}
+
+KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s) {
+  KernelOptions o;
+  o.doubleBuffer = s.get(kBuffers) == 2;
+  o.naiveTiling = ctx.naiveTiling;
+  return o;
+}
+
+std::vector<int64_t> upTo(int64_t n) {
+  std::vector<int64_t> v;
+  for (int64_t i = 1; i <= n; ++i)
+    v.push_back(i);
+  return v;
+}
+
+Reject doesNotFit(Strategy strategy, const Schedule &s, const std::string &what) {
+  return kernelReject(RejectKind::Capacity,
+                      fmt::format("{}: {} does not fit {}", strategyName(strategy), s.str(), what));
+}
+
+} // namespace npuc::npu

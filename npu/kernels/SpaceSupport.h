@@ -1,0 +1,30 @@
+// SpaceSupport.h - what the schedule spaces of the batched matmul, vector, concat and loop-nest
+// kernels share: the scratch placement their questions run in, and the buffer-count decision.
+#pragma once
+
+#include "npu/schedule/Space.h"
+
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+/// A DramCtx that places nothing (every address and constant at 0) with the context's tensor
+/// levels: a space decides from levels and capacities, never from addresses.
+DramCtx dryDram(const SpaceContext &ctx);
+
+/// The name of the buffer-count decision and its candidates: 2 (double buffering, when the
+/// context allows it) then 1.
+inline constexpr const char *kBuffers = "buffers";
+std::vector<int64_t> bufferValues(const SpaceContext &ctx);
+
+/// The options a point is lowered with: its buffer count, the context's ablation switch.
+KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s);
+
+/// 1, 2, ..., n.
+std::vector<int64_t> upTo(int64_t n);
+
+/// A capacity Reject for a point of `strategy` whose buffers do not fit.
+Reject doesNotFit(Strategy strategy, const Schedule &s, const std::string &what);
+
+} // namespace npuc::npu
