@@ -11,6 +11,8 @@
 
 namespace npuc::frontend::detail {
 
+using graph::OpKind;
+
 /// Import state: the graph under construction and the ONNX name -> value map.
 struct Importer {
   graph::Graph g;
@@ -35,11 +37,9 @@ std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, con
 double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what);
 int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 
-/// Whether the extended operator set (OnnxOps2.cpp) imports `op`.
-bool isExtSupported(const std::string &op);
-/// Normalises an extended op's attributes (OnnxOps2.cpp). Returns nullopt for ops it does not
-/// handle, false when the node is removed (its output aliases its input or was set to a
-/// constant), true when it stays.
+/// Normalises an extended op's attributes (OnnxOps2.cpp). Returns nullopt for the ops of the
+/// basic family (graph/Ops.def), which OnnxOps.cpp handles, false when the node is removed (its
+/// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
 } // namespace npuc::frontend::detail

@@ -20,12 +20,8 @@
 
 namespace npuc::graph {
 
-/// Unary elementwise maps with ONNX semantics (Abs, Erf, LeakyRelu, HardSwish, Not, ...).
-bool isExtUnaryOp(const std::string &op);
-/// Broadcasting n-ary maps (Pow, Mod, Equal, Less, And, PRelu, Sum, Mean, Where, ...).
-bool isExtBroadcastOp(const std::string &op);
-/// Reduce* ops and ArgMax/ArgMin.
-bool isReduceOp(const std::string &op);
+// Which ops these are is the Family column of graph/Ops.def (isExtUnaryOp, isExtBroadcastOp,
+// isReduceOp in graph/Ops.h).
 
 /// Shape and dtype rule of an extended op; returns false when `op` is not one of them.
 bool inferExtShape(Graph &g, Node &n);

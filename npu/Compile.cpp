@@ -488,7 +488,7 @@ Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
     info.groupId = grp.id;
     info.name = grp.name;
     for (graph::NodeId n : grp.nodes)
-      info.ops.push_back(gg.node(n).op);
+      info.ops.push_back(graph::opName(gg.node(n).kind));
     info.tiling = k.tiling;
     // Layout ops: whether the group's transforms cancel (a view: the copy a transform would do,
     // reading and writing the tensor, does not happen) or which transform the copy runs.

@@ -14,6 +14,8 @@
 
 namespace npuc::tir::lower {
 
+using graph::OpKind;
+
 struct LowerCtx {
   const graph::Graph &g;
   const graph::FusedGroup &grp;

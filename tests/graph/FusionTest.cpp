@@ -27,7 +27,7 @@ std::vector<float> randomData(int64_t n, unsigned seed) {
   return v;
 }
 
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
+NodeId add(Graph &g, graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
            std::map<std::string, AttrValue> attrs = {}) {
   ValueId o = g.addValue(name + ".out", {}, DType::F32);
   NodeId n = g.addNode(op, name, std::move(ins), {o});
@@ -116,11 +116,11 @@ TEST(Cse, MergesDuplicatedBranches) {
   std::vector<float> scale = randomData(4, 1);
   ValueId c1 = g.addConstant("c1", {4, 1, 1}, scale);
   ValueId c2 = g.addConstant("c2", {4, 1, 1}, scale);
-  NodeId ra = add(g, "Relu", "ra", {x});
-  NodeId ma = add(g, "Mul", "ma", {out(g, ra), c1});
-  NodeId rb = add(g, "Relu", "rb", {x});
-  NodeId mb = add(g, "Mul", "mb", {c2, out(g, rb)}); // commutative: operands swapped
-  NodeId sum = add(g, "Add", "sum", {out(g, ma), out(g, mb)});
+  NodeId ra = add(g, graph::OpKind::Relu, "ra", {x});
+  NodeId ma = add(g, graph::OpKind::Mul, "ma", {out(g, ra), c1});
+  NodeId rb = add(g, graph::OpKind::Relu, "rb", {x});
+  NodeId mb = add(g, graph::OpKind::Mul, "mb", {c2, out(g, rb)}); // commutative: operands swapped
+  NodeId sum = add(g, graph::OpKind::Add, "sum", {out(g, ma), out(g, mb)});
   g.outputs = {out(g, sum)};
   auto in = randomInputs(g, 7);
   auto before = runReference(g, in);
@@ -141,14 +141,14 @@ TEST(Cse, KeepsOpsThatDiffer) {
   ValueId x = g.addValue("x", {2, 5}, DType::F32);
   ValueId y = g.addValue("y", {2, 5}, DType::F32);
   g.inputs = {x, y};
-  NodeId l1 = add(g, "LeakyRelu", "l1", {x}, {{"alpha", 0.1}});
-  NodeId l2 = add(g, "LeakyRelu", "l2", {x}, {{"alpha", 0.2}}); // different attribute
-  NodeId s1 = add(g, "Sub", "s1", {x, y});
-  NodeId s2 = add(g, "Sub", "s2", {y, x}); // not commutative
-  NodeId c1 = add(g, "Relu", "c1", {g.addConstant("k1", {2, 5}, randomData(10, 3))});
-  NodeId c2 = add(g, "Relu", "c2", {g.addConstant("k2", {2, 5}, randomData(10, 4))});
-  NodeId s3 = add(g, "Sub", "s3", {x, y}); // a duplicate, but a graph output: kept
-  NodeId sum = add(g, "Sum", "sum",
+  NodeId l1 = add(g, graph::OpKind::LeakyRelu, "l1", {x}, {{"alpha", 0.1}});
+  NodeId l2 = add(g, graph::OpKind::LeakyRelu, "l2", {x}, {{"alpha", 0.2}}); // different attribute
+  NodeId s1 = add(g, graph::OpKind::Sub, "s1", {x, y});
+  NodeId s2 = add(g, graph::OpKind::Sub, "s2", {y, x}); // not commutative
+  NodeId c1 = add(g, graph::OpKind::Relu, "c1", {g.addConstant("k1", {2, 5}, randomData(10, 3))});
+  NodeId c2 = add(g, graph::OpKind::Relu, "c2", {g.addConstant("k2", {2, 5}, randomData(10, 4))});
+  NodeId s3 = add(g, graph::OpKind::Sub, "s3", {x, y}); // a duplicate, but a graph output: kept
+  NodeId sum = add(g, graph::OpKind::Sum, "sum",
                    {out(g, l1), out(g, l2), out(g, s1), out(g, s2), out(g, c1), out(g, c2)});
   g.outputs = {out(g, sum), out(g, s3)};
   auto in = randomInputs(g, 11);
@@ -166,15 +166,17 @@ TEST(Fusion, OperatorClasses) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId same = add(g, "Add", "same", {x, out(g, relu)});
-  NodeId bc = add(g, "Mul", "bc", {x, g.addConstant("c", {4, 1, 1}, randomData(4, 1))});
-  NodeId tr = add(g, "Transpose", "tr", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId red = add(g, "ReduceMean", "red", {x},
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {x});
+  NodeId same = add(g, graph::OpKind::Add, "same", {x, out(g, relu)});
+  NodeId bc =
+      add(g, graph::OpKind::Mul, "bc", {x, g.addConstant("c", {4, 1, 1}, randomData(4, 1))});
+  NodeId tr =
+      add(g, graph::OpKind::Transpose, "tr", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId red = add(g, graph::OpKind::ReduceMean, "red", {x},
                    {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
-  NodeId conv =
-      add(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 2))}, conv1x1());
-  NodeId sm = add(g, "Softmax", "sm", {x}, {{"axis", int64_t{1}}});
+  NodeId conv = add(g, graph::OpKind::Conv, "conv",
+                    {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 2))}, conv1x1());
+  NodeId sm = add(g, graph::OpKind::Softmax, "sm", {x}, {{"axis", int64_t{1}}});
   EXPECT_EQ(opPattern(g, g.node(relu)), OpPattern::ElemWise);
   EXPECT_EQ(opPattern(g, g.node(same)), OpPattern::ElemWise);
   EXPECT_EQ(opPattern(g, g.node(bc)), OpPattern::Broadcast);
@@ -195,12 +197,12 @@ Diamond diamond() {
   Graph &g = d.g;
   ValueId x = g.addValue("x", {1, 4, 5, 5}, DType::F32);
   g.inputs = {x};
-  d.conv =
-      add(g, "Conv", "conv", {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 3))}, conv1x1());
-  d.relu = add(g, "Relu", "relu", {out(g, d.conv)});
-  d.sig = add(g, "Sigmoid", "sig", {out(g, d.relu)});
-  d.tanh = add(g, "Tanh", "tanh", {out(g, d.relu)});
-  d.sum = add(g, "Add", "sum", {out(g, d.sig), out(g, d.tanh)});
+  d.conv = add(g, graph::OpKind::Conv, "conv",
+               {x, g.addConstant("w", {4, 4, 1, 1}, randomData(16, 3))}, conv1x1());
+  d.relu = add(g, graph::OpKind::Relu, "relu", {out(g, d.conv)});
+  d.sig = add(g, graph::OpKind::Sigmoid, "sig", {out(g, d.relu)});
+  d.tanh = add(g, graph::OpKind::Tanh, "tanh", {out(g, d.relu)});
+  d.sum = add(g, graph::OpKind::Add, "sum", {out(g, d.sig), out(g, d.tanh)});
   g.outputs = {out(g, d.sum)};
   return d;
 }
@@ -251,12 +253,12 @@ TEST(Fusion, MultiConsumerFusesOneConvIntoTheAdd) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId c1 = add(g, "Conv", "c1",
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {x});
+  NodeId c1 = add(g, graph::OpKind::Conv, "c1",
                   {out(g, relu), g.addConstant("w1", {4, 4, 1, 1}, randomData(16, 1))}, conv1x1());
-  NodeId c2 = add(g, "Conv", "c2",
+  NodeId c2 = add(g, graph::OpKind::Conv, "c2",
                   {out(g, relu), g.addConstant("w2", {4, 4, 1, 1}, randomData(16, 2))}, conv1x1());
-  NodeId sum = add(g, "Add", "sum", {out(g, c1), out(g, c2)});
+  NodeId sum = add(g, graph::OpKind::Add, "sum", {out(g, c1), out(g, c2)});
   g.outputs = {out(g, sum)};
   auto in = randomInputs(g, 9);
   auto want = runReference(g, in);
@@ -273,10 +275,10 @@ TEST(Fusion, ElementwiseFusesIntoReductionButNotAfterIt) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId red = add(g, "ReduceMean", "red", {out(g, relu)},
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {x});
+  NodeId red = add(g, graph::OpKind::ReduceMean, "red", {out(g, relu)},
                    {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
-  NodeId mul = add(g, "Mul", "mul", {out(g, red), g.addConstant("k", {1}, {3.0f})});
+  NodeId mul = add(g, graph::OpKind::Mul, "mul", {out(g, red), g.addConstant("k", {1}, {3.0f})});
   g.outputs = {out(g, mul)};
   auto in = randomInputs(g, 10);
   auto want = runReference(g, in);
@@ -293,14 +295,15 @@ TEST(Fusion, InjectiveChainsFuseButNotIntoOpaque) {
   Graph g;
   ValueId x = g.addValue("x", {1, 2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId relu = add(g, "Relu", "relu", {x});
-  NodeId tr =
-      add(g, "Transpose", "tr", {out(g, relu)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId rs = add(g, "Reshape", "rs", {out(g, tr), g.addConstantI64("spec", {2}, {1, -1})});
-  NodeId sm = add(g, "Softmax", "sm", {out(g, rs)}, {{"axis", int64_t{1}}});
-  NodeId tanh = add(g, "Tanh", "tanh", {x});
-  NodeId t2 =
-      add(g, "Transpose", "t2", {out(g, tanh)}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {x});
+  NodeId tr = add(g, graph::OpKind::Transpose, "tr", {out(g, relu)},
+                  {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId rs =
+      add(g, graph::OpKind::Reshape, "rs", {out(g, tr), g.addConstantI64("spec", {2}, {1, -1})});
+  NodeId sm = add(g, graph::OpKind::Softmax, "sm", {out(g, rs)}, {{"axis", int64_t{1}}});
+  NodeId tanh = add(g, graph::OpKind::Tanh, "tanh", {x});
+  NodeId t2 = add(g, graph::OpKind::Transpose, "t2", {out(g, tanh)},
+                  {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
   g.outputs = {out(g, sm), out(g, tanh), out(g, t2)};
   auto in = randomInputs(g, 12);
   auto want = runReference(g, in);
@@ -315,9 +318,12 @@ TEST(Fusion, FilterLetsViewsJoinCpuGroups) {
   Graph g;
   ValueId x = g.addValue("x", {1, 2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId t1 = add(g, "Transpose", "t1", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-  NodeId rs = add(g, "Reshape", "rs", {out(g, t1), g.addConstantI64("spec", {3}, {1, 12, 2})});
-  NodeId t2 = add(g, "Transpose", "t2", {out(g, rs)}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  NodeId t1 =
+      add(g, graph::OpKind::Transpose, "t1", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+  NodeId rs =
+      add(g, graph::OpKind::Reshape, "rs", {out(g, t1), g.addConstantI64("spec", {3}, {1, 12, 2})});
+  NodeId t2 = add(g, graph::OpKind::Transpose, "t2", {out(g, rs)},
+                  {{"perm", std::vector<int64_t>{0, 2, 1}}});
   g.outputs = {out(g, t2)};
   auto in = randomInputs(g, 14);
   auto want = runReference(g, in);
@@ -347,7 +353,7 @@ TEST(Fusion, SplitGroupKeepsAnExecutableOrder) {
 // Cost-aware placement
 
 std::string rejectSoftmax(const Graph &g, const FusedGroup &grp) {
-  return g.node(grp.anchor).op == "Softmax" ? "no exp" : "";
+  return g.node(grp.anchor).kind == graph::OpKind::Softmax ? "no exp" : "";
 }
 
 // softmax -> middle -> softmax on [1, 16, 32, 32]; the softmaxes run on the CPU.
@@ -355,14 +361,15 @@ Graph sandwich(bool bigConv, NodeId &middle) {
   Graph g;
   ValueId x = g.addValue("x", {1, 16, 32, 32}, DType::F32);
   g.inputs = {x};
-  NodeId s1 = add(g, "Softmax", "s1", {x}, {{"axis", int64_t{1}}});
+  NodeId s1 = add(g, graph::OpKind::Softmax, "s1", {x}, {{"axis", int64_t{1}}});
   if (bigConv)
     middle = add(
-        g, "Conv", "mid", {out(g, s1), g.addConstant("w", {16, 16, 3, 3}, randomData(2304, 4))},
+        g, graph::OpKind::Conv, "mid",
+        {out(g, s1), g.addConstant("w", {16, 16, 3, 3}, randomData(2304, 4))},
         {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   else
-    middle = add(g, "Relu", "mid", {out(g, s1)});
-  NodeId s2 = add(g, "Softmax", "s2", {out(g, middle)}, {{"axis", int64_t{1}}});
+    middle = add(g, graph::OpKind::Relu, "mid", {out(g, s1)});
+  NodeId s2 = add(g, graph::OpKind::Softmax, "s2", {out(g, middle)}, {{"axis", int64_t{1}}});
   g.outputs = {out(g, s2)};
   return g;
 }
@@ -423,7 +430,7 @@ TEST(Placement, LoneOpWithoutCpuNeighboursStaysOnTheNpu) {
   Graph g;
   ValueId x = g.addValue("x", {1, 16, 32, 32}, DType::F32);
   g.inputs = {x};
-  NodeId r = add(g, "Relu", "r", {x});
+  NodeId r = add(g, graph::OpKind::Relu, "r", {x});
   g.outputs = {out(g, r)};
   fuseOps(g);
   DeviceCosts costs;
@@ -442,7 +449,7 @@ TEST(Residency, KeepsWhatFitsBetweenConsecutiveGroups) {
   g.inputs = {x};
   ValueId cur = x;
   for (int i = 0; i < 3; ++i)
-    cur = out(g, add(g, "Conv", fmt::format("c{}", i),
+    cur = out(g, add(g, graph::OpKind::Conv, fmt::format("c{}", i),
                      {cur, g.addConstant(fmt::format("w{}", i), {4, 4, 1, 1}, randomData(16, i))},
                      conv1x1()));
   g.outputs = {cur};

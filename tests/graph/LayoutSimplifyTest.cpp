@@ -16,7 +16,7 @@ using namespace npuc::graph;
 
 namespace {
 
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
+NodeId add(Graph &g, graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
            std::map<std::string, AttrValue> attrs = {}) {
   ValueId out = g.addValue(name, {}, DType::F32);
   NodeId n = g.addNode(op, name, std::move(ins), {out});
@@ -42,10 +42,10 @@ HostTensor randomInput(const Shape &s) {
   return t;
 }
 
-std::vector<std::string> liveOps(const Graph &g) {
-  std::vector<std::string> ops;
+std::vector<OpKind> liveOps(const Graph &g) {
+  std::vector<OpKind> ops;
   for (NodeId n : g.topoOrder())
-    ops.push_back(g.node(n).op);
+    ops.push_back(g.node(n).kind);
   return ops;
 }
 
@@ -71,13 +71,14 @@ TEST(LayoutSimplify, ReshapeChainCollapsesToOneReshape) {
   Graph g;
   ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId f = add(g, "Flatten", "f", {x}, {{"axis", int64_t{1}}});                        // 2x12
-  NodeId u = add(g, "Unsqueeze", "u", {out(g, f)}, {{"axes", std::vector<int64_t>{0}}}); // 1x2x12
-  NodeId r = add(g, "Reshape", "r", {out(g, u), shapeConst(g, "s", {6, 4})});
-  NodeId relu = add(g, "Relu", "relu", {out(g, r)});
+  NodeId f = add(g, OpKind::Flatten, "f", {x}, {{"axis", int64_t{1}}}); // 2x12
+  NodeId u =
+      add(g, OpKind::Unsqueeze, "u", {out(g, f)}, {{"axes", std::vector<int64_t>{0}}}); // 1x2x12
+  NodeId r = add(g, OpKind::Reshape, "r", {out(g, u), shapeConst(g, "s", {6, 4})});
+  NodeId relu = add(g, OpKind::Relu, "relu", {out(g, r)});
   g.outputs = {out(g, relu)};
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Reshape, OpKind::Relu}));
   EXPECT_EQ(s.node(r).inputs[0], x);
   // Golden: the one Reshape reads x with a constant shape of its own output's dims.
   std::string text = printGraph(s);
@@ -91,12 +92,12 @@ TEST(LayoutSimplify, ReshapeBackToTheInputShapeDisappears) {
   Graph g;
   ValueId x = g.addValue("x", {2, 6}, DType::F32);
   g.inputs = {x};
-  NodeId a = add(g, "Reshape", "a", {x, shapeConst(g, "s1", {3, 4})});
-  NodeId b = add(g, "Reshape", "b", {out(g, a), shapeConst(g, "s2", {2, 6})});
-  NodeId relu = add(g, "Relu", "relu", {out(g, b)});
+  NodeId a = add(g, OpKind::Reshape, "a", {x, shapeConst(g, "s1", {3, 4})});
+  NodeId b = add(g, OpKind::Reshape, "b", {out(g, a), shapeConst(g, "s2", {2, 6})});
+  NodeId relu = add(g, OpKind::Relu, "relu", {out(g, b)});
   g.outputs = {out(g, relu)};
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Relu}));
   EXPECT_EQ(s.node(relu).inputs[0], x);
 }
 
@@ -104,17 +105,18 @@ TEST(LayoutSimplify, TransposePairComposesAndIdentityDisappears) {
   Graph g;
   ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId t1 = add(g, "Transpose", "t1", {x}, {{"perm", std::vector<int64_t>{1, 2, 0}}}); // 3x4x2
-  NodeId t2 =
-      add(g, "Transpose", "t2", {out(g, t1)}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 4x3x2
-  NodeId t3 = add(g, "Transpose", "t3", {out(g, t1)},
+  NodeId t1 =
+      add(g, OpKind::Transpose, "t1", {x}, {{"perm", std::vector<int64_t>{1, 2, 0}}}); // 3x4x2
+  NodeId t2 = add(g, OpKind::Transpose, "t2", {out(g, t1)},
+                  {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 4x3x2
+  NodeId t3 = add(g, OpKind::Transpose, "t3", {out(g, t1)},
                   {{"perm", std::vector<int64_t>{2, 0, 1}}}); // 2x3x4: t1 undone
-  NodeId relu = add(g, "Relu", "relu", {out(g, t3)});
+  NodeId relu = add(g, OpKind::Relu, "relu", {out(g, t3)});
   g.outputs = {out(g, t2), out(g, relu)};
   Graph s = simplifiedAndChecked(g);
   // t2 = one Transpose of x with perm r[i] = p1[p2[i]] = {2, 1, 0}; t3 is the identity and goes;
   // t1 has no use left.
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Transpose", "Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Transpose, OpKind::Relu}));
   EXPECT_EQ(s.node(t2).inputs[0], x);
   EXPECT_EQ(s.node(t2).attrInts("perm"), (std::vector<int64_t>{2, 1, 0}));
   EXPECT_EQ(s.node(relu).inputs[0], x);
@@ -126,28 +128,30 @@ TEST(LayoutSimplify, UnitDimTransposeBecomesReshapeAndJoinsTheChain) {
   Graph g;
   ValueId x = g.addValue("x", {5, 1, 8}, DType::F32);
   g.inputs = {x};
-  NodeId t = add(g, "Transpose", "t", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 1x5x8
-  NodeId r = add(g, "Reshape", "r", {out(g, t), shapeConst(g, "s", {5, 2, 4})});
-  NodeId t2 = add(g, "Transpose", "t2", {out(g, r)},
+  NodeId t =
+      add(g, OpKind::Transpose, "t", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}}); // 1x5x8
+  NodeId r = add(g, OpKind::Reshape, "r", {out(g, t), shapeConst(g, "s", {5, 2, 4})});
+  NodeId t2 = add(g, OpKind::Transpose, "t2", {out(g, r)},
                   {{"perm", std::vector<int64_t>{1, 0, 2}}}); // moves bytes: stays
   g.outputs = {out(g, t2)};
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Transpose"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Reshape, OpKind::Transpose}));
   EXPECT_EQ(s.node(r).inputs[0], x);
   EXPECT_TRUE(s.node(t).dead);
-  EXPECT_EQ(s.node(t2).op, "Transpose");
+  EXPECT_EQ(s.node(t2).kind, OpKind::Transpose);
 }
 
 TEST(LayoutSimplify, KeepsIntermediatesWithOtherUsesAndGraphOutputs) {
   Graph g;
   ValueId x = g.addValue("x", {2, 3, 4}, DType::F32);
   g.inputs = {x};
-  NodeId a = add(g, "Reshape", "a", {x, shapeConst(g, "s1", {6, 4})});
-  NodeId other = add(g, "Relu", "other", {out(g, a)}); // a second use of a's output
-  NodeId b = add(g, "Reshape", "b", {out(g, a), shapeConst(g, "s2", {24})});
-  NodeId c = add(g, "Reshape", "c", {out(g, b), shapeConst(g, "s3", {4, 6})}); // graph output
-  NodeId t = add(g, "Transpose", "t", {out(g, c)}, {{"perm", std::vector<int64_t>{1, 0}}});
-  NodeId back = add(g, "Transpose", "back", {out(g, t)}, {{"perm", std::vector<int64_t>{1, 0}}});
+  NodeId a = add(g, OpKind::Reshape, "a", {x, shapeConst(g, "s1", {6, 4})});
+  NodeId other = add(g, OpKind::Relu, "other", {out(g, a)}); // a second use of a's output
+  NodeId b = add(g, OpKind::Reshape, "b", {out(g, a), shapeConst(g, "s2", {24})});
+  NodeId c = add(g, OpKind::Reshape, "c", {out(g, b), shapeConst(g, "s3", {4, 6})}); // graph output
+  NodeId t = add(g, OpKind::Transpose, "t", {out(g, c)}, {{"perm", std::vector<int64_t>{1, 0}}});
+  NodeId back =
+      add(g, OpKind::Transpose, "back", {out(g, t)}, {{"perm", std::vector<int64_t>{1, 0}}});
   g.outputs = {out(g, other), out(g, c), out(g, back)};
   Graph s = simplifiedAndChecked(g);
   EXPECT_FALSE(s.node(a).dead) << "Relu still reads it";
@@ -156,7 +160,7 @@ TEST(LayoutSimplify, KeepsIntermediatesWithOtherUsesAndGraphOutputs) {
   // back(t(c)) is the identity but a graph output: rewritten in place into a Reshape, which
   // then joins the reshape chain (c is a Reshape of x).
   EXPECT_FALSE(s.node(back).dead);
-  EXPECT_EQ(s.node(back).op, "Reshape");
+  EXPECT_EQ(s.node(back).kind, OpKind::Reshape);
   EXPECT_EQ(s.node(back).inputs[0], x);
   EXPECT_TRUE(s.node(t).dead);
 }

@@ -32,7 +32,7 @@ std::vector<float> positive(int64_t n, unsigned seed) {
   return v;
 }
 
-NodeId add(Graph &g, const std::string &op, const std::string &name, std::vector<ValueId> ins,
+NodeId add(Graph &g, graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
            std::map<std::string, AttrValue> attrs = {}) {
   ValueId out = g.addValue(name + ".out", {}, DType::F32);
   NodeId n = g.addNode(op, name, std::move(ins), {out});
@@ -61,19 +61,21 @@ Graph bnGraph() {
                                              {"kernel_shape", std::vector<int64_t>{3, 3}}};
   ValueId w = g.addConstant("w", {4, 3, 3, 3}, randomData(108, 1));
   ValueId b = g.addConstant("b", {4}, randomData(4, 2));
-  NodeId conv = add(g, "Conv", "conv", {x, w, b}, convAttrs);
+  NodeId conv = add(g, graph::OpKind::Conv, "conv", {x, w, b}, convAttrs);
   auto p1 = bnParams("bn1", 4, 10);
-  NodeId bn1 = add(g, "BatchNormalization", "bn1", {out(g, conv), p1[0], p1[1], p1[2], p1[3]},
-                   {{"epsilon", 1e-3}});
-  NodeId relu = add(g, "Relu", "relu", {out(g, bn1)});
+  NodeId bn1 = add(g, graph::OpKind::BatchNormalization, "bn1",
+                   {out(g, conv), p1[0], p1[1], p1[2], p1[3]}, {{"epsilon", 1e-3}});
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {out(g, bn1)});
   ValueId w2 = g.addConstant("w2", {4, 4, 3, 3}, randomData(144, 3));
-  NodeId conv2 = add(g, "Conv", "conv2", {out(g, relu), w2}, convAttrs);
+  NodeId conv2 = add(g, graph::OpKind::Conv, "conv2", {out(g, relu), w2}, convAttrs);
   auto p2 = bnParams("bn2", 4, 20);
-  NodeId bn2 = add(g, "BatchNormalization", "bn2", {out(g, conv2), p2[0], p2[1], p2[2], p2[3]});
-  NodeId other = add(g, "Sigmoid", "other", {out(g, conv2)}); // second consumer of conv2
-  NodeId sum = add(g, "Add", "sum", {out(g, bn2), out(g, other)});
+  NodeId bn2 =
+      add(g, graph::OpKind::BatchNormalization, "bn2", {out(g, conv2), p2[0], p2[1], p2[2], p2[3]});
+  NodeId other =
+      add(g, graph::OpKind::Sigmoid, "other", {out(g, conv2)}); // second consumer of conv2
+  NodeId sum = add(g, graph::OpKind::Add, "sum", {out(g, bn2), out(g, other)});
   auto p3 = bnParams("bn3", 3, 30);
-  NodeId bn3 = add(g, "BatchNormalization", "bn3", {x, p3[0], p3[1], p3[2], p3[3]});
+  NodeId bn3 = add(g, graph::OpKind::BatchNormalization, "bn3", {x, p3[0], p3[1], p3[2], p3[3]});
   g.outputs = {out(g, sum), out(g, bn3)};
   return g;
 }
@@ -86,9 +88,9 @@ TEST(Passes, FoldBatchNormPreservesNumerics) {
   inferShapes(g);
   int bns = 0, muls = 0, adds = 0;
   for (NodeId n : g.topoOrder()) {
-    bns += g.node(n).op == "BatchNormalization";
-    muls += g.node(n).op == "Mul";
-    adds += g.node(n).op == "Add";
+    bns += g.node(n).kind == graph::OpKind::BatchNormalization;
+    muls += g.node(n).kind == graph::OpKind::Mul;
+    adds += g.node(n).kind == graph::OpKind::Add;
   }
   EXPECT_EQ(bns, 0);
   EXPECT_EQ(muls, 2) << "bn2 (shared conv output) and bn3 (graph input) become Mul+Add";
@@ -107,7 +109,7 @@ TEST(Passes, FoldBatchNormUsesChannelBroadcastShape) {
   Graph g = bnGraph();
   foldBatchNorm(g);
   for (NodeId n : g.topoOrder()) {
-    if (g.node(n).op == "Mul") {
+    if (g.node(n).kind == graph::OpKind::Mul) {
       EXPECT_EQ(g.value(g.node(n).inputs[1]).shape.size(), 3u); // [C,1,1]
     }
   }
@@ -119,9 +121,9 @@ TEST(Passes, SimplifyRemovesNoOpsAndFoldsConstants) {
   g.inputs = {x};
   ValueId c1 = g.addConstant("c1", {2, 2}, {1, 2, 3, 4});
   ValueId c2 = g.addConstant("c2", {2}, {10, 20});
-  NodeId k = add(g, "Add", "k", {c1, c2}); // constant: folds to [[11,22],[13,24]]
-  NodeId id = add(g, "Identity", "id", {x});
-  NodeId m = add(g, "Mul", "m", {out(g, id), out(g, k)});
+  NodeId k = add(g, graph::OpKind::Add, "k", {c1, c2}); // constant: folds to [[11,22],[13,24]]
+  NodeId id = add(g, graph::OpKind::Identity, "id", {x});
+  NodeId m = add(g, graph::OpKind::Mul, "m", {out(g, id), out(g, k)});
   g.outputs = {out(g, m)};
   simplify(g);
   std::vector<NodeId> order = g.topoOrder();
@@ -147,17 +149,19 @@ FusionGraph fusionGraph() {
   g.inputs = {x};
   std::map<std::string, AttrValue> ca{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
                                       {"kernel_shape", std::vector<int64_t>{3, 3}}};
-  f.conv1 = add(g, "Conv", "conv1", {x, g.addConstant("w1", {4, 4, 3, 3}, randomData(144, 5))}, ca);
-  f.addB =
-      add(g, "Add", "addB", {out(g, f.conv1), g.addConstant("bias", {4, 1, 1}, randomData(4, 6))});
-  f.relu1 = add(g, "Relu", "relu1", {out(g, f.addB)});
-  f.conv2 = add(g, "Conv", "conv2",
+  f.conv1 = add(g, graph::OpKind::Conv, "conv1",
+                {x, g.addConstant("w1", {4, 4, 3, 3}, randomData(144, 5))}, ca);
+  f.addB = add(g, graph::OpKind::Add, "addB",
+               {out(g, f.conv1), g.addConstant("bias", {4, 1, 1}, randomData(4, 6))});
+  f.relu1 = add(g, graph::OpKind::Relu, "relu1", {out(g, f.addB)});
+  f.conv2 = add(g, graph::OpKind::Conv, "conv2",
                 {out(g, f.relu1), g.addConstant("w2", {4, 4, 3, 3}, randomData(144, 7))}, ca);
-  f.addRes = add(g, "Add", "addRes", {out(g, f.conv2), out(g, f.relu1)});
-  f.relu2 = add(g, "Relu", "relu2", {out(g, f.addRes)});
-  f.reshape =
-      add(g, "Reshape", "reshape", {out(g, f.relu2), g.addConstantI64("spec", {2}, {1, -1})});
-  f.softmax = add(g, "Softmax", "softmax", {out(g, f.reshape)}, {{"axis", int64_t{1}}});
+  f.addRes = add(g, graph::OpKind::Add, "addRes", {out(g, f.conv2), out(g, f.relu1)});
+  f.relu2 = add(g, graph::OpKind::Relu, "relu2", {out(g, f.addRes)});
+  f.reshape = add(g, graph::OpKind::Reshape, "reshape",
+                  {out(g, f.relu2), g.addConstantI64("spec", {2}, {1, -1})});
+  f.softmax =
+      add(g, graph::OpKind::Softmax, "softmax", {out(g, f.reshape)}, {{"axis", int64_t{1}}});
   g.outputs = {out(g, f.softmax)};
   return f;
 }
@@ -185,11 +189,12 @@ TEST(Passes, FuseOpsStopsAtShapeMismatchAndGraphOutputs) {
   Graph g;
   ValueId x = g.addValue("x", {1, 4, 3, 3}, DType::F32);
   g.inputs = {x};
-  NodeId gap = add(g, "GlobalAveragePool", "gap", {x});
-  NodeId sig = add(g, "Sigmoid", "sig", {out(g, gap)});
-  NodeId mul = add(g, "Mul", "mul", {x, out(g, sig)}); // [1,4,3,3] x [1,4,1,1]: ends chain
-  NodeId relu = add(g, "Relu", "relu", {out(g, mul)});
-  NodeId tanh = add(g, "Tanh", "tanh", {out(g, relu)});
+  NodeId gap = add(g, graph::OpKind::GlobalAveragePool, "gap", {x});
+  NodeId sig = add(g, graph::OpKind::Sigmoid, "sig", {out(g, gap)});
+  NodeId mul =
+      add(g, graph::OpKind::Mul, "mul", {x, out(g, sig)}); // [1,4,3,3] x [1,4,1,1]: ends chain
+  NodeId relu = add(g, graph::OpKind::Relu, "relu", {out(g, mul)});
+  NodeId tanh = add(g, graph::OpKind::Tanh, "tanh", {out(g, relu)});
   g.outputs = {out(g, relu), out(g, tanh)}; // relu's output is a graph output: chain ends
   fuseOps(g);
   ASSERT_EQ(g.groups.size(), 3u);
@@ -205,7 +210,7 @@ TEST(Passes, PlaceSmoothsViewGroups) {
   Graph &g = f.g;
   fuseOps(g);
   auto rejectSoftmax = [](const Graph &gr, const FusedGroup &grp) -> std::string {
-    return gr.node(grp.anchor).op == "Softmax" ? "no exp" : "";
+    return gr.node(grp.anchor).kind == graph::OpKind::Softmax ? "no exp" : "";
   };
   place(g, rejectSoftmax);
   EXPECT_EQ(g.groups[0].placement, Placement::Npu);
@@ -231,20 +236,20 @@ TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
   ValueId k = g.addValue("k", {2, 7, 3}, DType::F32);
   ValueId r = g.addValue("r", {2, 7, 3}, DType::F32);
   g.inputs = {q, k, r};
-  NodeId qs = add(g, "Div", "qs", {q, g.addConstant("c", {}, {4.0f})});
-  NodeId ks = add(g, "Mul", "ks", {g.addConstant("c2", {1}, {0.5f}), k});
-  NodeId mm = add(g, "MatMul", "mm", {out(g, qs), out(g, ks)});
+  NodeId qs = add(g, graph::OpKind::Div, "qs", {q, g.addConstant("c", {}, {4.0f})});
+  NodeId ks = add(g, graph::OpKind::Mul, "ks", {g.addConstant("c2", {1}, {0.5f}), k});
+  NodeId mm = add(g, graph::OpKind::MatMul, "mm", {out(g, qs), out(g, ks)});
   // Kept: the scaled value is also a graph output; and a per-column (non-scalar) constant.
-  NodeId q2 = add(g, "Mul", "q2", {q, g.addConstant("c3", {}, {3.0f})});
-  NodeId mm2 = add(g, "MatMul", "mm2", {out(g, q2), r});
-  NodeId rs = add(g, "Mul", "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
-  NodeId mm3 = add(g, "MatMul", "mm3", {q, out(g, rs)});
+  NodeId q2 = add(g, graph::OpKind::Mul, "q2", {q, g.addConstant("c3", {}, {3.0f})});
+  NodeId mm2 = add(g, graph::OpKind::MatMul, "mm2", {out(g, q2), r});
+  NodeId rs = add(g, graph::OpKind::Mul, "rs", {r, g.addConstant("c4", {3}, {1.f, 2.f, 3.f})});
+  NodeId mm3 = add(g, graph::OpKind::MatMul, "mm3", {q, out(g, rs)});
   // Kept: one scaled value read by both operands (sinking it once would scale the product by c,
   // not c squared).
   ValueId sq = g.addValue("sq", {2, 4, 4}, DType::F32);
   g.inputs.push_back(sq);
-  NodeId ss = add(g, "Mul", "ss", {sq, g.addConstant("c5", {}, {2.0f})});
-  NodeId mm4 = add(g, "MatMul", "mm4", {out(g, ss), out(g, ss)});
+  NodeId ss = add(g, graph::OpKind::Mul, "ss", {sq, g.addConstant("c5", {}, {2.0f})});
+  NodeId mm4 = add(g, graph::OpKind::MatMul, "mm4", {out(g, ss), out(g, ss)});
   g.outputs = {out(g, mm), out(g, mm2), out(g, q2), out(g, mm3), out(g, mm4)};
   Graph before = g;
   EXPECT_EQ(sinkScalesPastMatMul(g), 2);
@@ -255,7 +260,7 @@ TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
   EXPECT_EQ(g.node(mm4).inputs[0], out(g, ss));
   EXPECT_EQ(g.node(mm4).inputs[1], out(g, ss));
   const Node &last = g.node(g.value(out(before, mm)).producer);
-  EXPECT_TRUE(last.op == "Div" || last.op == "Mul") << last.op;
+  EXPECT_TRUE(last.kind == graph::OpKind::Div || last.kind == graph::OpKind::Mul) << last.kind;
   std::map<ValueId, HostTensor> ins;
   for (ValueId v : {q, k, r, sq})
     ins[v] = HostTensor(g.value(v).shape,

@@ -48,7 +48,7 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   if (c.bias)
     ins.push_back(g.addConstant("b", {c.OC}, bdata));
   auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", ins, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
   g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
@@ -56,7 +56,7 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   auto out = y;
   if (c.relu) {
     out = g.addValue("r", {1, c.OC, OH, OW}, graph::DType::F32);
-    g.addNode("Relu", "relu", {y}, {out});
+    g.addNode(graph::OpKind::Relu, "relu", {y}, {out});
   }
   oneGroup(g, out);
   HostTensor in({1, c.C, c.H, c.W}, halves(randomData(static_cast<size_t>(c.C * c.H * c.W), 1)));
