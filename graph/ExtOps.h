@@ -2,7 +2,7 @@
 // the operators beyond the NPU-oriented core (elementwise math, comparisons and logic,
 // reductions, normalisations, ConvTranspose, LpPool, Slice/Split/Expand/Tile/Resize, ...).
 //
-// The core rules in ShapeInference.cpp and RefKernels.cpp delegate here for any op they do not
+// The core rules in ShapeInference.cpp and RefBasic.cpp delegate here for any op they do not
 // know. Attributes are in the normalised form the frontend produces (see frontend/Onnx.h):
 // explicit per-axis Slice starts/ends/steps, Reduce axes as a sorted non-negative attribute,
 // Resize output sizes and scales, ConvTranspose explicit pads and output_padding, ...

@@ -1,4 +1,4 @@
-// RefKernels3.cpp - reference kernels of the extended data-movement and window ops (ExtOps.h):
+// RefData.cpp - reference kernels of the extended data-movement and window ops (ExtOps.h):
 // ConvTranspose, LpPool, Split, Slice, Expand, Tile, Resize (nearest/linear, every coordinate
 // transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, GatherElements, Trilu,
 // EyeLike, Cast, and the compile-time ops ConstantOfShape, Range and Size.

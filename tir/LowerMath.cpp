@@ -1,4 +1,4 @@
-// LowerExt.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
+// LowerMath.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
 // unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce* and
 // ArgMax/ArgMin, LayerNormalization/InstanceNormalization, LpNormalization, LRN, LogSoftmax,
 // Hardmax, CumSum, TopK and the global Max/Lp pools. Bool and int64 results are stored as fp32

@@ -1,4 +1,4 @@
-// LowerExt2.cpp - CPU lowering of the extended data-movement and window ops (graph/ExtOps.h):
+// LowerData.cpp - CPU lowering of the extended data-movement and window ops (graph/ExtOps.h):
 // Split, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
 // GatherElements, Trilu, EyeLike, Cast, ConvTranspose and LpPool. Most are a loop nest over the
 // output storing a load of the input at an index computed from the output coordinates; indices

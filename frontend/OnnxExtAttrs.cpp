@@ -1,4 +1,4 @@
-// OnnxOps2.cpp - import of the extended operator set (graph/ExtOps.h): reads inputs that ONNX
+// OnnxExtAttrs.cpp - import of the extended operator set (graph/ExtOps.h): reads inputs that ONNX
 // passes as tensors (Reduce axes, Slice starts/ends, Resize scales/sizes, TopK's K, ...) as
 // constants and stores them as attributes, resolves defaults and negative axes, and rejects
 // attribute values we do not implement with an error naming the node and the attribute.

@@ -1,4 +1,4 @@
-// RefKernels.cpp - the reference executor's fp32 kernels (NCHW, double accumulation).
+// RefBasic.cpp - the reference executor's fp32 kernels (NCHW, double accumulation).
 //
 // Each kernel is the textbook loop nest of its ONNX definition, written for readability: this is
 // the oracle other back ends are compared against. Attributes are in the normalised form the

@@ -1,4 +1,4 @@
-// OnnxOps.cpp - per-operator import: reads ONNX attributes, resolves opset differences into the
+// OnnxNode.cpp - per-operator import: reads ONNX attributes, resolves opset differences into the
 // normalised attribute form documented in Onnx.h, infers output shapes and folds constant nodes.
 #include "frontend/OnnxImpl.h"
 

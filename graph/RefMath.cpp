@@ -1,8 +1,8 @@
-// RefKernels2.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
+// RefMath.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
 // unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce*/ArgMax,
 // normalisations (Layer/Instance/Lp/LRN), LogSoftmax/Hardmax, CumSum, TopK. Textbook loops in
 // double precision: these are the oracle the CPU fallback is compared against.
-// Data-movement and window ops are in RefKernels3.cpp.
+// Data-movement and window ops are in RefData.cpp.
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
 
