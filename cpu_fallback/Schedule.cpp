@@ -338,7 +338,7 @@ bool scheduleForCpu(const graph::Graph &g, const graph::FusedGroup &grp,
       return false;
     break;
   }
-  if (anchor.op == "Conv")
+  if (anchor.kind == graph::OpKind::Conv)
     return scheduleConv(g, anchor, params, f, packed);
   return false;
 }

@@ -1,5 +1,5 @@
 // Onnx.cpp - ONNX model loading: protobuf parsing, opset check, input shape pinning, ONNX shape
-// inference (as a cross-check of our own), initializers, and the node loop (OnnxOps.cpp).
+// inference (as a cross-check of our own), initializers, and the node loop (OnnxNode.cpp).
 #include "frontend/Onnx.h"
 #include "frontend/OnnxImpl.h"
 

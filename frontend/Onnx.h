@@ -14,7 +14,7 @@
 //   * Identity, Dropout and float->float Cast are removed (their output aliases their input).
 //   * Constant, Shape, Size, and any supported op whose inputs are all constants are folded at
 //     import (this makes torchvision's Shape/Gather/Unsqueeze/Concat/Reshape idioms static).
-//   * The extended operator set (graph/ExtOps.h, OnnxOps2.cpp) takes tensor-valued parameters
+//   * The extended operator set (graph/ExtOps.h, OnnxExtAttrs.cpp) takes tensor-valued parameters
 //     as attributes: Reduce* axes, Slice starts/ends/steps (per axis, clamped), Resize scales
 //     and sizes (Upsample and opset-10 Resize become an asymmetric/floor Resize; opset-18 axes and
 //     keep_aspect_ratio_policy are resolved to full-rank scales and sizes), Split sizes, Expand

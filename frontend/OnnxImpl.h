@@ -11,6 +11,8 @@
 
 namespace npuc::frontend::detail {
 
+using graph::OpKind;
+
 /// Import state: the graph under construction and the ONNX name -> value map.
 struct Importer {
   graph::Graph g;
@@ -28,18 +30,16 @@ graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std:
 /// infers its output shapes and folds it when its inputs are constant.
 void importNode(Importer &im, const onnx::NodeProto &n, int index);
 
-// Helpers shared by the per-operator files (OnnxOps.cpp, OnnxOps2.cpp). Errors name the node.
+// Helpers shared by the per-operator files (OnnxNode.cpp, OnnxExtAttrs.cpp). Errors name the node.
 std::string where(const graph::Node &n);
 const graph::Value &constInput(Importer &im, const graph::Node &n, size_t i, const char *what);
 std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, const char *what);
 double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what);
 int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 
-/// Whether the extended operator set (OnnxOps2.cpp) imports `op`.
-bool isExtSupported(const std::string &op);
-/// Normalises an extended op's attributes (OnnxOps2.cpp). Returns nullopt for ops it does not
-/// handle, false when the node is removed (its output aliases its input or was set to a
-/// constant), true when it stays.
+/// Normalises an extended op's attributes (OnnxExtAttrs.cpp). Returns nullopt for the ops of the
+/// basic family (graph/Ops.def), which OnnxNode.cpp handles, false when the node is removed (its
+/// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
 } // namespace npuc::frontend::detail

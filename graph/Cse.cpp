@@ -7,7 +7,8 @@
 // the inputs themselves were canonicalised; the inputs of commutative ops are compared as a
 // multiset. Nodes are visited in topological order, so a chain of duplicated nodes (a duplicated
 // branch) collapses in one sweep. A duplicate whose output is a graph output is kept: replacing
-// it would rename a model output. Nodes with side effects or randomness are never merged.
+// it would rename a model output. Every operator of the table
+// is pure, so any node may merge.
 #include "graph/Passes.h"
 
 #include "support/Error.h"
@@ -21,13 +22,10 @@ namespace npuc::graph {
 
 namespace {
 
-bool isCommutative(const std::string &op) {
-  return op == "Add" || op == "Mul" || op == "Max" || op == "Min" || op == "Sum" || op == "Mean" ||
-         op == "And" || op == "Or" || op == "Xor" || op == "Equal";
-}
-
-bool isPure(const std::string &op) {
-  return op.rfind("Random", 0) != 0 && op != "Multinomial" && op != "Bernoulli";
+bool isCommutative(OpKind op) {
+  return op == OpKind::Add || op == OpKind::Mul || op == OpKind::Max || op == OpKind::Min ||
+         op == OpKind::Sum || op == OpKind::Mean || op == OpKind::And || op == OpKind::Or ||
+         op == OpKind::Xor || op == OpKind::Equal;
 }
 
 std::string attrKey(const AttrValue &a) {
@@ -57,9 +55,9 @@ std::string attrKey(const AttrValue &a) {
 
 std::string nodeKey(const Node &n) {
   std::vector<ValueId> ins = n.inputs;
-  if (isCommutative(n.op))
+  if (isCommutative(n.kind))
     std::sort(ins.begin(), ins.end());
-  std::string k = fmt::format("{}|{}|", n.op, n.outputs.size());
+  std::string k = fmt::format("{}|{}|", n.kind, n.outputs.size());
   for (ValueId v : ins)
     k += fmt::format("{},", v);
   for (const auto &[name, a] : n.attrs) // std::map: attribute order is canonical
@@ -124,8 +122,7 @@ int eliminateCommonSubexpressions(Graph &g) {
     for (ValueId &in : n.inputs)
       if (in != kNoValue)
         in = canon[static_cast<size_t>(in)];
-    if (!isPure(n.op))
-      continue;
+    // Every operator of the table is pure (Ops.def); a random op would need a trait here.
     auto [it, fresh] = seen.try_emplace(nodeKey(n), id);
     if (fresh)
       continue;

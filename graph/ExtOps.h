@@ -2,7 +2,7 @@
 // the operators beyond the NPU-oriented core (elementwise math, comparisons and logic,
 // reductions, normalisations, ConvTranspose, LpPool, Slice/Split/Expand/Tile/Resize, ...).
 //
-// The core rules in ShapeInference.cpp and RefKernels.cpp delegate here for any op they do not
+// The core rules in ShapeInference.cpp and RefBasic.cpp delegate here for any op they do not
 // know. Attributes are in the normalised form the frontend produces (see frontend/Onnx.h):
 // explicit per-axis Slice starts/ends/steps, Reduce axes as a sorted non-negative attribute,
 // Resize output sizes and scales, ConvTranspose explicit pads and output_padding, ...
@@ -20,12 +20,8 @@
 
 namespace npuc::graph {
 
-/// Unary elementwise maps with ONNX semantics (Abs, Erf, LeakyRelu, HardSwish, Not, ...).
-bool isExtUnaryOp(const std::string &op);
-/// Broadcasting n-ary maps (Pow, Mod, Equal, Less, And, PRelu, Sum, Mean, Where, ...).
-bool isExtBroadcastOp(const std::string &op);
-/// Reduce* ops and ArgMax/ArgMin.
-bool isReduceOp(const std::string &op);
+// Which ops these are is the Family column of graph/Ops.def (isExtUnaryOp, isExtBroadcastOp,
+// isReduceOp in graph/Ops.h).
 
 /// Shape and dtype rule of an extended op; returns false when `op` is not one of them.
 bool inferExtShape(Graph &g, Node &n);

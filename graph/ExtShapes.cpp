@@ -29,31 +29,17 @@ int64_t axisAttr(const Node &n, const char *key, size_t rank) {
   return a;
 }
 
-const std::set<std::string> kUnary{
-    "Abs",    "Neg",   "Sqrt",  "Log",         "Erf",       "Reciprocal",
-    "Floor",  "Ceil",  "Round", "Sin",         "Cos",       "Tan",
-    "Asin",   "Acos",  "Atan",  "Sinh",        "Cosh",      "Asinh",
-    "Acosh",  "Atanh", "Sign",  "Softplus",    "Softsign",  "LeakyRelu",
-    "Elu",    "Selu",  "Celu",  "HardSigmoid", "HardSwish", "ThresholdedRelu",
-    "Shrink", "Gelu",  "Not",   "IsNaN",       "IsInf"};
-const std::set<std::string> kBroadcast{
-    "Pow", "Mod", "Equal", "Less",  "Greater", "LessOrEqual", "GreaterOrEqual",
-    "And", "Or",  "Xor",   "PRelu", "Sum",     "Mean",        "Where"};
-const std::set<std::string> kReduce{
-    "ReduceMean", "ReduceSum",    "ReduceMax",       "ReduceMin",       "ReduceProd", "ReduceL1",
-    "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",     "ArgMin"};
-
-bool boolResult(const std::string &op) {
-  return op == "Not" || op == "IsNaN" || op == "IsInf" || op == "Equal" || op == "Less" ||
-         op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" || op == "And" ||
-         op == "Or" || op == "Xor";
+bool boolResult(OpKind op) {
+  return op == OpKind::Not || op == OpKind::IsNaN || op == OpKind::IsInf || op == OpKind::Equal ||
+         op == OpKind::Less || op == OpKind::Greater || op == OpKind::LessOrEqual ||
+         op == OpKind::GreaterOrEqual || op == OpKind::And || op == OpKind::Or || op == OpKind::Xor;
 }
 
 Shape reduceShape(const Graph &g, const Node &n) {
   const Shape &x = inShape(g, n, 0);
   bool keep = n.attrInt("keepdims", 1) != 0;
   std::set<int64_t> axes;
-  if (n.op == "ArgMax" || n.op == "ArgMin") {
+  if (n.kind == OpKind::ArgMax || n.kind == OpKind::ArgMin) {
     axes.insert(axisAttr(n, "axis", x.size()));
   } else {
     for (int64_t a : n.attrInts("axes")) {
@@ -102,18 +88,8 @@ DType castTarget(const Node &n) {
 
 } // namespace
 
-bool isExtUnaryOp(const std::string &op) {
-  return kUnary.count(op) != 0;
-}
-bool isExtBroadcastOp(const std::string &op) {
-  return kBroadcast.count(op) != 0;
-}
-bool isReduceOp(const std::string &op) {
-  return kReduce.count(op) != 0;
-}
-
 bool inferExtShape(Graph &g, Node &n) {
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   std::vector<Shape> outs;
   std::vector<DType> types;
   auto one = [&](Shape s, DType t) {
@@ -121,36 +97,39 @@ bool inferExtShape(Graph &g, Node &n) {
     types.push_back(t);
   };
   if (isExtUnaryOp(op)) {
-    DType t = boolResult(op)                                 ? DType::Bool
-              : (op == "Neg" || op == "Abs" || op == "Sign") ? inType(g, n, 0)
-                                                             : DType::F32;
+    DType t = boolResult(op)                                                   ? DType::Bool
+              : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign) ? inType(g, n, 0)
+                                                                               : DType::F32;
     one(inShape(g, n, 0), t);
   } else if (isExtBroadcastOp(op)) {
     if (n.inputs.empty())
       fail("{}: no inputs", where(n));
-    if (op == "Where" && n.inputs.size() != 3)
+    if (op == OpKind::Where && n.inputs.size() != 3)
       fail("{}: expects 3 inputs, has {}", where(n), n.inputs.size());
-    if (op != "Where" && op != "Sum" && op != "Mean" && n.inputs.size() != 2)
+    if (op != OpKind::Where && op != OpKind::Sum && op != OpKind::Mean && n.inputs.size() != 2)
       fail("{}: expects 2 inputs, has {}", where(n), n.inputs.size());
     Shape s = inShape(g, n, 0);
     for (size_t i = 1; i < n.inputs.size(); ++i)
       s = broadcastShapes(s, inShape(g, n, i), where(n));
-    DType t = boolResult(op) ? DType::Bool : op == "Where" ? inType(g, n, 1) : inType(g, n, 0);
+    DType t = boolResult(op)        ? DType::Bool
+              : op == OpKind::Where ? inType(g, n, 1)
+                                    : inType(g, n, 0);
     one(s, t);
   } else if (isReduceOp(op)) {
-    one(reduceShape(g, n), op == "ArgMax" || op == "ArgMin" ? DType::I64 : inType(g, n, 0));
-  } else if (op == "LayerNormalization" || op == "InstanceNormalization" ||
-             op == "LpNormalization" || op == "LRN" || op == "MeanVarianceNormalization" ||
-             op == "LogSoftmax" || op == "Hardmax" || op == "CumSum" || op == "Trilu") {
+    one(reduceShape(g, n),
+        op == OpKind::ArgMax || op == OpKind::ArgMin ? DType::I64 : inType(g, n, 0));
+  } else if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization ||
+             op == OpKind::LpNormalization || op == OpKind::LRN || op == OpKind::LogSoftmax ||
+             op == OpKind::Hardmax || op == OpKind::CumSum || op == OpKind::Trilu) {
     const Shape &x = inShape(g, n, 0);
-    if ((op == "InstanceNormalization" || op == "LRN") && x.size() < 3)
+    if ((op == OpKind::InstanceNormalization || op == OpKind::LRN) && x.size() < 3)
       fail("{}: input must be at least 3-D (N, C, spatial...), got {}", where(n), shapeToString(x));
-    if (op == "InstanceNormalization")
+    if (op == OpKind::InstanceNormalization)
       for (size_t i = 1; i < 3; ++i)
         if (inShape(g, n, i) != Shape{x[1]})
           fail("{}: input {} has shape {}, expected [{}]", where(n), i,
                shapeToString(inShape(g, n, i)), x[1]);
-    if (op == "LayerNormalization") {
+    if (op == OpKind::LayerNormalization) {
       int64_t axis = axisAttr(n, "axis", x.size());
       Shape norm(x.begin() + axis, x.end());
       for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -158,16 +137,16 @@ bool inferExtShape(Graph &g, Node &n) {
           fail("{}: input {} shape {} does not broadcast to the normalised shape {}", where(n), i,
                shapeToString(inShape(g, n, i)), shapeToString(norm));
     }
-    if (op == "Trilu" && x.size() < 2)
+    if (op == OpKind::Trilu && x.size() < 2)
       fail("{}: input must be at least 2-D", where(n));
     one(x, inType(g, n, 0));
-  } else if (op == "GlobalMaxPool" || op == "GlobalLpPool") {
+  } else if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool) {
     Shape x = inShape(g, n, 0);
     if (x.size() < 3)
       fail("{}: input must be at least 3-D, got {}", where(n), shapeToString(x));
     std::fill(x.begin() + 2, x.end(), 1);
     one(x, DType::F32);
-  } else if (op == "ConvTranspose") {
+  } else if (op == OpKind::ConvTranspose) {
     const Shape &x = inShape(g, n, 0), &w = inShape(g, n, 1);
     if (x.size() != 4 || w.size() != 4)
       fail("{}: only 2-D (NCHW) inputs and 4-D weights are supported", where(n));
@@ -186,7 +165,7 @@ bool inferExtShape(Graph &g, Node &n) {
     if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{out[1]})
       fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), out[1]);
     one(out, DType::F32);
-  } else if (op == "Split") {
+  } else if (op == OpKind::Split) {
     const Shape &x = inShape(g, n, 0);
     int64_t axis = axisAttr(n, "axis", x.size());
     auto split = n.attrInts("split");
@@ -204,7 +183,7 @@ bool inferExtShape(Graph &g, Node &n) {
     if (total != x[static_cast<size_t>(axis)])
       fail("{}: split sizes sum to {} but axis {} has extent {}", where(n), total, axis,
            x[static_cast<size_t>(axis)]);
-  } else if (op == "Slice") {
+  } else if (op == OpKind::Slice) {
     const Shape &x = inShape(g, n, 0);
     auto b = n.attrInts("starts"), e = n.attrInts("ends"), st = n.attrInts("steps");
     if (b.size() != x.size() || e.size() != x.size() || st.size() != x.size())
@@ -218,9 +197,9 @@ bool inferExtShape(Graph &g, Node &n) {
       o.push_back(std::max<int64_t>(len, 0));
     }
     one(o, inType(g, n, 0));
-  } else if (op == "Expand") {
+  } else if (op == OpKind::Expand) {
     one(broadcastShapes(inShape(g, n, 0), n.attrInts("shape"), where(n)), inType(g, n, 0));
-  } else if (op == "Tile") {
+  } else if (op == OpKind::Tile) {
     Shape x = inShape(g, n, 0);
     auto r = n.attrInts("repeats");
     if (r.size() != x.size())
@@ -231,18 +210,18 @@ bool inferExtShape(Graph &g, Node &n) {
       x[d] *= r[d];
     }
     one(x, inType(g, n, 0));
-  } else if (op == "Resize") {
+  } else if (op == OpKind::Resize) {
     Shape s = n.attrInts("sizes");
     if (s.size() != inShape(g, n, 0).size())
       fail("{}: output sizes have rank {}, input has rank {}", where(n), s.size(),
            inShape(g, n, 0).size());
     one(s, DType::F32);
-  } else if (op == "DepthToSpace" || op == "SpaceToDepth") {
+  } else if (op == OpKind::DepthToSpace || op == OpKind::SpaceToDepth) {
     Shape x = inShape(g, n, 0);
     int64_t b = n.attrInt("blocksize", 0);
     if (x.size() != 4 || b <= 0)
       fail("{}: needs a 4-D input and a positive blocksize", where(n));
-    if (op == "DepthToSpace") {
+    if (op == OpKind::DepthToSpace) {
       if (x[1] % (b * b))
         fail("{}: channels {} not divisible by blocksize^2 = {}", where(n), x[1], b * b);
       one({x[0], x[1] / (b * b), x[2] * b, x[3] * b}, inType(g, n, 0));
@@ -251,7 +230,7 @@ bool inferExtShape(Graph &g, Node &n) {
         fail("{}: spatial extent {}x{} not divisible by blocksize {}", where(n), x[2], x[3], b);
       one({x[0], x[1] * b * b, x[2] / b, x[3] / b}, inType(g, n, 0));
     }
-  } else if (op == "ConstantOfShape") {
+  } else if (op == OpKind::ConstantOfShape) {
     const Value &s = g.value(n.inputs.at(0));
     if (!s.i64)
       fail("{}: the shape input must be a constant int64 tensor", where(n));
@@ -259,7 +238,7 @@ bool inferExtShape(Graph &g, Node &n) {
       if (d < 0)
         fail("{}: negative dimension {}", where(n), d);
     one(Shape(*s.i64), static_cast<DType>(n.attrInt("dtype", 0)));
-  } else if (op == "Range") {
+  } else if (op == OpKind::Range) {
     double v[3];
     for (size_t i = 0; i < 3; ++i) {
       const Value &x = g.value(n.inputs.at(i));
@@ -272,9 +251,9 @@ bool inferExtShape(Graph &g, Node &n) {
       fail("{}: delta is 0", where(n));
     auto len = static_cast<int64_t>(std::max(std::ceil((v[1] - v[0]) / v[2]), 0.0));
     one({len}, inType(g, n, 0));
-  } else if (op == "Size") {
+  } else if (op == OpKind::Size) {
     one({}, DType::I64);
-  } else if (op == "TopK") {
+  } else if (op == OpKind::TopK) {
     Shape x = inShape(g, n, 0);
     int64_t axis = axisAttr(n, "axis", x.size()), k = n.attrInt("k", -1);
     if (k < 0 || k > x[static_cast<size_t>(axis)])
@@ -282,7 +261,7 @@ bool inferExtShape(Graph &g, Node &n) {
     x[static_cast<size_t>(axis)] = k;
     one(x, inType(g, n, 0));
     one(x, DType::I64);
-  } else if (op == "GatherElements") {
+  } else if (op == OpKind::GatherElements) {
     const Shape &x = inShape(g, n, 0), &idx = inShape(g, n, 1);
     int64_t axis = axisAttr(n, "axis", x.size());
     if (idx.size() != x.size())
@@ -292,7 +271,7 @@ bool inferExtShape(Graph &g, Node &n) {
         fail("{}: indices shape {} exceeds data shape {}", where(n), shapeToString(idx),
              shapeToString(x));
     one(idx, inType(g, n, 0));
-  } else if (op == "EyeLike") {
+  } else if (op == OpKind::EyeLike) {
     if (inShape(g, n, 0).size() != 2)
       fail("{}: input must be 2-D", where(n));
     one(inShape(g, n, 0), n.hasAttr("dtype") ? castTarget([&] {
@@ -301,7 +280,7 @@ bool inferExtShape(Graph &g, Node &n) {
           return c;
         }())
                                              : inType(g, n, 0));
-  } else if (op == "Cast") {
+  } else if (op == OpKind::Cast) {
     one(inShape(g, n, 0), castTarget(n));
   } else {
     return false;

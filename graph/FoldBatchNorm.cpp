@@ -24,7 +24,7 @@ const std::vector<float> &constParam(const Graph &g, const Node &bn, size_t i, c
 bool foldIntoConv(Graph &g, Node &bn, const std::vector<double> &s, const std::vector<double> &t) {
   ValueId x = bn.inputs[0];
   NodeId p = g.value(x).producer;
-  if (p < 0 || g.node(p).dead || g.node(p).op != "Conv" || g.isGraphOutput(x) ||
+  if (p < 0 || g.node(p).dead || g.node(p).kind != OpKind::Conv || g.isGraphOutput(x) ||
       g.consumers(x).size() != 1)
     return false;
   Node &conv = g.node(p);
@@ -58,7 +58,7 @@ bool foldIntoConv(Graph &g, Node &bn, const std::vector<double> &s, const std::v
 
 void foldBatchNorm(Graph &g) {
   for (NodeId id : g.topoOrder()) {
-    if (g.node(id).op != "BatchNormalization")
+    if (g.node(id).kind != OpKind::BatchNormalization)
       continue;
     Node &bn = g.node(id);
     if (bn.outputs.size() > 1)
@@ -91,8 +91,8 @@ void foldBatchNorm(Graph &g) {
     ValueId sv = g.addConstant(name + ".scale", pShape, std::move(sf));
     ValueId tv = g.addConstant(name + ".shift", pShape, std::move(tf));
     ValueId mid = g.addValue(name + ".scaled", xShape, DType::F32);
-    g.addNode("Mul", name + "_mul", {x, sv}, {mid});
-    g.addNode("Add", name + "_add", {mid, tv}, {y});
+    g.addNode(OpKind::Mul, name + "_mul", {x, sv}, {mid});
+    g.addNode(OpKind::Add, name + "_add", {mid, tv}, {y});
   }
   g.removeDeadNodes();
 }

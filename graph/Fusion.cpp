@@ -37,53 +37,18 @@
 
 namespace npuc::graph {
 
-const char *opPatternName(OpPattern p) {
-  switch (p) {
-  case OpPattern::ElemWise:
-    return "elementwise";
-  case OpPattern::Broadcast:
-    return "broadcast";
-  case OpPattern::Injective:
-    return "injective";
-  case OpPattern::CommReduce:
-    return "reduction";
-  case OpPattern::OutEWiseFusable:
-    return "complex-out-fusable";
-  case OpPattern::Opaque:
-    return "opaque";
-  }
-  return "?";
-}
-
 OpPattern opPattern(const Graph &g, const Node &n) {
   if (n.outputs.size() != 1)
     return OpPattern::Opaque; // Split, TopK, ...: one value per group boundary keeps it simple
-  const std::string &op = n.op;
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Clip" ||
-      op == "Identity" || op == "Dropout" || op == "Cast" || isExtUnaryOp(op))
-    return OpPattern::ElemWise;
-  if (isElementwiseOp(op) || isExtBroadcastOp(op)) {
-    // A binary op whose operands all have the output's shape is elementwise.
-    const Shape &out = g.value(n.outputs[0]).shape;
-    for (ValueId in : n.inputs)
-      if (in != kNoValue && g.value(in).shape != out)
-        return OpPattern::Broadcast;
-    return OpPattern::ElemWise;
-  }
-  static const std::set<std::string> injective = {
-      "Reshape", "Flatten",  "Squeeze",      "Unsqueeze",     "Transpose", "Concat",
-      "Slice",   "Gather",   "Expand",       "Tile",          "Pad",       "DepthToSpace",
-      "Resize",  "Upsample", "SpaceToDepth", "GatherElements"};
-  if (injective.count(op))
-    return OpPattern::Injective;
-  if (isReduceOp(op))
-    return OpPattern::CommReduce;
-  static const std::set<std::string> outFusable = {
-      "Conv",        "ConvTranspose",     "Gemm",          "MatMul", "MaxPool",
-      "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"};
-  if (outFusable.count(op))
-    return OpPattern::OutEWiseFusable;
-  return OpPattern::Opaque;
+  const OpPattern p = opInfo(n.kind).pattern;
+  if (p != OpPattern::Broadcast)
+    return p;
+  // A broadcasting op whose operands all have the output's shape is elementwise.
+  const Shape &out = g.value(n.outputs[0]).shape;
+  for (ValueId in : n.inputs)
+    if (in != kNoValue && g.value(in).shape != out)
+      return OpPattern::Broadcast;
+  return OpPattern::ElemWise;
 }
 
 namespace {

@@ -43,7 +43,7 @@ int64_t Node::attrInt(const std::string &k, int64_t dflt) const {
     return *i;
   if (auto *d = std::get_if<double>(&it->second))
     return static_cast<int64_t>(*d);
-  fail("node '{}' ({}): attribute {} is not an integer", name, op, k);
+  fail("node '{}' ({}): attribute {} is not an integer", name, kind, k);
 }
 
 double Node::attrFloat(const std::string &k, double dflt) const {
@@ -54,7 +54,7 @@ double Node::attrFloat(const std::string &k, double dflt) const {
     return *d;
   if (auto *i = std::get_if<int64_t>(&it->second))
     return static_cast<double>(*i);
-  fail("node '{}' ({}): attribute {} is not a number", name, op, k);
+  fail("node '{}' ({}): attribute {} is not a number", name, kind, k);
 }
 
 std::string Node::attrString(const std::string &k, const std::string &dflt) const {
@@ -63,7 +63,7 @@ std::string Node::attrString(const std::string &k, const std::string &dflt) cons
     return dflt;
   if (auto *s = std::get_if<std::string>(&it->second))
     return *s;
-  fail("node '{}' ({}): attribute {} is not a string", name, op, k);
+  fail("node '{}' ({}): attribute {} is not a string", name, kind, k);
 }
 
 std::vector<int64_t> Node::attrInts(const std::string &k, std::vector<int64_t> dflt) const {
@@ -74,7 +74,7 @@ std::vector<int64_t> Node::attrInts(const std::string &k, std::vector<int64_t> d
     return *v;
   if (auto *i = std::get_if<int64_t>(&it->second))
     return {*i};
-  fail("node '{}' ({}): attribute {} is not a list of integers", name, op, k);
+  fail("node '{}' ({}): attribute {} is not a list of integers", name, kind, k);
 }
 
 ValueId Graph::addValue(std::string name, Shape shape, DType dtype) {
@@ -103,11 +103,11 @@ ValueId Graph::addConstantI64(std::string name, Shape shape, std::vector<int64_t
   return id;
 }
 
-NodeId Graph::addNode(std::string op, std::string name, std::vector<ValueId> ins,
+NodeId Graph::addNode(OpKind kind, std::string name, std::vector<ValueId> ins,
                       std::vector<ValueId> outs) {
   Node n;
   n.id = static_cast<NodeId>(nodes.size());
-  n.op = std::move(op);
+  n.kind = kind;
   n.name = std::move(name);
   n.inputs = std::move(ins);
   n.outputs = std::move(outs);

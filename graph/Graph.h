@@ -1,13 +1,15 @@
 // Graph.h - the graph IR: an ONNX-like dataflow graph with static shapes.
 //
 // Values are tensors (graph inputs, constants/initializers, or node outputs); nodes are operators
-// named by their ONNX op type with ONNX attribute semantics. Every value has a fully known static
-// shape after import (dynamic dims are pinned by --input-shape). Node and value ids are indices
-// into the graph's vectors; removed nodes are marked dead and skipped by every traversal, so ids
-// stay stable while passes run. Graph algorithms (topological order, post-dominators) use
-// Boost.Graph over a view of this structure (GraphAlgorithms.h).
+// (an OpKind from the table in Ops.def, printed as its ONNX op type) with ONNX attribute semantics.
+// Every value has a fully known static shape after import (dynamic dims are pinned by
+// --input-shape). Node and value ids are indices into the graph's vectors; removed nodes are marked
+// dead and skipped by every traversal, so ids stay stable while passes run. Graph algorithms
+// (topological order, post-dominators) use Boost.Graph over a view of this structure
+// (GraphAlgorithms.h).
 #pragma once
 
+#include "graph/Ops.h"
 #include "support/Tensor.h"
 
 #include <map>
@@ -46,8 +48,8 @@ const char *placementName(Placement p);
 
 struct Node {
   NodeId id = -1;
+  OpKind kind = OpKind::Identity;
   std::string name; // the ONNX node name (or "<op>_<index>" when the model gives none)
-  std::string op;   // ONNX op type: "Conv", "Relu", ...
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   std::map<std::string, AttrValue> attrs;
@@ -87,7 +89,7 @@ public:
   ValueId addValue(std::string name, Shape shape, DType dtype);
   ValueId addConstant(std::string name, Shape shape, std::vector<float> data);
   ValueId addConstantI64(std::string name, Shape shape, std::vector<int64_t> data);
-  NodeId addNode(std::string op, std::string name, std::vector<ValueId> inputs,
+  NodeId addNode(OpKind kind, std::string name, std::vector<ValueId> inputs,
                  std::vector<ValueId> outputs);
 
   Value &value(ValueId v) { return values.at(static_cast<size_t>(v)); }

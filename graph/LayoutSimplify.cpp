@@ -22,8 +22,9 @@ namespace npuc::graph {
 
 namespace {
 
-bool isReshapeLike(const std::string &op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+bool isReshapeLike(OpKind op) {
+  return op == OpKind::Reshape || op == OpKind::Flatten || op == OpKind::Squeeze ||
+         op == OpKind::Unsqueeze;
 }
 
 std::vector<int64_t> permOf(const Graph &g, const Node &n) {
@@ -46,7 +47,7 @@ struct Rewriter {
         g.addConstantI64(g.node(id).name + "/layout_simplify_shape_" + std::to_string(shapes++),
                          {static_cast<int64_t>(out.size())}, out);
     Node &n = g.node(id);
-    n.op = "Reshape";
+    n.kind = OpKind::Reshape;
     n.inputs = {x, s};
     n.attrs.clear(); // allowzero = 0: no dim of `out` is 0 (checked by the caller)
     ++changed;
@@ -63,17 +64,17 @@ struct Rewriter {
     return true;
   }
 
-  NodeId producerOp(ValueId v, bool (*pred)(const std::string &)) const {
+  NodeId producerOp(ValueId v, bool (*pred)(OpKind)) const {
     NodeId p = g.value(v).producer;
-    if (p < 0 || g.node(p).dead || !pred(g.node(p).op))
+    if (p < 0 || g.node(p).dead || !pred(g.node(p).kind))
       return -1;
     return p;
   }
 
   void transpose(NodeId id) {
     std::vector<int64_t> q = permOf(g, g.node(id));
-    if (NodeId p = producerOp(g.node(id).inputs[0],
-                              [](const std::string &op) { return op == "Transpose"; });
+    if (NodeId p =
+            producerOp(g.node(id).inputs[0], [](OpKind op) { return op == OpKind::Transpose; });
         p >= 0) {
       std::vector<int64_t> inner = permOf(g, g.node(p)), r(q.size());
       for (size_t i = 0; i < q.size(); ++i)
@@ -124,9 +125,9 @@ struct Rewriter {
       const Shape &out = g.value(n.outputs[0]).shape;
       if (std::find(out.begin(), out.end(), 0) != out.end())
         continue; // empty tensors: a Reshape's 0 would mean "copy the input's dim"
-      if (n.op == "Transpose")
+      if (n.kind == OpKind::Transpose)
         transpose(id);
-      if (isReshapeLike(g.node(id).op) && !g.node(id).dead)
+      if (isReshapeLike(g.node(id).kind) && !g.node(id).dead)
         reshape(id);
     }
   }

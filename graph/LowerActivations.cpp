@@ -21,9 +21,9 @@ ValueId hardSigmoid(Graph &g, const std::string &name, ValueId x, double alpha, 
   ValueId shifted = g.addValue(name + ".shifted", shape, DType::F32);
   if (out == kNoValue)
     out = g.addValue(name + ".gate", shape, DType::F32);
-  g.addNode("Mul", name + "_mul", {x, a}, {scaled});
-  g.addNode("Add", name + "_add", {scaled, b}, {shifted});
-  NodeId clip = g.addNode("Clip", name + "_clip", {shifted}, {out});
+  g.addNode(OpKind::Mul, name + "_mul", {x, a}, {scaled});
+  g.addNode(OpKind::Add, name + "_add", {scaled, b}, {shifted});
+  NodeId clip = g.addNode(OpKind::Clip, name + "_clip", {shifted}, {out});
   g.node(clip).attrs["min"] = 0.0;
   g.node(clip).attrs["max"] = 1.0;
   return out;
@@ -34,8 +34,8 @@ ValueId hardSigmoid(Graph &g, const std::string &name, ValueId x, double alpha, 
 int lowerActivations(Graph &g) {
   int rewritten = 0;
   for (NodeId id : g.topoOrder()) {
-    const std::string op = g.node(id).op;
-    if (op != "HardSigmoid" && op != "HardSwish")
+    const OpKind op = g.node(id).kind;
+    if (op != OpKind::HardSigmoid && op != OpKind::HardSwish)
       continue;
     // Copies: adding nodes and values below may reallocate the graph's storage.
     const std::string name = g.node(id).name;
@@ -46,12 +46,12 @@ int lowerActivations(Graph &g) {
     double alpha = g.node(id).attrFloat("alpha", 0.2), beta = g.node(id).attrFloat("beta", 0.5);
     g.node(id).dead = true;
     g.value(y).producer = -1;
-    if (op == "HardSigmoid") {
+    if (op == OpKind::HardSigmoid) {
       hardSigmoid(g, name, x, alpha, beta, y);
     } else {
       // ONNX defines HardSwish as x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
       ValueId gate = hardSigmoid(g, name, x, 1.0 / 6.0, 0.5, kNoValue);
-      g.addNode("Mul", name + "_gate", {x, gate}, {y});
+      g.addNode(OpKind::Mul, name + "_gate", {x, gate}, {y});
     }
     ++rewritten;
   }

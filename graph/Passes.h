@@ -38,12 +38,12 @@ void foldBatchNorm(Graph &g);
 
 /// Common-subexpression elimination (Cse.cpp): merges equal constants (by value) and nodes with
 /// the same op, attributes and (canonical) inputs; commutative ops match with swapped inputs.
-/// Nodes producing graph outputs and random ops are kept. Returns how many were merged.
+/// Nodes producing graph outputs are kept. Returns how many were merged.
 int eliminateCommonSubexpressions(Graph &g);
 
-/// Operator classes for fusion, weakest first (TVM's OpPatternKind; see Fusion.cpp).
-enum class OpPattern { ElemWise, Broadcast, Injective, CommReduce, OutEWiseFusable, Opaque };
-const char *opPatternName(OpPattern p);
+/// The fusion class of node n: its operator's (the Pattern column of Ops.def), except that a
+/// node with several outputs is Opaque and a broadcasting node whose operands all have the
+/// output's shape is ElemWise.
 OpPattern opPattern(const Graph &g, const Node &n);
 
 /// May fusion merge `parts` (the current groups on a fused path) into `merged`?

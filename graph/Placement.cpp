@@ -32,8 +32,9 @@ namespace npuc::graph {
 
 bool isViewOnly(const Graph &g, const FusedGroup &grp) {
   for (NodeId n : grp.nodes) {
-    const std::string &op = g.node(n).op;
-    if (op != "Reshape" && op != "Flatten" && op != "Squeeze" && op != "Unsqueeze")
+    const OpKind op = g.node(n).kind;
+    if (op != OpKind::Reshape && op != OpKind::Flatten && op != OpKind::Squeeze &&
+        op != OpKind::Unsqueeze)
       return false;
   }
   return true;
@@ -158,20 +159,20 @@ int64_t groupMacs(const Graph &g, const FusedGroup &grp) {
       continue;
     const Shape &y = g.value(n.outputs[0]).shape;
     const Shape &w = g.value(n.inputs[1]).shape;
-    if (n.op == "Conv" && w.size() >= 2) {
+    if (n.kind == OpKind::Conv && w.size() >= 2) {
       int64_t k = 1; // ic per group x kernel window
       for (size_t i = 1; i < w.size(); ++i)
         k *= w[i];
       macs += numElements(y) * k;
-    } else if (n.op == "ConvTranspose" && w.size() >= 2) {
+    } else if (n.kind == OpKind::ConvTranspose && w.size() >= 2) {
       int64_t k = w[1]; // oc per group x kernel window, per input element
       for (size_t i = 2; i < w.size(); ++i)
         k *= w[i];
       macs += numElements(g.value(n.inputs[0]).shape) * k;
-    } else if (n.op == "Gemm" || n.op == "MatMul") {
+    } else if (n.kind == OpKind::Gemm || n.kind == OpKind::MatMul) {
       const Shape &a = g.value(n.inputs[0]).shape;
       int64_t kdim = a.empty() ? 1 : a.back();
-      if (n.op == "Gemm" && n.attrInt("transA", 0) != 0 && a.size() == 2)
+      if (n.kind == OpKind::Gemm && n.attrInt("transA", 0) != 0 && a.size() == 2)
         kdim = a[0];
       macs += numElements(y) * kdim;
     }

@@ -49,7 +49,7 @@ std::string printNode(const Graph &g, NodeId id) {
   std::vector<std::string> outs;
   for (ValueId o : n.outputs)
     outs.push_back(printValue(g, o));
-  return fmt::format("{} '{}'({}) -> {}{}", n.op, n.name, valueList(g, n.inputs),
+  return fmt::format("{} '{}'({}) -> {}{}", n.kind, n.name, valueList(g, n.inputs),
                      fmt::join(outs, ", "),
                      attrs.empty() ? "" : fmt::format(" {{{}}}", fmt::join(attrs, ", ")));
 }
@@ -68,9 +68,9 @@ std::string printGraph(const Graph &g) {
 std::string printGroups(const Graph &g) {
   std::string s;
   for (const FusedGroup &grp : g.groups) {
-    std::vector<std::string> ops;
+    std::vector<OpKind> ops;
     for (NodeId n : grp.nodes)
-      ops.push_back(g.node(n).op);
+      ops.push_back(g.node(n).kind);
     s += fmt::format("group {} '{}' [{}] on {}{}\n", grp.id, grp.name, fmt::join(ops, "+"),
                      placementName(grp.placement),
                      grp.cpuReason.empty() ? "" : " (" + grp.cpuReason + ")");

@@ -1,4 +1,4 @@
-// RefInternal.h - index helpers shared by the reference kernel files (RefKernels*.cpp only).
+// RefInternal.h - index helpers shared by the reference kernel files (Ref*.cpp only).
 #pragma once
 
 #include "graph/Graph.h"
@@ -68,7 +68,7 @@ inline int64_t flatten(const Index &idx, const Shape &shape) {
 
 } // namespace ref
 
-/// RefKernels2.cpp / RefKernels3.cpp halves of evalExtNode.
+/// RefMath.cpp / RefData.cpp halves of evalExtNode.
 bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
                  std::vector<HostTensor> &outs);
 bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,

@@ -1,5 +1,5 @@
 // Reference.cpp - the reference executor's driver: walks the graph in topological order, feeds
-// each node's input tensors to evalNode (RefKernels.cpp) and collects the requested values.
+// each node's input tensors to evalNode (RefBasic.cpp) and collects the requested values.
 #include "graph/Reference.h"
 
 #include "support/Error.h"

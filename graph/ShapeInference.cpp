@@ -194,17 +194,6 @@ Shape broadcastShapes(const Shape &a, const Shape &b, const std::string &what) {
   return out;
 }
 
-bool isElementwiseOp(const std::string &op) {
-  static const std::set<std::string> ops{"Add",     "Sub",  "Mul", "Div", "Relu", "Clip",
-                                         "Sigmoid", "Tanh", "Max", "Min", "Exp"};
-  return ops.count(op) != 0;
-}
-
-bool isViewOp(const std::string &op) {
-  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Identity" || op == "Dropout";
-}
-
 void inferNodeShape(Graph &g, NodeId id) {
   Node &n = g.node(id);
   if (inferExtShape(g, n))
@@ -213,29 +202,30 @@ void inferNodeShape(Graph &g, NodeId id) {
   // Shape-manipulating ops keep their data's dtype (int64 shape tensors flow through
   // Unsqueeze/Concat/Gather before import-time folding); compute ops are float.
   DType dt = !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).dtype : DType::F32;
-  const std::string &op = n.op;
-  if (op == "Conv") {
+  const OpKind op = n.kind;
+  if (op == OpKind::Conv) {
     out = conv(g, n);
-  } else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+  } else if (op == OpKind::MaxPool || op == OpKind::AveragePool || op == OpKind::LpPool) {
     out = windowShape(g, n, inShape(g, n, 0).size() == 4 ? inShape(g, n, 0)[1] : 0, {});
-  } else if (op == "GlobalAveragePool") {
+  } else if (op == OpKind::GlobalAveragePool) {
     requireRank(g, n, 0, 4);
     out = inShape(g, n, 0);
     out[2] = out[3] = 1;
-  } else if (op == "Gemm") {
+  } else if (op == OpKind::Gemm) {
     out = gemm(g, n);
-  } else if (op == "MatMul") {
+  } else if (op == OpKind::MatMul) {
     out = matmul(g, n);
-  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" ||
-             op == "Min") {
+  } else if (op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
+             op == OpKind::Max || op == OpKind::Min) {
     out = inShape(g, n, 0);
     for (size_t i = 1; i < n.inputs.size(); ++i)
       out = broadcastShapes(out, inShape(g, n, i), where(n));
-  } else if (isElementwiseOp(op) || op == "Softmax" || op == "Identity" || op == "Dropout") {
+  } else if (isElementwiseOp(op) || op == OpKind::Softmax || op == OpKind::Identity ||
+             op == OpKind::Dropout) {
     out = inShape(g, n, 0);
-    if (op == "Softmax")
+    if (op == OpKind::Softmax)
       normAxis(n, n.attrInt("axis", -1), out.size());
-  } else if (op == "BatchNormalization") {
+  } else if (op == OpKind::BatchNormalization) {
     out = inShape(g, n, 0);
     if (out.size() < 2)
       fail("{}: input must have a channel dimension", where(n));
@@ -243,7 +233,7 @@ void inferNodeShape(Graph &g, NodeId id) {
       if (inShape(g, n, i) != Shape{out[1]})
         fail("{}: parameter {} has shape {}, expected [{}]", where(n), i,
              shapeToString(inShape(g, n, i)), out[1]);
-  } else if (op == "Flatten") {
+  } else if (op == OpKind::Flatten) {
     const Shape &x = inShape(g, n, 0);
     int64_t axis = n.attrInt("axis", 1);
     axis = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
@@ -251,13 +241,13 @@ void inferNodeShape(Graph &g, NodeId id) {
       fail("{}: axis out of range", where(n));
     out = {numElements(Shape(x.begin(), x.begin() + axis)),
            numElements(Shape(x.begin() + axis, x.end()))};
-  } else if (op == "Reshape") {
+  } else if (op == OpKind::Reshape) {
     out = reshape(g, n);
-  } else if (op == "Squeeze") {
+  } else if (op == OpKind::Squeeze) {
     out = squeeze(g, n);
-  } else if (op == "Unsqueeze") {
+  } else if (op == OpKind::Unsqueeze) {
     out = unsqueeze(g, n);
-  } else if (op == "Transpose") {
+  } else if (op == OpKind::Transpose) {
     const Shape &x = inShape(g, n, 0);
     std::vector<int64_t> perm = n.attrInts("perm");
     if (perm.empty())
@@ -271,7 +261,7 @@ void inferNodeShape(Graph &g, NodeId id) {
     n.attrs["perm"] = perm;
     for (int64_t p : perm)
       out.push_back(x[static_cast<size_t>(p)]);
-  } else if (op == "Concat") {
+  } else if (op == OpKind::Concat) {
     out = inShape(g, n, 0);
     int64_t axis = normAxis(n, n.attrInt("axis", 0), out.size());
     for (size_t i = 1; i < n.inputs.size(); ++i) {
@@ -282,7 +272,7 @@ void inferNodeShape(Graph &g, NodeId id) {
                shapeToString(s), shapeToString(out), axis);
       out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
     }
-  } else if (op == "Pad") {
+  } else if (op == OpKind::Pad) {
     const Shape &x = inShape(g, n, 0);
     auto pads = n.attrInts("pads");
     if (pads.size() != 2 * x.size())
@@ -293,14 +283,14 @@ void inferNodeShape(Graph &g, NodeId id) {
       if (pads[i] < 0 || pads[i + x.size()] < 0)
         fail("{}: negative pads are not supported", where(n));
     }
-  } else if (op == "Gather") {
+  } else if (op == OpKind::Gather) {
     const Shape &x = inShape(g, n, 0);
     const Shape &idx = inShape(g, n, 1);
     int64_t axis = normAxis(n, n.attrInt("axis", 0), x.size());
     out.assign(x.begin(), x.begin() + axis);
     out.insert(out.end(), idx.begin(), idx.end());
     out.insert(out.end(), x.begin() + axis + 1, x.end());
-  } else if (op == "Shape") {
+  } else if (op == OpKind::Shape) {
     out = {static_cast<int64_t>(inShape(g, n, 0).size())};
     dt = DType::I64;
   } else {
@@ -311,7 +301,7 @@ void inferNodeShape(Graph &g, NodeId id) {
   Value &v = g.value(n.outputs.at(0));
   v.shape = out;
   v.dtype = dt;
-  if (op == "Dropout" && n.outputs.size() > 1) {
+  if (op == OpKind::Dropout && n.outputs.size() > 1) {
     g.value(n.outputs[1]).shape = out;
     g.value(n.outputs[1]).dtype = DType::Bool;
   }

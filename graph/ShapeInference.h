@@ -16,9 +16,4 @@ Shape broadcastShapes(const Shape &a, const Shape &b, const std::string &what);
 /// Computes and stores the shapes (and dtypes) of node n's outputs from its inputs.
 void inferNodeShape(Graph &g, NodeId n);
 
-/// Ops that are pure elementwise/broadcast maps (fusable after an anchor).
-bool isElementwiseOp(const std::string &op);
-/// Ops that only reinterpret the shape of their input (no data movement in row-major order).
-bool isViewOp(const std::string &op);
-
 } // namespace npuc::graph

@@ -11,7 +11,9 @@
 namespace npuc::graph::shape {
 
 /// "node 'conv1' (Conv)", the prefix of every shape error.
-inline std::string where(const Node &n) { return fmt::format("node '{}' ({})", n.name, n.op); }
+inline std::string where(const Node &n) {
+  return fmt::format("node '{}' ({})", n.name, n.kind);
+}
 
 /// The shape of input i; an omitted required input is a user error naming the node.
 inline const Shape &inShape(const Graph &g, const Node &n, size_t i) {

@@ -19,9 +19,9 @@ void inferShapes(Graph &g) {
 namespace {
 
 bool isNoOp(const Graph &g, const Node &n) {
-  if (n.op == "Identity" || n.op == "Dropout")
+  if (n.kind == OpKind::Identity || n.kind == OpKind::Dropout)
     return true;
-  if (n.op == "Pad") {
+  if (n.kind == OpKind::Pad) {
     for (int64_t p : n.attrInts("pads"))
       if (p != 0)
         return false;
@@ -34,7 +34,7 @@ bool isNoOp(const Graph &g, const Node &n) {
 bool isFoldable(const Graph &g, const Node &n) {
   if (n.inputs.empty() || n.outputs.size() != 1)
     return false;
-  if (n.op == "Shape")
+  if (n.kind == OpKind::Shape)
     return true; // static shapes: the result never depends on the input's contents
   for (ValueId in : n.inputs)
     if (in != kNoValue && !g.value(in).isConstant())
@@ -52,7 +52,7 @@ void simplify(Graph &g) {
       for (size_t i = 1; i < n.outputs.size(); ++i)
         if (!g.consumers(n.outputs[i]).empty() || g.isGraphOutput(n.outputs[i]))
           fail("node '{}' ({}): output {} is used; only inference-mode use is supported", n.name,
-               n.op, i);
+               n.kind, i);
       n.dead = true;
       g.replaceAllUses(n.outputs[0], n.inputs.at(0));
       continue;
@@ -71,7 +71,7 @@ bool foldConstantNode(Graph &g, NodeId id) {
   std::vector<const HostTensor *> ins;
   tmp.reserve(n.inputs.size());
   for (ValueId in : n.inputs) {
-    if (in == kNoValue || n.op == "Shape") { // Shape only needs its input's static shape
+    if (in == kNoValue || n.kind == OpKind::Shape) { // Shape only needs its input's static shape
       ins.push_back(in == kNoValue ? nullptr : &tmp.emplace_back(g.value(in).shape));
       continue;
     }

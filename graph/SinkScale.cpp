@@ -20,12 +20,13 @@ NodeId scaleOf(const Graph &g, const Node &m, size_t slot, ValueId &x, ValueId &
       std::count(m.inputs.begin(), m.inputs.end(), v) != 1)
     return -1;
   const Node &s = g.node(p);
-  if ((s.op != "Mul" && s.op != "Div") || s.inputs.size() != 2 || s.outputs.size() != 1)
+  if ((s.kind != OpKind::Mul && s.kind != OpKind::Div) || s.inputs.size() != 2 ||
+      s.outputs.size() != 1)
     return -1;
   auto scalar = [&](ValueId u) {
     return u != kNoValue && g.value(u).f32 && numElements(g.value(u).shape) == 1;
   };
-  size_t ci = scalar(s.inputs[1]) ? 1 : (s.op == "Mul" && scalar(s.inputs[0])) ? 0 : 2;
+  size_t ci = scalar(s.inputs[1]) ? 1 : (s.kind == OpKind::Mul && scalar(s.inputs[0])) ? 0 : 2;
   if (ci == 2)
     return -1;
   x = s.inputs[1 - ci];
@@ -41,7 +42,7 @@ NodeId scaleOf(const Graph &g, const Node &m, size_t slot, ValueId &x, ValueId &
 int sinkScalesPastMatMul(Graph &g) {
   int moved = 0;
   for (NodeId id : g.topoOrder()) {
-    if (g.node(id).op != "MatMul")
+    if (g.node(id).kind != OpKind::MatMul)
       continue;
     for (size_t slot = 0; slot < 2; ++slot) {
       ValueId x = kNoValue, c = kNoValue;
@@ -49,7 +50,8 @@ int sinkScalesPastMatMul(Graph &g) {
       if (s < 0)
         continue;
       // Copies: adding values and nodes below may reallocate the graph's storage.
-      const std::string op = g.node(s).op, name = g.node(s).name;
+      const OpKind op = g.node(s).kind;
+      const std::string name = g.node(s).name;
       const ValueId y = g.node(id).outputs[0];
       const ValueId t = g.addValue(g.value(y).name + ".unscaled", g.value(y).shape, DType::F32);
       g.node(s).dead = true;

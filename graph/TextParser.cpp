@@ -5,6 +5,8 @@
 // would not produce is reported at the node's line rather than later inside a pass.
 #include "graph/ShapeInference.h"
 #include "graph/Text.h"
+
+#include "graph/Ops.h"
 #include "graph/TextLexer.h"
 #include "graph/Verify.h"
 
@@ -325,8 +327,10 @@ void Parser::node() {
   } while (accept(","));
   expectPunct("=");
   const Token &opTok = expect(Tok::Ident, "an operator (e.g. Conv)");
-  std::string op = opTok.text;
   const Token &nameTok = expect(Tok::String, "the node's name (a string)");
+  const std::optional<OpKind> op = opFromName(opTok.text);
+  if (!op) // the importer's message for an operator outside graph/Ops.def
+    error(opTok, fmt::format("node '{}' ({}): unsupported operator", nameTok.text, opTok.text));
   if (nodesByName_.count(nameTok.text))
     error(nameTok, fmt::format("node \"{}\" is already defined", nameTok.text));
   expectPunct("(");
@@ -351,7 +355,7 @@ void Parser::node() {
   std::vector<ValueId> outs;
   for (size_t i = 0; i < names.size(); ++i)
     outs.push_back(declare(types[i].first, types[i].second, names[i]));
-  NodeId n = g_.addNode(op, nameTok.text, std::move(ins), std::move(outs));
+  NodeId n = g_.addNode(*op, nameTok.text, std::move(ins), std::move(outs));
   g_.node(n).attrs = std::move(attrs);
   nodesByName_[nameTok.text] = n;
   checkShapes(n, opTok);
@@ -429,7 +433,7 @@ void Parser::checkShapes(NodeId n, const Token &at) {
     if (v.dtype != declared[i].first || v.shape != declared[i].second)
       error(at, fmt::format("node \"{}\" ({}): output '%{}' is declared {}[{}] but the op gives "
                             "{}[{}]",
-                            node.name, node.op, v.name, dtypeName(declared[i].first),
+                            node.name, opName(node.kind), v.name, dtypeName(declared[i].first),
                             fmt::join(declared[i].second, "x"), dtypeName(v.dtype),
                             fmt::join(v.shape, "x")));
   }

@@ -1,6 +1,8 @@
 // TextPrinter.cpp - writes the graph text that TextParser.cpp reads (see Text.h for the syntax).
 #include "graph/Text.h"
 
+#include "graph/Ops.h"
+
 #include "support/Error.h"
 #include "support/Hash.h"
 
@@ -196,7 +198,7 @@ private:
     std::vector<std::string> outs;
     for (ValueId o : n.outputs)
       outs.push_back(decl(o));
-    std::string s = fmt::format("{} = {} {}({})", fmt::join(outs, ", "), n.op,
+    std::string s = fmt::format("{} = {} {}({})", fmt::join(outs, ", "), opName(n.kind),
                                 quote(nodeNames_.at(n.id)), refs(n.inputs, false));
     if (!n.attrs.empty()) {
       std::vector<std::string> attrs;

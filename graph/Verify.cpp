@@ -1,6 +1,8 @@
 // Verify.cpp - structural checks of the graph IR (see Verify.h).
 #include "graph/Verify.h"
 
+#include "graph/Ops.h"
+
 #include "graph/Passes.h"
 #include "graph/Text.h"
 
@@ -66,7 +68,7 @@ void verifyGroups(const Graph &g, std::vector<std::string> &out) {
   }
   for (const Node &n : g.nodes)
     if (!n.dead && groupOf[static_cast<size_t>(n.id)] < 0)
-      out.push_back(fmt::format("node '{}' ({}) is in no group", n.name, n.op));
+      out.push_back(fmt::format("node '{}' ({}) is in no group", n.name, opName(n.kind)));
 }
 
 } // namespace
@@ -79,11 +81,11 @@ std::vector<std::string> verifyGraph(const Graph &g) {
     for (ValueId v : n.inputs)
       if (v != kNoValue && !isAvailable(g, v))
         out.push_back(fmt::format("node '{}' ({}) reads value {}, which nothing live defines",
-                                  n.name, n.op, v));
+                                  n.name, opName(n.kind), v));
     for (ValueId v : n.outputs)
       if (g.value(v).producer != n.id)
         out.push_back(fmt::format("node '{}' ({}): its output '{}' names another producer", n.name,
-                                  n.op, g.value(v).name));
+                                  opName(n.kind), g.value(v).name));
   }
   for (ValueId v : g.outputs)
     if (!isAvailable(g, v))

@@ -14,6 +14,8 @@
 
 namespace npuc::tir::lower {
 
+using graph::OpKind;
+
 struct LowerCtx {
   const graph::Graph &g;
   const graph::FusedGroup &grp;
@@ -59,7 +61,7 @@ Stmt lowerGemm(LowerCtx &c, const graph::Node &n);
 Stmt lowerMatMul(LowerCtx &c, const graph::Node &n);
 Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n);
 // The extended operator set (graph/ExtOps.h); an undefined Stmt when `n` is not one of them.
-Stmt lowerExtMath(LowerCtx &c, const graph::Node &n); // LowerExt.cpp
-Stmt lowerExtData(LowerCtx &c, const graph::Node &n); // LowerExt2.cpp
+Stmt lowerExtMath(LowerCtx &c, const graph::Node &n); // LowerMath.cpp
+Stmt lowerExtData(LowerCtx &c, const graph::Node &n); // LowerData.cpp
 
 } // namespace npuc::tir::lower

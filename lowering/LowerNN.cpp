@@ -15,7 +15,7 @@ std::vector<int64_t> attr2(const graph::Node &n, const char *key, std::vector<in
                            size_t want) {
   std::vector<int64_t> v = n.attrInts(key, std::move(dflt));
   if (v.size() != want)
-    fail("node '{}' ({}): attribute {} has {} entries, expected {}", n.name, n.op, key, v.size(),
+    fail("node '{}' ({}): attribute {} has {} entries, expected {}", n.name, n.kind, key, v.size(),
          want);
   return v;
 }
@@ -23,7 +23,7 @@ std::vector<int64_t> attr2(const graph::Node &n, const char *key, std::vector<in
 void require4d(const graph::Node &n, const Buffer &b) {
   if (b->shape.size() != 4)
     fail("node '{}' ({}): only 2-D spatial (NCHW) tensors are supported, '{}' has rank {}", n.name,
-         n.op, b->name, b->shape.size());
+         n.kind, b->name, b->shape.size());
 }
 
 // Input coordinate of a window tap and whether it is inside the unpadded input.
@@ -87,7 +87,7 @@ Stmt lowerConv(LowerCtx &c, const graph::Node &n) {
 }
 
 Stmt lowerPool(LowerCtx &c, const graph::Node &n) {
-  bool isMax = n.op == "MaxPool";
+  bool isMax = n.kind == OpKind::MaxPool;
   Buffer x = c.input(n, 0), out = c.output(n, 0);
   require4d(n, x);
   auto k = attr2(n, "kernel_shape", {}, 2);

@@ -39,7 +39,7 @@ Buffer LowerCtx::input(const graph::Node &n, size_t i) {
   if (!val.isConstant())
     fail("node '{}' ({}): input '{}' is neither a group input, a constant nor produced earlier "
          "in group '{}'",
-         n.name, n.op, val.name, grp.name);
+         n.name, n.kind, val.name, grp.name);
   Buffer b = Buffer::make(val.name, DataType::Float(32), val.shape);
   buffers[v] = b;
   constants.push_back(v);
@@ -108,7 +108,7 @@ int64_t normAxis(const graph::Node &n, int64_t axis, size_t rank) {
   auto r = static_cast<int64_t>(rank);
   int64_t a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r)
-    fail("node '{}' ({}): axis {} is out of range for rank {}", n.name, n.op, axis, r);
+    fail("node '{}' ({}): axis {} is out of range for rank {}", n.name, n.kind, axis, r);
   return a;
 }
 
@@ -130,41 +130,42 @@ Stmt lowerElementwise(LowerCtx &c, const graph::Node &n) {
     Buffer b = c.input(n, i);
     return load(b, broadcastIndex(b->shape, idx));
   };
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   Expr v;
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min") {
+  if (op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
+      op == OpKind::Max || op == OpKind::Min) {
     if (n.inputs.empty())
       fail("node '{}' ({}): no inputs", n.name, op);
-    if (n.inputs.size() != 2 && op != "Max" && op != "Min")
+    if (n.inputs.size() != 2 && op != OpKind::Max && op != OpKind::Min)
       fail("node '{}' ({}): expects 2 inputs, has {}", n.name, op, n.inputs.size());
     v = operand(0);
     for (size_t i = 1; i < n.inputs.size(); ++i) {
       Expr b = operand(i);
-      v = op == "Add"   ? v + b
-          : op == "Sub" ? v - b
-          : op == "Mul" ? v * b
-          : op == "Div" ? v / b
-          : op == "Max" ? max(v, b)
-                        : min(v, b);
+      v = op == OpKind::Add   ? v + b
+          : op == OpKind::Sub ? v - b
+          : op == OpKind::Mul ? v * b
+          : op == OpKind::Div ? v / b
+          : op == OpKind::Max ? max(v, b)
+                              : min(v, b);
     }
   } else {
     Expr x = operand(0);
     DataType t = DataType::Float(32);
-    if (op == "Relu") {
+    if (op == OpKind::Relu) {
       v = select(x > f32(0), x, f32(0));
-    } else if (op == "Sigmoid") {
+    } else if (op == OpKind::Sigmoid) {
       v = f32(1) / (f32(1) + call(t, "exp", {-x}));
-    } else if (op == "Tanh") {
+    } else if (op == OpKind::Tanh) {
       v = call(t, "tanh", {x});
-    } else if (op == "Exp") {
+    } else if (op == OpKind::Exp) {
       v = call(t, "exp", {x});
-    } else if (op == "Clip") {
+    } else if (op == OpKind::Clip) {
       v = x;
       if (n.hasAttr("min"))
         v = max(v, f32(n.attrFloat("min", 0)));
       if (n.hasAttr("max"))
         v = min(v, f32(n.attrFloat("max", 0)));
-    } else if (op == "BatchNormalization") {
+    } else if (op == OpKind::BatchNormalization) {
       if (n.inputs.size() < 5)
         fail("node '{}' (BatchNormalization): expects 5 inputs, has {}", n.name, n.inputs.size());
       if (out->shape.size() < 2)
@@ -175,7 +176,7 @@ Stmt lowerElementwise(LowerCtx &c, const graph::Node &n) {
       Expr mean = load(c.input(n, 3), ch), var = load(c.input(n, 4), ch);
       v = (x - mean) / call(t, "sqrt", {var + f32(eps)}) * scale + bias;
     } else {
-      NPUC_ASSERT(false, "lowerElementwise called for " + op);
+      NPUC_ASSERT(false, fmt::format("lowerElementwise called for {}", op));
     }
   }
   return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
@@ -185,7 +186,7 @@ Stmt lowerElementwise(LowerCtx &c, const graph::Node &n) {
 Stmt lowerCopy(LowerCtx &c, const graph::Node &n) {
   Buffer in = c.input(n, 0), out = c.output(n, 0);
   if (in->numElements() != out->numElements())
-    fail("node '{}' ({}): {} input elements but {} output elements", n.name, n.op,
+    fail("node '{}' ({}): {} input elements but {} output elements", n.name, n.kind,
          in->numElements(), out->numElements());
   Var i = c.var("i");
   return forLoop(i, imm(0), imm(out->numElements()), store(out, load(in, i), i));
@@ -257,31 +258,32 @@ Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
 }
 
 Stmt lowerNode(LowerCtx &c, const graph::Node &n) {
-  const std::string &op = n.op;
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-      op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Clip" ||
-      op == "BatchNormalization")
+  const OpKind op = n.kind;
+  if (op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul || op == OpKind::Div ||
+      op == OpKind::Max || op == OpKind::Min || op == OpKind::Relu || op == OpKind::Sigmoid ||
+      op == OpKind::Tanh || op == OpKind::Exp || op == OpKind::Clip ||
+      op == OpKind::BatchNormalization)
     return lowerElementwise(c, n);
-  if (op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-      op == "Unsqueeze" || op == "Dropout")
+  if (op == OpKind::Identity || op == OpKind::Reshape || op == OpKind::Flatten ||
+      op == OpKind::Squeeze || op == OpKind::Unsqueeze || op == OpKind::Dropout)
     return lowerCopy(c, n);
-  if (op == "Transpose")
+  if (op == OpKind::Transpose)
     return lowerTranspose(c, n);
-  if (op == "Concat")
+  if (op == OpKind::Concat)
     return lowerConcat(c, n);
-  if (op == "Pad")
+  if (op == OpKind::Pad)
     return lowerPad(c, n);
-  if (op == "Conv")
+  if (op == OpKind::Conv)
     return lowerConv(c, n);
-  if (op == "MaxPool" || op == "AveragePool")
+  if (op == OpKind::MaxPool || op == OpKind::AveragePool)
     return lowerPool(c, n);
-  if (op == "GlobalAveragePool")
+  if (op == OpKind::GlobalAveragePool)
     return lowerGlobalAveragePool(c, n);
-  if (op == "Gemm")
+  if (op == OpKind::Gemm)
     return lowerGemm(c, n);
-  if (op == "MatMul")
+  if (op == OpKind::MatMul)
     return lowerMatMul(c, n);
-  if (op == "Softmax")
+  if (op == OpKind::Softmax)
     return lowerSoftmax(c, n);
   if (Stmt s = lowerExtMath(c, n); s.defined())
     return s;

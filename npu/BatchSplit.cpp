@@ -16,33 +16,59 @@ namespace {
 
 using graph::ValueId;
 
+// Ops that never mix images when their operands are laid out per image (the checks below see
+// to the operands and axes). Ops not listed are taken as mixing (conservative).
+bool computesEachImageAlone(graph::OpKind k) {
+  using graph::OpKind;
+  switch (k) {
+  case OpKind::Conv:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::LeakyRelu:
+  case OpKind::HardSigmoid:
+  case OpKind::HardSwish:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Exp:
+  case OpKind::Identity:
+  case OpKind::Dropout:
+  case OpKind::BatchNormalization:
+  case OpKind::Gemm:
+  case OpKind::MatMul:
+  case OpKind::Concat:
+  case OpKind::Softmax:
+  case OpKind::Flatten:
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+    return true;
+  default:
+    return false;
+  }
+}
+
 // Whether node `n` computes each image from the same image alone along axis 0 of batch `N`:
 // every activation it reads or writes has the batch as its leading dim, every constant it
 // reads is the same for all images (no leading dim N), and the op does not mix along axis 0.
 // Ops not listed are taken as mixing (conservative: the group then keeps the whole batch).
 std::string perImageReason(const graph::Graph &g, const graph::Node &n, int64_t N) {
-  static const std::set<std::string> perImage{"Conv",          "MaxPool",
-                                              "AveragePool",   "GlobalAveragePool",
-                                              "GlobalMaxPool", "Relu",
-                                              "Clip",          "Sigmoid",
-                                              "Tanh",          "LeakyRelu",
-                                              "HardSigmoid",   "HardSwish",
-                                              "Add",           "Sub",
-                                              "Mul",           "Div",
-                                              "Max",           "Min",
-                                              "Exp",           "Identity",
-                                              "Dropout",       "BatchNormalization",
-                                              "Gemm",          "MatMul",
-                                              "Concat",        "Softmax",
-                                              "Flatten",       "Reshape",
-                                              "Transpose",     "Squeeze",
-                                              "Unsqueeze"};
-  if (!perImage.count(n.op))
-    return fmt::format("{} '{}' is not known to compute each image alone", n.op, n.name);
+  if (!computesEachImageAlone(n.kind))
+    return fmt::format("{} '{}' is not known to compute each image alone", n.kind, n.name);
   const size_t rank = g.value(n.outputs.at(0)).shape.size();
   for (ValueId v : n.outputs)
     if (g.value(v).shape.empty() || g.value(v).shape[0] != N)
-      return fmt::format("{} '{}': output '{}' has no leading batch dim {}", n.op, n.name,
+      return fmt::format("{} '{}': output '{}' has no leading batch dim {}", n.kind, n.name,
                          g.value(v).name, N);
   int activations = 0;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -54,38 +80,40 @@ std::string perImageReason(const graph::Graph &g, const graph::Node &n, int64_t 
       // Weights, parameters and shape operands (Reshape's, rewritten) are not per image; an
       // elementwise or Concat operand must be the same for every image: broadcast along axis 0
       // (lower rank, or a leading 1).
-      const bool mapped = graph::isElementwiseOp(n.op) || n.op == "Concat" || n.op == "PRelu";
+      const bool mapped = graph::isElementwiseOp(n.kind) || n.kind == graph::OpKind::Concat ||
+                          n.kind == graph::OpKind::PRelu;
       if (mapped && x.shape.size() >= rank && !x.shape.empty() && x.shape[0] != 1)
-        return fmt::format("{} '{}': constant '{}' differs per image", n.op, n.name, x.name);
+        return fmt::format("{} '{}': constant '{}' differs per image", n.kind, n.name, x.name);
       continue;
     }
     ++activations;
     if (x.shape.size() != rank &&
-        !(n.op == "Flatten" || n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze"))
-      return fmt::format("{} '{}': '{}' broadcasts along the batch", n.op, n.name, x.name);
+        !(n.kind == graph::OpKind::Flatten || n.kind == graph::OpKind::Reshape ||
+          n.kind == graph::OpKind::Squeeze || n.kind == graph::OpKind::Unsqueeze))
+      return fmt::format("{} '{}': '{}' broadcasts along the batch", n.kind, n.name, x.name);
     if (x.shape.empty() || x.shape[0] != N)
-      return fmt::format("{} '{}': input '{}' has no leading batch dim {}", n.op, n.name, x.name,
+      return fmt::format("{} '{}': input '{}' has no leading batch dim {}", n.kind, n.name, x.name,
                          N);
   }
   auto axis = [&](int64_t a) { return a < 0 ? a + int64_t(rank) : a; };
-  if ((n.op == "Concat" && axis(n.attrInt("axis", 0)) == 0) ||
-      (n.op == "Softmax" && axis(n.attrInt("axis", -1)) == 0) ||
-      (n.op == "Flatten" && n.attrInt("axis", 1) == 0))
-    return fmt::format("{} '{}' works along the batch axis", n.op, n.name);
-  if (n.op == "Transpose") {
+  if ((n.kind == graph::OpKind::Concat && axis(n.attrInt("axis", 0)) == 0) ||
+      (n.kind == graph::OpKind::Softmax && axis(n.attrInt("axis", -1)) == 0) ||
+      (n.kind == graph::OpKind::Flatten && n.attrInt("axis", 1) == 0))
+    return fmt::format("{} '{}' works along the batch axis", n.kind, n.name);
+  if (n.kind == graph::OpKind::Transpose) {
     const std::vector<int64_t> perm = n.attrInts("perm");
     if (perm.empty() || perm[0] != 0)
       return fmt::format("Transpose '{}' moves the batch axis", n.name);
   }
-  if (n.op == "Squeeze" || n.op == "Unsqueeze")
+  if (n.kind == graph::OpKind::Squeeze || n.kind == graph::OpKind::Unsqueeze)
     for (int64_t a : n.attrInts("axes"))
       if (a == 0)
-        return fmt::format("{} '{}' works on axis 0", n.op, n.name);
+        return fmt::format("{} '{}' works on axis 0", n.kind, n.name);
   // A MatMul of two activations is per image only as a batched product (rank >= 3 each); a
   // Gemm reads rows of A per image unless A is transposed.
-  if (n.op == "MatMul" && activations > 1 && rank < 3)
+  if (n.kind == graph::OpKind::MatMul && activations > 1 && rank < 3)
     return fmt::format("MatMul '{}' multiplies across the batch", n.name);
-  if (n.op == "Gemm" && (n.attrInt("transA", 0) != 0 || activations > 1))
+  if (n.kind == graph::OpKind::Gemm && (n.attrInt("transA", 0) != 0 || activations > 1))
     return fmt::format("Gemm '{}' mixes rows across the batch", n.name);
   return "";
 }
@@ -101,7 +129,7 @@ std::unique_ptr<graph::Graph> withSubBatch(const graph::Graph &g, const std::vec
   for (int id : ids)
     for (graph::NodeId nid : gb->groups.at(size_t(id)).nodes) {
       graph::Node &n = gb->node(nid);
-      if (n.op != "Reshape" || n.inputs.size() < 2)
+      if (n.kind != graph::OpKind::Reshape || n.inputs.size() < 2)
         continue;
       const graph::Value &s = gb->value(n.inputs[1]);
       if (!s.i64 || s.i64->empty() || s.i64->front() != N)

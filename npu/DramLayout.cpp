@@ -75,11 +75,6 @@ std::vector<int64_t> layoutStrides(const Shape &shape, const DramLayout &layout)
   return st;
 }
 
-bool isLayoutOp(const std::string &op) {
-  return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-         op == "Unsqueeze" || op == "Identity";
-}
-
 std::optional<std::vector<int64_t>>
 reshapeStrides(const Shape &from, const std::vector<int64_t> &st, const Shape &to) {
   NPUC_ASSERT(numElements(from) == numElements(to), "a reshape keeps the element count");
@@ -153,7 +148,7 @@ std::optional<std::vector<int64_t>> backwards(const graph::Graph &g, const graph
   for (size_t k = grp.nodes.size(); k-- > 0;) {
     const graph::Node &n = g.node(grp.nodes[k]);
     const Shape &from = g.value(n.inputs[0]).shape, &to = g.value(n.outputs[0]).shape;
-    if (n.op == "Transpose") {
+    if (n.kind == graph::OpKind::Transpose) {
       std::vector<int64_t> perm = n.attrInts("perm", {});
       if (perm.empty())
         for (size_t i = from.size(); i-- > 0;)
@@ -187,7 +182,7 @@ LayoutChain analyzeLayoutChain(const graph::Graph &g, const graph::FusedGroup &g
   LayoutChain c;
   for (graph::NodeId id : grp.nodes) {
     const graph::Node &n = g.node(id);
-    if (!isLayoutOp(n.op) || n.inputs.empty() || n.outputs.size() != 1)
+    if (!graph::isLayoutOp(n.kind) || n.inputs.empty() || n.outputs.size() != 1)
       return c;
   }
   if (grp.nodes.empty() || !graph::isNodeChain(g, grp))
@@ -204,7 +199,7 @@ LayoutChain analyzeLayoutChain(const graph::Graph &g, const graph::FusedGroup &g
   for (graph::NodeId id : grp.nodes) {
     const graph::Node &n = g.node(id);
     const Shape &to = g.value(n.outputs[0]).shape;
-    if (n.op == "Transpose") {
+    if (n.kind == graph::OpKind::Transpose) {
       std::vector<int64_t> perm = n.attrInts("perm", {});
       if (perm.empty()) // ONNX default: reverse the axes
         for (size_t i = shape.size(); i-- > 0;)
@@ -219,7 +214,7 @@ LayoutChain analyzeLayoutChain(const graph::Graph &g, const graph::FusedGroup &g
     } else {
       c.describe = fmt::format("transform runs (one copy): {} ({}) merges dims that are not "
                                "contiguous in the DRAM layout (shape {}, strides {})",
-                               n.name, n.op, shapeToString(shape), list(st));
+                               n.name, n.kind, shapeToString(shape), list(st));
       st.clear();
       break;
     }

@@ -44,9 +44,6 @@ DramLayout dramLayoutOf(const graph::Value &v);
 /// layout's rank does not match; NPUC_ASSERT on a malformed order).
 std::vector<int64_t> layoutStrides(const Shape &shape, const DramLayout &layout);
 
-/// Transpose, Reshape, Flatten, Squeeze, Unsqueeze, Identity: ops that only re-index elements.
-bool isLayoutOp(const std::string &op);
-
 /// The element strides that read a tensor of shape `from` (element strides `st`) as shape `to`
 /// without moving bytes, or nullopt when that needs a copy (dims merged by the reshape are not
 /// contiguous in memory). Unit dims are free: they get stride 0.

@@ -65,10 +65,24 @@ std::vector<float> channelConstant(const Value &c, const Shape &out) {
   return *c.f32; // every other dim is 1, so the data is the C values in order
 }
 
-bool isElementwise(const std::string &op) {
-  static const char *ops[] = {"Add",  "Sub",     "Mul",  "Div", "Max", "Min",
-                              "Relu", "Sigmoid", "Tanh", "Exp", "Clip"};
-  return std::any_of(std::begin(ops), std::end(ops), [&](const char *o) { return op == o; });
+// The vector op of a binary elementwise graph op, or none when the NPU has none.
+std::optional<isa::VecOp> binaryVectorOp(graph::OpKind k) {
+  switch (k) {
+  case graph::OpKind::Add:
+    return isa::VecOp::Add;
+  case graph::OpKind::Sub:
+    return isa::VecOp::Sub;
+  case graph::OpKind::Mul:
+    return isa::VecOp::Mul;
+  case graph::OpKind::Div:
+    return isa::VecOp::Div;
+  case graph::OpKind::Max:
+    return isa::VecOp::Max;
+  case graph::OpKind::Min:
+    return isa::VecOp::Min;
+  default:
+    return std::nullopt;
+  }
 }
 
 struct Analyzer {
@@ -87,7 +101,7 @@ struct Analyzer {
   bool needOp(isa::VecOp op, const Node &n) {
     if (hw.vectorHas(op))
       return true;
-    return reject(n.name + " (" + n.op + "): the target's vector unit has no '" +
+    return reject(n.name + " (" + graph::opName(n.kind) + "): the target's vector unit has no '" +
                   isa::vecOpName(op) + "' op");
   }
 
@@ -193,8 +207,8 @@ struct Analyzer {
     bool inGroup =
         prod >= 0 && std::find(grp.nodes.begin(), grp.nodes.end(), prod) != grp.nodes.end();
     auto users = g.consumers(v);
-    if (inGroup && g.node(prod).op == "Transpose" && users.size() == 1 && users[0] == user &&
-        !g.isGraphOutput(v)) {
+    if (inGroup && g.node(prod).kind == graph::OpKind::Transpose && users.size() == 1 &&
+        users[0] == user && !g.isGraphOutput(v)) {
       const Node &t = g.node(prod);
       auto [src, in] = stridedView(t.inputs[0], prod);
       std::vector<int64_t> perm = t.attrInts("perm", {});
@@ -317,22 +331,24 @@ struct Analyzer {
     const Value &x = val(n.inputs[0]);
     const Value &y = val(n.outputs[0]);
     if (x.shape.size() != 4)
-      return reject(n.name + " (" + n.op + "): only 2-D pooling runs on the NPU");
+      return reject(n.name + " (" + graph::opName(n.kind) + "): only 2-D pooling runs on the NPU");
     PoolParams &q = p.pool;
-    q.isMax = n.op == "MaxPool";
+    q.isMax = n.kind == graph::OpKind::MaxPool;
     if (!needOp(q.isMax ? isa::VecOp::Max : isa::VecOp::Add, n) ||
         (!q.isMax && !needOp(isa::VecOp::Mul, n)))
       return false;
     auto dl = n.attrInts("dilations", {1, 1});
     if (dl[0] != 1 || dl[1] != 1)
-      return reject(n.name + " (" + n.op + "): dilated pooling is not supported on the NPU");
+      return reject(n.name + " (" + graph::opName(n.kind) +
+                    "): dilated pooling is not supported on the NPU");
     if (n.outputs.size() > 1 && n.outputs[1] != graph::kNoValue)
       return reject(n.name + " (MaxPool): the Indices output is not supported on the NPU");
     auto ks = n.attrInts("kernel_shape");
     auto st = n.attrInts("strides", {1, 1});
     auto pads = n.attrInts("pads", {0, 0, 0, 0});
     if (n.attrString("auto_pad", "NOTSET") != "NOTSET")
-      return reject(n.name + " (" + n.op + "): auto_pad is not supported on the NPU");
+      return reject(n.name + " (" + graph::opName(n.kind) +
+                    "): auto_pad is not supported on the NPU");
     q.N = x.shape[0];
     q.C = x.shape[1];
     q.H = x.shape[2];
@@ -378,15 +394,15 @@ struct Analyzer {
       p.epilogue.push_back(e);
       return true;
     };
-    if (n.op == "Relu")
+    if (n.kind == graph::OpKind::Relu)
       return unary(isa::VecOp::Relu);
-    if (n.op == "Sigmoid")
+    if (n.kind == graph::OpKind::Sigmoid)
       return unary(isa::VecOp::Sigmoid);
-    if (n.op == "Tanh")
+    if (n.kind == graph::OpKind::Tanh)
       return unary(isa::VecOp::Tanh);
-    if (n.op == "Exp")
+    if (n.kind == graph::OpKind::Exp)
       return unary(isa::VecOp::Exp);
-    if (n.op == "Clip") {
+    if (n.kind == graph::OpKind::Clip) {
       float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
       if (n.hasAttr("min"))
         lo = static_cast<float>(n.attrFloat("min", lo));
@@ -407,23 +423,21 @@ struct Analyzer {
       p.epilogue.push_back(e);
       return true;
     }
-    static const std::map<std::string, isa::VecOp> binary = {
-        {"Add", isa::VecOp::Add}, {"Sub", isa::VecOp::Sub}, {"Mul", isa::VecOp::Mul},
-        {"Div", isa::VecOp::Div}, {"Max", isa::VecOp::Max}, {"Min", isa::VecOp::Min}};
-    auto b = binary.find(n.op);
-    if (b == binary.end() || n.inputs.size() != 2)
-      return reject(n.name + " (" + n.op + "): not an elementwise op the NPU runs");
+    const std::optional<isa::VecOp> vop = binaryVectorOp(n.kind);
+    if (!vop || n.inputs.size() != 2)
+      return reject(n.name + " (" + graph::opName(n.kind) +
+                    "): not an elementwise op the NPU runs");
     bool curFirst = n.inputs[0] == cur;
     ValueId other = curFirst ? n.inputs[1] : n.inputs[0];
     e.operandFirst = !curFirst;
-    e.op = b->second;
+    e.op = *vop;
     if (constant(other)) {
       e.operand = EpilogueOp::Operand::Const;
       e.constant = channelConstant(val(other), out);
       if (e.constant.empty())
-        return reject(n.name + " (" + n.op + "): constant operand " + val(other).name +
-                      " broadcasts beyond a per-channel vector");
-      if (e.op == isa::VecOp::Div && !e.operandFirst) { // x / c == x * (1/c), as the CPU rounds
+        return reject(n.name + " (" + graph::opName(n.kind) + "): constant operand " +
+                      val(other).name + " broadcasts beyond a per-channel vector");
+      if (e.op == isa::VecOp::Div && !e.operandFirst) { // x / c == x * (1/c), exactly as the CPU would round
         e.op = isa::VecOp::Mul;
         for (float &v : e.constant)
           v = 1.0f / v;
@@ -432,8 +446,8 @@ struct Analyzer {
       // The chain value is the streamed tile, so it must have the output's shape; the other
       // operand is a residual of the same shape or a per-channel/scalar tensor (an SE gate).
       if (val(cur).shape != out)
-        return reject(n.name + " (" + n.op + "): the chain value " + val(cur).name +
-                      " is broadcast to the output's shape");
+        return reject(n.name + " (" + graph::opName(n.kind) + "): the chain value " +
+                      val(cur).name + " is broadcast to the output's shape");
       e.tensor = other;
       if (val(other).shape == out) {
         e.operand = EpilogueOp::Operand::Tensor;
@@ -441,8 +455,8 @@ struct Analyzer {
         e.operand = EpilogueOp::Operand::Broadcast;
         e.count = count;
       } else {
-        return reject(n.name + " (" + n.op + "): tensor operand " + val(other).name +
-                      " broadcasts beyond a per-channel vector");
+        return reject(n.name + " (" + graph::opName(n.kind) + "): tensor operand " +
+                      val(other).name + " broadcasts beyond a per-channel vector");
       }
     }
     return needOp(e.op, n) && (p.epilogue.push_back(e), true);
@@ -466,10 +480,10 @@ struct Analyzer {
       p.input = lc.input;
       p.layout = lc;
       if (!lc.cancels)
-        reject(a.name + " (" + a.op + "): " + lc.describe);
+        reject(a.name + " (" + graph::opName(a.kind) + "): " + lc.describe);
       return;
     }
-    if (a.op == "Concat") {
+    if (a.kind == graph::OpKind::Concat) {
       p.kind = KernelKind::Concat;
       if (grp.nodes.size() != 1)
         reject(a.name + " (Concat): the NPU runs a Concat only as a group of its own");
@@ -479,27 +493,29 @@ struct Analyzer {
     }
     bool ok = true;
     size_t first = 1;
-    if (a.op == "Conv") {
+    if (a.kind == graph::OpKind::Conv) {
       p.kind = KernelKind::Matmul;
       ok = conv(a);
-    } else if (a.op == "Gemm") {
+    } else if (a.kind == graph::OpKind::Gemm) {
       p.kind = KernelKind::Matmul;
       ok = gemm(a);
-    } else if (a.op == "MatMul") {
+    } else if (a.kind == graph::OpKind::MatMul) {
       p.kind = KernelKind::Matmul;
       ok = matmul(a);
-    } else if (a.op == "MaxPool" || a.op == "AveragePool") {
+    } else if (a.kind == graph::OpKind::MaxPool || a.kind == graph::OpKind::AveragePool) {
       p.kind = KernelKind::Pool;
       ok = pool(a);
-    } else if (a.op == "GlobalAveragePool") {
+    } else if (a.kind == graph::OpKind::GlobalAveragePool) {
       p.kind = KernelKind::GlobalAvgPool;
       if (val(a.inputs[0]).shape.size() != 4)
         ok = reject(a.name + " (GlobalAveragePool): only 4-D inputs run on the NPU");
       ok = ok && needOp(isa::VecOp::Add, a) && needOp(isa::VecOp::Mul, a);
       p.input = a.inputs[0];
-    } else if (!isElementwise(a.op)) {
-      std::string why = a.name + " (" + a.op + "): the NPU backend has no kernel for " + a.op;
-      if ((a.op == "Softmax" || a.op == "LogSoftmax") && !hw.vectorHas(isa::VecOp::Exp))
+    } else if (!graph::isElementwiseOp(a.kind)) {
+      std::string why = a.name + " (" + graph::opName(a.kind) +
+                        "): the NPU backend has no kernel for " + graph::opName(a.kind);
+      if ((a.kind == graph::OpKind::Softmax || a.kind == graph::OpKind::LogSoftmax) &&
+          !hw.vectorHas(isa::VecOp::Exp))
         why += ", and the target's vector unit has no 'exp' op";
       reject(why);
       return;
@@ -513,7 +529,8 @@ struct Analyzer {
           break;
         }
       if (p.input == graph::kNoValue)
-        ok = reject(a.name + " (" + a.op + "): no input with the output's shape to stream");
+        ok = reject(a.name + " (" + graph::opName(a.kind) +
+                    "): no input with the output's shape to stream");
     }
     if (!ok)
       return;

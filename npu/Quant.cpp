@@ -72,15 +72,16 @@ namespace {
 
 // The weight tensor of a tensor-unit anchor and the axis of its output channels, or kNoValue.
 ValueId weightOf(const graph::Graph &g, const graph::Node &n, int &axis) {
-  if (n.op == "Conv" && n.inputs.size() > 1) {
+  if (n.kind == graph::OpKind::Conv && n.inputs.size() > 1) {
     axis = 0;
     return n.inputs[1];
   }
-  if (n.op == "Gemm" && n.inputs.size() > 1) {
+  if (n.kind == graph::OpKind::Gemm && n.inputs.size() > 1) {
     axis = n.attrInt("transB", 0) != 0 ? 0 : 1;
     return n.inputs[1];
   }
-  if (n.op == "MatMul" && n.inputs.size() > 1 && g.value(n.inputs[1]).shape.size() == 2) {
+  if (n.kind == graph::OpKind::MatMul && n.inputs.size() > 1 &&
+      g.value(n.inputs[1]).shape.size() == 2) {
     axis = 1;
     return n.inputs[1];
   }
@@ -128,10 +129,12 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
   }
   // A Transpose whose transforms cancel in the NPU layout is a view too (npu/DramLayout.h): it
   // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
-  auto viewLike = [](const std::string &op) { return graph::isViewOp(op) || op == "Transpose"; };
+  auto viewLike = [](graph::OpKind op) {
+    return graph::isViewOp(op) || op == graph::OpKind::Transpose;
+  };
   for (graph::NodeId nid : g.topoOrder()) {
     const graph::Node &n = g.node(nid);
-    if (viewLike(n.op) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
+    if (viewLike(n.kind) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
       q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
   }
   // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
@@ -148,8 +151,8 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
     };
     for (graph::NodeId nid : g.topoOrder()) {
       const graph::Node &n = g.node(nid);
-      const bool view = viewLike(n.op) && !n.inputs.empty();
-      if (!view && n.op != "Concat")
+      const bool view = viewLike(n.kind) && !n.inputs.empty();
+      if (!view && n.kind != graph::OpKind::Concat)
         continue;
       std::vector<ValueId> vals = {n.outputs[0]};
       float s = q.scale.count(n.outputs[0]) ? q.scale.at(n.outputs[0]) : 0.0f;
@@ -259,7 +262,8 @@ std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::F
     return "";
   if (p.kind != KernelKind::Matmul && p.kind != KernelKind::Pool &&
       p.kind != KernelKind::GlobalAvgPool && p.kind != KernelKind::Eltwise)
-    return "int8 target: " + a.name + " (" + a.op + ") is not quantised on the NPU yet";
+    return "int8 target: " + a.name + " (" + graph::opName(a.kind) +
+           ") is not quantised on the NPU yet";
   for (const EpilogueOp &e : p.epilogue) {
     if (e.operand == EpilogueOp::Operand::Broadcast)
       return "int8 target: " + grp.name + ": a broadcast tensor operand (" +

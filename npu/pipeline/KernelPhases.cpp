@@ -192,7 +192,7 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
   info.groupId = grp.id;
   info.name = grp.name;
   for (graph::NodeId n : grp.nodes)
-    info.ops.push_back(gg.node(n).op);
+    info.ops.push_back(graph::opName(gg.node(n).kind));
   info.tiling = k.tiling;
   info.scheduleKey = scheduleKey(gg, grp, t);
   info.schedule = k.schedule;

@@ -164,7 +164,7 @@ uint64_t groupHash(const graph::Graph &g, const graph::FusedGroup &grp) {
   std::string text = fmt::format("v{};", kKeyVersion);
   for (size_t ni = 0; ni < grp.nodes.size(); ++ni) {
     const graph::Node &n = g.node(grp.nodes[ni]);
-    text += fmt::format("node {} {};", n.op, n.inputs.size());
+    text += fmt::format("node {} {};", graph::opName(n.kind), n.inputs.size());
     for (const auto &[k, a] : n.attrs) // std::map: sorted by name
       text += fmt::format("attr {}={};", k, attrText(a));
     for (graph::ValueId v : n.inputs) {

@@ -4,12 +4,15 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "graph/Ops.h"
 #include "graph/ShapeInference.h"
 #include "graph/Text.h"
+#include "support/Error.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,11 +52,14 @@ inline std::vector<float> randomData(int64_t n, unsigned seed) {
 }
 
 /// Adds node `name` with one f32 output value called `name + ".out"`, whose shape is inferred.
+/// `op` is the ONNX name (tests read like the models they mimic); an unknown name is a test bug.
 inline graph::NodeId addNode(graph::Graph &g, const std::string &op, const std::string &name,
                              std::vector<graph::ValueId> ins,
                              std::map<std::string, graph::AttrValue> attrs = {}) {
+  std::optional<graph::OpKind> kind = graph::opFromName(op);
+  NPUC_ASSERT(kind.has_value(), "tests build graphs from operators of graph/Ops.def: " + op);
   graph::ValueId o = g.addValue(name + ".out", {}, graph::DType::F32);
-  graph::NodeId n = g.addNode(op, name, std::move(ins), {o});
+  graph::NodeId n = g.addNode(*kind, name, std::move(ins), {o});
   g.node(n).attrs = std::move(attrs);
   graph::inferNodeShape(g, n);
   return n;

@@ -55,7 +55,7 @@ void runCase(const ConvCase &cc) {
   int64_t ow = outDim(cc.w, cc.k, cc.stride, cc.dil, cc.pads[1], cc.pads[3]);
   Shape os{cc.n, cc.m, oh, ow};
   ValueId y = g.addValue("y", os, graph::DType::F32);
-  graph::NodeId conv = g.addNode("Conv", "conv", ins, {y});
+  graph::NodeId conv = g.addNode(graph::OpKind::Conv, "conv", ins, {y});
   g.node(conv).attrs = {{"strides", std::vector<int64_t>{cc.stride, cc.stride}},
                         {"dilations", std::vector<int64_t>{cc.dil, cc.dil}},
                         {"pads", cc.pads},
@@ -66,9 +66,9 @@ void runCase(const ConvCase &cc) {
     ValueId res = g.addValue("res", os, graph::DType::F32);
     g.inputs.push_back(res);
     ValueId s = g.addValue("s", os, graph::DType::F32);
-    g.addNode("Add", "add", {y, res}, {s});
+    g.addNode(graph::OpKind::Add, "add", {y, res}, {s});
     out = g.addValue("r", os, graph::DType::F32);
-    g.addNode("Relu", "relu", {s}, {out});
+    g.addNode(graph::OpKind::Relu, "relu", {s}, {out});
   }
   g.outputs.push_back(out);
 

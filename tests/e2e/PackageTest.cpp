@@ -43,8 +43,8 @@ driver::CompiledModel handBuilt(const isa::Target &t) {
   graph::ValueId z = g.addValue("z", {2, 1}, graph::DType::F32);
   g.inputs = {x};
   g.outputs = {z};
-  graph::NodeId mm = g.addNode("MatMul", "mm", {x, w}, {y});
-  graph::NodeId rs = g.addNode("Reshape", "rs", {y, s}, {z});
+  graph::NodeId mm = g.addNode(graph::OpKind::MatMul, "mm", {x, w}, {y});
+  graph::NodeId rs = g.addNode(graph::OpKind::Reshape, "rs", {y, s}, {z});
   g.node(mm).attrs = {{"i", int64_t(-3)},
                       {"f", 0.1},
                       {"nan", std::nan("")},
@@ -186,7 +186,7 @@ TEST(Package, LayoutViewsRoundTripAndRunToTheReference) {
   g.name = "views";
   graph::ValueId x = g.addValue("x", {1, 8, 5, 6}, graph::DType::F32);
   g.inputs = {x};
-  auto node = [&](const std::string &op, const std::string &name, std::vector<graph::ValueId> ins,
+  auto node = [&](graph::OpKind op, const std::string &name, std::vector<graph::ValueId> ins,
                   std::map<std::string, graph::AttrValue> attrs) {
     graph::ValueId o = g.addValue(name, {}, graph::DType::F32);
     graph::NodeId n = g.addNode(op, name, std::move(ins), {o});
@@ -194,9 +194,12 @@ TEST(Package, LayoutViewsRoundTripAndRunToTheReference) {
     graph::inferNodeShape(g, n);
     return std::make_pair(n, o);
   };
-  auto [rn, r] = node("Reshape", "flat", {x, g.addConstantI64("s", {3}, {1, 8, 30})}, {});
-  auto [tn, tok] = node("Transpose", "tokens", {r}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
-  auto [bn, back] = node("Transpose", "back", {tok}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  auto [rn, r] =
+      node(graph::OpKind::Reshape, "flat", {x, g.addConstantI64("s", {3}, {1, 8, 30})}, {});
+  auto [tn, tok] =
+      node(graph::OpKind::Transpose, "tokens", {r}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  auto [bn, back] =
+      node(graph::OpKind::Transpose, "back", {tok}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
   g.outputs = {back};
   auto group = [&](int id, std::vector<graph::NodeId> nodes) {
     graph::FusedGroup grp;

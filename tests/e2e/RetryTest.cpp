@@ -144,7 +144,7 @@ TEST(Retry, BundledModelsKeepTheirNpuGroups) {
       }
       EXPECT_EQ(grp.cpuReason.find("by cost"), std::string::npos) << name << ": " << grp.name;
       for (graph::NodeId n : grp.nodes) {
-        if (graph::isViewOp(m.graph.node(n).op))
+        if (graph::isViewOp(m.graph.node(n).kind))
           continue;
         graph::FusedGroup alone;
         alone.nodes = {n};

@@ -49,8 +49,8 @@ TEST_P(BundledModel, ReferenceMatchesTorch) {
   graph::foldBatchNorm(g);
   graph::inferShapes(g);
   for (graph::NodeId n : g.topoOrder()) {
-    EXPECT_NE(g.node(n).op, "BatchNormalization");
-    EXPECT_NE(g.node(n).op, "Identity");
+    EXPECT_NE(g.node(n).kind, graph::OpKind::BatchNormalization);
+    EXPECT_NE(g.node(n).kind, graph::OpKind::Identity);
   }
   expectClose(runOne(g, input), want, name + " after simplify+foldBatchNorm");
   graph::fuseOps(g);
@@ -64,15 +64,15 @@ TEST(OnnxImport, TinyCnnStructure) {
   graph::Graph g = frontend::importOnnx(model("tinycnn.onnx"));
   int convs = 0, bns = 0;
   for (graph::NodeId n : g.topoOrder()) {
-    convs += g.node(n).op == "Conv";
-    bns += g.node(n).op == "BatchNormalization";
+    convs += g.node(n).kind == graph::OpKind::Conv;
+    bns += g.node(n).kind == graph::OpKind::BatchNormalization;
   }
   EXPECT_EQ(convs, 5);
   EXPECT_EQ(bns, 5);
   EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{1, 10}));
   // Normalised Conv attributes are always explicit.
   for (graph::NodeId n : g.topoOrder())
-    if (g.node(n).op == "Conv") {
+    if (g.node(n).kind == graph::OpKind::Conv) {
       EXPECT_EQ(g.node(n).attrInts("pads").size(), 4u);
       EXPECT_EQ(g.node(n).attrInts("strides").size(), 2u);
       EXPECT_TRUE(g.node(n).hasAttr("group"));
@@ -82,7 +82,7 @@ TEST(OnnxImport, TinyCnnStructure) {
   graph::foldBatchNorm(g);
   int withBias = 0;
   for (graph::NodeId n : g.topoOrder())
-    if (g.node(n).op == "Conv")
+    if (g.node(n).kind == graph::OpKind::Conv)
       withBias += g.node(n).inputs.size() == 3;
   EXPECT_EQ(withBias, 5);
 }
@@ -92,18 +92,18 @@ TEST(OnnxImport, DwNetClipBoundsAndPadRemoval) {
   bool sawDepthwise = false;
   for (graph::NodeId n : g.topoOrder()) {
     const graph::Node &nd = g.node(n);
-    if (nd.op == "Clip") {
+    if (nd.kind == graph::OpKind::Clip) {
       EXPECT_EQ(nd.inputs.size(), 1u);
       EXPECT_DOUBLE_EQ(nd.attrFloat("min", -1), 0.0);
       EXPECT_DOUBLE_EQ(nd.attrFloat("max", -1), 6.0);
     }
-    if (nd.op == "Conv" && nd.attrInt("group", 1) == 16)
+    if (nd.kind == graph::OpKind::Conv && nd.attrInt("group", 1) == 16)
       sawDepthwise = true;
   }
   EXPECT_TRUE(sawDepthwise);
   graph::simplify(g);
   for (graph::NodeId n : g.topoOrder())
-    EXPECT_NE(g.node(n).op, "Pad") << "all-zero Pad is a no-op";
+    EXPECT_NE(g.node(n).kind, graph::OpKind::Pad) << "all-zero Pad is a no-op";
 }
 
 TEST(OnnxImport, ReferenceRejectsWrongInputShape) {

@@ -330,7 +330,7 @@ TEST(Fusion, SplitGroupKeepsAnExecutableOrder) {
 // Cost-aware placement
 
 std::string rejectSoftmax(const Graph &g, const FusedGroup &grp) {
-  return g.node(grp.anchor).op == "Softmax" ? "no exp" : "";
+  return g.node(grp.anchor).kind == graph::OpKind::Softmax ? "no exp" : "";
 }
 
 // softmax -> middle -> softmax on [1, 16, 32, 32]; the softmaxes run on the CPU.

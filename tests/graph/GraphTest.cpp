@@ -19,9 +19,9 @@ TEST(Graph, TopoOrderKeepsModelOrderWhenAlreadySorted) {
   g.inputs = {x};
   ValueId a = g.addValue("a", {1, 4}, DType::F32), b = g.addValue("b", {1, 4}, DType::F32);
   ValueId c = g.addValue("c", {1, 4}, DType::F32);
-  g.addNode("Relu", "n0", {x}, {a});
-  g.addNode("Sigmoid", "n1", {x}, {b}); // independent of n0: a tie
-  g.addNode("Add", "n2", {a, b}, {c});
+  g.addNode(OpKind::Relu, "n0", {x}, {a});
+  g.addNode(OpKind::Sigmoid, "n1", {x}, {b}); // independent of n0: a tie
+  g.addNode(OpKind::Add, "n2", {a, b}, {c});
   g.outputs = {c};
   EXPECT_EQ(g.topoOrder(), (std::vector<NodeId>{0, 1, 2}));
 }
@@ -33,9 +33,9 @@ TEST(Graph, TopoOrderFixesOutOfOrderModels) {
   ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
   ValueId c = g.addValue("c", {4}, DType::F32);
   // Listed consumer-first: node 0 reads b produced by node 2, which reads a from node 1.
-  g.addNode("Relu", "last", {b}, {c});
-  g.addNode("Relu", "first", {x}, {a});
-  g.addNode("Relu", "middle", {a}, {b});
+  g.addNode(OpKind::Relu, "last", {b}, {c});
+  g.addNode(OpKind::Relu, "first", {x}, {a});
+  g.addNode(OpKind::Relu, "middle", {a}, {b});
   g.outputs = {c};
   EXPECT_EQ(g.topoOrder(), (std::vector<NodeId>{1, 2, 0}));
   g.node(2).dead = true;
@@ -47,8 +47,8 @@ TEST(Graph, TopoOrderFixesOutOfOrderModels) {
 TEST(Graph, CycleIsAnError) {
   Graph g;
   ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
-  g.addNode("Relu", "p", {b}, {a});
-  g.addNode("Relu", "q", {a}, {b});
+  g.addNode(OpKind::Relu, "p", {b}, {a});
+  g.addNode(OpKind::Relu, "q", {a}, {b});
   g.outputs = {b};
   EXPECT_THROW(g.topoOrder(), Error);
 }
@@ -59,9 +59,9 @@ TEST(Graph, ConsumersReplaceAndDce) {
   g.inputs = {x};
   ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
   ValueId d = g.addValue("d", {4}, DType::F32);
-  g.addNode("Relu", "r", {x}, {a});
-  g.addNode("Tanh", "t", {a}, {b});
-  g.addNode("Exp", "unused", {a}, {d});
+  g.addNode(OpKind::Relu, "r", {x}, {a});
+  g.addNode(OpKind::Tanh, "t", {a}, {b});
+  g.addNode(OpKind::Exp, "unused", {a}, {d});
   g.outputs = {b};
   EXPECT_EQ(g.consumers(a), (std::vector<NodeId>{1, 2}));
   EXPECT_TRUE(g.isGraphOutput(b));
@@ -85,7 +85,7 @@ TEST(Graph, AttributesAndPrinter) {
   g.inputs = {x};
   ValueId w = g.addConstant("w", {2}, {1.0f, 2.0f});
   ValueId y = g.addValue("y", {1, 2}, DType::F32);
-  NodeId n = g.addNode("Mul", "m", {x, w}, {y});
+  NodeId n = g.addNode(OpKind::Mul, "m", {x, w}, {y});
   g.outputs = {y};
   g.node(n).attrs["k"] = int64_t{3};
   g.node(n).attrs["list"] = std::vector<int64_t>{1, 2};

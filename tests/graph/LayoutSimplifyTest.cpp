@@ -28,10 +28,10 @@ HostTensor randomInput(const Shape &s) {
   return t;
 }
 
-std::vector<std::string> liveOps(const Graph &g) {
-  std::vector<std::string> ops;
+std::vector<OpKind> liveOps(const Graph &g) {
+  std::vector<OpKind> ops;
   for (NodeId n : g.topoOrder())
-    ops.push_back(g.node(n).op);
+    ops.push_back(g.node(n).kind);
   return ops;
 }
 
@@ -65,7 +65,7 @@ TEST(LayoutSimplify, ReshapeChainCollapsesToOneReshape) {
   ValueId x = g.inputs[0];
   NodeId r = nodeNamed(g, "r");
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Reshape, OpKind::Relu}));
   EXPECT_EQ(s.node(r).inputs[0], x);
   // Golden: the one Reshape reads x with a constant shape of its own output's dims.
   std::string text = printGraph(s);
@@ -87,7 +87,7 @@ TEST(LayoutSimplify, ReshapeBackToTheInputShapeDisappears) {
   ValueId x = g.inputs[0];
   NodeId relu = nodeNamed(g, "relu");
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Relu}));
   EXPECT_EQ(s.node(relu).inputs[0], x);
 }
 
@@ -105,7 +105,7 @@ TEST(LayoutSimplify, TransposePairComposesAndIdentityDisappears) {
   Graph s = simplifiedAndChecked(g);
   // t2 = one Transpose of x with perm r[i] = p1[p2[i]] = {2, 1, 0}; t3 is the identity and goes;
   // t1 has no use left.
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Transpose", "Relu"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Transpose, OpKind::Relu}));
   EXPECT_EQ(s.node(t2).inputs[0], x);
   EXPECT_EQ(s.node(t2).attrInts("perm"), (std::vector<int64_t>{2, 1, 0}));
   EXPECT_EQ(s.node(relu).inputs[0], x);
@@ -125,10 +125,10 @@ TEST(LayoutSimplify, UnitDimTransposeBecomesReshapeAndJoinsTheChain) {
   ValueId x = g.inputs[0];
   NodeId t = nodeNamed(g, "t"), r = nodeNamed(g, "r"), t2 = nodeNamed(g, "t2");
   Graph s = simplifiedAndChecked(g);
-  EXPECT_EQ(liveOps(s), (std::vector<std::string>{"Reshape", "Transpose"}));
+  EXPECT_EQ(liveOps(s), (std::vector<OpKind>{OpKind::Reshape, OpKind::Transpose}));
   EXPECT_EQ(s.node(r).inputs[0], x);
   EXPECT_TRUE(s.node(t).dead);
-  EXPECT_EQ(s.node(t2).op, "Transpose");
+  EXPECT_EQ(s.node(t2).kind, OpKind::Transpose);
 }
 
 TEST(LayoutSimplify, KeepsIntermediatesWithOtherUsesAndGraphOutputs) {
@@ -155,7 +155,7 @@ TEST(LayoutSimplify, KeepsIntermediatesWithOtherUsesAndGraphOutputs) {
   // back(t(c)) is the identity but a graph output: rewritten in place into a Reshape, which
   // then joins the reshape chain (c is a Reshape of x).
   EXPECT_FALSE(s.node(back).dead);
-  EXPECT_EQ(s.node(back).op, "Reshape");
+  EXPECT_EQ(s.node(back).kind, OpKind::Reshape);
   EXPECT_EQ(s.node(back).inputs[0], x);
   EXPECT_TRUE(s.node(t).dead);
 }

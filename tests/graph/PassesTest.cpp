@@ -58,9 +58,9 @@ TEST(Passes, FoldBatchNormPreservesNumerics) {
   inferShapes(g);
   int bns = 0, muls = 0, adds = 0;
   for (NodeId n : g.topoOrder()) {
-    bns += g.node(n).op == "BatchNormalization";
-    muls += g.node(n).op == "Mul";
-    adds += g.node(n).op == "Add";
+    bns += g.node(n).kind == graph::OpKind::BatchNormalization;
+    muls += g.node(n).kind == graph::OpKind::Mul;
+    adds += g.node(n).kind == graph::OpKind::Add;
   }
   EXPECT_EQ(bns, 0);
   EXPECT_EQ(muls, 2) << "bn2 (shared conv output) and bn3 (graph input) become Mul+Add";
@@ -79,7 +79,7 @@ TEST(Passes, FoldBatchNormUsesChannelBroadcastShape) {
   Graph g = bnGraph();
   foldBatchNorm(g);
   for (NodeId n : g.topoOrder()) {
-    if (g.node(n).op == "Mul") {
+    if (g.node(n).kind == graph::OpKind::Mul) {
       EXPECT_EQ(g.value(g.node(n).inputs[1]).shape.size(), 3u); // [C,1,1]
     }
   }
@@ -184,7 +184,7 @@ TEST(Passes, PlaceSmoothsViewGroups) {
   Graph &g = f.g;
   fuseOps(g);
   auto rejectSoftmax = [](const Graph &gr, const FusedGroup &grp) -> std::string {
-    return gr.node(grp.anchor).op == "Softmax" ? "no exp" : "";
+    return gr.node(grp.anchor).kind == graph::OpKind::Softmax ? "no exp" : "";
   };
   place(g, rejectSoftmax);
   EXPECT_EQ(g.groups[0].placement, Placement::Npu);
@@ -234,7 +234,7 @@ TEST(Passes, SinkScalesPastMatMulPreservesNumerics) {
   EXPECT_EQ(g.node(mm4).inputs[0], out(g, ss));
   EXPECT_EQ(g.node(mm4).inputs[1], out(g, ss));
   const Node &last = g.node(g.value(out(before, mm)).producer);
-  EXPECT_TRUE(last.op == "Div" || last.op == "Mul") << last.op;
+  EXPECT_TRUE(last.kind == graph::OpKind::Div || last.kind == graph::OpKind::Mul) << last.kind;
   std::map<ValueId, HostTensor> ins;
   for (ValueId v : {q, k, r, sq})
     ins[v] = HostTensor(g.value(v).shape,

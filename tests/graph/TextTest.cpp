@@ -35,10 +35,10 @@ TEST(GraphText, PrintsTheDocumentedSyntax) {
   ValueId w = g.addConstant("w", {2, 2, 1, 1}, {1.5f, -2.f, 0.25f, 0.f});
   ValueId z = g.addConstant("z", {2, 1, 1}, {3.f, 3.f});
   ValueId y = g.addValue("conv out", {1, 2, 2, 2}, DType::F32);
-  NodeId c = g.addNode("Conv", "conv", {x, w}, {y});
+  NodeId c = g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   g.node(c).attrs = {{"kernel_shape", std::vector<int64_t>{1, 1}}, {"group", int64_t{1}}};
   ValueId s = g.addValue("s", {1, 2, 2, 2}, DType::F32);
-  g.addNode("Add", "add", {y, z}, {s});
+  g.addNode(graph::OpKind::Add, "add", {y, z}, {s});
   g.outputs = {s};
   EXPECT_EQ(printGraphText(g), "graph \"tiny\"\n"
                                "  input %x: f32[1x2x2x2]\n"
@@ -87,7 +87,7 @@ TEST(GraphText, FloatConstantsKeepTheirBits) {
   Graph g;
   ValueId c = g.addConstant("c", {8}, d);
   ValueId y = g.addValue("y", {8}, DType::F32);
-  g.addNode("Relu", "r", {c}, {y});
+  g.addNode(graph::OpKind::Relu, "r", {c}, {y});
   g.outputs = {y};
   std::string text = printGraphText(g);
   EXPECT_NE(text.find("[0.1, -0, 1e-45, 3.4028235e+38, -inf, nan, bits(2143289345), 0.33333334]"),
@@ -139,8 +139,8 @@ TEST(GraphText, RepeatedAndOddNamesStayDistinct) {
   ValueId x = g.addValue("v", {2}, DType::F32);
   g.inputs = {x};
   ValueId a = g.addValue("v", {2}, DType::F32), b = g.addValue("", {2}, DType::F32);
-  g.addNode("Relu", "n", {x}, {a});
-  g.addNode("Neg", "n", {a}, {b});
+  g.addNode(graph::OpKind::Relu, "n", {x}, {a});
+  g.addNode(graph::OpKind::Neg, "n", {a}, {b});
   g.outputs = {b};
   std::string text = printGraphText(g);
   EXPECT_EQ(text, "graph \"\"\n"

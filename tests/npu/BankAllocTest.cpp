@@ -268,19 +268,19 @@ TEST_P(BankAllocReal, NeverSlowerAndSameOutputs) {
     auto w = g.addConstant("w", {c.OC, c.C / c.G, c.K, c.K},
                            halves(randomData(size_t(c.OC * (c.C / c.G) * c.K * c.K), 2)));
     y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
-    auto n = g.addNode("Conv", "conv", {x, w}, {y});
+    auto n = g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
     g.node(n).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
     g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
     g.node(n).attrs["group"] = c.G;
   } else if (c.OC == -1) {
     y = g.addValue("y", {1, c.C, 1, 1}, graph::DType::F32);
-    g.addNode("GlobalAveragePool", "gap", {x}, {y});
+    g.addNode(graph::OpKind::GlobalAveragePool, "gap", {x}, {y});
   } else if (c.OC == -2) {
     y = g.addValue("y", {1, c.C, c.H, c.W}, graph::DType::F32);
-    g.addNode("Relu", "relu", {x}, {y});
+    g.addNode(graph::OpKind::Relu, "relu", {x}, {y});
   } else {
     y = g.addValue("y", {1, c.C, OH, OW}, graph::DType::F32);
-    auto n = g.addNode("MaxPool", "pool", {x}, {y});
+    auto n = g.addNode(graph::OpKind::MaxPool, "pool", {x}, {y});
     g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{c.K, c.K};
     g.node(n).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
     g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};

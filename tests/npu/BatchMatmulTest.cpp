@@ -73,29 +73,29 @@ Built build(const Case &c) {
       xs[static_cast<size_t>(c.transposeB[i])] = c.b[i];
     ValueId x = input("x", xs);
     b = g.addValue("b", c.b, graph::DType::F32);
-    auto n = g.addNode("Transpose", "tr", {x}, {b});
+    auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {b});
     g.node(n).attrs["perm"] = c.transposeB;
   }
   Shape ys = matmulShape(c.a, c.b);
   ValueId y = g.addValue("mm", ys, graph::DType::F32);
-  graph::NodeId mm = g.addNode("MatMul", "matmul", {a, b}, {y});
+  graph::NodeId mm = g.addNode(graph::OpKind::MatMul, "matmul", {a, b}, {y});
   if (c.scale != 0) {
     ValueId s = g.addConstant("scale", {}, {c.scale});
     ValueId z = g.addValue("scaled", ys, graph::DType::F32);
-    g.addNode("Mul", "scale", {y, s}, {z});
+    g.addNode(graph::OpKind::Mul, "scale", {y, s}, {z});
     y = z;
   }
   if (c.bias) {
     const int64_t n = ys.back();
     ValueId bv = g.addConstant("bias", {n}, halves(randomData(static_cast<size_t>(n), 31)));
     ValueId z = g.addValue("biased", ys, graph::DType::F32);
-    g.addNode("Add", "bias", {y, bv}, {z});
+    g.addNode(graph::OpKind::Add, "bias", {y, bv}, {z});
     y = z;
   }
   if (c.mask) {
     ValueId m = input("mask", ys);
     ValueId z = g.addValue("masked", ys, graph::DType::F32);
-    g.addNode("Add", "mask", {y, m}, {z});
+    g.addNode(graph::OpKind::Add, "mask", {y, m}, {z});
     y = z;
   }
   oneGroup(g, y);
@@ -192,7 +192,7 @@ TEST(BatchMatmulPlan, ConstantOperands) {
     g.inputs = {a};
     ValueId w = g.addConstant("w", {8, 6}, halves(randomData(48, 3)));
     ValueId y = g.addValue("y", {5, 6}, graph::DType::F32);
-    g.addNode("MatMul", "mm", {a, w}, {y});
+    g.addNode(graph::OpKind::MatMul, "mm", {a, w}, {y});
     oneGroup(g, y);
     npu::Segment seg = npu::compileSegment(g, {0}, t).value();
     EXPECT_NE(seg.groupInfo.at(0).tiling.find("implicit GEMM"), std::string::npos);
@@ -203,7 +203,7 @@ TEST(BatchMatmulPlan, ConstantOperands) {
     g.inputs = {b};
     ValueId w = g.addConstant("w", {5, 8}, halves(randomData(40, 4)));
     ValueId y = g.addValue("y", {5, 6}, graph::DType::F32);
-    g.addNode("MatMul", "mm", {w, b}, {y});
+    g.addNode(graph::OpKind::MatMul, "mm", {w, b}, {y});
     oneGroup(g, y);
     EXPECT_NE(npu::npuRejectReason(g, g.groups[0], t, false).find("constant operand"),
               std::string::npos);
@@ -227,7 +227,7 @@ TEST(PlacementCost, EstimateFollowsTheKernel) {
                           : g.addValue("a", {M, K}, graph::DType::F32);
     g.inputs = constantA ? std::vector<ValueId>{b} : std::vector<ValueId>{a, b};
     ValueId y = g.addValue("y", {M, N}, graph::DType::F32);
-    g.addNode("MatMul", "mm", {a, b}, {y});
+    g.addNode(graph::OpKind::MatMul, "mm", {a, b}, {y});
     oneGroup(g, y);
     return g;
   };
@@ -244,7 +244,7 @@ TEST(PlacementCost, EstimateFollowsTheKernel) {
   ValueId x = sm.addValue("x", {4, 8}, graph::DType::F32);
   sm.inputs = {x};
   ValueId y = sm.addValue("y", {4, 8}, graph::DType::F32);
-  sm.addNode("Softmax", "sm", {x}, {y});
+  sm.addNode(graph::OpKind::Softmax, "sm", {x}, {y});
   oneGroup(sm, y);
   EXPECT_EQ(npu::npuGroupCycles(sm, sm.groups[0], t), -1);
 }

@@ -45,12 +45,12 @@ struct Chain {
                              halves(randomData(size_t(C * C * k * k), seed++, -0.3f, 0.3f)));
       weightBytes += C * C * k * k * 2;
       const int64_t p = k / 2;
-      cur = node("Conv", name, {cur, w},
+      cur = node(graph::OpKind::Conv, name, {cur, w},
                  {{"pads", std::vector<int64_t>{p, p, p, p}},
                   {"strides", std::vector<int64_t>{1, 1}},
                   {"dilations", std::vector<int64_t>{1, 1}}});
       if (i + 1 < convs) {
-        cur = node("Relu", name + ".relu", {cur});
+        cur = node(graph::OpKind::Relu, name + ".relu", {cur});
         inner.push_back(cur);
       }
     }
@@ -62,7 +62,7 @@ struct Chain {
       ids.push_back(grp.id);
     }
   }
-  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins,
+  ValueId node(graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
                std::map<std::string, graph::AttrValue> attrs = {}) {
     ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
     NodeId n = g.addNode(op, name, std::move(ins), {o});
@@ -241,18 +241,20 @@ TEST(BatchSplit, RunsTouchingAChosenLayoutKeepTheWholeBatch) {
   c.ids.clear();
   c.x = c.g.addValue("x", {N, H, S, D}, graph::DType::F32);
   c.g.inputs = {c.x};
-  ValueId a = c.node("Relu", "a", {c.x});
+  ValueId a = c.node(graph::OpKind::Relu, "a", {c.x});
   ValueId half = c.g.addConstant("half", {1}, {0.5f});
-  ValueId b = c.node("Mul", "b", {c.x, half});
-  ValueId bt = c.node("Transpose", "bt", {b}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
-  ValueId scores = c.node("MatMul", "scores", {a, bt});
-  ValueId ctx = c.node("MatMul", "ctx", {scores, a});
-  ValueId heads = c.node("Transpose", "heads", {ctx}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  ValueId b = c.node(graph::OpKind::Mul, "b", {c.x, half});
+  ValueId bt =
+      c.node(graph::OpKind::Transpose, "bt", {b}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  ValueId scores = c.node(graph::OpKind::MatMul, "scores", {a, bt});
+  ValueId ctx = c.node(graph::OpKind::MatMul, "ctx", {scores, a});
+  ValueId heads = c.node(graph::OpKind::Transpose, "heads", {ctx},
+                         {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
   ValueId shape = c.g.addConstantI64("merged.shape", {3}, {N, S, H * D});
-  ValueId merged = c.node("Reshape", "merged", {heads, shape});
+  ValueId merged = c.node(graph::OpKind::Reshape, "merged", {heads, shape});
   ValueId w =
       c.g.addConstant("w", {H * D, 64}, halves(randomData(size_t(H * D * 64), 6, -0.2f, 0.2f)));
-  c.y = c.node("MatMul", "proj", {merged, w});
+  c.y = c.node(graph::OpKind::MatMul, "proj", {merged, w});
   c.g.outputs = {c.y};
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   auto reject = [&t](const Graph &g, const graph::FusedGroup &grp) {

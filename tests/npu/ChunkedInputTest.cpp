@@ -47,7 +47,7 @@ TEST(ChunkedInput, FirstMatmulStartsBeforeTheWholeInputArrives) {
   g.inputs = {x};
   auto w = g.addConstant("w", {64, 192, 1, 1}, halves(randomData(64 * 192, 2, -0.1f, 0.1f)));
   auto y = g.addValue("y", {1, 64, 14, 14}, graph::DType::F32);
-  g.addNode("Conv", "conv", {x, w}, {y});
+  g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   oneGroup(g, y);
   HostTensor in({1, 192, 14, 14}, halves(randomData(192 * 14 * 14, 1)));
   npu::Segment seg = npu::compileSegment(g, {0}, t).value();
@@ -90,11 +90,11 @@ TEST(ChunkedInput, KOuterWithResidualAndTwoImages) {
   auto w = g.addConstant("w", {OC, C, 1, 1}, halves(randomData(OC * C, 21, -0.1f, 0.1f)));
   auto bias = g.addConstant("b", {OC}, randomData(OC, 22));
   auto y = g.addValue("y", {N, OC, H, W}, graph::DType::F32);
-  g.addNode("Conv", "conv", {x, w, bias}, {y});
+  g.addNode(graph::OpKind::Conv, "conv", {x, w, bias}, {y});
   auto s = g.addValue("s", {N, OC, H, W}, graph::DType::F32);
-  g.addNode("Add", "add", {y, res}, {s});
+  g.addNode(graph::OpKind::Add, "add", {y, res}, {s});
   auto out = g.addValue("out", {N, OC, H, W}, graph::DType::F32);
-  g.addNode("Relu", "relu", {s}, {out});
+  g.addNode(graph::OpKind::Relu, "relu", {s}, {out});
   oneGroup(g, out);
   HostTensor in({N, C, H, W}, halves(randomData(N * C * H * W, 23)));
   HostTensor r({N, OC, H, W}, halves(randomData(N * OC * H * W, 24)));
@@ -120,7 +120,7 @@ TEST(ChunkedInput, ManyChunksDoNotDeadlock) {
   auto wdata = halves(randomData(static_cast<size_t>(OC * C), 4, -0.1f, 0.1f));
   auto w = g.addConstant("w", {OC, C, 1, 1}, wdata);
   auto y = g.addValue("y", {1, OC, 1, 1}, graph::DType::F32);
-  g.addNode("Conv", "conv", {x, w}, {y});
+  g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   oneGroup(g, y);
   HostTensor in({1, C, 1, 1}, halves(randomData(static_cast<size_t>(C), 5)));
   npu::CompileOptions opt;

@@ -90,7 +90,7 @@ TEST_P(ConcatKernel, MatchesNaiveConcatAndReference) {
     }
   }
   auto y = g.addValue("y", out, graph::DType::F32);
-  auto n = g.addNode("Concat", "cat", ins, {y});
+  auto n = g.addNode(graph::OpKind::Concat, "cat", ins, {y});
   g.node(n).attrs["axis"] = c.axis;
   oneGroup(g, y);
   ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "") << "Concat runs on the NPU";
@@ -145,7 +145,7 @@ TEST(ConcatKernel, IntegerTensorsStayOnTheCpu) {
   auto b = g.addValue("b", {2, 3}, graph::DType::I64);
   g.inputs = {a, b};
   auto y = g.addValue("y", {4, 3}, graph::DType::I64);
-  auto n = g.addNode("Concat", "icat", {a, b}, {y});
+  auto n = g.addNode(graph::OpKind::Concat, "icat", {a, b}, {y});
   g.node(n).attrs["axis"] = int64_t(0);
   oneGroup(g, y);
   // Neither the Concat kernel nor the loop-nest kernel takes integer tensors; the reason names
@@ -160,7 +160,7 @@ TEST(ConcatKernel, IntegerTensorsStayOnTheCpu) {
 // it, as squeeze-excitation does (x * sigmoid-like gate), then Relu.
 struct BcastCase {
   Shape x, gate;
-  std::string op;
+  graph::OpKind kind;
   bool gateFirst = false;
 };
 
@@ -174,8 +174,8 @@ TEST_P(BroadcastOperand, MatchesDerivedResultAndReference) {
   auto gate = g.addValue("gate", c.gate, graph::DType::F32);
   g.inputs = {x, gate};
   auto y = g.addValue("y", c.x, graph::DType::F32);
-  g.addNode(c.op, "se", c.gateFirst ? std::vector<ValueId>{gate, x} : std::vector<ValueId>{x, gate},
-            {y});
+  g.addNode(c.kind, "se",
+            c.gateFirst ? std::vector<ValueId>{gate, x} : std::vector<ValueId>{x, gate}, {y});
   oneGroup(g, y);
   ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
   HostTensor tx(c.x, halves(randomData(static_cast<size_t>(numElements(c.x)), 51)));
@@ -195,12 +195,12 @@ TEST_P(BroadcastOperand, MatchesDerivedResultAndReference) {
                    ? tg.data[0]
                    : tg.data[static_cast<size_t>(f / inner % s[static_cast<size_t>(cax)])];
     float xv = tx.data[static_cast<size_t>(f)];
-    double exact = c.op == "Mul"   ? double(xv) * gv
-                   : c.op == "Add" ? double(xv) + gv
-                   : c.gateFirst   ? double(gv) - xv
-                                   : double(xv) - gv;
+    double exact = c.kind == graph::OpKind::Mul   ? double(xv) * gv
+                   : c.kind == graph::OpKind::Add ? double(xv) + gv
+                   : c.gateFirst                  ? double(gv) - xv
+                                                  : double(xv) - gv;
     float got = r.out.data[static_cast<size_t>(f)];
-    if (c.op == "Mul")
+    if (c.kind == graph::OpKind::Mul)
       ASSERT_EQ(got, roundToHalf(static_cast<float>(exact))) << "element " << f;
     else
       ASSERT_NEAR(got, exact, tol(exact)) << "element " << f;
@@ -209,19 +209,19 @@ TEST_P(BroadcastOperand, MatchesDerivedResultAndReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, BroadcastOperand,
-                         ::testing::Values(BcastCase{{1, 37, 5, 7}, {1, 37, 1, 1}, "Mul"},
-                                           BcastCase{{2, 37, 3, 5}, {37, 1, 1}, "Sub", true},
-                                           BcastCase{{1, 6, 3, 5}, {1, 1, 1, 1}, "Add"},
-                                           BcastCase{{1, 6, 3, 5}, {1}, "Mul", true},
-                                           BcastCase{{4, 37}, {37}, "Mul"},
-                                           BcastCase{{3, 4, 37}, {1, 1, 37}, "Add"}),
-                         [](const ::testing::TestParamInfo<BcastCase> &i) {
-                           return i.param.op + (i.param.gateFirst ? "_gate_first_" : "_") +
-                                  std::to_string(i.param.x.size()) + "d_" +
-                                  std::to_string(numElements(i.param.gate)) + "_" +
-                                  std::to_string(i.index);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BroadcastOperand,
+    ::testing::Values(BcastCase{{1, 37, 5, 7}, {1, 37, 1, 1}, graph::OpKind::Mul},
+                      BcastCase{{2, 37, 3, 5}, {37, 1, 1}, graph::OpKind::Sub, true},
+                      BcastCase{{1, 6, 3, 5}, {1, 1, 1, 1}, graph::OpKind::Add},
+                      BcastCase{{1, 6, 3, 5}, {1}, graph::OpKind::Mul, true},
+                      BcastCase{{4, 37}, {37}, graph::OpKind::Mul},
+                      BcastCase{{3, 4, 37}, {1, 1, 37}, graph::OpKind::Add}),
+    [](const ::testing::TestParamInfo<BcastCase> &i) {
+      return graph::opName(i.param.kind) + std::string(i.param.gateFirst ? "_gate_first_" : "_") +
+             std::to_string(i.param.x.size()) + "d_" + std::to_string(numElements(i.param.gate)) +
+             "_" + std::to_string(i.index);
+    });
 
 // The gate followed by more of the chain: (x * gate) + per-channel constant, then Relu; the
 // gate's view and the constant's are offset independently.
@@ -237,9 +237,9 @@ TEST(BroadcastOperand, ChainAfterTheGate) {
   auto m = g.addValue("m", {1, C, H, W}, graph::DType::F32);
   auto s = g.addValue("s", {1, C, H, W}, graph::DType::F32);
   auto y = g.addValue("y", {1, C, H, W}, graph::DType::F32);
-  g.addNode("Mul", "se", {x, gate}, {m});
-  g.addNode("Add", "bias", {m, k}, {s});
-  g.addNode("Relu", "relu", {s}, {y});
+  g.addNode(graph::OpKind::Mul, "se", {x, gate}, {m});
+  g.addNode(graph::OpKind::Add, "bias", {m, k}, {s});
+  g.addNode(graph::OpKind::Relu, "relu", {s}, {y});
   oneGroup(g, y);
   HostTensor tx({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 54)));
   HostTensor tg({1, C, 1, 1}, halves(randomData(static_cast<size_t>(C), 55, 0.f, 1.f)));
@@ -273,9 +273,9 @@ TEST(BroadcastOperand, GateInAConvEpilogue) {
   auto w = g.addConstant("w", {OC, C, K, K}, wdata);
   auto y = g.addValue("y", {1, OC, H, W}, graph::DType::F32);
   auto out = g.addValue("out", {1, OC, H, W}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", {x, w}, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   g.node(conv).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
-  g.addNode("Mul", "se", {y, gate}, {out});
+  g.addNode(graph::OpKind::Mul, "se", {y, gate}, {out});
   oneGroup(g, out);
   ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
   HostTensor tx({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 57)));
@@ -317,10 +317,10 @@ TEST(BroadcastOperand, GateInADepthwiseEpilogue) {
   auto w = g.addConstant("w", {C, 1, K, K}, wdata);
   auto y = g.addValue("y", {1, C, H, W}, graph::DType::F32);
   auto out = g.addValue("out", {1, C, H, W}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "dw", {x, w}, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "dw", {x, w}, {y});
   g.node(conv).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
   g.node(conv).attrs["group"] = C;
-  g.addNode("Mul", "se", {y, gate}, {out});
+  g.addNode(graph::OpKind::Mul, "se", {y, gate}, {out});
   oneGroup(g, out);
   ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
   HostTensor tx({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 62)));

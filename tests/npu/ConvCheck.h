@@ -55,7 +55,7 @@ inline ConvGraph buildConv(const ConvCase &c) {
   if (c.bias)
     ins.push_back(g.addConstant("b", {c.OC}, r.bdata));
   auto y = g.addValue("y", {1, c.OC, r.OH, r.OW}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", ins, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
   g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
@@ -63,7 +63,7 @@ inline ConvGraph buildConv(const ConvCase &c) {
   auto out = y;
   if (c.relu) {
     out = g.addValue("r", {1, c.OC, r.OH, r.OW}, graph::DType::F32);
-    g.addNode("Relu", "relu", {y}, {out});
+    g.addNode(graph::OpKind::Relu, "relu", {y}, {out});
   }
   oneGroup(g, out);
   r.in =

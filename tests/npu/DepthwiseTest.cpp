@@ -63,7 +63,7 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
   if (c.bias)
     ins.push_back(g.addConstant("b", {c.C}, randomData(static_cast<size_t>(c.C), 42, -2.f, 2.f)));
   auto y = g.addValue("y", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "dw", ins, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "dw", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.padLo, c.padLo, c.padHi, c.padHi};
   g.node(conv).attrs["dilations"] = std::vector<int64_t>{c.D, c.D};
@@ -71,7 +71,7 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
   auto out = y;
   if (c.clip) {
     out = g.addValue("r", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
-    auto clip = g.addNode("Clip", "relu6", {y}, {out});
+    auto clip = g.addNode(graph::OpKind::Clip, "relu6", {y}, {out});
     g.node(clip).attrs["min"] = 0.0;
     g.node(clip).attrs["max"] = 6.0;
   }
@@ -79,7 +79,7 @@ DwGraph depthwiseGraph(const DwCase &c, bool halfWeights) {
     auto rv = g.addValue("res", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
     g.inputs.push_back(rv);
     auto sum = g.addValue("sum", {c.N, c.C, r.OH, r.OW}, graph::DType::F32);
-    g.addNode("Add", "add", {out, rv}, {sum});
+    g.addNode(graph::OpKind::Add, "add", {out, rv}, {sum});
     out = sum;
     r.res = HostTensor({c.N, c.C, r.OH, r.OW},
                        halves(randomData(static_cast<size_t>(c.N * c.C * r.OH * r.OW), 44)));

@@ -38,9 +38,9 @@ Graph convSigmoid(HostTensor &in, std::vector<float> &w) {
   auto wv = g.addConstant("w", {8, 8, 3, 3}, w);
   auto y = g.addValue("y", {1, 8, 6, 6}, graph::DType::F32);
   auto s = g.addValue("s", {1, 8, 6, 6}, graph::DType::F32);
-  auto n = g.addNode("Conv", "conv", {x, wv}, {y});
+  auto n = g.addNode(graph::OpKind::Conv, "conv", {x, wv}, {y});
   g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
-  g.addNode("Sigmoid", "sig", {y}, {s});
+  g.addNode(graph::OpKind::Sigmoid, "sig", {y}, {s});
   oneGroup(g, s);
   in = HostTensor({1, 8, 6, 6}, halves(randomData(8 * 36, 32)));
   return g;

@@ -47,7 +47,7 @@ Built maxPool() {
   Built b;
   ValueId x = addInput(b, "x", {1, 20, 9, 9});
   ValueId y = b.g.addValue("y", {1, 20, 5, 5}, graph::DType::F32);
-  auto n = b.g.addNode("MaxPool", "pool", {x}, {y});
+  auto n = b.g.addNode(graph::OpKind::MaxPool, "pool", {x}, {y});
   b.g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
   b.g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
   b.g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
@@ -59,7 +59,7 @@ Built averagePool() {
   Built b;
   ValueId x = addInput(b, "x", {1, 12, 8, 8});
   ValueId y = b.g.addValue("y", {1, 12, 4, 4}, graph::DType::F32);
-  auto n = b.g.addNode("AveragePool", "pool", {x}, {y});
+  auto n = b.g.addNode(graph::OpKind::AveragePool, "pool", {x}, {y});
   b.g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{2, 2};
   b.g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
   oneGroup(b.g, y);
@@ -71,7 +71,7 @@ Built globalPool() {
   Built b;
   ValueId x = addInput(b, "x", {1, 24, 5, 5});
   ValueId y = b.g.addValue("y", {1, 24, 1, 1}, graph::DType::F32);
-  b.g.addNode("GlobalAveragePool", "gap", {x}, {y});
+  b.g.addNode(graph::OpKind::GlobalAveragePool, "gap", {x}, {y});
   oneGroup(b.g, y);
   b.terms = 25;
   return b;
@@ -83,9 +83,9 @@ Built addRelu() {
   ValueId x = addInput(b, "x", {1, 16, 6, 6});
   ValueId r = addInput(b, "r", {1, 16, 6, 6});
   ValueId s = b.g.addValue("s", {1, 16, 6, 6}, graph::DType::F32);
-  b.g.addNode("Add", "add", {x, r}, {s});
+  b.g.addNode(graph::OpKind::Add, "add", {x, r}, {s});
   ValueId y = b.g.addValue("y", {1, 16, 6, 6}, graph::DType::F32);
-  b.g.addNode("Relu", "relu", {s}, {y});
+  b.g.addNode(graph::OpKind::Relu, "relu", {s}, {y});
   oneGroup(b.g, y);
   b.terms = 2;
   return b;
@@ -96,7 +96,7 @@ Built concat() {
   ValueId x0 = addInput(b, "x0", {1, 8, 5, 5});
   ValueId x1 = addInput(b, "x1", {1, 4, 5, 5});
   ValueId y = b.g.addValue("y", {1, 12, 5, 5}, graph::DType::F32);
-  auto n = b.g.addNode("Concat", "cat", {x0, x1}, {y});
+  auto n = b.g.addNode(graph::OpKind::Concat, "cat", {x0, x1}, {y});
   b.g.node(n).attrs["axis"] = int64_t(1);
   oneGroup(b.g, y);
   return b;
@@ -108,10 +108,10 @@ Built batchMatmul() {
   ValueId a = addInput(b, "a", {2, 9, 20});
   ValueId w = addInput(b, "b", {2, 20, 19});
   ValueId y = b.g.addValue("mm", {2, 9, 19}, graph::DType::F32);
-  b.g.addNode("MatMul", "matmul", {a, w}, {y});
+  b.g.addNode(graph::OpKind::MatMul, "matmul", {a, w}, {y});
   ValueId s = b.g.addConstant("scale", {}, {0.5f});
   ValueId z = b.g.addValue("scaled", {2, 9, 19}, graph::DType::F32);
-  b.g.addNode("Mul", "scale", {y, s}, {z});
+  b.g.addNode(graph::OpKind::Mul, "scale", {y, s}, {z});
   oneGroup(b.g, z);
   b.terms = 2 * 20 * 20;
   return b;
@@ -122,7 +122,7 @@ Built transpose() {
   Built b;
   ValueId x = addInput(b, "x", {7, 13, 5});
   ValueId y = b.g.addValue("y", {5, 7, 13}, graph::DType::F32);
-  auto n = b.g.addNode("Transpose", "tr", {x}, {y});
+  auto n = b.g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   b.g.node(n).attrs["perm"] = std::vector<int64_t>{2, 0, 1};
   oneGroup(b.g, y);
   return b;
@@ -313,7 +313,7 @@ TEST(BatchMatmulSpace, ASliceBeyondL0IsACapacityReject) {
              ValueId a = addInput(b, "a", {2, 21, 700});
              ValueId w = addInput(b, "b", {2, 700, 19});
              ValueId y = b.g.addValue("mm", {2, 21, 19}, graph::DType::F32);
-             b.g.addNode("MatMul", "matmul", {a, w}, {y});
+             b.g.addNode(graph::OpKind::MatMul, "matmul", {a, w}, {y});
              oneGroup(b.g, y);
              return b;
            },
@@ -350,7 +350,7 @@ TEST(ViewSpace, OnePointWithoutDecisions) {
   g.inputs = {x};
   auto shape = g.addConstantI64("shape", {2}, {2, 12});
   auto y = g.addValue("y", {2, 12}, graph::DType::F32);
-  g.addNode("Reshape", "rs", {x, shape}, {y});
+  g.addNode(graph::OpKind::Reshape, "rs", {x, shape}, {y});
   oneGroup(g, y);
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   npu::Hw hw;

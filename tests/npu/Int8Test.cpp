@@ -137,19 +137,19 @@ TEST_P(Int8ConvTest, MatchesQuantisedReference) {
   if (c.bias)
     ins.push_back(g.addConstant("b", {c.OC}, randomData(static_cast<size_t>(c.OC), 3)));
   auto y = g.addValue("y", {1, c.OC, OH, OW}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", ins, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", ins, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
   g.node(conv).attrs["group"] = c.G;
   ValueId out = y;
   if (c.residual) {
     auto s = g.addValue("sum", {1, c.OC, OH, OW}, graph::DType::F32);
-    g.addNode("Add", "add", {out, r}, {s});
+    g.addNode(graph::OpKind::Add, "add", {out, r}, {s});
     out = s;
   }
   if (c.relu) {
     auto z = g.addValue("z", {1, c.OC, OH, OW}, graph::DType::F32);
-    g.addNode("Relu", "relu", {out}, {z});
+    g.addNode(graph::OpKind::Relu, "relu", {out}, {z});
     out = z;
   }
   oneGroup(g, out);
@@ -195,7 +195,7 @@ TEST(Int8Gemm, BiasAlphaTransB) {
   auto w = g.addConstant("w", {N, K}, channelWeights(N, K, 5));
   auto bias = g.addConstant("c", {N}, randomData(static_cast<size_t>(N), 6));
   auto y = g.addValue("y", {M, N}, graph::DType::F32);
-  auto n = g.addNode("Gemm", "fc", {a, w, bias}, {y});
+  auto n = g.addNode(graph::OpKind::Gemm, "fc", {a, w, bias}, {y});
   g.node(n).attrs["transB"] = int64_t(1);
   g.node(n).attrs["alpha"] = 0.5;
   oneGroup(g, y);
@@ -214,7 +214,7 @@ TEST(Int8Gemm, MatMulConstantB) {
       b[static_cast<size_t>(k * N + o)] *= float(1 + o % 7);
   auto w = g.addConstant("b", {K, N}, b);
   auto y = g.addValue("y", {M, N}, graph::DType::F32);
-  g.addNode("MatMul", "mm", {a, w}, {y});
+  g.addNode(graph::OpKind::MatMul, "mm", {a, w}, {y});
   oneGroup(g, y);
   expectClose(runInt8(g, {HostTensor({M, K}, randomData(static_cast<size_t>(M * K), 9))}));
 }
@@ -246,7 +246,7 @@ TEST(Int8Vector, MaxPoolPadded) {
   auto x = g.addValue("x", {1, 24, 11, 11}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 24, 6, 6}, graph::DType::F32);
-  auto n = g.addNode("MaxPool", "pool", {x}, {y});
+  auto n = g.addNode(graph::OpKind::MaxPool, "pool", {x}, {y});
   g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
   g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
   g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
@@ -260,7 +260,7 @@ TEST(Int8Vector, AveragePoolExcludingPadding) {
   auto x = g.addValue("x", {1, 9, 8, 8}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 9, 4, 4}, graph::DType::F32);
-  auto n = g.addNode("AveragePool", "pool", {x}, {y});
+  auto n = g.addNode(graph::OpKind::AveragePool, "pool", {x}, {y});
   g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
   g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
   g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
@@ -274,7 +274,7 @@ TEST(Int8Vector, GlobalAveragePool) {
   auto x = g.addValue("x", {1, 40, 7, 7}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 40, 1, 1}, graph::DType::F32);
-  g.addNode("GlobalAveragePool", "gap", {x}, {y});
+  g.addNode(graph::OpKind::GlobalAveragePool, "gap", {x}, {y});
   oneGroup(g, y);
   expectClose(runInt8(g, {HostTensor({1, 40, 7, 7}, randomData(40 * 49, 23, -1.f, 3.f))}));
 }
@@ -285,9 +285,9 @@ TEST(Int8Vector, AddReluOfTwoScales) {
   auto b = g.addValue("b", {1, 20, 5, 6}, graph::DType::F32);
   g.inputs = {a, b};
   auto s = g.addValue("s", {1, 20, 5, 6}, graph::DType::F32);
-  g.addNode("Add", "add", {a, b}, {s});
+  g.addNode(graph::OpKind::Add, "add", {a, b}, {s});
   auto y = g.addValue("y", {1, 20, 5, 6}, graph::DType::F32);
-  g.addNode("Relu", "relu", {s}, {y});
+  g.addNode(graph::OpKind::Relu, "relu", {s}, {y});
   oneGroup(g, y);
   // Inputs of different ranges, so that their scales differ.
   expectClose(runInt8(g, {HostTensor({1, 20, 5, 6}, randomData(600, 24)),
@@ -303,7 +303,7 @@ TEST(Int8Vector, ConcatSharesOneScale) {
   g.inputs = {a, b};
   auto c = g.addConstant("c", {1, 3, 4, 4}, randomData(48, 26, -2.f, 2.f));
   auto y = g.addValue("y", {1, 16, 4, 4}, graph::DType::F32);
-  auto n = g.addNode("Concat", "cat", {a, c, b}, {y});
+  auto n = g.addNode(graph::OpKind::Concat, "cat", {a, c, b}, {y});
   g.node(n).attrs["axis"] = int64_t(1);
   oneGroup(g, y);
   std::map<ValueId, HostTensor> in = {{a, HostTensor({1, 8, 4, 4}, randomData(128, 27))},
@@ -321,7 +321,7 @@ TEST(Int8Fallback, UnquantisedKernelsAreRejectedByName) {
   auto s = g.addValue("gate", {1, 8, 1, 1}, graph::DType::F32);
   g.inputs = {x, s};
   auto y = g.addValue("y", {1, 8, 4, 4}, graph::DType::F32);
-  g.addNode("Mul", "scale", {x, s}, {y});
+  g.addNode(graph::OpKind::Mul, "scale", {x, s}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], int8Target());
   EXPECT_NE(why.find("int8 target: scale: a broadcast tensor operand (gate) is not quantised on "
@@ -340,7 +340,7 @@ TEST(Int8Fallback, Int32OverflowingReductionIsRejected) {
   g.inputs = {a};
   auto w = g.addConstant("b", {K, 1}, std::vector<float>(static_cast<size_t>(K), 1.0f));
   auto y = g.addValue("y", {1, 1}, graph::DType::F32);
-  g.addNode("MatMul", "mm", {a, w}, {y});
+  g.addNode(graph::OpKind::MatMul, "mm", {a, w}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], int8Target());
   EXPECT_NE(why.find("could overflow the int32 accumulator"), std::string::npos) << why;

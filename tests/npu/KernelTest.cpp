@@ -53,7 +53,7 @@ TEST(ConvKernel, TightL1BlocksInputChannels) {
   auto wdata = halves(randomData(static_cast<size_t>(OC * C * K * K), 21));
   auto w = g.addConstant("w", {OC, C, K, K}, wdata);
   auto y = g.addValue("y", {1, OC, H, W}, graph::DType::F32);
-  auto n = g.addNode("Conv", "conv", {x, w}, {y});
+  auto n = g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
   oneGroup(g, y);
   HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 22)));
@@ -91,7 +91,7 @@ TEST(GemmKernel, BiasAndTransB) {
   auto w = g.addConstant("w", {N, K}, wdata);
   auto bias = g.addConstant("c", {N}, cdata);
   auto y = g.addValue("y", {M, N}, graph::DType::F32);
-  auto n = g.addNode("Gemm", "fc", {a, w, bias}, {y});
+  auto n = g.addNode(graph::OpKind::Gemm, "fc", {a, w, bias}, {y});
   g.node(n).attrs["transB"] = int64_t(1);
   g.node(n).attrs["alpha"] = 0.5;
   oneGroup(g, y);
@@ -138,7 +138,7 @@ TEST(GemmKernel, TilesFitNarrowStrideFields) {
   auto wdata = halves(randomData(static_cast<size_t>(K * N), 31));
   auto w = g.addConstant("w", {K, N}, wdata);
   auto y = g.addValue("y", {M, N}, graph::DType::F32);
-  g.addNode("MatMul", "mm", {a, w}, {y});
+  g.addNode(graph::OpKind::MatMul, "mm", {a, w}, {y});
   oneGroup(g, y);
   HostTensor in({M, K}, halves(randomData(static_cast<size_t>(M * K), 32)));
   NpuRun r = compileAndRun(g, t, {in});
@@ -174,7 +174,8 @@ TEST_P(PoolKernel, MatchesReference) {
   auto x = g.addValue("x", {1, c.C, c.H, c.W}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, c.C, OH, OW}, graph::DType::F32);
-  auto n = g.addNode(c.isMax ? "MaxPool" : "AveragePool", "pool", {x}, {y});
+  auto n =
+      g.addNode(c.isMax ? graph::OpKind::MaxPool : graph::OpKind::AveragePool, "pool", {x}, {y});
   g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{c.K, c.K};
   g.node(n).attrs["strides"] = std::vector<int64_t>{c.S, c.S};
   g.node(n).attrs["pads"] = std::vector<int64_t>{c.P, c.P, c.P, c.P};
@@ -218,7 +219,7 @@ TEST(GlobalPoolKernel, MeanOverPixels) {
   auto x = g.addValue("x", {1, C, H, W}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, C, 1, 1}, graph::DType::F32);
-  g.addNode("GlobalAveragePool", "gap", {x}, {y});
+  g.addNode(graph::OpKind::GlobalAveragePool, "gap", {x}, {y});
   oneGroup(g, y);
   HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 8)));
   NpuRun r = compileAndRun(g, t, {in});
@@ -246,9 +247,9 @@ TEST(EltwiseKernel, ResidualAddReluAndPerChannelScale) {
   auto sum = g.addValue("sum", {1, C, H, W}, graph::DType::F32);
   auto rel = g.addValue("rel", {1, C, H, W}, graph::DType::F32);
   auto out = g.addValue("out", {1, C, H, W}, graph::DType::F32);
-  g.addNode("Add", "add", {a, b}, {sum});
-  g.addNode("Relu", "relu", {sum}, {rel});
-  g.addNode("Mul", "scale", {s, rel}, {out});
+  g.addNode(graph::OpKind::Add, "add", {a, b}, {sum});
+  g.addNode(graph::OpKind::Relu, "relu", {sum}, {rel});
+  g.addNode(graph::OpKind::Mul, "scale", {s, rel}, {out});
   oneGroup(g, out);
   HostTensor ta({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 10)));
   HostTensor tb({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 11)));
@@ -267,7 +268,7 @@ TEST(Placement, SoftmaxNeedsExp) {
   auto x = g.addValue("x", {1, 10}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 10}, graph::DType::F32);
-  g.addNode("Softmax", "sm", {x}, {y});
+  g.addNode(graph::OpKind::Softmax, "sm", {x}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], t);
   // The hand-written kernels' reason first; the loop-nest kernel's follows (LoopNestTest.cpp).

@@ -37,7 +37,7 @@ struct Net {
     x = g.addValue("x", std::move(in), graph::DType::F32);
     g.inputs = {x};
   }
-  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins,
+  ValueId node(graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
                std::map<std::string, graph::AttrValue> attrs = {}) {
     ValueId o = g.addValue(name, {}, graph::DType::F32);
     NodeId n = g.addNode(op, name, std::move(ins), {o});
@@ -47,15 +47,15 @@ struct Net {
   }
   ValueId reshape(const std::string &name, ValueId in, std::vector<int64_t> s) {
     ValueId c = g.addConstantI64(name + ".shape", {int64_t(s.size())}, s);
-    return node("Reshape", name, {in, c});
+    return node(graph::OpKind::Reshape, name, {in, c});
   }
   ValueId transpose(const std::string &name, ValueId in, std::vector<int64_t> perm) {
-    return node("Transpose", name, {in}, {{"perm", perm}});
+    return node(graph::OpKind::Transpose, name, {in}, {{"perm", perm}});
   }
   ValueId conv3x3(const std::string &name, ValueId in, int64_t oc) {
     const int64_t c = g.value(in).shape[1];
     ValueId w = g.addConstant(name + ".w", {oc, c, 3, 3}, quarters(size_t(oc * c * 9), 5));
-    return node("Conv", name, {in, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    return node(graph::OpKind::Conv, name, {in, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   }
 };
 
@@ -154,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(Layout, ConvToTokens, ::testing::Values(1, 2));
 // [S,1,D] -> [1,S,D] (vit's self_attention/Transpose) moves only a unit dim: no byte moves.
 TEST(Layout, UnitDimTransposeIsAView) {
   Net m({5, 1, 8});
-  ValueId a = m.node("Relu", "relu", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.x});
   ValueId t = m.transpose("swap", a, {1, 0, 2});
   Result res = compileAndRunAll(m, {t}, HostTensor({5, 1, 8}, quarters(40, 2)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
@@ -167,9 +167,9 @@ TEST(Layout, UnitDimTransposeIsAView) {
 // transform runs.
 TEST(Layout, ByteMovingTransposeRunsAsACopy) {
   Net m({6, 10});
-  ValueId a = m.node("Relu", "relu", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.x});
   ValueId t = m.transpose("tr", a, {1, 0});
-  ValueId b = m.node("Relu", "relu2", {t});
+  ValueId b = m.node(graph::OpKind::Relu, "relu2", {t});
   Result res = compileAndRunAll(m, {b}, HostTensor({6, 10}, quarters(60, 3)));
   const npu::GroupInfo &copy = groupWith(res.seg, {"Transpose"});
   EXPECT_GT(instructions(copy), 0);
@@ -182,7 +182,7 @@ TEST(Layout, ByteMovingTransposeRunsAsACopy) {
 // transform cancel (dims in the input's physical order), so no copy runs on the NPU.
 TEST(Layout, HostReadsABoundaryTransposeInItsOwnLayout) {
   Net m({6, 10});
-  ValueId a = m.node("Relu", "relu", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.x});
   ValueId t = m.transpose("tr", a, {1, 0});
   Result res = compileAndRunAll(m, {t}, HostTensor({6, 10}, quarters(60, 7)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
@@ -205,12 +205,12 @@ TEST(Layout, SegmentOfOnlyABoundaryTransposeHasNoInstructions) {
 // transpose, and the transpose is a view.
 TEST(Layout, BatchedMatMulStoresInTheLayoutThatCancelsItsTranspose) {
   Net m({3, 4, 4});
-  ValueId a = m.node("Relu", "a", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "a", {m.x});
   ValueId half = m.g.addConstant("half", {1}, {0.5f});
-  ValueId b = m.node("Mul", "b", {m.x, half});
-  ValueId p = m.node("MatMul", "mm", {a, b});     // [3,4,4]
+  ValueId b = m.node(graph::OpKind::Mul, "b", {m.x, half});
+  ValueId p = m.node(graph::OpKind::MatMul, "mm", {a, b}); // [3,4,4]
   ValueId t = m.transpose("heads", p, {1, 0, 2}); // [4,3,4]
-  ValueId y = m.node("Relu", "post", {t});
+  ValueId y = m.node(graph::OpKind::Relu, "post", {t});
   Result res = compileAndRunAll(m, {y}, HostTensor({3, 4, 4}, quarters(48, 11)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
   EXPECT_EQ(instructions(view), 0);
@@ -223,12 +223,12 @@ TEST(Layout, BatchedMatMulStoresInTheLayoutThatCancelsItsTranspose) {
 // non-unit element stride.
 TEST(Layout, BatchedMatMulStoresTransposedColumns) {
   Net m({2, 3, 3});
-  ValueId a = m.node("Relu", "a", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "a", {m.x});
   ValueId half = m.g.addConstant("half", {1}, {0.5f});
-  ValueId b = m.node("Mul", "b", {m.x, half});
-  ValueId p = m.node("MatMul", "mm", {a, b});
+  ValueId b = m.node(graph::OpKind::Mul, "b", {m.x, half});
+  ValueId p = m.node(graph::OpKind::MatMul, "mm", {a, b});
   ValueId t = m.transpose("swap", p, {0, 2, 1});
-  ValueId y = m.node("Relu", "post", {t});
+  ValueId y = m.node(graph::OpKind::Relu, "post", {t});
   Result res = compileAndRunAll(m, {y}, HostTensor({2, 3, 3}, quarters(18, 12)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose"});
   EXPECT_EQ(instructions(view), 0);
@@ -245,7 +245,7 @@ TEST_P(BoundaryInput, HostWritesTheInputInTheLayoutThatCancels) {
   Net m({N, 3, 4});
   ValueId t = m.transpose("tr", m.x, {0, 2, 1});
   ValueId r = m.reshape("flat", t, {N, 12});
-  ValueId y = m.node("Relu", "relu", {r});
+  ValueId y = m.node(graph::OpKind::Relu, "relu", {r});
   Result res = compileAndRunAll(m, {y}, HostTensor({N, 3, 4}, quarters(size_t(12 * N), 9)));
   const npu::GroupInfo &view = groupWith(res.seg, {"Transpose", "Reshape"});
   EXPECT_EQ(instructions(view), 0);
@@ -264,7 +264,7 @@ class TokensToImage : public ::testing::TestWithParam<int64_t> {};
 TEST_P(TokensToImage, SegmentOutputOfACancelledViewReadsBackOnTheHost) {
   const int64_t N = GetParam(), C = 4, H = 3, W = 5;
   Net m({N, H * W, C});
-  ValueId a = m.node("Relu", "relu", {m.x});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.x});
   ValueId t = m.transpose("tr", a, {0, 2, 1});
   ValueId img = m.reshape("img", t, {N, C, H, W});
   ValueId c = m.conv3x3("conv", img, 4);

@@ -60,7 +60,7 @@ TEST(LoopNest, Transpose3dOddSizes) {
   auto x = g.addValue("x", {7, 13, 5}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {5, 7, 13}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{2, 0, 1};
   oneGroup(g, y);
   checkGroup(g, {input({7, 13, 5}, 1)}, true);
@@ -71,7 +71,7 @@ TEST(LoopNest, SliceStepTwo) {
   auto x = g.addValue("x", {6, 11}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {5, 5}, graph::DType::F32); // rows 1..9 step 2, columns 1..10 step 2
-  auto n = g.addNode("Slice", "sl", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Slice, "sl", {x}, {y});
   g.node(n).attrs["starts"] = std::vector<int64_t>{1, 1};
   g.node(n).attrs["ends"] = std::vector<int64_t>{6, 11};
   g.node(n).attrs["axes"] = std::vector<int64_t>{0, 1};
@@ -90,7 +90,7 @@ TEST(LoopNest, AddBroadcastColumn) {
   auto b = g.addValue("b", {9, 1}, graph::DType::F32);
   g.inputs = {a, b};
   auto y = g.addValue("y", {9, 21}, graph::DType::F32);
-  g.addNode("Add", "add", {a, b}, {y});
+  g.addNode(graph::OpKind::Add, "add", {a, b}, {y});
   oneGroup(g, y);
   checkGroup(g, {input({9, 21}, 3), input({9, 1}, 4)}, false);
 }
@@ -103,7 +103,7 @@ TEST(LoopNest, MulBySpatialMask4d) {
   auto m = g.addValue("mask", {1, 1, 5, 7}, graph::DType::F32);
   g.inputs = {x, m};
   auto y = g.addValue("y", {1, 4, 5, 7}, graph::DType::F32);
-  g.addNode("Mul", "spatial", {x, m}, {y});
+  g.addNode(graph::OpKind::Mul, "spatial", {x, m}, {y});
   oneGroup(g, y);
   EXPECT_EQ(npu::npuRejectReason(g, g.groups[0], base(), /*loopNest=*/false),
             "spatial (Mul): tensor operand mask broadcasts beyond a per-channel vector");
@@ -118,7 +118,7 @@ TEST(LoopNest, MulByColumnConstant) {
   g.inputs = {a};
   auto c = g.addConstant("c", {9, 1}, halves(randomData(9, 5)));
   auto y = g.addValue("y", {9, 21}, graph::DType::F32);
-  g.addNode("Mul", "mul", {a, c}, {y});
+  g.addNode(graph::OpKind::Mul, "mul", {a, c}, {y});
   oneGroup(g, y);
   checkGroup(g, {input({9, 21}, 6)}, false);
 }
@@ -132,7 +132,7 @@ TEST(LoopNest, ReduceSumAccumulatesInFp32) {
   auto x = g.addValue("x", {6, 37}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {6, 1}, graph::DType::F32);
-  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  auto n = g.addNode(graph::OpKind::ReduceSum, "rs", {x}, {y});
   g.node(n).attrs["axes"] = std::vector<int64_t>{1};
   g.node(n).attrs["keepdims"] = int64_t(1);
   oneGroup(g, y);
@@ -157,7 +157,7 @@ TEST(LoopNest, NegUsesImmediates) {
   auto x = g.addValue("x", {5, 7}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {5, 7}, graph::DType::F32);
-  g.addNode("Neg", "neg", {x}, {y});
+  g.addNode(graph::OpKind::Neg, "neg", {x}, {y});
   oneGroup(g, y);
   checkGroup(g, {input({5, 7}, 9)}, true);
 }
@@ -169,7 +169,7 @@ TEST(LoopNest, LongLoopsAreSplitForTheSizeFields) {
   auto x = g.addValue("x", {300, 250}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {300, 250}, graph::DType::F32);
-  g.addNode("Neg", "neg", {x}, {y});
+  g.addNode(graph::OpKind::Neg, "neg", {x}, {y});
   oneGroup(g, y);
   checkGroup(g, {input({300, 250}, 11)}, true);
 }
@@ -180,7 +180,7 @@ TEST(LoopNest, Transpose4dStagesNhwc) {
   auto x = g.addValue("x", {1, 3, 5, 7}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 5, 7, 3}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
   oneGroup(g, y);
   std::string tiling = checkGroup(g, {input({1, 3, 5, 7}, 7)}, true);
@@ -193,7 +193,7 @@ TEST(LoopNest, Transpose4dTwoImages) {
   auto x = g.addValue("x", {2, 3, 5, 4}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {2, 5, 3, 4}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
   oneGroup(g, y);
   std::string tiling = checkGroup(g, {input({2, 3, 5, 4}, 8)}, true);
@@ -209,7 +209,7 @@ Graph batchTranspose(int64_t N) {
   auto x = g.addValue("x", {N, 3, 5, 4}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {N, 5, 3, 4}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
   oneGroup(g, y);
   return g;
@@ -234,7 +234,7 @@ TEST(LoopNest, WorkingCopyIsReservedOnce) {
   auto x = g.addValue("x", {2, 100000}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {100000}, graph::DType::F32);
-  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  auto n = g.addNode(graph::OpKind::ReduceSum, "rs", {x}, {y});
   g.node(n).attrs["axes"] = std::vector<int64_t>{0};
   g.node(n).attrs["keepdims"] = int64_t(0);
   oneGroup(g, y);
@@ -249,7 +249,7 @@ TEST(LoopNest, TakesAGroupTheHandKernelCannotTile) {
   auto x = g.addValue("x", {2, 70000}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {2, 70000}, graph::DType::F32);
-  g.addNode("Relu", "wide", {x}, {y});
+  g.addNode(graph::OpKind::Relu, "wide", {x}, {y});
   oneGroup(g, y);
   std::string tiling = checkGroup(g, {input({2, 70000}, 13)}, true);
   EXPECT_NE(tiling.find("(the hand-written kernel found no tiling: wide: an elementwise row of "
@@ -263,7 +263,7 @@ TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
   auto x = g.addValue("x", {1, 10}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 10}, graph::DType::F32);
-  g.addNode("Softmax", "sm", {x}, {y});
+  g.addNode(graph::OpKind::Softmax, "sm", {x}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], base());
   EXPECT_EQ(why.rfind("sm (Softmax): the NPU backend has no kernel for Softmax", 0), 0u) << why;
@@ -278,7 +278,7 @@ TEST(LoopNest, GatherIsRejectedForDataDependentAddresses) {
   g.inputs = {x};
   auto idx = g.addConstantI64("idx", {2}, {4, 1});
   auto y = g.addValue("y", {2, 3}, graph::DType::F32);
-  g.addNode("Gather", "ga", {x, idx}, {y});
+  g.addNode(graph::OpKind::Gather, "ga", {x, idx}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], base());
   EXPECT_NE(why.find("; loop-nest kernel: "), std::string::npos) << why;
@@ -294,7 +294,7 @@ TEST(LoopNest, TooBigForL1IsTiled) {
   auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {640, 1024}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{1, 0};
   oneGroup(g, y);
   std::string tiling = checkGroup(g, {input({1024, 640}, 14)}, true);

@@ -70,7 +70,7 @@ Graph sliceReshape() {
   auto x = g.addValue("x", {197, 2304}, graph::DType::F32);
   g.inputs = {x};
   auto s = g.addValue("s", {197, 768}, graph::DType::F32);
-  auto n = g.addNode("Slice", "sl", {x}, {s});
+  auto n = g.addNode(graph::OpKind::Slice, "sl", {x}, {s});
   // Every axis explicit, as the importer leaves a Slice (tir::lowerGroup reads them so).
   g.node(n).attrs["starts"] = std::vector<int64_t>{0, 768};
   g.node(n).attrs["ends"] = std::vector<int64_t>{197, 1536};
@@ -78,7 +78,7 @@ Graph sliceReshape() {
   g.node(n).attrs["steps"] = std::vector<int64_t>{1, 1};
   auto shape = g.addConstantI64("shape", {3}, {197, 12, 64});
   auto y = g.addValue("y", {197, 12, 64}, graph::DType::F32);
-  g.addNode("Reshape", "rs", {s, shape}, {y});
+  g.addNode(graph::OpKind::Reshape, "rs", {s, shape}, {y});
   oneGroup(g, y);
   return g;
 }
@@ -117,7 +117,7 @@ TEST(LoopNestTile, AddOfABroadcastConstantLargerThanL1) {
   g.inputs = {x};
   auto c = g.addConstant("c", {320, 1024}, halves(randomData(320 * 1024, 3)));
   auto y = g.addValue("y", {2, 320, 1024}, graph::DType::F32);
-  g.addNode("Add", "pos", {x, c}, {y});
+  g.addNode(graph::OpKind::Add, "pos", {x, c}, {y});
   oneGroup(g, y);
   const int64_t n = 2 * 320 * 1024;
   checkTiled(g, {input({2, 320, 1024}, 4)}, n * 2 + n * 4, n * 2, target(), rounded);
@@ -131,7 +131,7 @@ TEST(LoopNestTile, AConstantEveryChunkReadsIsStagedOnce) {
   g.inputs = {x};
   auto c = g.addConstant("c", {2, 300}, halves(randomData(600, 10)));
   auto y = g.addValue("y", {1000, 2, 300}, graph::DType::F32);
-  g.addNode("Mul", "scale", {x, c}, {y});
+  g.addNode(graph::OpKind::Mul, "scale", {x, c}, {y});
   oneGroup(g, y);
   const int64_t n = 1000 * 600;
   checkTiled(g, {input({1000, 2, 300}, 11)}, n * 2 + 600 * 4, n * 2, target(), rounded);
@@ -143,7 +143,7 @@ TEST(LoopNestTile, Transpose4dLargerThanL1) {
   auto x = g.addValue("x", {2, 64, 48, 48}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {2, 48, 48, 64}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
   oneGroup(g, y);
   const int64_t bytes = 2 * 64 * 48 * 48 * 2;
@@ -159,7 +159,7 @@ TEST(LoopNestTile, FlatCopyOutOfNhwcInChannelPlanes) {
   g.inputs = {x};
   auto shape = g.addConstantI64("shape", {3}, {1, 320, 1024});
   auto y = g.addValue("y", {1, 320, 1024}, graph::DType::F32);
-  g.addNode("Reshape", "rs", {x, shape}, {y});
+  g.addNode(graph::OpKind::Reshape, "rs", {x, shape}, {y});
   oneGroup(g, y);
   const int64_t bytes = 320 * 1024 * 2;
   std::string tiling = checkTiled(g, {input({1, 320, 32, 32}, 9)}, bytes, bytes, target(), exact);
@@ -173,7 +173,7 @@ TEST(LoopNestTile, Transpose2dLargerThanL1) {
   auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {640, 1024}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{1, 0};
   oneGroup(g, y);
   const int64_t bytes = 1024 * 640 * 2;
@@ -188,7 +188,7 @@ TEST(LoopNestTile, ReductionTiledAlongItsKeptAxis) {
   auto x = g.addValue("x", {1024, 640}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {1, 640}, graph::DType::F32);
-  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  auto n = g.addNode(graph::OpKind::ReduceSum, "rs", {x}, {y});
   g.node(n).attrs["axes"] = std::vector<int64_t>{0};
   g.node(n).attrs["keepdims"] = int64_t(1);
   oneGroup(g, y);
@@ -203,7 +203,7 @@ TEST(LoopNestTile, ManyImagesRunInChunksWithinTheTokenQueue) {
   auto x = g.addValue("x", {64, 3, 5, 4}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {64, 5, 3, 4}, graph::DType::F32);
-  auto n = g.addNode("Transpose", "tr", {x}, {y});
+  auto n = g.addNode(graph::OpKind::Transpose, "tr", {x}, {y});
   g.node(n).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3};
   oneGroup(g, y);
   const int64_t bytes = 64 * 3 * 5 * 4 * 2;
@@ -216,7 +216,7 @@ TEST(LoopNestTile, NoChunkFitsIsRejectedWithItsNeed) {
   auto x = g.addValue("x", {2, 700000}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {2, 1}, graph::DType::F32);
-  auto n = g.addNode("ReduceSum", "rs", {x}, {y});
+  auto n = g.addNode(graph::OpKind::ReduceSum, "rs", {x}, {y});
   g.node(n).attrs["axes"] = std::vector<int64_t>{1};
   g.node(n).attrs["keepdims"] = int64_t(1);
   oneGroup(g, y);
@@ -235,7 +235,7 @@ TEST(LoopNestTile, ScalarNestsAreTheReasonEvenInChunks) {
   auto x = g.addValue("x", {2, 400000}, graph::DType::F32);
   g.inputs = {x};
   auto y = g.addValue("y", {2, 400000}, graph::DType::F32);
-  g.addNode("Erf", "erf", {x}, {y});
+  g.addNode(graph::OpKind::Erf, "erf", {x}, {y});
   oneGroup(g, y);
   std::string why = npu::npuRejectReason(g, g.groups[0], target());
   EXPECT_NE(why.find("loop-nest kernel: 1 nest(s) stay scalar: "), std::string::npos) << why;

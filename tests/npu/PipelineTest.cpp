@@ -31,9 +31,9 @@ struct Chain {
       const std::string name = fmt::format("c{}", i);
       auto w = g.addConstant(name + ".w", {C, C, 1, 1},
                              halves(randomData(size_t(C * C), unsigned(i + 1), -0.3f, 0.3f)));
-      cur = node("Conv", name, {cur, w});
+      cur = node(graph::OpKind::Conv, name, {cur, w});
       if (i + 1 < convs) {
-        cur = node("Relu", name + ".relu", {cur});
+        cur = node(graph::OpKind::Relu, name + ".relu", {cur});
         inner.push_back(cur);
       }
     }
@@ -45,7 +45,7 @@ struct Chain {
       ids.push_back(grp.id);
     }
   }
-  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins) {
+  ValueId node(graph::OpKind op, const std::string &name, std::vector<ValueId> ins) {
     ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
     graph::NodeId n = g.addNode(op, name, std::move(ins), {o});
     graph::inferNodeShape(g, n);

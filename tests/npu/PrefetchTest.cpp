@@ -44,13 +44,13 @@ struct TwoConvs {
           g.addConstant(name + ".w", {64, c, 3, 3},
                         halves(randomData(static_cast<size_t>(64 * c * 9), seed, -0.2f, 0.2f)));
       auto out = g.addValue(name + ".y", {1, 64, 28, 28}, graph::DType::F32);
-      auto n = g.addNode("Conv", name, {in, w}, {out});
+      auto n = g.addNode(graph::OpKind::Conv, name, {in, w}, {out});
       g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
       return std::pair{n, out};
     };
     auto [na, ya] = conv("a", x, 32, 2);
     r = g.addValue("r", {1, 64, 28, 28}, graph::DType::F32);
-    auto relu = g.addNode("Relu", "relu", {ya}, {r});
+    auto relu = g.addNode(graph::OpKind::Relu, "relu", {ya}, {r});
     auto [nb, yb] = conv("b", r, 64, 3);
     y = yb;
     g.groups = {groupOf(g, 0, {na, relu}, x, r), groupOf(g, 1, {nb}, r, y)};

@@ -33,7 +33,7 @@ struct Net {
     x = g.addValue("x", std::move(in), graph::DType::F32);
     g.inputs = {x};
   }
-  ValueId node(const std::string &op, const std::string &name, std::vector<ValueId> ins,
+  ValueId node(graph::OpKind op, const std::string &name, std::vector<ValueId> ins,
                std::map<std::string, graph::AttrValue> attrs = {}) {
     ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
     NodeId n = g.addNode(op, name, std::move(ins), {o});
@@ -47,7 +47,7 @@ struct Net {
     auto w = g.addConstant(name + ".w", {oc, c, k, k},
                            halves(randomData(size_t(oc * c * k * k), seed++, -0.2f, 0.2f)));
     const int64_t p = k / 2 * dilation;
-    return node("Conv", name, {in, w},
+    return node(graph::OpKind::Conv, name, {in, w},
                 {{"pads", std::vector<int64_t>{p, p, p, p}},
                  {"strides", std::vector<int64_t>{stride, stride}},
                  {"dilations", std::vector<int64_t>{dilation, dilation}}});
@@ -169,7 +169,7 @@ void check(const Net &m, const std::vector<int> &ids, const std::string &config,
 // x[1,16,16,16] -> conv 3x3 (32) + relu -> conv 3x3 (16): the relu output stays in L1.
 TEST(Residency, ConvToConv) {
   Net m({1, 16, 16, 16});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 32, 3)});
   auto ids = m.finish(m.conv("c1", a, 16, 3));
   ASSERT_EQ(ids.size(), 2u);
   check(m, ids, "npu-base.yaml", {{a, 1}});
@@ -182,7 +182,7 @@ TEST(Residency, ConvToConv) {
 // image: stride 2 on odd sizes, a 5x5 kernel, a dilated 3x3.
 TEST(Residency, PaddedGathersFromAKeptTensor) {
   Net m({1, 8, 15, 13});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 16, 3)});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 16, 3)});
   ValueId b = m.conv("c1", a, 16, 3, 2);
   ValueId c = m.conv("c2", b, 16, 5);
   auto ids = m.finish(m.conv("c3", c, 8, 3, 1, 2));
@@ -207,8 +207,8 @@ TEST(Residency, PaddedGathersFromAKeptTensor) {
 // to L1 with `mov`.
 TEST(Residency, LoopNestKernelsAroundAKeptTensor) {
   Net m({2, 70000});
-  ValueId a = m.node("Relu", "r0", {m.x});
-  auto ids = m.finish(m.node("Relu", "r1", {a}), false);
+  ValueId a = m.node(graph::OpKind::Relu, "r0", {m.x});
+  auto ids = m.finish(m.node(graph::OpKind::Relu, "r1", {a}), false);
   ASSERT_EQ(ids.size(), 2u);
   check(m, ids, "npu-base.yaml", {{a, 1}});
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
@@ -220,7 +220,7 @@ TEST(Residency, LoopNestKernelsAroundAKeptTensor) {
 // A batch of two images: the kept tensor holds both.
 TEST(Residency, BatchOfTwo) {
   Net m({2, 8, 12, 12});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 16, 3)});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 16, 3)});
   auto ids = m.finish(m.conv("c1", a, 8, 1));
   ASSERT_EQ(ids.size(), 2u);
   check(m, ids, "npu-base.yaml", {{a, 1}});
@@ -230,10 +230,10 @@ TEST(Residency, BatchOfTwo) {
 // the end of a ResNet. The Gemm reads the pooled vector from L1 through the view.
 TEST(Residency, ViewOfAKeptTensor) {
   Net m({1, 32, 7, 7});
-  ValueId a = m.node("GlobalAveragePool", "gap", {m.conv("c0", m.x, 64, 1)});
-  ValueId f = m.node("Flatten", "flat", {a}, {{"axis", int64_t(1)}});
+  ValueId a = m.node(graph::OpKind::GlobalAveragePool, "gap", {m.conv("c0", m.x, 64, 1)});
+  ValueId f = m.node(graph::OpKind::Flatten, "flat", {a}, {{"axis", int64_t(1)}});
   auto w = m.g.addConstant("fc.w", {10, 64}, halves(randomData(640, 7, -0.2f, 0.2f)));
-  auto ids = m.finish(m.node("Gemm", "fc", {f, w}, {{"transB", int64_t(1)}}));
+  auto ids = m.finish(m.node(graph::OpKind::Gemm, "fc", {f, w}, {{"transB", int64_t(1)}}));
   ASSERT_EQ(ids.size(), 4u);
   // The conv output (read by the pool) and the pooled vector (read by the Gemm through the
   // view; the view group moves no data) stay in L1.
@@ -245,7 +245,7 @@ TEST(Residency, ViewOfAKeptTensor) {
 TEST(Residency, ConvToPool) {
   Net m({1, 8, 20, 20});
   ValueId a = m.conv("c0", m.x, 24, 3);
-  auto ids = m.finish(m.node("MaxPool", "pool", {a},
+  auto ids = m.finish(m.node(graph::OpKind::MaxPool, "pool", {a},
                              {{"kernel_shape", std::vector<int64_t>{3, 3}},
                               {"strides", std::vector<int64_t>{2, 2}},
                               {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
@@ -258,8 +258,8 @@ TEST(Residency, ConvToPool) {
 TEST(Residency, ResidualTensorWithTwoReaders) {
   Net m({1, 16, 12, 12});
   ValueId a = m.conv("c0", m.x, 16, 1);
-  ValueId b = m.node("Relu", "relu", {m.conv("c1", a, 16, 3)});
-  auto ids = m.finish(m.node("Add", "add", {m.conv("c2", b, 16, 3), a}));
+  ValueId b = m.node(graph::OpKind::Relu, "relu", {m.conv("c1", a, 16, 3)});
+  auto ids = m.finish(m.node(graph::OpKind::Add, "add", {m.conv("c2", b, 16, 3), a}));
   ASSERT_EQ(ids.size(), 3u);
   check(m, ids, "npu-base.yaml", {{a, 2}, {b, 1}});
   check(m, ids, "npu-tiny.yaml", {{a, 2}, {b, 1}});
@@ -270,8 +270,8 @@ TEST(Residency, ResidualTensorWithTwoReaders) {
 TEST(Residency, BankPlacementStaysInTheWindows) {
   Net m({1, 16, 12, 12});
   ValueId a = m.conv("c0", m.x, 16, 1);
-  ValueId b = m.node("Relu", "relu", {m.conv("c1", a, 16, 3)});
-  auto ids = m.finish(m.node("Add", "add", {m.conv("c2", b, 16, 3), a}));
+  ValueId b = m.node(graph::OpKind::Relu, "relu", {m.conv("c1", a, 16, 3)});
+  auto ids = m.finish(m.node(graph::OpKind::Add, "add", {m.conv("c2", b, 16, 3), a}));
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   HostTensor in(m.g.value(m.x).shape, halves(randomData(16 * 12 * 12, 1)));
   const auto moved = run(m, ids, t, in, true, true);
@@ -292,7 +292,7 @@ TEST(Residency, ConcatInAndOut) {
   Net m({1, 8, 10, 10});
   ValueId a = m.conv("c0", m.x, 8, 3);
   ValueId b = m.conv("c1", a, 8, 3);
-  ValueId c = m.node("Concat", "cat", {a, b}, {{"axis", int64_t(1)}});
+  ValueId c = m.node(graph::OpKind::Concat, "cat", {a, b}, {{"axis", int64_t(1)}});
   auto ids = m.finish(m.conv("c2", c, 8, 1));
   ASSERT_EQ(ids.size(), 4u);
   check(m, ids, "npu-base.yaml", {{a, 2}, {b, 1}, {c, 1}});
@@ -351,7 +351,7 @@ TEST(Residency, CopyThatDoesNotEncodeDropsTheTensor) {
                                "{name: src_s1, width: 20}\n      - {name: src_s2, width: 10}\n"
                                "      - {name: dst_s0, width: 20}");
   Net m({1, 16, 16, 16});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 64, 3)});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 64, 3)});
   auto ids = m.finish(m.conv("c1", a, 16, 3));
   check(m, ids, t, {});
   npu::Segment seg = npu::compileSegment(m.g, ids, t, {}).value();
@@ -362,7 +362,7 @@ TEST(Residency, CopyThatDoesNotEncodeDropsTheTensor) {
 // The kept tensor's producer writes it into L1 from its epilogue: no DRAM store at all.
 TEST(Residency, ProducerWritesNoDramStore) {
   Net m({1, 16, 16, 16});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 32, 3)});
   auto ids = m.finish(m.conv("c1", a, 16, 3));
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   npu::Segment on = npu::compileSegment(m.g, ids, t, {}).value();
@@ -382,8 +382,9 @@ TEST(Residency, ProducerWritesNoDramStore) {
 // writes its chunks into a kept output, in the window the kept tensors leave.
 TEST(Residency, TiledLoopNestReadsAndWritesKeptTensors) {
   Net m({1, 16, 80, 80});
-  ValueId a = m.node("Relu", "relu", {m.conv("c0", m.x, 32, 3)});
-  ValueId tr = m.node("Transpose", "tr", {a}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  ValueId a = m.node(graph::OpKind::Relu, "relu", {m.conv("c0", m.x, 32, 3)});
+  ValueId tr =
+      m.node(graph::OpKind::Transpose, "tr", {a}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   auto ids = m.finish(m.conv("c1", tr, 16, 3));
   ASSERT_EQ(ids.size(), 3u);
   // Without residency c1 reads its DRAM input in row blocks whose 3x3 halos overlap.

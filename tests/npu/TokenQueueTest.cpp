@@ -128,7 +128,7 @@ TEST(TokenQueue, PointwiseConvAtBatchFourMatchesTheReference) {
   auto w = g.addConstant("w", {OC, C, 1, 1}, halves(randomData(OC * C, 31, -0.1f, 0.1f)));
   auto bias = g.addConstant("b", {OC}, randomData(OC, 32));
   auto y = g.addValue("y", {N, OC, H, W}, graph::DType::F32);
-  g.addNode("Conv", "conv", {x, w, bias}, {y});
+  g.addNode(graph::OpKind::Conv, "conv", {x, w, bias}, {y});
   oneGroup(g, y);
   HostTensor in({N, C, H, W}, halves(randomData(N * C * H * W, 33)));
   for (bool bankAware : {true, false}) {

@@ -71,13 +71,13 @@ TEST(RtlKernel, ConvReluMatchesSimulatorAndReference) {
   auto w = g.addConstant("w", {OC, C, K, K}, wdata);
   auto b = g.addConstant("b", {OC}, bdata);
   auto y = g.addValue("y", {1, OC, H, W}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", {x, w, b}, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", {x, w, b}, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{1, 1};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
   g.node(conv).attrs["dilations"] = std::vector<int64_t>{1, 1};
   g.node(conv).attrs["group"] = int64_t(1);
   auto out = g.addValue("r", {1, OC, H, W}, graph::DType::F32);
-  g.addNode("Relu", "relu", {y}, {out});
+  g.addNode(graph::OpKind::Relu, "relu", {y}, {out});
   oneGroup(g, out);
   HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 1)));
   Kernel k = prepare(g, t, {in});
@@ -119,7 +119,7 @@ TEST(RtlKernel, MatmulOddSizes) {
   g.inputs = {a};
   auto w = g.addConstant("w", {K, N}, halves(randomData(static_cast<size_t>(K * N), 5)));
   auto y = g.addValue("y", {M, N}, graph::DType::F32);
-  g.addNode("MatMul", "mm", {a, w}, {y});
+  g.addNode(graph::OpKind::MatMul, "mm", {a, w}, {y});
   oneGroup(g, y);
   HostTensor in({M, K}, halves(randomData(static_cast<size_t>(M * K), 4)));
   rtl::CosimResult r = cosimKernel(t, prepare(g, t, {in}));
@@ -134,7 +134,8 @@ TEST(RtlKernel, MaxAndAveragePool) {
     auto x = g.addValue("x", {1, C, H, W}, graph::DType::F32);
     g.inputs = {x};
     auto y = g.addValue("y", {1, C, 4, 5}, graph::DType::F32);
-    auto n = g.addNode(isMax ? "MaxPool" : "AveragePool", "pool", {x}, {y});
+    auto n =
+        g.addNode(isMax ? graph::OpKind::MaxPool : graph::OpKind::AveragePool, "pool", {x}, {y});
     g.node(n).attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
     g.node(n).attrs["strides"] = std::vector<int64_t>{2, 2};
     g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};

@@ -15,11 +15,11 @@ graph::Graph convRelu(int64_t C, int64_t H, int64_t OC) {
   auto w = g.addConstant("w", {OC, C, 3, 3}, halves(randomData(size_t(OC * C * 9), 2)));
   auto b = g.addConstant("b", {OC}, randomData(size_t(OC), 3));
   auto y = g.addValue("y", {1, OC, H, H}, graph::DType::F32);
-  auto conv = g.addNode("Conv", "conv", {x, w, b}, {y});
+  auto conv = g.addNode(graph::OpKind::Conv, "conv", {x, w, b}, {y});
   g.node(conv).attrs["strides"] = std::vector<int64_t>{1, 1};
   g.node(conv).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
   auto r = g.addValue("r", {1, OC, H, H}, graph::DType::F32);
-  g.addNode("Relu", "relu", {y}, {r});
+  g.addNode(graph::OpKind::Relu, "relu", {y}, {r});
   oneGroup(g, r);
   return g;
 }

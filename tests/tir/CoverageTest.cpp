@@ -65,16 +65,18 @@ std::vector<Case> corpus() {
   graph::Graph g;
   graph::ValueId x = input(g, "x", {1, 2, 7, 5});
   graph::ValueId w = g.addConstant("w", {3, 2, 3, 3}, std::vector<float>(54, 0.25f));
-  node(g, "Conv", {x, w}, {1, 3, 4, 3},
+  node(g, graph::OpKind::Conv, {x, w}, {1, 3, 4, 3},
        {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  node(g, "MaxPool", {x}, {1, 2, 4, 3},
+  node(g, graph::OpKind::MaxPool, {x}, {1, 2, 4, 3},
        {{"kernel_shape", std::vector<int64_t>{3, 3}},
         {"strides", std::vector<int64_t>{2, 2}},
         {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  node(g, "Pad", {x}, {1, 2, 9, 8}, {{"pads", std::vector<int64_t>{0, 0, 1, 2, 0, 0, 1, 1}}});
-  node(g, "Transpose", {x}, {1, 5, 7, 2}, {{"perm", std::vector<int64_t>{0, 3, 2, 1}}});
-  node(g, "Concat", {x, x}, {1, 2, 14, 5}, {{"axis", int64_t{2}}});
-  node(g, "Relu", {x}, {1, 2, 7, 5});
+  node(g, graph::OpKind::Pad, {x}, {1, 2, 9, 8},
+       {{"pads", std::vector<int64_t>{0, 0, 1, 2, 0, 0, 1, 1}}});
+  node(g, graph::OpKind::Transpose, {x}, {1, 5, 7, 2},
+       {{"perm", std::vector<int64_t>{0, 3, 2, 1}}});
+  node(g, graph::OpKind::Concat, {x, x}, {1, 2, 14, 5}, {{"axis", int64_t{2}}});
+  node(g, graph::OpKind::Relu, {x}, {1, 2, 7, 5});
   const char *whatOf[] = {
       "lowerGroup's Conv 2 -> 3 channels, 3x3, stride 2, pad 1 on 7x5 (clamped reads)",
       "lowerGroup's MaxPool 3x3, stride 2, pad 1 on 7x5 (border windows)",

@@ -131,7 +131,8 @@ void roundTripEachNode(Graph &g) {
 TEST(Parser, RoundTripsLoweredConvAndPools) {
   Graph g;
   ValueId x = input(g, "x", {1, 4, 7, 6});
-  node(g, "Conv", {x, constant(g, "w", {6, 2, 3, 2}), constant(g, "b", {6})}, {1, 6, 3, 4},
+  node(g, graph::OpKind::Conv, {x, constant(g, "w", {6, 2, 3, 2}), constant(g, "b", {6})},
+       {1, 6, 3, 4},
        {{"group", int64_t{2}},
         {"strides", std::vector<int64_t>{2, 1}},
         {"pads", std::vector<int64_t>{1, 0, 2, 1}},
@@ -139,28 +140,28 @@ TEST(Parser, RoundTripsLoweredConvAndPools) {
   std::map<std::string, graph::AttrValue> win{{"kernel_shape", std::vector<int64_t>{3, 3}},
                                               {"strides", std::vector<int64_t>{2, 2}},
                                               {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  node(g, "MaxPool", {x}, {1, 4, 4, 3}, win);
-  node(g, "AveragePool", {x}, {1, 4, 4, 3}, win);
-  node(g, "GlobalAveragePool", {x}, {1, 4, 1, 1});
+  node(g, graph::OpKind::MaxPool, {x}, {1, 4, 4, 3}, win);
+  node(g, graph::OpKind::AveragePool, {x}, {1, 4, 4, 3}, win);
+  node(g, graph::OpKind::GlobalAveragePool, {x}, {1, 4, 1, 1});
   roundTripEachNode(g);
 }
 
 TEST(Parser, RoundTripsLoweredGemmShapeOpsSoftmaxBatchNorm) {
   Graph g;
   ValueId a = input(g, "a", {5, 3});
-  node(g, "Gemm", {a, constant(g, "b", {4, 5}), constant(g, "c", {4})}, {3, 4},
+  node(g, graph::OpKind::Gemm, {a, constant(g, "b", {4, 5}), constant(g, "c", {4})}, {3, 4},
        {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
   ValueId x = input(g, "x", {2, 3, 4});
-  node(g, "Transpose", {x}, {4, 2, 3}, {{"perm", std::vector<int64_t>{2, 0, 1}}});
-  node(g, "Concat", {x, x}, {2, 6, 4}, {{"axis", int64_t{1}}});
-  node(g, "Softmax", {x}, {2, 3, 4}, {{"axis", int64_t{1}}});
-  node(g, "Sigmoid", {x}, {2, 3, 4});
-  node(g, "Add", {x, constant(g, "k", {4})}, {2, 3, 4});
-  node(g, "BatchNormalization",
+  node(g, graph::OpKind::Transpose, {x}, {4, 2, 3}, {{"perm", std::vector<int64_t>{2, 0, 1}}});
+  node(g, graph::OpKind::Concat, {x, x}, {2, 6, 4}, {{"axis", int64_t{1}}});
+  node(g, graph::OpKind::Softmax, {x}, {2, 3, 4}, {{"axis", int64_t{1}}});
+  node(g, graph::OpKind::Sigmoid, {x}, {2, 3, 4});
+  node(g, graph::OpKind::Add, {x, constant(g, "k", {4})}, {2, 3, 4});
+  node(g, graph::OpKind::BatchNormalization,
        {x, constant(g, "s", {3}), constant(g, "bb", {3}), constant(g, "m", {3}),
         constant(g, "v", {3})},
        {2, 3, 4}, {{"epsilon", 1e-3}});
-  node(g, "Pad", {x}, {3, 5, 5},
+  node(g, graph::OpKind::Pad, {x}, {3, 5, 5},
        {{"pads", std::vector<int64_t>{0, 1, 0, 1, 1, 1}}, {"value", 0.25}});
   roundTripEachNode(g);
 }

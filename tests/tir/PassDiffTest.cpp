@@ -73,17 +73,19 @@ TEST(PassDiff, LoweredOperators) {
   Graph g;
   ValueId x = input(g, "x", {1, 2, 7, 5}); // odd, prime extents
   ValueId w = g.addConstant("w", {3, 2, 3, 3}, std::vector<float>(54, 0.25f));
-  node(g, "Conv", {x, w}, {1, 3, 4, 3},
+  node(g, graph::OpKind::Conv, {x, w}, {1, 3, 4, 3},
        {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   std::map<std::string, graph::AttrValue> win{{"kernel_shape", std::vector<int64_t>{3, 3}},
                                               {"strides", std::vector<int64_t>{2, 2}},
                                               {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  node(g, "MaxPool", {x}, {1, 2, 4, 3}, win);
-  node(g, "AveragePool", {x}, {1, 2, 4, 3}, win);
-  node(g, "Pad", {x}, {1, 2, 9, 8}, {{"pads", std::vector<int64_t>{0, 0, 1, 2, 0, 0, 1, 1}}});
-  node(g, "Transpose", {x}, {1, 5, 7, 2}, {{"perm", std::vector<int64_t>{0, 3, 2, 1}}});
-  node(g, "Softmax", {x}, {1, 2, 7, 5}, {{"axis", int64_t{2}}});
-  node(g, "Concat", {x, x}, {1, 2, 14, 5}, {{"axis", int64_t{2}}});
+  node(g, graph::OpKind::MaxPool, {x}, {1, 2, 4, 3}, win);
+  node(g, graph::OpKind::AveragePool, {x}, {1, 2, 4, 3}, win);
+  node(g, graph::OpKind::Pad, {x}, {1, 2, 9, 8},
+       {{"pads", std::vector<int64_t>{0, 0, 1, 2, 0, 0, 1, 1}}});
+  node(g, graph::OpKind::Transpose, {x}, {1, 5, 7, 2},
+       {{"perm", std::vector<int64_t>{0, 3, 2, 1}}});
+  node(g, graph::OpKind::Softmax, {x}, {1, 2, 7, 5}, {{"axis", int64_t{2}}});
+  node(g, graph::OpKind::Concat, {x, x}, {1, 2, 14, 5}, {{"axis", int64_t{2}}});
   checkEachNode(g);
 }
 

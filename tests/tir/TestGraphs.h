@@ -23,11 +23,11 @@ inline graph::ValueId constant(graph::Graph &g, const std::string &name, Shape s
   return g.addConstant(name, s, std::vector<float>(static_cast<size_t>(numElements(s)), 0.5f));
 }
 
-inline graph::ValueId node(graph::Graph &g, const std::string &op, std::vector<graph::ValueId> ins,
+inline graph::ValueId node(graph::Graph &g, graph::OpKind op, std::vector<graph::ValueId> ins,
                            Shape out, std::map<std::string, graph::AttrValue> attrs = {}) {
   graph::ValueId o =
-      g.addValue(op + "_out" + std::to_string(g.values.size()), out, graph::DType::F32);
-  graph::NodeId n = g.addNode(op, op + std::to_string(g.nodes.size()), ins, {o});
+      g.addValue(fmt::format("{}_out{}", op, g.values.size()), out, graph::DType::F32);
+  graph::NodeId n = g.addNode(op, fmt::format("{}{}", op, g.nodes.size()), ins, {o});
   g.node(n).attrs = std::move(attrs);
   return o;
 }
@@ -44,7 +44,7 @@ template <typename F> void forEachNodeLowered(graph::Graph &g, F check) {
       if (!g.value(v).isConstant())
         grp.inputs.push_back(v);
     grp.outputs = g.node(n).outputs;
-    SCOPED_TRACE(g.node(n).op);
+    SCOPED_TRACE(g.node(n).kind);
     check(lowerGroup(g, grp));
   }
 }

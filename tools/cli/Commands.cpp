@@ -520,7 +520,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
       std::string ops;
       for (graph::NodeId n : grp.nodes)
-        ops += (ops.empty() ? std::string() : std::string("+")) + g.node(n).op;
+        ops += (ops.empty() ? std::string() : std::string("+")) + graph::opName(g.node(n).kind);
       out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
       if (a.loops)
         out << "    " << tir::describe(loopCoverage(g, grp, m.target)) << "\n";

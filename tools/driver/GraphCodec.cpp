@@ -229,7 +229,7 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
     for (const auto &[k, a] : n.attrs)
       attrs[k] = attrToJson(a);
     nodes.push_back({{"name", n.name},
-                     {"op", n.op},
+                     {"op", graph::opName(n.kind)},
                      {"inputs", n.inputs},
                      {"outputs", n.outputs},
                      {"dead", n.dead},
@@ -288,7 +288,11 @@ graph::Graph graphFromJson(const JsonIn &j) {
     graph::Node n;
     n.id = int(i);
     n.name = jn["name"].asString();
-    n.op = jn["op"].asString();
+    const std::string op = jn["op"].asString();
+    std::optional<graph::OpKind> kind = graph::opFromName(op);
+    if (!kind)
+      jn["op"].bad(fmt::format("unknown operator '{}'", op));
+    n.kind = *kind;
     n.inputs = valueIds(jn["inputs"], true);
     n.outputs = valueIds(jn["outputs"], false);
     n.dead = jn["dead"].asBool();

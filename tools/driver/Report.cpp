@@ -84,7 +84,7 @@ int64_t spanCycles(const std::vector<sim::TraceEvent> &trace, int64_t begin, int
 std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp) {
   std::vector<std::string> ops;
   for (graph::NodeId n : grp.nodes)
-    ops.push_back(g.node(n).op);
+    ops.push_back(graph::opName(g.node(n).kind));
   return ops;
 }
 
@@ -99,11 +99,11 @@ int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp) {
     int64_t outElems = numElements(g.value(n.outputs[0]).shape);
     const Shape &a = g.value(n.inputs[0]).shape;
     const Shape &b = g.value(n.inputs[1]).shape;
-    if (n.op == "Conv" && !b.empty() && b[0] > 0) // weight [Cout, Cin/group, kh, kw]
+    if (n.kind == graph::OpKind::Conv && !b.empty() && b[0] > 0) // weight [Cout, Cin/group, kh, kw]
       macs += outElems * (numElements(b) / b[0]);
-    else if (n.op == "Gemm" && a.size() == 2) // K is A's inner dim unless transposed
+    else if (n.kind == graph::OpKind::Gemm && a.size() == 2) // K is A's inner dim unless transposed
       macs += outElems * (n.attrInt("transA", 0) ? a[0] : a[1]);
-    else if (n.op == "MatMul" && !a.empty())
+    else if (n.kind == graph::OpKind::MatMul && !a.empty())
       macs += outElems * a.back();
   }
   return macs;

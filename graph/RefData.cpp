@@ -1,4 +1,4 @@
-// RefKernels3.cpp - reference kernels of the extended data-movement and window ops (ExtOps.h):
+// RefData.cpp - reference kernels of the extended data-movement and window ops (ExtOps.h):
 // ConvTranspose, LpPool, Split, Slice, Expand, Tile, Resize (nearest/linear, every coordinate
 // transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, GatherElements, Trilu,
 // EyeLike, Cast, and the compile-time ops ConstantOfShape, Range and Size.
@@ -161,14 +161,14 @@ HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
 bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
                  std::vector<HostTensor> &outs) {
   const Shape &os = g.value(n.outputs.at(0)).shape;
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   auto opt = [&](size_t i) -> const HostTensor * { return i < ins.size() ? ins[i] : nullptr; };
   const HostTensor *x = opt(0);
-  if (op == "ConvTranspose") {
+  if (op == OpKind::ConvTranspose) {
     outs = {convTranspose(n, *x, *ins.at(1), opt(2), os)};
-  } else if (op == "LpPool") {
+  } else if (op == OpKind::LpPool) {
     outs = {lpPool(n, *x, os)};
-  } else if (op == "Split") {
+  } else if (op == OpKind::Split) {
     auto axis = static_cast<size_t>(n.attrInt("axis", 0));
     int64_t pos = 0;
     outs.clear();
@@ -180,14 +180,14 @@ bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTens
       }));
       pos += s[axis];
     }
-  } else if (op == "Slice") {
+  } else if (op == OpKind::Slice) {
     auto b = n.attrInts("starts"), st = n.attrInts("steps");
     outs = {gatherBy(*x, os, [&](Index i) {
       for (size_t d = 0; d < i.size(); ++d)
         i[d] = b[d] + i[d] * st[d];
       return i;
     })};
-  } else if (op == "Expand" || op == "Tile") {
+  } else if (op == OpKind::Expand || op == OpKind::Tile) {
     size_t off = os.size() - x->shape.size();
     outs = {gatherBy(*x, os, [&](const Index &i) {
       Index s(x->shape.size());
@@ -195,9 +195,9 @@ bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTens
         s[d] = i[d + off] % x->shape[d]; // broadcast (extent 1) and tiling alike
       return s;
     })};
-  } else if (op == "Resize") {
+  } else if (op == OpKind::Resize) {
     outs = {resize(n, *x, os)};
-  } else if (op == "DepthToSpace") {
+  } else if (op == OpKind::DepthToSpace) {
     int64_t bs = n.attrInt("blocksize", 1), C = os[1];
     bool crd = n.attrString("mode", "DCR") == "CRD";
     outs = {gatherBy(*x, os, [&](const Index &i) {
@@ -205,13 +205,13 @@ bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTens
       int64_t c = crd ? (i[1] * bs + bh) * bs + bw : (bh * bs + bw) * C + i[1];
       return Index{i[0], c, i[2] / bs, i[3] / bs};
     })};
-  } else if (op == "SpaceToDepth") {
+  } else if (op == OpKind::SpaceToDepth) {
     int64_t bs = n.attrInt("blocksize", 1), C = x->shape[1];
     outs = {gatherBy(*x, os, [&](const Index &i) {
       int64_t c = i[1] % C, blk = i[1] / C;
       return Index{i[0], c, i[2] * bs + blk / bs, i[3] * bs + blk % bs};
     })};
-  } else if (op == "GatherElements") {
+  } else if (op == OpKind::GatherElements) {
     auto axis = static_cast<size_t>(n.attrInt("axis", 0));
     const HostTensor &idx = *ins.at(1);
     HostTensor out(os);
@@ -226,20 +226,20 @@ bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTens
       out.data[i] = x->data[ref::flatten(si, x->shape)];
     }
     outs = {out};
-  } else if (op == "Trilu" || op == "EyeLike") {
+  } else if (op == OpKind::Trilu || op == OpKind::EyeLike) {
     int64_t k = n.attrInt("k", 0);
     bool upper = n.attrInt("upper", 1) != 0;
     HostTensor out(os);
     for (int64_t i = 0; i < out.size(); ++i) {
       Index si = ref::unflatten(i, os);
       int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row
-      if (op == "EyeLike")
+      if (op == OpKind::EyeLike)
         out.data[i] = diff == k ? 1.0f : 0.0f;
       else
         out.data[i] = (upper ? diff >= k : diff <= k) ? x->data[i] : 0.0f;
     }
     outs = {out};
-  } else if (op == "Cast") {
+  } else if (op == OpKind::Cast) {
     DType to = g.value(n.outputs[0]).dtype;
     HostTensor out(os);
     for (int64_t i = 0; i < out.size(); ++i) {
@@ -249,16 +249,16 @@ bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTens
                                        : v;
     }
     outs = {out};
-  } else if (op == "ConstantOfShape") {
+  } else if (op == OpKind::ConstantOfShape) {
     HostTensor out(os);
     std::fill(out.data.begin(), out.data.end(), static_cast<float>(n.attrFloat("value", 0.0)));
     outs = {out};
-  } else if (op == "Range") {
+  } else if (op == OpKind::Range) {
     HostTensor out(os);
     for (int64_t i = 0; i < out.size(); ++i)
       out.data[i] = static_cast<float>(double(x->data[0]) + double(i) * ins.at(2)->data[0]);
     outs = {out};
-  } else if (op == "Size") {
+  } else if (op == OpKind::Size) {
     outs = {HostTensor({}, {static_cast<float>(x->size())})};
   } else {
     return false;

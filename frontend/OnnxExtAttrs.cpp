@@ -1,4 +1,4 @@
-// OnnxOps2.cpp - import of the extended operator set (graph/ExtOps.h): reads inputs that ONNX
+// OnnxExtAttrs.cpp - import of the extended operator set (graph/ExtOps.h): reads inputs that ONNX
 // passes as tensors (Reduce axes, Slice starts/ends, Resize scales/sizes, TopK's K, ...) as
 // constants and stores them as attributes, resolves defaults and negative axes, and rejects
 // attribute values we do not implement with an error naming the node and the attribute.
@@ -18,33 +18,6 @@ using graph::kNoValue;
 using graph::Node;
 
 namespace {
-
-const std::set<std::string> kOther{"LayerNormalization",
-                                   "InstanceNormalization",
-                                   "LpNormalization",
-                                   "LRN",
-                                   "LogSoftmax",
-                                   "Hardmax",
-                                   "CumSum",
-                                   "Trilu",
-                                   "GlobalMaxPool",
-                                   "GlobalLpPool",
-                                   "LpPool",
-                                   "ConvTranspose",
-                                   "Split",
-                                   "Slice",
-                                   "Expand",
-                                   "Tile",
-                                   "Resize",
-                                   "Upsample",
-                                   "DepthToSpace",
-                                   "SpaceToDepth",
-                                   "ConstantOfShape",
-                                   "Range",
-                                   "Size",
-                                   "TopK",
-                                   "GatherElements",
-                                   "EyeLike"};
 
 bool present(const Node &n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue;
@@ -155,7 +128,7 @@ void sliceAttrs(Importer &im, Node &n) {
 void resizeAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0);
   const size_t r = x.size();
-  const bool legacy = im.opset < 11 || n.op == "Upsample";
+  const bool legacy = im.opset < 11 || n.kind == OpKind::Upsample;
   std::string mode = n.attrString("mode", "nearest");
   requireOneOf(n, "mode", mode, {"nearest", "linear"});
   std::string ctm =
@@ -181,7 +154,7 @@ void resizeAttrs(Importer &im, Node &n) {
       fail("{}: attribute axes repeats axis {}", where(n), a);
   std::vector<double> givenScales;
   std::vector<int64_t> givenSizes;
-  size_t scaleIn = im.opset >= 11 && n.op == "Resize" ? 2 : 1;
+  size_t scaleIn = im.opset >= 11 && n.kind == OpKind::Resize ? 2 : 1;
   if (present(n, scaleIn) && numElements(shapeOf(im, n, scaleIn)) > 0)
     givenScales = constFloats(im, n, scaleIn, "scales");
   if (scaleIn == 2 && present(n, 3) && numElements(shapeOf(im, n, 3)) > 0)
@@ -231,7 +204,7 @@ void resizeAttrs(Importer &im, Node &n) {
       }
     }
   }
-  n.op = "Resize";
+  n.kind = OpKind::Resize;
   n.inputs.resize(1);
   for (const char *a : {"cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
                         "axes", "keep_aspect_ratio_policy"})
@@ -321,29 +294,24 @@ void splitAttrs(Importer &im, Node &n) {
 
 } // namespace
 
-bool isExtSupported(const std::string &op) {
-  return graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op) || graph::isReduceOp(op) ||
-         kOther.count(op) != 0;
-}
-
 std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p) {
   graph::Graph &g = im.g;
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };
-  if (op == "Gelu") {
+  if (op == OpKind::Gelu) {
     requireOneOf(n, "approximate", n.attrString("approximate", "none"), {"none", "tanh"});
-  } else if (op == "Mod") {
+  } else if (op == OpKind::Mod) {
     if (g.value(n.inputs.at(0)).dtype == graph::DType::F32 && n.attrInt("fmod", 0) == 0)
       n.attrs["fmod"] = int64_t{0}; // float inputs with fmod=0: the remainder takes the
                                     // divisor's sign (numpy.mod), the integer rule
   } else if (graph::isReduceOp(op)) {
-    if (op == "ArgMax" || op == "ArgMin") {
+    if (op == OpKind::ArgMax || op == OpKind::ArgMin) {
       n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
       n.attrs["keepdims"] = n.attrInt("keepdims", 1);
       return true;
     }
     return reduceAxes(im, n);
-  } else if (op == "LayerNormalization") {
+  } else if (op == OpKind::LayerNormalization) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     if (n.attrInt("stash_type", 1) != 1)
       fail("{}: attribute stash_type={} not supported", where(n), n.attrInt("stash_type", 1));
@@ -351,45 +319,45 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
       if (!p.output(i).empty())
         fail("{}: output {} (Mean/InvStdDev) is not supported", where(n), i);
     n.outputs.resize(1);
-  } else if (op == "LpNormalization") {
+  } else if (op == OpKind::LpNormalization) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     int64_t pw = n.attrInt("p", 2);
     if (pw != 1 && pw != 2)
       fail("{}: attribute p={} not supported (1 or 2)", where(n), pw);
-  } else if (op == "LRN") {
+  } else if (op == OpKind::LRN) {
     if (n.attrInt("size", 0) <= 0)
       fail("{}: attribute size must be positive", where(n));
-  } else if (op == "CumSum") {
+  } else if (op == OpKind::CumSum) {
     std::vector<int64_t> a = constInts(im, n, 1, "axis");
     if (a.size() != 1)
       fail("{}: axis must be a scalar", where(n));
     n.attrs["axis"] = normaliseAxis(n, a[0], rank(0));
     n.inputs.resize(1);
-  } else if (op == "Trilu") {
+  } else if (op == OpKind::Trilu) {
     if (present(n, 1))
       n.attrs["k"] = constInts(im, n, 1, "k").at(0);
     n.inputs.resize(1);
-  } else if (op == "GlobalLpPool" || op == "LpPool") {
+  } else if (op == OpKind::GlobalLpPool || op == OpKind::LpPool) {
     if (n.attrInt("p", 2) <= 0)
       fail("{}: attribute p={} must be positive", where(n), n.attrInt("p", 2));
     return std::nullopt; // LpPool's window attributes: the core normaliseWindow
-  } else if (op == "ConvTranspose") {
+  } else if (op == OpKind::ConvTranspose) {
     convTransposeAttrs(im, n);
-  } else if (op == "Split") {
+  } else if (op == OpKind::Split) {
     splitAttrs(im, n);
-  } else if (op == "Slice") {
+  } else if (op == OpKind::Slice) {
     sliceAttrs(im, n);
-  } else if (op == "Expand") {
+  } else if (op == OpKind::Expand) {
     n.attrs["shape"] = constInts(im, n, 1, "shape");
     n.inputs.resize(1);
-  } else if (op == "Tile") {
+  } else if (op == OpKind::Tile) {
     n.attrs["repeats"] = constInts(im, n, 1, "repeats");
     n.inputs.resize(1);
-  } else if (op == "Resize" || op == "Upsample") {
+  } else if (op == OpKind::Resize || op == OpKind::Upsample) {
     resizeAttrs(im, n);
-  } else if (op == "DepthToSpace") {
+  } else if (op == OpKind::DepthToSpace) {
     requireOneOf(n, "mode", n.attrString("mode", "DCR"), {"DCR", "CRD"});
-  } else if (op == "ConstantOfShape") {
+  } else if (op == OpKind::ConstantOfShape) {
     double v = 0;
     int64_t dt = 0;
     for (const auto &a : p.attribute())
@@ -403,14 +371,14 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
       }
     n.attrs["value"] = v;
     n.attrs["dtype"] = dt;
-  } else if (op == "Size") {
+  } else if (op == OpKind::Size) {
     graph::Value &out = g.value(n.outputs.at(0));
     out.dtype = graph::DType::I64;
     out.shape = {};
     out.i64 = std::make_shared<const std::vector<int64_t>>(
         std::vector<int64_t>{numElements(shapeOf(im, n, 0))});
     return false;
-  } else if (op == "TopK") {
+  } else if (op == OpKind::TopK) {
     std::vector<int64_t> k =
         im.opset >= 10 ? constInts(im, n, 1, "K") : std::vector<int64_t>{n.attrInt("k", -1)};
     if (k.size() != 1)
@@ -418,9 +386,9 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["k"] = k[0];
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     n.inputs.resize(1);
-  } else if (op == "GatherElements") {
+  } else if (op == OpKind::GatherElements) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
-  } else if (!isExtSupported(op)) {
+  } else if (graph::opInfo(op).family == graph::OpFamily::Basic) {
     return std::nullopt;
   }
   return true;

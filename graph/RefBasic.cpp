@@ -1,4 +1,4 @@
-// RefKernels.cpp - the reference executor's fp32 kernels (NCHW, double accumulation).
+// RefBasic.cpp - the reference executor's fp32 kernels (NCHW, double accumulation).
 //
 // Each kernel is the textbook loop nest of its ONNX definition, written for readability: this is
 // the oracle other back ends are compared against. Attributes are in the normalised form the
@@ -79,7 +79,7 @@ HostTensor conv(const Node &n, const HostTensor &x, const HostTensor &w, const H
 }
 
 HostTensor pool(const Node &n, const HostTensor &x, const Shape &outShape) {
-  bool isMax = n.op == "MaxPool";
+  bool isMax = n.kind == OpKind::MaxPool;
   auto k = n.attrInts("kernel_shape"), s = n.attrInts("strides", {1, 1});
   auto d = n.attrInts("dilations", {1, 1}), p = n.attrInts("pads", {0, 0, 0, 0});
   bool includePad = n.attrInt("count_include_pad", 0) != 0;
@@ -294,17 +294,17 @@ double minF(double a, double b) {
 std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
                                  const std::vector<const HostTensor *> &ins) {
   const Shape &os = g.value(n.outputs.at(0)).shape;
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   auto in = [&](size_t i) -> const HostTensor & {
     NPUC_ASSERT(i < ins.size() && ins[i], "required inputs are present after import");
     return *ins[i];
   };
   auto opt = [&](size_t i) -> const HostTensor * { return i < ins.size() ? ins[i] : nullptr; };
-  if (op == "Conv")
+  if (op == OpKind::Conv)
     return {conv(n, in(0), in(1), opt(2), os)};
-  if (op == "MaxPool" || op == "AveragePool")
+  if (op == OpKind::MaxPool || op == OpKind::AveragePool)
     return {pool(n, in(0), os)};
-  if (op == "GlobalAveragePool") {
+  if (op == OpKind::GlobalAveragePool) {
     HostTensor out(os);
     int64_t hw = in(0).shape[2] * in(0).shape[3];
     for (int64_t nc = 0; nc < out.size(); ++nc) {
@@ -315,17 +315,17 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
     }
     return {out};
   }
-  if (op == "Gemm")
+  if (op == OpKind::Gemm)
     return {gemm(n, in(0), in(1), opt(2), os)};
-  if (op == "MatMul")
+  if (op == OpKind::MatMul)
     return {matmul(in(0), in(1), os)};
-  if (op == "Add")
+  if (op == OpKind::Add)
     return {binary(ins, os, add)};
-  if (op == "Sub")
+  if (op == OpKind::Sub)
     return {binary(ins, os, sub)};
-  if (op == "Mul")
+  if (op == OpKind::Mul)
     return {binary(ins, os, mul)};
-  if (op == "Div") {
+  if (op == OpKind::Div) {
     HostTensor q = binary(ins, os, divF);
     // Integer division truncates (ONNX Div on int64: torch's shape arithmetic relies on it).
     if (g.value(n.outputs[0]).dtype == DType::I64)
@@ -333,19 +333,19 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
         v = std::trunc(v);
     return {q};
   }
-  if (op == "Max")
+  if (op == OpKind::Max)
     return {binary(ins, os, maxF)};
-  if (op == "Min")
+  if (op == OpKind::Min)
     return {binary(ins, os, minF)};
-  if (op == "Relu")
+  if (op == OpKind::Relu)
     return {unary(in(0), relu)};
-  if (op == "Sigmoid")
+  if (op == OpKind::Sigmoid)
     return {unary(in(0), sigmoid)};
-  if (op == "Tanh")
+  if (op == OpKind::Tanh)
     return {unary(in(0), tanhF)};
-  if (op == "Exp")
+  if (op == OpKind::Exp)
     return {unary(in(0), expF)};
-  if (op == "Clip") {
+  if (op == OpKind::Clip) {
     double lo = n.attrFloat("min", -std::numeric_limits<double>::infinity());
     double hi = n.attrFloat("max", std::numeric_limits<double>::infinity());
     HostTensor out(os);
@@ -353,22 +353,22 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
       out.data[i] = static_cast<float>(std::min(std::max<double>(in(0).data[i], lo), hi));
     return {out};
   }
-  if (op == "Softmax")
+  if (op == OpKind::Softmax)
     return {softmax(in(0), n.attrInt("axis", -1))};
-  if (op == "BatchNormalization")
+  if (op == OpKind::BatchNormalization)
     return {batchNorm(n, ins)};
-  if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Identity" || op == "Dropout")
+  if (op == OpKind::Flatten || op == OpKind::Reshape || op == OpKind::Squeeze ||
+      op == OpKind::Unsqueeze || op == OpKind::Identity || op == OpKind::Dropout)
     return {HostTensor(os, in(0).data)};
-  if (op == "Transpose")
+  if (op == OpKind::Transpose)
     return {transpose(in(0), n.attrInts("perm"), os)};
-  if (op == "Concat")
+  if (op == OpKind::Concat)
     return {concat(ins, n.attrInt("axis", 0), os)};
-  if (op == "Pad")
+  if (op == OpKind::Pad)
     return {pad(n, in(0), os)};
-  if (op == "Gather")
+  if (op == OpKind::Gather)
     return {gather(n, in(0), in(1), os)};
-  if (op == "Shape") {
+  if (op == OpKind::Shape) {
     HostTensor out(os);
     for (size_t i = 0; i < in(0).shape.size(); ++i)
       out.data[i] = static_cast<float>(in(0).shape[i]);

@@ -1,4 +1,4 @@
-// OnnxOps.cpp - per-operator import: reads ONNX attributes, resolves opset differences into the
+// OnnxNode.cpp - per-operator import: reads ONNX attributes, resolves opset differences into the
 // normalised attribute form documented in Onnx.h, infers output shapes and folds constant nodes.
 #include "frontend/OnnxImpl.h"
 
@@ -17,7 +17,7 @@ using graph::Node;
 using graph::ValueId;
 
 std::string where(const Node &n) {
-  return fmt::format("node '{}' ({})", n.name, n.op);
+  return fmt::format("node '{}' ({})", n.name, n.kind);
 }
 
 const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what) {
@@ -48,42 +48,6 @@ int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
 }
 
 namespace {
-
-const std::set<std::string> &supportedOps() {
-  static const std::set<std::string> ops{"Conv",
-                                         "Gemm",
-                                         "MatMul",
-                                         "Add",
-                                         "Sub",
-                                         "Mul",
-                                         "Div",
-                                         "Relu",
-                                         "Clip",
-                                         "Sigmoid",
-                                         "Tanh",
-                                         "Exp",
-                                         "Max",
-                                         "Min",
-                                         "MaxPool",
-                                         "AveragePool",
-                                         "GlobalAveragePool",
-                                         "Flatten",
-                                         "Reshape",
-                                         "Transpose",
-                                         "BatchNormalization",
-                                         "Concat",
-                                         "Softmax",
-                                         "Identity",
-                                         "Dropout",
-                                         "Constant",
-                                         "Shape",
-                                         "Gather",
-                                         "Unsqueeze",
-                                         "Squeeze",
-                                         "Cast",
-                                         "Pad"};
-  return ops;
-}
 
 void readAttributes(Node &n, const onnx::NodeProto &p) {
   using AP = onnx::AttributeProto;
@@ -118,7 +82,7 @@ void normaliseWindow(Importer &im, Node &n) {
   if (x.size() != 4)
     fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
   std::vector<int64_t> k;
-  if (n.op == "Conv") {
+  if (n.kind == OpKind::Conv) {
     const Shape &w = im.g.value(n.inputs.at(1)).shape;
     if (w.size() != 4)
       fail("{}: weight must be 4-D, got shape {}", where(n), shapeToString(w));
@@ -155,11 +119,11 @@ void normaliseWindow(Importer &im, Node &n) {
   n.attrs["strides"] = s;
   n.attrs["dilations"] = d;
   n.attrs["pads"] = p;
-  if (n.op == "Conv") {
+  if (n.kind == OpKind::Conv) {
     n.attrs["group"] = n.attrInt("group", 1);
   } else {
     n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
-    if (n.op == "AveragePool")
+    if (n.kind == OpKind::AveragePool)
       n.attrs["count_include_pad"] = n.attrInt("count_include_pad", 0);
     if (n.outputs.size() > 1)
       fail("{}: the Indices output is not supported", where(n));
@@ -171,16 +135,17 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   graph::Graph &g = im.g;
   if (std::optional<bool> keep = normaliseExt(im, n, proto))
     return *keep;
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   auto rank = [&](size_t i) { return g.value(n.inputs.at(i)).shape.size(); };
-  if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+  if (op == OpKind::Conv || op == OpKind::MaxPool || op == OpKind::AveragePool ||
+      op == OpKind::LpPool) {
     normaliseWindow(im, n);
-  } else if (op == "Gemm") {
+  } else if (op == OpKind::Gemm) {
     n.attrs["alpha"] = n.attrFloat("alpha", 1.0);
     n.attrs["beta"] = n.attrFloat("beta", 1.0);
     n.attrs["transA"] = n.attrInt("transA", 0);
     n.attrs["transB"] = n.attrInt("transB", 0);
-  } else if (op == "Clip") {
+  } else if (op == OpKind::Clip) {
     double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
     if (im.opset >= 11) {
       if (n.inputs.size() > 1 && n.inputs[1] != kNoValue)
@@ -197,7 +162,7 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     if (hi != std::numeric_limits<double>::infinity())
       n.attrs["max"] = hi;
     n.inputs.resize(1);
-  } else if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+  } else if (op == OpKind::Softmax || op == OpKind::LogSoftmax || op == OpKind::Hardmax) {
     int64_t axis = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
     // Before opset 13 Softmax flattened [axis, rank) into one dimension; that equals the new
     // semantics only when axis is the last one or every later dimension is 1.
@@ -207,26 +172,26 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
           fail("{}: opset-{} Softmax over axes [{}, {}) is not supported", where(n), im.opset, axis,
                rank(0));
     n.attrs["axis"] = axis;
-  } else if (op == "Concat" || op == "Gather") {
-    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", op == "Concat" ? -1 : 0), rank(0));
-  } else if (op == "Flatten") {
+  } else if (op == OpKind::Concat || op == OpKind::Gather) {
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", op == OpKind::Concat ? -1 : 0), rank(0));
+  } else if (op == OpKind::Flatten) {
     int64_t axis = n.attrInt("axis", 1);
     n.attrs["axis"] = axis < 0 ? axis + static_cast<int64_t>(rank(0)) : axis;
-  } else if (op == "Squeeze" || op == "Unsqueeze") {
+  } else if (op == OpKind::Squeeze || op == OpKind::Unsqueeze) {
     if (im.opset >= 13) {
       if (n.inputs.size() > 1 && n.inputs[1] != kNoValue)
         n.attrs["axes"] = constInts(im, n, 1, "axes");
       n.inputs.resize(1);
     }
-    if (op == "Unsqueeze" && n.attrInts("axes").empty())
+    if (op == OpKind::Unsqueeze && n.attrInts("axes").empty())
       fail("{}: axes are required", where(n));
-  } else if (op == "Reshape") {
+  } else if (op == OpKind::Reshape) {
     if (n.attrInt("allowzero", 0) != 0)
       for (int64_t d : constInts(im, n, 1, "shape"))
         if (d == 0)
           fail("{}: attribute allowzero=1 with a 0 in the shape is not supported", where(n));
     constInts(im, n, 1, "shape");
-  } else if (op == "Pad") {
+  } else if (op == OpKind::Pad) {
     std::string mode = n.attrString("mode", "constant");
     if (mode != "constant")
       fail("{}: attribute mode={} not supported", where(n), mode);
@@ -254,10 +219,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
       n.inputs.resize(1);
     }
     n.attrs.erase("mode");
-  } else if (op == "BatchNormalization") {
+  } else if (op == OpKind::BatchNormalization) {
     if (n.attrInt("training_mode", 0) != 0)
       fail("{}: attribute training_mode=1 not supported", where(n));
-  } else if (op == "Shape") {
+  } else if (op == OpKind::Shape) {
     // Opset 15 start/end: slice the dims. Folded right away (static shapes).
     const Shape &s = g.value(n.inputs.at(0)).shape;
     int64_t r = static_cast<int64_t>(s.size());
@@ -270,14 +235,14 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     g.value(out).shape = {static_cast<int64_t>(dims.size())};
     g.value(out).i64 = std::make_shared<const std::vector<int64_t>>(std::move(dims));
     return false;
-  } else if (op == "Identity" || op == "Dropout") {
-    if (op == "Dropout" && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+  } else if (op == OpKind::Identity || op == OpKind::Dropout) {
+    if (op == OpKind::Dropout && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
       const graph::Value &tm = constInput(im, n, 2, "training_mode");
       if (tm.i64 && (*tm.i64)[0] != 0)
         fail("{}: training_mode=true not supported", where(n));
     }
     return false;
-  } else if (op == "Cast") {
+  } else if (op == OpKind::Cast) {
     int64_t to = n.attrInt("to", 0);
     const graph::Value &x = g.value(n.inputs.at(0));
     if (to == onnx::TensorProto::FLOAT && x.dtype == graph::DType::F32)
@@ -292,18 +257,20 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
 void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::Graph &g = im.g;
   Node n;
-  n.op = p.op_type();
   n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();
   if (!p.domain().empty() && p.domain() != "ai.onnx")
-    fail("node '{}' ({}): operator domain '{}' is not supported", n.name, n.op, p.domain());
-  if (!supportedOps().count(n.op) && !isExtSupported(n.op))
-    fail("node '{}' ({}): unsupported operator", n.name, n.op);
+    fail("node '{}' ({}): operator domain '{}' is not supported", n.name, p.op_type(), p.domain());
+  // The operator table (graph/Ops.def) is the supported set.
+  std::optional<OpKind> kind = graph::opFromName(p.op_type());
+  if (!kind)
+    fail("node '{}' ({}): unsupported operator", n.name, p.op_type());
+  n.kind = *kind;
   readAttributes(n, p);
   if (p.output_size() == 0)
     fail("{}: the node has no outputs", where(n));
   for (const auto &in : p.input())
     n.inputs.push_back(in.empty() ? kNoValue : im.lookup(in, where(n)));
-  if (n.op == "Constant") {
+  if (n.kind == OpKind::Constant) {
     for (const auto &a : p.attribute()) {
       ValueId v = kNoValue;
       if (a.name() == "value")
@@ -332,13 +299,14 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   bool keep = normalise(im, n, p);
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.
-    ValueId alias = n.op == "Shape" || n.op == "Size" ? n.outputs[0] : n.inputs.at(0);
-    if (n.op == "Cast" || n.op == "Identity" || n.op == "Dropout")
+    ValueId alias =
+        n.kind == OpKind::Shape || n.kind == OpKind::Size ? n.outputs[0] : n.inputs.at(0);
+    if (n.kind == OpKind::Cast || n.kind == OpKind::Identity || n.kind == OpKind::Dropout)
       alias = n.inputs.at(0);
     im.names[p.output(0)] = alias;
     return;
   }
-  if (n.op == "Cast" && g.value(n.inputs[0]).isConstant()) {
+  if (n.kind == OpKind::Cast && g.value(n.inputs[0]).isConstant()) {
     // Constant input, non-trivial cast: fold here.
     const graph::Value &x = g.value(n.inputs[0]);
     int64_t to = n.attrInt("to", 0);
@@ -362,7 +330,7 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
     im.names[p.output(0)] = v;
     return;
   }
-  graph::NodeId id = g.addNode(n.op, n.name, n.inputs, n.outputs);
+  graph::NodeId id = g.addNode(n.kind, n.name, n.inputs, n.outputs);
   g.node(id).attrs = std::move(n.attrs);
   graph::inferNodeShape(g, id);
   for (int i = 0; i < p.output_size(); ++i)

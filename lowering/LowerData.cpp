@@ -1,4 +1,4 @@
-// LowerExt2.cpp - CPU lowering of the extended data-movement and window ops (graph/ExtOps.h):
+// LowerData.cpp - CPU lowering of the extended data-movement and window ops (graph/ExtOps.h):
 // Split, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
 // GatherElements, Trilu, EyeLike, Cast, ConvTranspose and LpPool. Most are a loop nest over the
 // output storing a load of the input at an index computed from the output coordinates; indices
@@ -179,32 +179,32 @@ Stmt lowerLpPool(LowerCtx &c, const graph::Node &n) {
 } // namespace
 
 Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
-  const std::string &op = n.op;
-  if (op == "Split")
+  const OpKind op = n.kind;
+  if (op == OpKind::Split)
     return lowerSplit(c, n);
-  if (op == "ConvTranspose")
+  if (op == OpKind::ConvTranspose)
     return lowerConvTranspose(c, n);
-  if (op == "LpPool")
+  if (op == OpKind::LpPool)
     return lowerLpPool(c, n);
-  if (op == "Resize")
+  if (op == OpKind::Resize)
     return lowerResize(c, n);
-  if (op == "Slice" || op == "Expand" || op == "Tile" || op == "DepthToSpace" ||
-      op == "SpaceToDepth") {
+  if (op == OpKind::Slice || op == OpKind::Expand || op == OpKind::Tile ||
+      op == OpKind::DepthToSpace || op == OpKind::SpaceToDepth) {
     Buffer in = c.input(n, 0), out = c.output(n, 0);
     const Shape &xs = in->shape;
     return gatherNest(c, in, out, [&](const std::vector<Expr> &i) -> std::vector<Expr> {
       std::vector<Expr> s;
-      if (op == "Slice") {
+      if (op == OpKind::Slice) {
         auto b = n.attrInts("starts"), st = n.attrInts("steps");
         for (size_t d = 0; d < i.size(); ++d)
           s.push_back(i[d] * st[d] + b[d]);
-      } else if (op == "Expand" || op == "Tile") {
+      } else if (op == OpKind::Expand || op == OpKind::Tile) {
         size_t off = i.size() - xs.size();
         for (size_t d = 0; d < xs.size(); ++d)
-          s.push_back(xs[d] == 1     ? imm(0)
-                      : op == "Tile" ? floormod(i[d + off], xs[d])
-                                     : i[d + off]);
-      } else if (op == "DepthToSpace") {
+          s.push_back(xs[d] == 1           ? imm(0)
+                      : op == OpKind::Tile ? floormod(i[d + off], xs[d])
+                                           : i[d + off]);
+      } else if (op == OpKind::DepthToSpace) {
         int64_t bs = n.attrInt("blocksize", 1), C = out->shape[1];
         Expr bh = floormod(i[2], bs), bw = floormod(i[3], bs);
         Expr ch = n.attrString("mode", "DCR") == "CRD" ? (i[1] * bs + bh) * bs + bw
@@ -218,7 +218,7 @@ Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
       return s;
     });
   }
-  if (op == "Gather") {
+  if (op == OpKind::Gather) {
     // out[pre, j..., post] = x[pre, idx[j...], post]; indices are fp32 integers at runtime.
     Buffer in = c.input(n, 0), ib = c.input(n, 1), out = c.output(n, 0);
     auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
@@ -236,12 +236,13 @@ Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
     return nest(iv, out->shape,
                 store(out, load(in, flatIndex(s, in->shape)), flatIndex(idx, out->shape)));
   }
-  if (op == "GatherElements" || op == "Trilu" || op == "EyeLike" || op == "Cast") {
+  if (op == OpKind::GatherElements || op == OpKind::Trilu || op == OpKind::EyeLike ||
+      op == OpKind::Cast) {
     Buffer in = c.input(n, 0), out = c.output(n, 0);
     std::vector<Var> iv = c.vars(out->shape.size(), "i");
     std::vector<Expr> idx = asExprs(iv);
     Expr v;
-    if (op == "GatherElements") {
+    if (op == OpKind::GatherElements) {
       Buffer ib = c.input(n, 1);
       auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
       Expr k = cast(kI, load(ib, flatIndex(idx, ib->shape)));
@@ -249,7 +250,7 @@ Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
       std::vector<Expr> s = idx;
       s[axis] = clampI(k, in->shape[axis]);
       v = load(in, flatIndex(s, in->shape));
-    } else if (op == "Cast") {
+    } else if (op == OpKind::Cast) {
       graph::DType to = c.g.value(n.outputs[0]).dtype;
       Expr x = load(in, flatIndex(idx, out->shape));
       v = to == graph::DType::Bool ? select(x != f32(0), f32(1), f32(0))
@@ -260,7 +261,7 @@ Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
       int64_t k = n.attrInt("k", 0);
       size_t r = idx.size();
       Expr diff = idx[r - 1] - idx[r - 2];
-      if (op == "EyeLike")
+      if (op == OpKind::EyeLike)
         v = select(diff == k, f32(1), f32(0));
       else
         v = select(n.attrInt("upper", 1) ? diff >= k : diff <= k,

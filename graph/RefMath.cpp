@@ -1,8 +1,8 @@
-// RefKernels2.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
+// RefMath.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
 // unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce*/ArgMax,
 // normalisations (Layer/Instance/Lp/LRN), LogSoftmax/Hardmax, CumSum, TopK. Textbook loops in
 // double precision: these are the oracle the CPU fallback is compared against.
-// Data-movement and window ops are in RefKernels3.cpp.
+// Data-movement and window ops are in RefData.cpp.
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
 
@@ -18,86 +18,86 @@ namespace npuc::graph {
 using ref::Index;
 
 double evalUnary(const Node &n, double x) {
-  const std::string &op = n.op;
-  if (op == "Abs")
+  const OpKind op = n.kind;
+  if (op == OpKind::Abs)
     return std::fabs(x);
-  if (op == "Neg")
+  if (op == OpKind::Neg)
     return -x;
-  if (op == "Sqrt")
+  if (op == OpKind::Sqrt)
     return std::sqrt(x);
-  if (op == "Log")
+  if (op == OpKind::Log)
     return std::log(x);
-  if (op == "Erf")
+  if (op == OpKind::Erf)
     return std::erf(x);
-  if (op == "Reciprocal")
+  if (op == OpKind::Reciprocal)
     return 1.0 / x;
-  if (op == "Floor")
+  if (op == OpKind::Floor)
     return std::floor(x);
-  if (op == "Ceil")
+  if (op == OpKind::Ceil)
     return std::ceil(x);
-  if (op == "Round")
+  if (op == OpKind::Round)
     return std::nearbyint(x); // default rounding mode: halves to even, as ONNX specifies
-  if (op == "Sin")
+  if (op == OpKind::Sin)
     return std::sin(x);
-  if (op == "Cos")
+  if (op == OpKind::Cos)
     return std::cos(x);
-  if (op == "Tan")
+  if (op == OpKind::Tan)
     return std::tan(x);
-  if (op == "Asin")
+  if (op == OpKind::Asin)
     return std::asin(x);
-  if (op == "Acos")
+  if (op == OpKind::Acos)
     return std::acos(x);
-  if (op == "Atan")
+  if (op == OpKind::Atan)
     return std::atan(x);
-  if (op == "Sinh")
+  if (op == OpKind::Sinh)
     return std::sinh(x);
-  if (op == "Cosh")
+  if (op == OpKind::Cosh)
     return std::cosh(x);
-  if (op == "Asinh")
+  if (op == OpKind::Asinh)
     return std::asinh(x);
-  if (op == "Acosh")
+  if (op == OpKind::Acosh)
     return std::acosh(x);
-  if (op == "Atanh")
+  if (op == OpKind::Atanh)
     return std::atanh(x);
-  if (op == "Sign")
+  if (op == OpKind::Sign)
     return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-  if (op == "Softplus")
+  if (op == OpKind::Softplus)
     return std::log1p(std::exp(x));
-  if (op == "Softsign")
+  if (op == OpKind::Softsign)
     return x / (1.0 + std::fabs(x));
-  if (op == "LeakyRelu")
+  if (op == OpKind::LeakyRelu)
     return x < 0 ? n.attrFloat("alpha", 0.01) * x : x;
-  if (op == "Elu")
+  if (op == OpKind::Elu)
     return x < 0 ? n.attrFloat("alpha", 1.0) * (std::exp(x) - 1.0) : x;
-  if (op == "Selu") {
+  if (op == OpKind::Selu) {
     double a = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return x > 0 ? gm * x : gm * (a * std::exp(x) - a);
   }
-  if (op == "Celu") {
+  if (op == OpKind::Celu) {
     double a = n.attrFloat("alpha", 1.0);
     return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
   }
-  if (op == "HardSigmoid")
+  if (op == OpKind::HardSigmoid)
     return std::clamp(n.attrFloat("alpha", 0.2) * x + n.attrFloat("beta", 0.5), 0.0, 1.0);
-  if (op == "HardSwish")
+  if (op == OpKind::HardSwish)
     return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
-  if (op == "ThresholdedRelu")
+  if (op == OpKind::ThresholdedRelu)
     return x > n.attrFloat("alpha", 1.0) ? x : 0.0;
-  if (op == "Shrink") {
+  if (op == OpKind::Shrink) {
     double l = n.attrFloat("lambd", 0.5), b = n.attrFloat("bias", 0.0);
     return x < -l ? x + b : x > l ? x - b : 0.0;
   }
-  if (op == "Gelu") {
+  if (op == OpKind::Gelu) {
     if (n.attrString("approximate", "none") == "tanh")
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   }
-  if (op == "Not")
+  if (op == OpKind::Not)
     return x == 0 ? 1.0 : 0.0;
-  if (op == "IsNaN")
+  if (op == OpKind::IsNaN)
     return std::isnan(x) ? 1.0 : 0.0;
-  if (op == "IsInf")
+  if (op == OpKind::IsInf)
     return (std::isinf(x) && ((x > 0 && n.attrInt("detect_positive", 1)) ||
                               (x < 0 && n.attrInt("detect_negative", 1))))
                ? 1.0
@@ -106,30 +106,30 @@ double evalUnary(const Node &n, double x) {
 }
 
 double evalBinary(const Node &n, double a, double b) {
-  const std::string &op = n.op;
-  if (op == "Pow")
+  const OpKind op = n.kind;
+  if (op == OpKind::Pow)
     return std::pow(a, b);
-  if (op == "Mod")
+  if (op == OpKind::Mod)
     return n.attrInt("fmod", 0) ? std::fmod(a, b) : a - std::floor(a / b) * b;
-  if (op == "Equal")
+  if (op == OpKind::Equal)
     return a == b;
-  if (op == "Less")
+  if (op == OpKind::Less)
     return a < b;
-  if (op == "Greater")
+  if (op == OpKind::Greater)
     return a > b;
-  if (op == "LessOrEqual")
+  if (op == OpKind::LessOrEqual)
     return a <= b;
-  if (op == "GreaterOrEqual")
+  if (op == OpKind::GreaterOrEqual)
     return a >= b;
-  if (op == "And")
+  if (op == OpKind::And)
     return a != 0 && b != 0;
-  if (op == "Or")
+  if (op == OpKind::Or)
     return a != 0 || b != 0;
-  if (op == "Xor")
+  if (op == OpKind::Xor)
     return (a != 0) != (b != 0);
-  if (op == "PRelu")
+  if (op == OpKind::PRelu)
     return a < 0 ? a * b : a;
-  if (op == "Sum" || op == "Mean")
+  if (op == OpKind::Sum || op == OpKind::Mean)
     return a + b;
   fail("node '{}' ({}): not a binary operator", n.name, op);
 }
@@ -138,7 +138,7 @@ namespace {
 
 HostTensor broadcastOp(const Node &n, const std::vector<const HostTensor *> &ins, const Shape &os) {
   HostTensor out(os);
-  if (n.op == "Where") {
+  if (n.kind == OpKind::Where) {
     std::vector<Index> st;
     for (size_t k = 0; k < 3; ++k)
       st.push_back(ref::broadcastStrides(ins[k]->shape, os));
@@ -155,7 +155,7 @@ HostTensor broadcastOp(const Node &n, const std::vector<const HostTensor *> &ins
       acc[o] = k == 0 ? v : evalBinary(n, acc[o], v);
     });
   }
-  double scale = n.op == "Mean" ? 1.0 / static_cast<double>(ins.size()) : 1.0;
+  double scale = n.kind == OpKind::Mean ? 1.0 / static_cast<double>(ins.size()) : 1.0;
   for (size_t i = 0; i < acc.size(); ++i)
     out.data[i] = static_cast<float>(acc[i] * scale);
   return out;
@@ -173,10 +173,10 @@ AxisView axisView(const Shape &s, int64_t axis) {
 }
 
 HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   size_t r = x.shape.size();
   std::vector<bool> red(r, false);
-  bool arg = op == "ArgMax" || op == "ArgMin";
+  bool arg = op == OpKind::ArgMax || op == OpKind::ArgMin;
   if (arg) {
     red[static_cast<size_t>(n.attrInt("axis", 0))] = true;
   } else {
@@ -192,10 +192,10 @@ HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
       keep[d] = 1;
   Index kst = ref::stridesOf(keep), xst = ref::stridesOf(x.shape);
   int64_t outN = numElements(keep);
-  double init = op == "ReduceMax"    ? -std::numeric_limits<double>::infinity()
-                : op == "ReduceMin"  ? std::numeric_limits<double>::infinity()
-                : op == "ReduceProd" ? 1.0
-                                     : 0.0;
+  double init = op == OpKind::ReduceMax    ? -std::numeric_limits<double>::infinity()
+                : op == OpKind::ReduceMin  ? std::numeric_limits<double>::infinity()
+                : op == OpKind::ReduceProd ? 1.0
+                                           : 0.0;
   std::vector<double> acc(static_cast<size_t>(outN), init), best(acc.size());
   std::vector<int64_t> cnt(acc.size(), 0);
   bool last = n.attrInt("select_last_index", 0) != 0;
@@ -211,23 +211,23 @@ HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
     double v = x.data[i];
     auto u = static_cast<size_t>(o);
     if (arg) {
-      bool better = cnt[u] == 0 || (op == "ArgMax" ? (last ? v >= best[u] : v > best[u])
-                                                   : (last ? v <= best[u] : v < best[u]));
+      bool better = cnt[u] == 0 || (op == OpKind::ArgMax ? (last ? v >= best[u] : v > best[u])
+                                                         : (last ? v <= best[u] : v < best[u]));
       if (better) {
         best[u] = v;
         acc[u] = static_cast<double>(pos);
       }
-    } else if (op == "ReduceMax") {
+    } else if (op == OpKind::ReduceMax) {
       acc[u] = std::max(acc[u], v);
-    } else if (op == "ReduceMin") {
+    } else if (op == OpKind::ReduceMin) {
       acc[u] = std::min(acc[u], v);
-    } else if (op == "ReduceProd") {
+    } else if (op == OpKind::ReduceProd) {
       acc[u] *= v;
-    } else if (op == "ReduceL1") {
+    } else if (op == OpKind::ReduceL1) {
       acc[u] += std::fabs(v);
-    } else if (op == "ReduceL2" || op == "ReduceSumSquare") {
+    } else if (op == OpKind::ReduceL2 || op == OpKind::ReduceSumSquare) {
       acc[u] += v * v;
-    } else if (op == "ReduceLogSumExp") {
+    } else if (op == OpKind::ReduceLogSumExp) {
       acc[u] += std::exp(v);
     } else {
       acc[u] += v; // Sum, Mean, LogSum
@@ -237,11 +237,11 @@ HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
   HostTensor out(os);
   for (size_t u = 0; u < acc.size(); ++u) {
     double v = acc[u];
-    if (op == "ReduceMean")
+    if (op == OpKind::ReduceMean)
       v /= static_cast<double>(cnt[u]);
-    else if (op == "ReduceL2")
+    else if (op == OpKind::ReduceL2)
       v = std::sqrt(v);
-    else if (op == "ReduceLogSum" || op == "ReduceLogSumExp")
+    else if (op == OpKind::ReduceLogSum || op == OpKind::ReduceLogSumExp)
       v = std::log(v);
     out.data[u] = static_cast<float>(v);
   }
@@ -253,7 +253,7 @@ HostTensor reduce(const Node &n, const HostTensor &x, const Shape &os) {
 HostTensor normalize(const Node &n, const std::vector<const HostTensor *> &ins) {
   const HostTensor &x = *ins[0];
   double eps = n.attrFloat("epsilon", 1e-5);
-  bool layer = n.op == "LayerNormalization";
+  bool layer = n.kind == OpKind::LayerNormalization;
   int64_t axis = layer ? n.attrInt("axis", -1) : 2;
   Shape norm(x.shape.begin() + axis, x.shape.end());
   int64_t len = numElements(norm), blocks = x.size() / std::max<int64_t>(len, 1);
@@ -298,15 +298,15 @@ HostTensor normalize(const Node &n, const std::vector<const HostTensor *> &ins) 
 }
 
 HostTensor alongAxis(const Node &n, const HostTensor &x) {
-  const std::string &op = n.op;
-  int64_t axis = n.attrInt("axis", op == "LpNormalization" ? -1 : 0);
+  const OpKind op = n.kind;
+  int64_t axis = n.attrInt("axis", op == OpKind::LpNormalization ? -1 : 0);
   axis = axis < 0 ? axis + static_cast<int64_t>(x.shape.size()) : axis;
   AxisView v = axisView(x.shape, axis);
   HostTensor out(x.shape);
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i = 0; i < v.inner; ++i) {
       auto at = [&](int64_t k) { return v.at(o, k, i); };
-      if (op == "LogSoftmax") {
+      if (op == OpKind::LogSoftmax) {
         double mx = -std::numeric_limits<double>::infinity(), sum = 0;
         for (int64_t k = 0; k < v.len; ++k)
           mx = std::max(mx, static_cast<double>(x.data[at(k)]));
@@ -314,14 +314,14 @@ HostTensor alongAxis(const Node &n, const HostTensor &x) {
           sum += std::exp(x.data[at(k)] - mx);
         for (int64_t k = 0; k < v.len; ++k)
           out.data[at(k)] = static_cast<float>(x.data[at(k)] - mx - std::log(sum));
-      } else if (op == "Hardmax") {
+      } else if (op == OpKind::Hardmax) {
         int64_t best = 0; // the first maximum wins
         for (int64_t k = 1; k < v.len; ++k)
           if (x.data[at(k)] > x.data[at(best)])
             best = k;
         for (int64_t k = 0; k < v.len; ++k)
           out.data[at(k)] = k == best ? 1.0f : 0.0f;
-      } else if (op == "LpNormalization") {
+      } else if (op == OpKind::LpNormalization) {
         bool l1 = n.attrInt("p", 2) == 1;
         double norm = 0;
         for (int64_t k = 0; k < v.len; ++k)
@@ -329,7 +329,7 @@ HostTensor alongAxis(const Node &n, const HostTensor &x) {
         norm = l1 ? norm : std::sqrt(norm);
         for (int64_t k = 0; k < v.len; ++k)
           out.data[at(k)] = static_cast<float>(x.data[at(k)] / norm);
-      } else if (op == "CumSum") {
+      } else if (op == OpKind::CumSum) {
         bool excl = n.attrInt("exclusive", 0) != 0, rev = n.attrInt("reverse", 0) != 0;
         double acc = 0;
         for (int64_t j = 0; j < v.len; ++j) {
@@ -343,7 +343,7 @@ HostTensor alongAxis(const Node &n, const HostTensor &x) {
           }
         }
       } else {
-        NPUC_ASSERT(false, "alongAxis called for " + op);
+        NPUC_ASSERT(false, fmt::format("alongAxis called for {}", op));
       }
     }
   return out;
@@ -399,12 +399,13 @@ HostTensor globalPool(const Node &n, const HostTensor &x, const Shape &os) {
   double p = static_cast<double>(n.attrInt("p", 2));
   HostTensor out(os);
   for (int64_t c = 0; c < nc; ++c) {
-    double acc = n.op == "GlobalMaxPool" ? -std::numeric_limits<double>::infinity() : 0.0;
+    double acc = n.kind == OpKind::GlobalMaxPool ? -std::numeric_limits<double>::infinity() : 0.0;
     for (int64_t i = 0; i < len; ++i) {
       double v = x.data[c * len + i];
-      acc = n.op == "GlobalMaxPool" ? std::max(acc, v) : acc + std::pow(std::fabs(v), p);
+      acc = n.kind == OpKind::GlobalMaxPool ? std::max(acc, v) : acc + std::pow(std::fabs(v), p);
     }
-    out.data[c] = static_cast<float>(n.op == "GlobalMaxPool" ? acc : std::pow(acc, 1.0 / p));
+    out.data[c] =
+        static_cast<float>(n.kind == OpKind::GlobalMaxPool ? acc : std::pow(acc, 1.0 / p));
   }
   return out;
 }
@@ -414,7 +415,7 @@ HostTensor globalPool(const Node &n, const HostTensor &x, const Shape &os) {
 bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
                  std::vector<HostTensor> &outs) {
   const Shape &os = g.value(n.outputs.at(0)).shape;
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   for (size_t i = 0; i < ins.size(); ++i)
     NPUC_ASSERT(ins[i] || i > 0, "the first input of every extended op is present");
   if (isExtUnaryOp(op)) {
@@ -426,15 +427,16 @@ bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTens
     outs = {broadcastOp(n, ins, os)};
   } else if (isReduceOp(op)) {
     outs = {reduce(n, *ins[0], os)};
-  } else if (op == "LayerNormalization" || op == "InstanceNormalization") {
+  } else if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization) {
     outs = {normalize(n, ins)};
-  } else if (op == "LogSoftmax" || op == "Hardmax" || op == "LpNormalization" || op == "CumSum") {
+  } else if (op == OpKind::LogSoftmax || op == OpKind::Hardmax || op == OpKind::LpNormalization ||
+             op == OpKind::CumSum) {
     outs = {alongAxis(n, *ins[0])};
-  } else if (op == "LRN") {
+  } else if (op == OpKind::LRN) {
     outs = {lrn(n, *ins[0])};
-  } else if (op == "TopK") {
+  } else if (op == OpKind::TopK) {
     outs = topk(n, *ins[0], os);
-  } else if (op == "GlobalMaxPool" || op == "GlobalLpPool") {
+  } else if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool) {
     outs = {globalPool(n, *ins[0], os)};
   } else {
     return false;

@@ -1,4 +1,4 @@
-// LowerExt.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
+// LowerMath.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
 // unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce* and
 // ArgMax/ArgMin, LayerNormalization/InstanceNormalization, LpNormalization, LRN, LogSoftmax,
 // Hardmax, CumSum, TopK and the global Max/Lp pools. Bool and int64 results are stored as fp32
@@ -31,89 +31,90 @@ Expr toF(Expr i) {
 }
 
 Expr unaryExpr(const graph::Node &n, const Expr &x) {
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   auto a = [&](const char *k, double d) { return f32(n.attrFloat(k, d)); };
-  if (op == "Abs")
+  if (op == OpKind::Abs)
     return fcall("fabs", x);
-  if (op == "Neg")
+  if (op == OpKind::Neg)
     return -x;
-  if (op == "Sqrt" || op == "Log" || op == "Erf" || op == "Floor" || op == "Ceil" || op == "Sin" ||
-      op == "Cos" || op == "Tan" || op == "Atan") {
-    std::string name = op == "Sqrt"    ? "sqrt"
-                       : op == "Log"   ? "log"
-                       : op == "Erf"   ? "erf"
-                       : op == "Floor" ? "floor"
-                       : op == "Ceil"  ? "ceil"
-                       : op == "Sin"   ? "sin"
-                       : op == "Cos"   ? "cos"
-                       : op == "Tan"   ? "tan"
-                                       : "atan";
+  if (op == OpKind::Sqrt || op == OpKind::Log || op == OpKind::Erf || op == OpKind::Floor ||
+      op == OpKind::Ceil || op == OpKind::Sin || op == OpKind::Cos || op == OpKind::Tan ||
+      op == OpKind::Atan) {
+    std::string name = op == OpKind::Sqrt    ? "sqrt"
+                       : op == OpKind::Log   ? "log"
+                       : op == OpKind::Erf   ? "erf"
+                       : op == OpKind::Floor ? "floor"
+                       : op == OpKind::Ceil  ? "ceil"
+                       : op == OpKind::Sin   ? "sin"
+                       : op == OpKind::Cos   ? "cos"
+                       : op == OpKind::Tan   ? "tan"
+                                             : "atan";
     return call(kF, name, {x});
   }
-  if (op == "Reciprocal")
+  if (op == OpKind::Reciprocal)
     return f32(1) / x;
-  if (op == "Round") { // halves to even; llvm.round would send them away from zero
+  if (op == OpKind::Round) { // halves to even; llvm.round would send them away from zero
     Expr f = fcall("floor", x), d = x - f;
     Expr fEven = f - f32(2) * fcall("floor", f * f32(0.5)) == f32(0);
     return select(d > f32(0.5), f + f32(1), select(d < f32(0.5), f, select(fEven, f, f + f32(1))));
   }
-  if (op == "Asin")
+  if (op == OpKind::Asin)
     return fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == "Acos")
+  if (op == OpKind::Acos)
     return f32(M_PI / 2) - fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == "Sinh")
+  if (op == OpKind::Sinh)
     return (fcall("expm1", x) - fcall("expm1", -x)) * f32(0.5);
-  if (op == "Cosh")
+  if (op == OpKind::Cosh)
     return (fcall("exp", x) + fcall("exp", -x)) * f32(0.5);
-  if (op == "Asinh") { // odd function: evaluate on |x| to avoid cancellation for x < 0
+  if (op == OpKind::Asinh) { // odd function: evaluate on |x| to avoid cancellation for x < 0
     Expr ax = fcall("fabs", x);
     Expr r = fcall("log", ax + fcall("sqrt", ax * ax + f32(1)));
     return select(x < f32(0), -r, r);
   }
-  if (op == "Acosh")
+  if (op == OpKind::Acosh)
     return fcall("log", x + fcall("sqrt", x * x - f32(1)));
-  if (op == "Atanh")
+  if (op == OpKind::Atanh)
     return f32(0.5) * fcall("log1p", f32(2) * x / (f32(1) - x));
-  if (op == "Sign")
+  if (op == OpKind::Sign)
     return select(x > f32(0), f32(1), select(x < f32(0), f32(-1), f32(0)));
-  if (op == "Softplus") // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
+  if (op == OpKind::Softplus) // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
     return select(x > f32(30), x, fcall("log1p", fcall("exp", x)));
-  if (op == "Softsign")
+  if (op == OpKind::Softsign)
     return x / (f32(1) + fcall("fabs", x));
-  if (op == "LeakyRelu")
+  if (op == OpKind::LeakyRelu)
     return select(x < f32(0), a("alpha", 0.01) * x, x);
-  if (op == "Elu")
+  if (op == OpKind::Elu)
     return select(x < f32(0), a("alpha", 1.0) * fcall("expm1", x), x);
-  if (op == "Selu") {
+  if (op == OpKind::Selu) {
     double al = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return select(x > f32(0), f32(gm) * x, f32(gm * al) * fcall("expm1", x));
   }
-  if (op == "Celu") {
+  if (op == OpKind::Celu) {
     Expr al = a("alpha", 1.0);
     return max(x, f32(0)) + min(f32(0), al * fcall("expm1", x / al));
   }
-  if (op == "HardSigmoid")
+  if (op == OpKind::HardSigmoid)
     return max(f32(0), min(f32(1), a("alpha", 0.2) * x + a("beta", 0.5)));
-  if (op == "HardSwish")
+  if (op == OpKind::HardSwish)
     return x * max(f32(0), min(f32(1), x / f32(6) + f32(0.5)));
-  if (op == "ThresholdedRelu")
+  if (op == OpKind::ThresholdedRelu)
     return select(x > a("alpha", 1.0), x, f32(0));
-  if (op == "Shrink") {
+  if (op == OpKind::Shrink) {
     Expr l = a("lambd", 0.5), b = a("bias", 0.0);
     return select(x < -l, x + b, select(x > l, x - b, f32(0)));
   }
-  if (op == "Gelu") {
+  if (op == OpKind::Gelu) {
     if (n.attrString("approximate", "none") == "tanh")
       return f32(0.5) * x *
              (f32(1) + fcall("tanh", f32(std::sqrt(2.0 / M_PI)) * (x + f32(0.044715) * x * x * x)));
     return f32(0.5) * x * (f32(1) + fcall("erf", x * f32(M_SQRT1_2)));
   }
-  if (op == "Not")
+  if (op == OpKind::Not)
     return fsel(x == f32(0));
-  if (op == "IsNaN") // ordered comparisons are false for NaN only
+  if (op == OpKind::IsNaN) // ordered comparisons are false for NaN only
     return select(fcall("fabs", x) <= inf(), f32(0), f32(1));
-  if (op == "IsInf") {
+  if (op == OpKind::IsInf) {
     bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
     Expr r = f32(0);
     if (pos)
@@ -126,30 +127,30 @@ Expr unaryExpr(const graph::Node &n, const Expr &x) {
 }
 
 Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
-  const std::string &op = n.op;
-  if (op == "Pow")
+  const OpKind op = n.kind;
+  if (op == OpKind::Pow)
     return call(kF, "pow", {a, b});
-  if (op == "Mod")
+  if (op == OpKind::Mod)
     return n.attrInt("fmod", 0) ? a % b : floormod(a, b);
-  if (op == "Equal")
+  if (op == OpKind::Equal)
     return fsel(a == b);
-  if (op == "Less")
+  if (op == OpKind::Less)
     return fsel(a < b);
-  if (op == "Greater")
+  if (op == OpKind::Greater)
     return fsel(a > b);
-  if (op == "LessOrEqual")
+  if (op == OpKind::LessOrEqual)
     return fsel(a <= b);
-  if (op == "GreaterOrEqual")
+  if (op == OpKind::GreaterOrEqual)
     return fsel(a >= b);
-  if (op == "And")
+  if (op == OpKind::And)
     return select(a != f32(0), fsel(b != f32(0)), f32(0));
-  if (op == "Or")
+  if (op == OpKind::Or)
     return select(a != f32(0), f32(1), fsel(b != f32(0)));
-  if (op == "Xor")
+  if (op == OpKind::Xor)
     return select(a != f32(0), fsel(b == f32(0)), fsel(b != f32(0)));
-  if (op == "PRelu")
+  if (op == OpKind::PRelu)
     return select(a < f32(0), a * b, a);
-  if (op == "Sum" || op == "Mean")
+  if (op == OpKind::Sum || op == OpKind::Mean)
     return a + b;
   fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
 }
@@ -163,15 +164,15 @@ Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
     return load(b, broadcastIndex(b->shape, idx));
   };
   Expr v;
-  if (graph::isExtUnaryOp(n.op)) {
+  if (graph::isExtUnaryOp(n.kind)) {
     v = unaryExpr(n, operand(0));
-  } else if (n.op == "Where") {
+  } else if (n.kind == OpKind::Where) {
     v = select(operand(0) != f32(0), operand(1), operand(2));
   } else {
     v = operand(0);
     for (size_t i = 1; i < n.inputs.size(); ++i)
       v = binaryExpr(n, v, operand(i));
-    if (n.op == "Mean")
+    if (n.kind == OpKind::Mean)
       v = v / f32(static_cast<double>(n.inputs.size()));
   }
   return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
@@ -180,9 +181,9 @@ Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
 // Reduce*/ArgMax/ArgMin: a loop nest over the kept axes, the reduced axes inside it.
 Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   size_t r = x->shape.size();
-  bool arg = op == "ArgMax" || op == "ArgMin";
+  bool arg = op == OpKind::ArgMax || op == OpKind::ArgMin;
   std::set<int64_t> axes;
   if (arg) {
     axes.insert(normAxis(n, n.attrInt("axis", 0), r));
@@ -222,33 +223,33 @@ Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
     Expr best = load(red, imm(0));
     bool last = n.attrInt("select_last_index", 0) != 0;
     Expr better =
-        op == "ArgMax" ? (last ? xv >= best : xv > best) : (last ? xv <= best : xv < best);
+        op == OpKind::ArgMax ? (last ? xv >= best : xv > best) : (last ? xv <= best : xv < best);
     Expr k = toF(rv[0]);
     Stmt body =
-        seq({store(red, op == "ArgMax" ? -inf() : inf(), imm(0)), store(red, f32(0), imm(1)),
+        seq({store(red, op == OpKind::ArgMax ? -inf() : inf(), imm(0)), store(red, f32(0), imm(1)),
              nest(rv, rShape,
                   seq({store(red, select(better, k, load(red, imm(1))), imm(1)),
                        store(red, select(better, xv, best), imm(0))})),
              store(out, load(red, imm(1)), oIdx)});
     return nest(kv, kShape, AllocateNode::make(red, body));
   }
-  Expr init = op == "ReduceMax"    ? -inf()
-              : op == "ReduceMin"  ? inf()
-              : op == "ReduceProd" ? f32(1)
-                                   : f32(0);
-  Expr step = op == "ReduceMax"                             ? max(acc, xv)
-              : op == "ReduceMin"                           ? min(acc, xv)
-              : op == "ReduceProd"                          ? acc * xv
-              : op == "ReduceL1"                            ? acc + fcall("fabs", xv)
-              : op == "ReduceL2" || op == "ReduceSumSquare" ? acc + xv * xv
-              : op == "ReduceLogSumExp"                     ? acc + fcall("exp", xv)
-                                                            : acc + xv;
+  Expr init = op == OpKind::ReduceMax    ? -inf()
+              : op == OpKind::ReduceMin  ? inf()
+              : op == OpKind::ReduceProd ? f32(1)
+                                         : f32(0);
+  Expr step = op == OpKind::ReduceMax                                   ? max(acc, xv)
+              : op == OpKind::ReduceMin                                 ? min(acc, xv)
+              : op == OpKind::ReduceProd                                ? acc * xv
+              : op == OpKind::ReduceL1                                  ? acc + fcall("fabs", xv)
+              : op == OpKind::ReduceL2 || op == OpKind::ReduceSumSquare ? acc + xv * xv
+              : op == OpKind::ReduceLogSumExp                           ? acc + fcall("exp", xv)
+                                                                        : acc + xv;
   std::vector<Stmt> body{store(out, init, oIdx), nest(rv, rShape, store(out, step, oIdx))};
-  if (op == "ReduceMean")
+  if (op == OpKind::ReduceMean)
     body.push_back(store(out, acc / f32(count), oIdx));
-  else if (op == "ReduceL2")
+  else if (op == OpKind::ReduceL2)
     body.push_back(store(out, fcall("sqrt", acc), oIdx));
-  else if (op == "ReduceLogSum" || op == "ReduceLogSumExp")
+  else if (op == OpKind::ReduceLogSum || op == OpKind::ReduceLogSumExp)
     body.push_back(store(out, fcall("log", acc), oIdx));
   return nest(kv, kShape, seq(body));
 }
@@ -271,7 +272,7 @@ AxisView axisView(const Shape &s, size_t axis) {
 // the spatial dims of one (n, c)): mean, then variance, then the scaled output; red holds them.
 Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0), scale = c.input(n, 1);
-  bool layer = n.op == "LayerNormalization";
+  bool layer = n.kind == OpKind::LayerNormalization;
   size_t axis =
       layer ? static_cast<size_t>(normAxis(n, n.attrInt("axis", -1), x->shape.size())) : 2;
   Shape norm(x->shape.begin() + static_cast<int64_t>(axis), x->shape.end());
@@ -310,16 +311,16 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
 // LogSoftmax, Hardmax, LpNormalization and CumSum: per (outer, inner) line along the axis.
 Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   size_t axis = static_cast<size_t>(
-      normAxis(n, n.attrInt("axis", op == "LpNormalization" ? -1 : 0), x->shape.size()));
+      normAxis(n, n.attrInt("axis", op == OpKind::LpNormalization ? -1 : 0), x->shape.size()));
   AxisView v = axisView(x->shape, axis);
   Var o = c.var("o"), i = c.var("i"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
   auto at = [&](const Expr &k) { return (o * v.len + k) * v.inner + i; };
   Buffer red = Buffer::make(out->name + "_red", kF, {2}, "local");
   Expr r0 = load(red, imm(0)), r1 = load(red, imm(1));
   std::vector<Stmt> body;
-  if (op == "LogSoftmax") {
+  if (op == OpKind::LogSoftmax) {
     body = {store(red, -inf(), imm(0)),
             forLoop(k1, imm(0), imm(v.len), store(red, max(r0, load(x, at(k1))), imm(0))),
             store(red, f32(0), imm(1)),
@@ -327,14 +328,14 @@ Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n) {
                     store(red, r1 + fcall("exp", load(x, at(k2)) - r0), imm(1))),
             forLoop(k3, imm(0), imm(v.len),
                     store(out, load(x, at(k3)) - r0 - fcall("log", r1), at(k3)))};
-  } else if (op == "Hardmax") {
+  } else if (op == OpKind::Hardmax) {
     Expr xv = load(x, at(k1));
     body = {store(red, -inf(), imm(0)), store(red, f32(0), imm(1)),
             forLoop(k1, imm(0), imm(v.len),
                     seq({store(red, select(xv > r0, toF(k1), r1), imm(1)),
                          store(red, max(r0, xv), imm(0))})),
             forLoop(k3, imm(0), imm(v.len), store(out, fsel(toF(k3) == r1), at(k3)))};
-  } else if (op == "LpNormalization") {
+  } else if (op == OpKind::LpNormalization) {
     bool l1 = n.attrInt("p", 2) == 1;
     Expr xv = load(x, at(k1));
     body = {store(red, f32(0), imm(0)),
@@ -414,7 +415,7 @@ Stmt lowerTopK(LowerCtx &c, const graph::Node &n) {
 Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
   int64_t nc = x->shape[0] * x->shape[1], len = x->numElements() / std::max<int64_t>(nc, 1);
-  bool isMax = n.op == "GlobalMaxPool";
+  bool isMax = n.kind == OpKind::GlobalMaxPool;
   double p = static_cast<double>(n.attrInt("p", 2));
   Var o = c.var("o"), r = c.var("r");
   Expr acc = load(out, o), xv = load(x, o * len + r);
@@ -429,20 +430,21 @@ Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
 } // namespace
 
 Stmt lowerExtMath(LowerCtx &c, const graph::Node &n) {
-  const std::string &op = n.op;
+  const OpKind op = n.kind;
   if (graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op))
     return lowerMap(c, n);
   if (graph::isReduceOp(op))
     return lowerReduce(c, n);
-  if (op == "LayerNormalization" || op == "InstanceNormalization")
+  if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization)
     return lowerNormalize(c, n);
-  if (op == "LogSoftmax" || op == "Hardmax" || op == "LpNormalization" || op == "CumSum")
+  if (op == OpKind::LogSoftmax || op == OpKind::Hardmax || op == OpKind::LpNormalization ||
+      op == OpKind::CumSum)
     return lowerAlongAxis(c, n);
-  if (op == "LRN")
+  if (op == OpKind::LRN)
     return lowerLrn(c, n);
-  if (op == "TopK")
+  if (op == OpKind::TopK)
     return lowerTopK(c, n);
-  if (op == "GlobalMaxPool" || op == "GlobalLpPool")
+  if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool)
     return lowerGlobalPool(c, n);
   return Stmt();
 }
