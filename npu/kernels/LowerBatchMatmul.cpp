@@ -1,0 +1,267 @@
+// LowerBatchMatmul.cpp - MatMul of two activations (attention's Q x K^T, scores x V) on the
+// tensor unit, batched over the output's leading dims (Plan.h BatchMatmulParams).
+//
+// Data flow per batch b and output tile (tm rows x tn columns): DRAM -> L1 (the A panel of tm
+// rows x all K, once per row block; the B panel of all K x tn columns, once per batch when one
+// column block covers N, else per tile), each read through the operand's element strides, so a
+// broadcast batch dim (stride 0) or a Transpose folded into the group (permuted strides) costs
+// nothing extra here -> L0A/L0B (an A slice [tm x tk] and a B slice [tk x tn] per k-chunk, movs)
+// -> tensor unit, accumulating fp32 in the accumulator over the k-chunks -> vector unit (the
+// fused epilogue: a constant scale, a mask Add of the output's shape, ...; rounding to fp16 into
+// L1) -> DRAM. Unlike LowerMatmul's constant weights, B is not repacked at compile time: it is
+// produced by an earlier group, so the panel load does the layout work. Every buffer has two
+// copies when double buffering, indexed by the parity of its own counter, so the next batch's
+// panels load while the current one multiplies.
+#include "npu/kernels/Kernels.h"
+
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace npuc::npu {
+
+using namespace tir;
+
+namespace {
+
+// Sizes of the blocks a dimension of `total` splits into with tile `t` (the last one narrower).
+std::vector<int64_t> blocks(int64_t total, int64_t t) {
+  std::vector<int64_t> v(static_cast<size_t>(total / t), t);
+  if (total % t)
+    v.push_back(total % t);
+  return v;
+}
+
+struct Choice {
+  int64_t tm = 0, tn = 0, tk = 0;
+  double cost = 0;
+};
+
+} // namespace
+
+Kernel lowerBatchMatmulKernel(const GroupPlan &p, const graph::Graph &g, Builder &b,
+                              const DramCtx &d, const KernelOptions &o) {
+  const Hw &hw = b.hw();
+  const isa::Target &t = *hw.t;
+  const BatchMatmulParams &q = p.bmm;
+  const int64_t M = q.M, K = q.K, N = q.N, Bt = q.batches();
+  Kernel k;
+  if (M <= 0 || K <= 0 || N <= 0 || Bt <= 0) {
+    k.reject = "an empty matrix product";
+    return k;
+  }
+  std::vector<View> consts;
+  std::vector<Stmt> prologue;
+  k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
+  if (!k.reject.empty())
+    return k;
+  const int nb = o.doubleBuffer ? 2 : 1;
+  const int nres = tensorOperands(p);
+  const int64_t maxDim = hw.maxDim();
+  const int64_t maxStride = hw.onChipStrideMax(); // panels and tiles must be encodable
+  auto al = [&](int level, int64_t bytes) { return alignUp(bytes, hw.alignment(level)); };
+  const int64_t l1Free = b.freeBytes(hw.l1);
+  const double dramBw = t.dram.bytesPerCycle;
+  const double feedBw = t.engines.at(static_cast<size_t>(hw.mov->engine)).bytesPerCycle;
+  const double mmFixed = hw.mm->timing.latency + t.tensor.fillLatency;
+  const double movLat = hw.mov->timing.latency;
+  const int64_t opsPerElem = epilogueOpsPerElement(p);
+
+  auto fits = [&](int64_t tm, int64_t tn, int64_t tk) {
+    if (tm > maxDim || tn > maxDim || tk > maxDim || K > maxDim || K > maxStride || tn > maxStride)
+      return false;
+    if (al(hw.l0a, tm * tk * 2) * nb > hw.capacity(hw.l0a) ||
+        al(hw.l0b, tk * tn * 2) * nb > hw.capacity(hw.l0b) ||
+        al(hw.acc, tm * tn * 4) * nb > hw.capacity(hw.acc))
+      return false;
+    int64_t l1 =
+        nb * (al(hw.l1, tm * K * 2) + al(hw.l1, K * tn * 2) + al(hw.l1, tm * tn * 2) * (1 + nres));
+    return l1 <= l1Free;
+  };
+  // The simulator's uncontended instruction times (docs/ISA.md) summed per resource; with double
+  // buffering the tiles pipeline, so the busiest resource sets the pace and the others' share of
+  // one tile is exposed once (as LowerMatmul's model).
+  auto cost = [&](int64_t tm, int64_t tn, int64_t tk) {
+    auto mb = blocks(M, tm), nbk = blocks(N, tn), kc = blocks(K, tk);
+    const double MB = double(mb.size()), NB = double(nbk.size()), KC = double(kc.size());
+    double tensor = 0;
+    for (int64_t m : mb)
+      for (int64_t n : nbk)
+        for (int64_t kk : kc)
+          tensor += mmFixed + double(m * ceilDiv(kk, hw.tensorRows) * ceilDiv(n, hw.tensorCols));
+    tensor *= double(Bt);
+    const double bLoads = NB == 1 ? 1 : MB; // the B panel stays across row blocks when NB == 1
+    double dram = double(Bt) *
+                  (double(M * K) * 2 + bLoads * double(K * N) * 2 + double(M * N) * 2 * (1 + nres));
+    double feed = double(Bt) * ((NB * double(M * K) * 2 + MB * double(K * N) * 2) / feedBw +
+                                MB * NB * KC * 2 * movLat);
+    double vec = double(Bt * M * N * opsPerElem) / t.vector.lanes;
+    double parts[4] = {tensor, dram / dramBw, feed, vec};
+    double best = 0, sum = 0;
+    for (double x : parts) {
+      best = std::max(best, x);
+      sum += x;
+    }
+    if (!o.doubleBuffer)
+      return sum;
+    return best + (sum - best) / (double(Bt) * MB * NB);
+  };
+  Choice best;
+  std::vector<int64_t> tns, tks;
+  for (int64_t v = hw.tensorCols; v < N; v += hw.tensorCols)
+    tns.push_back(v);
+  tns.push_back(N);
+  for (int64_t v = hw.tensorRows; v < K; v += hw.tensorRows)
+    tks.push_back(v);
+  tks.push_back(K);
+  if (o.naiveTiling) { // the ablation baseline: array-sized tiles
+    tns = {std::min<int64_t>(hw.tensorCols, N)};
+    tks = {std::min<int64_t>(hw.tensorRows, K)};
+  }
+  for (int64_t tn : tns)
+    for (int64_t tk : tks) {
+      if (!fits(1, tn, tk))
+        continue;
+      int64_t lo = 1, hi = o.naiveTiling ? 1 : M; // largest feasible tm (fits is monotone in it)
+      while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (fits(mid, tn, tk))
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      double c = cost(lo, tn, tk);
+      if (best.tm == 0 || c < best.cost * 0.999 ||
+          (c <= best.cost * 1.001 && lo * tn * tk > best.tm * best.tn * best.tk))
+        best = {lo, tn, tk, c};
+    }
+  if (best.tm == 0) {
+    k.reject = fmt::format("no tiling of the {}x{}x{} batched matrix product fits the on-chip "
+                           "buffers (an A panel of K = {} and a B panel of K rows in L1)",
+                           M, K, N, K);
+    return k;
+  }
+  const int64_t tm = best.tm, tn = best.tn, tk = best.tk;
+  const int64_t MB = ceilDiv(M, tm), NB = ceilDiv(N, tn), KC = ceilDiv(K, tk);
+
+  OnChip apan{"a_l1", hw.l1, tm * K * 2, nb};
+  OnChip bpan{"b_l1", hw.l1, K * tn * 2, nb};
+  OnChip obuf{"y_l1", hw.l1, tm * tn * 2, nb};
+  OnChip abuf{"a_l0a", hw.l0a, tm * tk * 2, nb};
+  OnChip bbuf{"b_l0b", hw.l0b, tk * tn * 2, nb};
+  OnChip cbuf{"c_acc", hw.acc, tm * tn * 4, nb};
+  std::vector<OnChip> rbufs(static_cast<size_t>(nres));
+  bool ok = b.reserve(apan) && b.reserve(bpan) && b.reserve(obuf) && b.reserve(abuf) &&
+            b.reserve(bbuf) && b.reserve(cbuf);
+  for (int i = 0; i < nres; ++i) {
+    rbufs[static_cast<size_t>(i)] = OnChip{fmt::format("r{}_l1", i), hw.l1, tm * tn * 2, nb};
+    ok = ok && b.reserve(rbufs[static_cast<size_t>(i)]);
+  }
+  NPUC_ASSERT(ok, "the chosen tiling was checked to fit every level");
+
+  const int64_t aAddr = d.addrOf(q.a.value), bAddr = d.addrOf(q.b.value);
+  const int64_t yAddr = d.addrOf(q.y.value);
+  Var b0 = Var::make("b0"), b1 = Var::make("b1"), mb = Var::make("mb"), nbv = Var::make("nb"),
+      kc = Var::make("kc");
+  Expr bidx = Expr(b0) * q.batch[1] + b1;
+  Expr aCnt = bidx * MB + mb;        // A panel counter
+  Expr tile = aCnt * NB + nbv;       // output tile counter
+  Expr bCnt = NB == 1 ? bidx : tile; // B panel counter
+  Expr step = tile * KC + kc;        // L0 slice counter
+  Expr mcur = min(imm(tm), M - Expr(mb) * tm);
+  Expr ncur = min(imm(tn), N - Expr(nbv) * tn);
+  Expr kcur = min(imm(tk), K - Expr(kc) * tk);
+  Expr m0 = Expr(mb) * tm, n0 = Expr(nbv) * tn;
+
+  // A panel [mcur x K] -> L1, row-major; the source strides do any transposition.
+  View asrc{d.level(q.a.value, hw),
+            imm(aAddr) + (Expr(b0) * q.a.batch[0] + Expr(b1) * q.a.batch[1] + m0 * q.a.row) * 2};
+  asrc.s0 = imm(q.a.col);
+  asrc.s1 = imm(q.a.row);
+  View adstL1{hw.l1, apan.at(aCnt)};
+  adstL1.s1 = imm(K);
+  Stmt aLoad = b.load(asrc, adstL1, Dims{imm(K), mcur, imm(1)});
+  // B panel [K x ncur] -> L1, row-major with row stride ncur.
+  View bsrc{d.level(q.b.value, hw),
+            imm(bAddr) + (Expr(b0) * q.b.batch[0] + Expr(b1) * q.b.batch[1] + n0 * q.b.col) * 2};
+  bsrc.s0 = imm(q.b.col);
+  bsrc.s1 = imm(q.b.row);
+  View bdstL1{hw.l1, bpan.at(bCnt)};
+  bdstL1.s1 = ncur;
+  Stmt bLoad = b.load(bsrc, bdstL1, Dims{ncur, imm(K), imm(1)});
+
+  std::vector<Stmt> tileBody;
+  // B is loaded per tile, or once per batch (first row block) when one column block covers N.
+  tileBody.push_back(NB == 1 ? IfThenElse::make(eq(mb, imm(0)), bLoad) : bLoad);
+  // Residual (mask) tiles of the output's shape -> L1; epilogue operand views of this tile.
+  // First output element of the tile in the output's layout (a 4-D output is NHWC in DRAM, so
+  // its columns are b1-strided); a residual of the output's shape shares that layout.
+  Expr pix0 = Expr(b0) * q.y.batch[0] + Expr(b1) * q.y.batch[1] + m0 * q.y.row + n0 * q.y.col;
+  std::vector<View> ops = operandsAtChannel(p, consts, n0);
+  int r = 0;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Tensor)
+      continue;
+    const OnChip &rb = rbufs[static_cast<size_t>(r++)];
+    View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + pix0 * 2};
+    rsrc.s0 = imm(q.y.col);
+    rsrc.s1 = imm(q.y.row);
+    View rdst{hw.l1, rb.at(tile)};
+    rdst.s1 = ncur;
+    tileBody.push_back(b.load(rsrc, rdst, Dims{ncur, mcur, imm(1)}));
+    ops[i] = rdst;
+  }
+  // The k loop: slice A and B into L0, multiply-accumulate (the first chunk overwrites).
+  View asl{hw.l1, apan.at(aCnt) + Expr(kc) * (tk * 2)};
+  asl.s1 = imm(K);
+  View adst{hw.l0a, abuf.at(step)};
+  adst.s1 = kcur;
+  View bsl{hw.l1, bpan.at(bCnt) + Expr(kc) * tk * ncur * 2};
+  bsl.s1 = ncur;
+  View bdst{hw.l0b, bbuf.at(step)};
+  bdst.s1 = ncur;
+  Stmt kbody = seq(
+      {b.move(asl, adst, Dims{kcur, mcur, imm(1)}), b.move(bsl, bdst, Dims{ncur, kcur, imm(1)}),
+       b.matmul(abuf.at(step), bbuf.at(step), cbuf.at(tile), mcur, kcur, ncur, min(Expr(kc), 1))});
+  tileBody.push_back(forLoop(kc, imm(0), imm(KC), kbody));
+  // Epilogue on the accumulator tile, then the store.
+  View acc{hw.acc, cbuf.at(tile), isa::ElemType::F32};
+  acc.s1 = ncur;
+  View out{hw.l1, obuf.at(tile)};
+  out.s1 = ncur;
+  Dims ed{ncur, mcur, imm(1)};
+  tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
+  View ydst{d.level(q.y.value, hw), imm(yAddr) + pix0 * 2};
+  ydst.s0 = imm(q.y.col);
+  ydst.s1 = imm(q.y.row);
+  tileBody.push_back(b.store(out, ydst, ed));
+
+  Stmt rowBlock = seq({aLoad, forLoop(nbv, imm(0), imm(NB), seq(tileBody))});
+  Stmt body = forLoop(b0, imm(0), imm(q.batch[0]),
+                      forLoop(b1, imm(0), imm(q.batch[1]), forLoop(mb, imm(0), imm(MB), rowBlock)));
+  prologue.push_back(body);
+  k.body = b.wrapAllocations(seq(prologue));
+  k.macs = q.macs();
+  k.estCycles = best.cost;
+  k.vectorElems = Bt * M * N * opsPerElem;
+  const int64_t aElems = numElements(g.value(q.a.value).shape);
+  const int64_t bElems = numElements(g.value(q.b.value).shape);
+  k.dramBytes = (aElems + bElems + Bt * M * N * (1 + nres)) * 2 + broadcastOperandBytes(p, 2);
+  std::string strided;
+  if (q.a.col != 1 || q.b.col != 1 || q.folded)
+    strided = fmt::format(
+        "; A read with strides (m {}, k {}), B with (k {}, n {}){}", q.a.row, q.a.col, q.b.row,
+        q.b.col, q.folded ? fmt::format(", {} Transpose(s) folded into the loads", q.folded) : "");
+  k.tiling = fmt::format(
+      "batched matmul on the tensor unit (activation B): {} batch(es) of {}x{}x{}; tile = {} rows "
+      "x {} cols, k-chunk {} of {}{}; L1: A panel {}x{} + B panel {}x{} ({}) + output{}; {}{}; "
+      "estimated {:.0f} cycles",
+      Bt, M, K, N, tm, tn, tk, K, strided, tm, K, K, tn, NB == 1 ? "once per batch" : "per tile",
+      nres ? fmt::format(" + {} residual", nres) : "",
+      o.doubleBuffer ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
+      o.naiveTiling ? "; naive tiling (ablation)" : "", best.cost);
+  return k;
+}
+
+} // namespace npuc::npu

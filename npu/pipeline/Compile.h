@@ -1,0 +1,184 @@
+// Compile.h - the NPU backend's entry points: what the NPU can run, and compiling a segment.
+//
+// A segment is a maximal run of consecutive NPU-placed fused groups (in the graph's execution
+// order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
+// instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
+// lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: the tensor unit's
+// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), in the
+// layout npu/DramLayout.h decides (4-D tensors NHWC, all others row-major in their logical shape).
+#pragma once
+
+#include "graph/Graph.h"
+#include "isa/Program.h"
+#include "isa/Target.h"
+#include "npu/hw/DramLayout.h"
+#include "npu/hw/Quant.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+/// Where one graph value lives in a segment's DRAM image.
+struct DramTensor {
+  graph::ValueId value = graph::kNoValue;
+  std::string name;
+  int64_t addr = 0;                         // byte address in DRAM
+  Shape shape;                              // logical (ONNX, NCHW) shape
+  DramLayout layout = DramLayout::RowMajor; // physical dim order (npu/DramLayout.h)
+  isa::ElemType dtype = isa::ElemType::F16; // fp16, or int8 on quantised targets
+  float scale = 1;                          // int8: real value = scale * stored value
+  int64_t bytes() const { return numElements(shape) * isa::elemBytes(dtype); }
+};
+
+struct CompileOptions {
+  bool doubleBuffer = true;
+  bool naiveTiling = false; // ablation: one fixed tile shape instead of the cost model's choice
+  /// Consecutive groups take their on-chip buffers from opposite ends of each level, so the next
+  /// group's weights and constants load while the current group computes (ablation: false puts
+  /// every group's buffers at the bottom, which orders those loads after the current group).
+  bool crossGroupPrefetch = true;
+  /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/BankAlloc.h);
+  /// false (`--no-bank-aware`) keeps the bump allocator's addresses.
+  bool bankAware = true;
+  /// Tests only: search every group and take its best candidate placement even when it is no
+  /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
+  bool bankAlwaysMove = false;
+  /// int8 targets: the `.npy` calibration input (`--calibrate`); empty: a fixed-seed
+  /// standard-normal input of the model's input shape (npu/Quant.h).
+  std::string calibrationFile;
+  /// int8 targets: the activation scales every segment compiles with (required there).
+  std::shared_ptr<const QuantTable> quant;
+  /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
+  /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
+  /// false (`--no-residency`) round-trips every tensor through DRAM.
+  bool residency = true;
+  /// Batch > 1: runs of consecutive groups whose per-image intermediates fit L1 execute one
+  /// sub-batch at a time so that those stay resident (npu/BatchSplit.h); false
+  /// (`--no-batch-split`) runs every group on the whole batch.
+  bool batchSplit = true;
+  /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
+  /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
+  bool batchSplitEvenIfSlower = false;
+  /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
+  /// the batched MatMul producing its input, can use the layout that cancels it (Compile.cpp
+  /// chooseLayouts). False keeps its copy on the NPU (tests of the copy kernel).
+  bool chooseLayouts = true;
+};
+
+/// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
+/// (npu/BatchSplit.h): each sub-batch runs every group of the run before the next one starts,
+/// so the run's intermediates stay in L1 at sub-batch size.
+struct BatchSplitEntry {
+  std::vector<int> groups;    // group ids, in execution order
+  int64_t batch = 1;          // images in the whole batch
+  int64_t subBatch = 1;       // images per sub-batch (the run is emitted batch/subBatch times)
+  int64_t dramBytesSaved = 0; // the run's intermediates kept in L1, over all sub-batches
+  /// What the run's kernels move more at sub-batch size, N/b times, than at the whole batch,
+  /// each simulated alone without residency: mostly weights loaded once per sub-batch (0 for
+  /// kernels that reload them per image anyway; negative when smaller tiles re-read less).
+  int64_t extraDramBytes = 0;
+  std::string reason; // the cost model's figures
+};
+
+/// What the segment compiler did with one tensor the residency analysis proposed: kept in L1
+/// (no DRAM traffic for it at all), or left in DRAM and why.
+struct ResidencyEntry {
+  std::string name;           // the tensor (its views alias it and share its home)
+  int64_t bytes = 0;          // size in L1
+  int producer = -1;          // group id
+  std::vector<int> consumers; // group ids reading it (its views' readers included)
+  int64_t l1Addr = -1;        // kept: where it lives in L1
+  int64_t dramBytesSaved = 0; // kept: the compulsory DRAM write + one read per reading group
+  std::string dropped;        // "" when kept, else why it stays in DRAM
+};
+
+/// What the bank-aware placement did for one group. The figures come from simulating the
+/// group's instructions alone (timing only, same model as the simulator), so they can differ
+/// from the group's share of a whole-segment run, where neighbouring groups overlap it.
+struct BankReport {
+  bool ran = false;                          // false: disabled, or the group has no on-chip buffers
+  int64_t stallsBefore = 0, stallsAfter = 0; // bank-conflict stall cycles
+  int64_t cyclesBefore = 0, cyclesAfter = 0; // total cycles of the group alone
+  int candidates = 0;                        // placements simulated besides the default
+  std::string change; // the buffers moved ("" when the default placement was kept)
+};
+
+/// What `npuc inspect` shows for one group, and what the report attributes to it.
+struct GroupInfo {
+  int groupId = -1;
+  std::string name;
+  std::vector<std::string> ops; // op types of the group's nodes
+  std::string tiling;           // human-readable tiling decision (levels, tile sizes, buffering)
+  std::string tir;              // the tiled TIR loop nest, printed
+  int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
+  std::map<std::string, int64_t> instrCounts; // by mnemonic
+  int64_t macs = 0;                           // useful MACs
+  int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
+  std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
+  std::map<std::string, int64_t> onChipBytes; // level name -> the kernel's peak reserved bytes
+  BankReport bank;
+  /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
+  /// this is (-1: the group runs on the whole batch).
+  int64_t subBatch = -1;
+  /// A group of layout ops only (npu/DramLayout.h): "transforms cancel (zero-copy view)" or the
+  /// transform its copy runs; "" for other groups. A cancelled group counts its layout ops and
+  /// the DRAM bytes a copy would have read and written.
+  std::string layout;
+  int layoutOpsCancelled = 0;
+  int64_t layoutBytesNotMoved = 0;
+};
+
+struct Segment {
+  std::vector<int> groups; // group ids, in execution order
+  isa::Program program;
+  int64_t dramBytes = 0;              // size of the DRAM image the program addresses
+  int64_t activationBytes = 0;        // peak DRAM footprint of the activations (liveness-planned)
+  int64_t activationBytesNoReuse = 0; // what they would take without reusing dead tensors' space
+  int64_t constBase = 0; // constants (weights, biases) live at [constBase, +constImage)
+  std::vector<uint8_t> constImage;
+  std::vector<DramTensor> inputs;  // values the host writes before the run
+  std::vector<DramTensor> outputs; // values the host reads after the run
+  std::vector<GroupInfo> groupInfo;
+  std::vector<ResidencyEntry> residency;    // empty with CompileOptions::residency off
+  std::vector<BatchSplitEntry> batchSplit;  // the runs executed sub-batch by sub-batch
+  std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
+};
+
+/// Empty when the target can run the group on its NPU; otherwise the reason it cannot
+/// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
+/// A group no hand-written kernel takes is tried with the loop-nest kernel (emit-npu) unless
+/// `loopNest` is false (fusion also asks that way, so that no merge trades a hand kernel - the
+/// tensor unit - for the loop-nest kernel's vector-unit arithmetic).
+std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
+                            const isa::Target &t, bool loopNest = true);
+
+/// The backend's estimate of the group's cycles on the target, from the kernel that would run
+/// it (the same dry run as npuRejectReason): the larger of the kernel's tiling-cost estimate and
+/// its roofline over the tensor-unit MACs, vector elements and DRAM bytes it issues. -1 when the
+/// NPU cannot run the group. Placement's cost model uses it (graph::DeviceCosts).
+double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t);
+
+/// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
+/// problems (a shape the instruction fields cannot encode, naming the node and field).
+Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
+                       const isa::Target &t, const CompileOptions &opt = {});
+
+/// Packs a host fp32 tensor into the NPU layout and back: fp16 bits (little endian), or int8
+/// quantised with `scale` (quantise() of npu/Quant.h) and dequantised back.
+std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout,
+                                isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
+HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayout &layout,
+                        isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
+/// The same for a segment's DRAM tensor (its layout, dtype and scale).
+inline std::vector<uint8_t> packTensor(const HostTensor &t, const DramTensor &d) {
+  return packTensor(t, d.layout, d.dtype, d.scale);
+}
+inline HostTensor unpackTensor(const uint8_t *bytes, const DramTensor &d) {
+  return unpackTensor(bytes, d.shape, d.layout, d.dtype, d.scale);
+}
+
+} // namespace npuc::npu
