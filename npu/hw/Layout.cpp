@@ -1,6 +1,7 @@
 // Layout.cpp - host fp32 tensors <-> the NPU's DRAM layout (fp16 or scaled int8; in any physical
 // dim order, npu/DramLayout.h).
-#include "npu/pipeline/Compile.h"
+#include "npu/hw/Layout.h"
+#include "npu/hw/Quant.h"
 
 #include "support/Error.h"
 #include "support/Half.h"

@@ -1,8 +1,6 @@
 // Quant.cpp - calibration, weight quantisation and the fake-quantised reference (Quant.h).
 #include "npu/hw/Quant.h"
 
-#include "npu/kernels/Plan.h"
-
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
@@ -228,33 +226,6 @@ std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const
         env[v] = fq(env.at(v), v);
   }
   return env;
-}
-
-// int8 targets: which analysed groups the quantised kernels run. The tensor-unit kernel takes
-// Conv/Gemm/MatMul, the vector kernels window pools, global average pools and elementwise chains,
-// each with an epilogue of unary ops, per-channel constants and residual tensors (each
-// dequantised with its own scale); a view aliases its input's int8 bytes, and a Concat copies
-// them (calibration gives its inputs one scale). Everything else (broadcast tensor operands,
-// the loop-nest kernel) is rejected by name, so that
-// it runs on the CPU in fp32 (the host dequantises and quantises at the segment boundary) instead
-// of computing on int8 bytes as if they were fp16.
-std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::FusedGroup &grp) {
-  const graph::Node &a = g.node(grp.anchor);
-  if (p.kind == KernelKind::View || p.kind == KernelKind::Concat)
-    return "";
-  if (p.kind != KernelKind::Matmul && p.kind != KernelKind::Pool &&
-      p.kind != KernelKind::GlobalAvgPool && p.kind != KernelKind::Eltwise)
-    return "int8 target: " + a.name + " (" + a.op + ") is not quantised on the NPU yet";
-  for (const EpilogueOp &e : p.epilogue) {
-    if (e.operand == EpilogueOp::Operand::Broadcast)
-      return "int8 target: " + grp.name + ": a broadcast tensor operand (" +
-             g.value(e.tensor).name + ") is not quantised on the NPU yet";
-    if (e.operand == EpilogueOp::Operand::Tensor && e.op != "add" && e.op != "sub" &&
-        e.op != "max" && e.op != "min" && e.op != "mul")
-      return "int8 target: " + grp.name + ": a residual '" + e.op +
-             "' is not quantised on the NPU yet";
-  }
-  return "";
 }
 
 } // namespace npuc::npu

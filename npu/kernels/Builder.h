@@ -6,8 +6,8 @@
 // Addresses are byte expressions; strides are in elements of the operand's dtype.
 #pragma once
 
-#include "npu/pipeline/Compile.h"
 #include "npu/hw/Hw.h"
+#include "npu/hw/Layout.h"
 #include "tir/IR.h"
 
 #include <cstdint>

@@ -7,7 +7,6 @@
 // tensor in DRAM), so a group placed on the NPU is one these fallbacks can lower.
 #include "npu/kernels/KernelSelect.h"
 
-#include "npu/pipeline/Compile.h"
 #include "support/Error.h"
 
 #include <algorithm>

@@ -6,6 +6,7 @@
 #include "npu/kernels/Kernels.h"
 
 #include <functional>
+#include <string>
 
 namespace npuc::npu {
 
@@ -26,5 +27,19 @@ Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::
                        const Hw &hw, const DramCtx &d, const KernelOptions &o,
                        const std::function<void()> &undo, KernelOptions *used, bool fromTop,
                        const Window &window);
+
+/// Empty when the target can run the group on its NPU; otherwise the reason it cannot
+/// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
+/// A group no hand-written kernel takes is tried with the loop-nest kernel (emit-npu) unless
+/// `loopNest` is false (fusion also asks that way, so that no merge trades a hand kernel - the
+/// tensor unit - for the loop-nest kernel's vector-unit arithmetic).
+std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
+                            const isa::Target &t, bool loopNest = true);
+
+/// The backend's estimate of the group's cycles on the target, from the kernel that would run
+/// it (the same dry run as npuRejectReason): the larger of the kernel's tiling-cost estimate and
+/// its roofline over the tensor-unit MACs, vector elements and DRAM bytes it issues. -1 when the
+/// NPU cannot run the group. Placement's cost model uses it (graph::DeviceCosts).
+double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t);
 
 } // namespace npuc::npu

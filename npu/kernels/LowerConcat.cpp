@@ -17,7 +17,7 @@
 // strided slices.
 #include "npu/kernels/Kernels.h"
 
-#include "npu/pipeline/Compile.h"
+#include "npu/hw/Layout.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>

@@ -131,7 +131,7 @@ struct GroupPlan {
 GroupPlan analyzeGroup(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw);
 
 /// int8 targets: "" when the quantised kernels run the analysed group, else the reason it stays
-/// on the CPU (npu/Quant.cpp, next to the quantisation scheme it follows).
+/// on the CPU (QuantCoverage.cpp, from the quantisation scheme of npu/hw/Quant.h).
 std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::FusedGroup &grp);
 
 /// analyzeGroup, and where it rejects, the loop-nest kernel's plan (kind LoopNest, its reason in

@@ -24,6 +24,7 @@
 #include "isa/Program.h"
 #include "npu/kernels/Builder.h"
 #include "npu/kernels/Kernels.h"
+#include "npu/pipeline/Compile.h"
 #include "simulator/Simulator.h"
 
 #include <functional>

@@ -11,8 +11,9 @@
 #include "graph/Graph.h"
 #include "isa/Program.h"
 #include "isa/Target.h"
-#include "npu/hw/DramLayout.h"
+#include "npu/hw/Layout.h"
 #include "npu/hw/Quant.h"
+#include "npu/kernels/KernelSelect.h"
 
 #include <cstdint>
 #include <map>
@@ -21,18 +22,6 @@
 #include <vector>
 
 namespace npuc::npu {
-
-/// Where one graph value lives in a segment's DRAM image.
-struct DramTensor {
-  graph::ValueId value = graph::kNoValue;
-  std::string name;
-  int64_t addr = 0;                         // byte address in DRAM
-  Shape shape;                              // logical (ONNX, NCHW) shape
-  DramLayout layout = DramLayout::RowMajor; // physical dim order (npu/DramLayout.h)
-  isa::ElemType dtype = isa::ElemType::F16; // fp16, or int8 on quantised targets
-  float scale = 1;                          // int8: real value = scale * stored value
-  int64_t bytes() const { return numElements(shape) * isa::elemBytes(dtype); }
-};
 
 struct CompileOptions {
   bool doubleBuffer = true;
@@ -148,37 +137,9 @@ struct Segment {
   std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
 };
 
-/// Empty when the target can run the group on its NPU; otherwise the reason it cannot
-/// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
-/// A group no hand-written kernel takes is tried with the loop-nest kernel (emit-npu) unless
-/// `loopNest` is false (fusion also asks that way, so that no merge trades a hand kernel - the
-/// tensor unit - for the loop-nest kernel's vector-unit arithmetic).
-std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
-                            const isa::Target &t, bool loopNest = true);
-
-/// The backend's estimate of the group's cycles on the target, from the kernel that would run
-/// it (the same dry run as npuRejectReason): the larger of the kernel's tiling-cost estimate and
-/// its roofline over the tensor-unit MACs, vector elements and DRAM bytes it issues. -1 when the
-/// NPU cannot run the group. Placement's cost model uses it (graph::DeviceCosts).
-double npuGroupCycles(const graph::Graph &g, const graph::FusedGroup &grp, const isa::Target &t);
-
 /// Compiles consecutive NPU groups into one program. Throws npuc::Error for user-facing
 /// problems (a shape the instruction fields cannot encode, naming the node and field).
 Segment compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
                        const isa::Target &t, const CompileOptions &opt = {});
-
-/// Packs a host fp32 tensor into the NPU layout and back: fp16 bits (little endian), or int8
-/// quantised with `scale` (quantise() of npu/Quant.h) and dequantised back.
-std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout,
-                                isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
-HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayout &layout,
-                        isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
-/// The same for a segment's DRAM tensor (its layout, dtype and scale).
-inline std::vector<uint8_t> packTensor(const HostTensor &t, const DramTensor &d) {
-  return packTensor(t, d.layout, d.dtype, d.scale);
-}
-inline HostTensor unpackTensor(const uint8_t *bytes, const DramTensor &d) {
-  return unpackTensor(bytes, d.shape, d.layout, d.dtype, d.scale);
-}
 
 } // namespace npuc::npu

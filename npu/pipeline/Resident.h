@@ -14,6 +14,7 @@
 
 #include "npu/kernels/Builder.h"
 #include "npu/kernels/KernelSelect.h"
+#include "npu/pipeline/Compile.h"
 
 #include <functional>
 #include <map>
