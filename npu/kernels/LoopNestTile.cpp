@@ -22,8 +22,8 @@
 #include "npu/kernels/LoopNest.h"
 #include "npu/kernels/LoopNestRegion.h"
 
-#include "npu/kernels/Plan.h"
 #include "npu/isel/EmitNpu.h"
+#include "npu/kernels/Plan.h"
 #include "support/Error.h"
 #include "tir/Bound.h"
 #include "tir/IRMutator.h"

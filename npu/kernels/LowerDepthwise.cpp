@@ -21,8 +21,8 @@
 //
 // lowerConvKernel picks this kernel for a depthwise group when the target's vector unit has
 // `mac` and the estimate is below the tensor-unit kernel's; both estimates go to the tiling text.
-#include "npu/kernels/Kernels.h"
 #include "npu/hw/Quant.h"
+#include "npu/kernels/Kernels.h"
 
 #include "support/Error.h"
 

@@ -7,13 +7,13 @@
 // execution order into one program, and the token pass orders the engines.
 #include "npu/pipeline/Compile.h"
 
-#include "npu/pipeline/BankAlloc.h"
-#include "npu/pipeline/BatchSplit.h"
 #include "npu/isel/Emit.h"
+#include "npu/isel/Sync.h"
 #include "npu/kernels/KernelSelect.h"
 #include "npu/memory/MemoryPlanner.h"
+#include "npu/pipeline/BankAlloc.h"
+#include "npu/pipeline/BatchSplit.h"
 #include "npu/pipeline/Resident.h"
-#include "npu/isel/Sync.h"
 #include "support/Error.h"
 #include "tir/Printer.h"
 

@@ -3,9 +3,9 @@
 #include "npu/pipeline/Resident.h"
 
 #include "graph/Passes.h"
-#include "npu/pipeline/BankAlloc.h"
 #include "npu/isel/Emit.h"
 #include "npu/memory/MemoryPlanner.h"
+#include "npu/pipeline/BankAlloc.h"
 #include "support/Error.h"
 
 #include <algorithm>
