@@ -19,7 +19,19 @@ enum class RejectKind {
   Unsupported, // the target has no instruction for the op, or no kernel handles the group's shape
   Quantisation // int8: the quantisation scheme does not cover the group
 };
-const char *rejectKindName(RejectKind k);
+inline const char *rejectKindName(RejectKind k) {
+  switch (k) {
+  case RejectKind::Capacity:
+    return "capacity";
+  case RejectKind::Encoding:
+    return "encoding";
+  case RejectKind::Unsupported:
+    return "unsupported";
+  case RejectKind::Quantisation:
+    return "quantisation";
+  }
+  return "?";
+}
 
 /// Where in the backend the decision was taken (the segment pipeline's phases and the kernel
 /// selection that runs before any segment exists, during placement).
@@ -31,7 +43,23 @@ enum class RejectPhase {
   Dram,      // the segment's DRAM image
   Segment    // segment-wide checks
 };
-const char *rejectPhaseName(RejectPhase p);
+inline const char *rejectPhaseName(RejectPhase p) {
+  switch (p) {
+  case RejectPhase::Analyse:
+    return "analyse";
+  case RejectPhase::Lower:
+    return "lower";
+  case RejectPhase::Emit:
+    return "emit";
+  case RejectPhase::Residency:
+    return "residency";
+  case RejectPhase::Dram:
+    return "dram";
+  case RejectPhase::Segment:
+    return "segment";
+  }
+  return "?";
+}
 
 struct Reject {
   int group = -1; // graph::FusedGroup::id; -1 when no single group is to blame

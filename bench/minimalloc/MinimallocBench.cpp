@@ -6,7 +6,7 @@
 // table row per instance (the table in docs/PERFORMANCE.md comes from here) and exits non-zero
 // if any instance is unsolved or any plan fails validation (77, "skipped", when no instance
 // folder was given and the default one is absent).
-#include "npu/MemoryPlanner.h"
+#include "npu/memory/MemoryPlanner.h"
 
 #include "support/Error.h"
 

@@ -4,7 +4,7 @@
 // constants are staged.
 #pragma once
 
-#include "npu/Kernels.h"
+#include "npu/kernels/Kernels.h"
 
 #include <optional>
 #include <string>

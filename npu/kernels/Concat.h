@@ -4,7 +4,7 @@
 // L1 when resident) come from the caller.
 #pragma once
 
-#include "npu/Kernels.h"
+#include "npu/kernels/Kernels.h"
 
 #include <optional>
 #include <vector>

@@ -2,7 +2,7 @@
 // search (the lowering of a point: npu/LowerDepthwise.cpp).
 #include "npu/kernels/Depthwise.h"
 
-#include "npu/Quant.h"
+#include "npu/hw/Quant.h"
 #include "npu/kernels/KernelSpaces.h"
 #include "support/Error.h"
 

@@ -11,7 +11,7 @@
 // every region is a box or an interval and no two chunks write the same element; what
 // compilation allocates beyond that, and whether the instructions encode, is lower()'s Reject.
 // defaultPoint() is the search's choice: it lowers the group once in a scratch builder.
-#include "npu/LoopNest.h"
+#include "npu/kernels/LoopNest.h"
 #include "npu/kernels/KernelSpaces.h"
 #include "npu/kernels/SpaceSupport.h"
 #include "npu/kernels/Vector.h"

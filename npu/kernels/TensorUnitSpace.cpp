@@ -12,7 +12,7 @@
 // array instead of 7 * 2 = 14.
 #include "npu/kernels/TensorUnit.h"
 
-#include "npu/Quant.h"
+#include "npu/hw/Quant.h"
 #include "npu/kernels/KernelSpaces.h"
 #include "support/Error.h"
 

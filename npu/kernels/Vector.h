@@ -5,7 +5,7 @@
 // epilogue constants (and a pool's divisors) are staged; they are pure (no Builder).
 #pragma once
 
-#include "npu/Kernels.h"
+#include "npu/kernels/Kernels.h"
 
 #include <optional>
 #include <vector>

@@ -11,9 +11,9 @@
 // the first lowering put them.
 #include "npu/pipeline/SegmentPlan.h"
 
-#include "npu/Emit.h"
-#include "npu/KernelSelect.h"
-#include "npu/Sync.h"
+#include "npu/isel/Emit.h"
+#include "npu/kernels/KernelSelect.h"
+#include "npu/isel/Sync.h"
 #include "support/Error.h"
 #include "tir/Printer.h"
 

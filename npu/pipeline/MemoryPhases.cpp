@@ -8,7 +8,7 @@
 // kernels append their packed weights and constant vectors when they are lowered.
 #include "npu/pipeline/SegmentPlan.h"
 
-#include "npu/MemoryPlanner.h"
+#include "npu/memory/MemoryPlanner.h"
 #include "support/Error.h"
 
 #include <algorithm>

@@ -6,11 +6,11 @@
 // that tie the members together after every phase, and printPlan shows what is decided so far.
 #pragma once
 
-#include "npu/BankAlloc.h"
-#include "npu/BatchSplit.h"
-#include "npu/Compile.h"
+#include "npu/pipeline/BankAlloc.h"
+#include "npu/pipeline/BatchSplit.h"
+#include "npu/pipeline/Compile.h"
 #include "npu/Reject.h"
-#include "npu/Resident.h"
+#include "npu/pipeline/Resident.h"
 #include "npu/pipeline/Liveness.h"
 #include "npu/pipeline/Phase.h"
 #include "simulator/Simulator.h"

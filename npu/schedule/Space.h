@@ -24,7 +24,7 @@
 // "toc", "tk", "toh", "buffers", ...; booleans are 0/1.
 #pragma once
 
-#include "npu/Kernels.h"
+#include "npu/kernels/Kernels.h"
 #include "npu/Reject.h"
 #include "npu/schedule/Schedule.h"
 

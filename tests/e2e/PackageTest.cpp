@@ -7,7 +7,7 @@
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 #include "isa/Target.h"
-#include "npu/Compile.h"
+#include "npu/pipeline/Compile.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tools/driver/Compiler.h"

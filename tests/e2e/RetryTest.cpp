@@ -7,7 +7,7 @@
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
-#include "npu/Compile.h"
+#include "npu/pipeline/Compile.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tools/driver/Compiler.h"

@@ -3,9 +3,9 @@
 // makes a group slower, its reported figures being exactly those of a full simulator run.
 #include "NpuTestUtil.h"
 
-#include "npu/BankAlloc.h"
-#include "npu/Emit.h"
-#include "npu/Sync.h"
+#include "npu/isel/Emit.h"
+#include "npu/isel/Sync.h"
+#include "npu/pipeline/BankAlloc.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 

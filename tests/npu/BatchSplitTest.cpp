@@ -12,7 +12,7 @@
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
-#include "npu/Quant.h"
+#include "npu/hw/Quant.h"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // `npuc inspect` and REPORT.json show, including space a kernel frees between phases.
 #include "NpuTestUtil.h"
 
-#include "npu/Builder.h"
+#include "npu/kernels/Builder.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include "ConvCheck.h"
 
 #include "graph/Reference.h"
-#include "npu/Sync.h"
+#include "npu/isel/Sync.h"
 
 #include <gtest/gtest.h>
 #include <regex>

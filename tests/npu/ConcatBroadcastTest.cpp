@@ -10,7 +10,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/Plan.h"
+#include "npu/kernels/Plan.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // the program survives encode -> decode with the new layout and runs correctly on the simulator.
 #include "NpuTestUtil.h"
 
-#include "npu/Plan.h"
+#include "npu/kernels/Plan.h"
 #include "support/Npy.h"
 
 #include <cmath>

@@ -17,7 +17,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/Plan.h"
+#include "npu/kernels/Plan.h"
 #include "npu/schedule/Space.h"
 
 #include <cmath>

@@ -13,7 +13,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/Quant.h"
+#include "npu/hw/Quant.h"
 #include "support/Npy.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Runtime.h"

@@ -6,7 +6,7 @@
 #include "ConvCheck.h"
 #include "NpuTestUtil.h"
 
-#include "npu/Plan.h"
+#include "npu/kernels/Plan.h"
 #include "support/Npy.h"
 
 #include <cctype>

@@ -10,7 +10,7 @@
 #include "graph/Passes.h"
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
-#include "npu/DramLayout.h"
+#include "npu/hw/DramLayout.h"
 
 #include <gtest/gtest.h>
 

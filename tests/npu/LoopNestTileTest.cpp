@@ -9,7 +9,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/LoopNestRegion.h"
+#include "npu/kernels/LoopNestRegion.h"
 
 #include <cmath>
 #include <functional>

@@ -2,7 +2,7 @@
 //
 // Expected peaks are derived by hand in the comments: the lower bound is the largest total size
 // live at one step, and each instance is built so that its optimum is known.
-#include "npu/MemoryPlanner.h"
+#include "npu/memory/MemoryPlanner.h"
 
 #include "support/Error.h"
 

@@ -4,7 +4,7 @@
 
 #include "graph/Graph.h"
 #include "isa/Target.h"
-#include "npu/Compile.h"
+#include "npu/pipeline/Compile.h"
 #include "simulator/Simulator.h"
 #include "support/Half.h"
 

@@ -7,7 +7,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/Sync.h"
+#include "npu/isel/Sync.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 // schedule values, keys and files behave as Schedule.h promises.
 #include "ConvCheck.h"
 
-#include "npu/Plan.h"
+#include "npu/kernels/Plan.h"
 #include "npu/kernels/KernelSpaces.h"
 #include "npu/schedule/Schedule.h"
 #include "npu/schedule/Space.h"

@@ -2,7 +2,7 @@
 // none, and knowledge gained through a third engine is not re-synchronised.
 #include "NpuTestUtil.h"
 
-#include "npu/Sync.h"
+#include "npu/isel/Sync.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include "NpuTestUtil.h"
 
 #include "graph/Reference.h"
-#include "npu/Sync.h"
+#include "npu/isel/Sync.h"
 #include "support/Error.h"
 
 #include <cmath>

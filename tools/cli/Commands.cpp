@@ -12,7 +12,7 @@
 #include "graph/Reference.h"
 #include "isa/Program.h"
 #include "lowering/LowerOps.h"
-#include "npu/Hw.h"
+#include "npu/hw/Hw.h"
 #include "npu/isel/Coverage.h"
 #include "npu/pipeline/Phase.h"
 #include "support/Error.h"

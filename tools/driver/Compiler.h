@@ -11,7 +11,7 @@
 #include "graph/Graph.h"
 #include "graph/Passes.h"
 #include "isa/Target.h"
-#include "npu/Compile.h"
+#include "npu/pipeline/Compile.h"
 
 #include <functional>
 #include <map>

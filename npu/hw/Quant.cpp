@@ -1,0 +1,234 @@
+// Quant.cpp - calibration, weight quantisation and the fake-quantised reference (Quant.h).
+#include "npu/hw/Quant.h"
+
+#include "graph/Reference.h"
+#include "graph/ShapeInference.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace npuc::npu {
+
+using graph::ValueId;
+
+float QuantTable::of(ValueId v) const {
+  auto it = scale.find(v);
+  NPUC_ASSERT(it != scale.end(), "calibration gives every non-constant value a scale");
+  return it->second;
+}
+
+float symmetricScale(float maxAbs) {
+  return maxAbs > 0 && std::isfinite(maxAbs) ? maxAbs / 127.0f : 1.0f;
+}
+
+int8_t quantise(float x, float scale) {
+  // The same two fp32 steps as the vector unit: x * (1/scale), then round-to-nearest-even and
+  // saturate (docs/ISA.md, integer destinations).
+  const float inv = 1.0f / scale;
+  float v = x * inv;
+  if (std::isnan(v))
+    return 0;
+  double r = std::nearbyint(static_cast<double>(v));
+  return static_cast<int8_t>(std::clamp(r, -128.0, 127.0));
+}
+
+std::vector<float> quantiseWeights(const std::vector<float> &w, int64_t channels,
+                                   std::vector<int8_t> &q) {
+  NPUC_ASSERT(channels > 0 && static_cast<int64_t>(w.size()) % channels == 0,
+              "weights split into equal rows per output channel");
+  const size_t row = w.size() / static_cast<size_t>(channels);
+  std::vector<float> scales(static_cast<size_t>(channels));
+  q.assign(w.size(), 0);
+  for (size_t c = 0; c < scales.size(); ++c) {
+    float m = 0;
+    for (size_t i = 0; i < row; ++i)
+      m = std::max(m, std::fabs(w[c * row + i]));
+    scales[c] = symmetricScale(m);
+    // Symmetric: |w| <= max maps into [-127, 127], never -128.
+    for (size_t i = 0; i < row; ++i)
+      q[c * row + i] = std::max<int8_t>(-127, quantise(w[c * row + i], scales[c]));
+  }
+  return scales;
+}
+
+std::map<ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g) {
+  std::mt19937 rng(20240229);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::map<ValueId, HostTensor> in;
+  for (ValueId v : g.inputs) {
+    HostTensor t(g.value(v).shape);
+    for (float &x : t.data)
+      x = nd(rng);
+    in[v] = std::move(t);
+  }
+  return in;
+}
+
+namespace {
+
+// The weight tensor of a tensor-unit anchor and the axis of its output channels, or kNoValue.
+ValueId weightOf(const graph::Graph &g, const graph::Node &n, int &axis) {
+  if (n.kind == graph::OpKind::Conv && n.inputs.size() > 1) {
+    axis = 0;
+    return n.inputs[1];
+  }
+  if (n.kind == graph::OpKind::Gemm && n.inputs.size() > 1) {
+    axis = n.attrInt("transB", 0) != 0 ? 0 : 1;
+    return n.inputs[1];
+  }
+  if (n.kind == graph::OpKind::MatMul && n.inputs.size() > 1 &&
+      g.value(n.inputs[1]).shape.size() == 2) {
+    axis = 1;
+    return n.inputs[1];
+  }
+  return graph::kNoValue;
+}
+
+// Per-output-channel fake quantisation of a 2-D-or-more weight along `axis` (0 or 1 of 2-D).
+HostTensor fakeQuantiseWeights(const HostTensor &w, int axis) {
+  const int64_t rows = w.shape.at(0), cols = w.size() / rows;
+  HostTensor t = w;
+  if (axis == 1) { // [K][N] with channels in columns: transpose, quantise rows, transpose back
+    std::vector<float> tr(w.data.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        tr[static_cast<size_t>(c * rows + r)] = w.data[static_cast<size_t>(r * cols + c)];
+    std::vector<int8_t> q;
+    std::vector<float> s = quantiseWeights(tr, cols, q);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        t.data[static_cast<size_t>(r * cols + c)] =
+            dequantise(q[static_cast<size_t>(c * rows + r)], s[static_cast<size_t>(c)]);
+    return t;
+  }
+  std::vector<int8_t> q;
+  std::vector<float> s = quantiseWeights(w.data, rows, q);
+  for (size_t i = 0; i < q.size(); ++i)
+    t.data[i] = dequantise(q[i], s[i / static_cast<size_t>(cols)]);
+  return t;
+}
+
+} // namespace
+
+QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> &inputs,
+                     std::string source) {
+  QuantTable q;
+  q.source = std::move(source);
+  std::map<ValueId, HostTensor> all = graph::runReferenceAll(g, inputs);
+  for (const auto &[v, t] : all) {
+    if (g.value(v).isConstant())
+      continue;
+    float m = 0;
+    for (float x : t.data)
+      m = std::max(m, std::fabs(x));
+    q.scale[v] = symmetricScale(m);
+  }
+  // A Transpose whose transforms cancel in the NPU layout is a view too (npu/DramLayout.h): it
+  // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
+  auto viewLike = [](graph::OpKind op) {
+    return graph::isViewOp(op) || op == graph::OpKind::Transpose;
+  };
+  for (graph::NodeId nid : g.topoOrder()) {
+    const graph::Node &n = g.node(nid);
+    if (viewLike(n.kind) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
+      q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
+  }
+  // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
+  // (constant inputs count with their own range). Raising a value's scale can raise another
+  // Concat's or a view's, hence the fixed point (scales only grow, so it ends).
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto unify = [&](const std::vector<ValueId> &vals, float s) {
+      for (ValueId v : vals)
+        if (q.scale.count(v) && q.scale[v] < s) {
+          q.scale[v] = s;
+          changed = true;
+        }
+    };
+    for (graph::NodeId nid : g.topoOrder()) {
+      const graph::Node &n = g.node(nid);
+      const bool view = viewLike(n.kind) && !n.inputs.empty();
+      if (!view && n.kind != graph::OpKind::Concat)
+        continue;
+      std::vector<ValueId> vals = {n.outputs[0]};
+      float s = q.scale.count(n.outputs[0]) ? q.scale.at(n.outputs[0]) : 0.0f;
+      for (size_t i = 0; i < (view ? 1 : n.inputs.size()); ++i) {
+        ValueId v = n.inputs[i];
+        if (v == graph::kNoValue)
+          continue;
+        if (g.value(v).isConstant()) {
+          float m = 0;
+          for (float x : graph::constantTensor(g.value(v)).data)
+            m = std::max(m, std::fabs(x));
+          s = std::max(s, symmetricScale(m));
+        } else if (q.scale.count(v)) {
+          s = std::max(s, q.scale.at(v));
+          vals.push_back(v);
+        }
+      }
+      unify(vals, s);
+    }
+  }
+  return q;
+}
+
+std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const QuantTable &q,
+                                                    const std::map<ValueId, HostTensor> &inputs) {
+  std::map<ValueId, HostTensor> env;
+  for (ValueId v : g.inputs) {
+    auto it = inputs.find(v);
+    if (it == inputs.end())
+      fail("quantised reference: no tensor given for input '{}'", g.value(v).name);
+    env[v] = it->second;
+  }
+  auto fq = [&](const HostTensor &t, ValueId v) {
+    HostTensor r = t;
+    const float s = q.of(v);
+    for (float &x : r.data)
+      x = fakeQuantise(x, s);
+    return r;
+  };
+  for (const graph::FusedGroup &grp : g.groups) {
+    NPUC_ASSERT(grp.placement != graph::Placement::Unassigned, "groups are placed");
+    const bool npu = grp.placement == graph::Placement::Npu;
+    // What this group reads: NPU groups read int8 copies of their inputs (the host quantises a
+    // CPU-produced value for an NPU consumer, while CPU consumers keep the fp32 value).
+    std::map<ValueId, HostTensor> local;
+    auto fetch = [&](ValueId v) -> const HostTensor * {
+      if (v == graph::kNoValue)
+        return nullptr;
+      if (auto it = local.find(v); it != local.end())
+        return &it->second;
+      if (auto it = env.find(v); it != env.end()) {
+        if (!npu || std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
+          return &it->second;
+        return &(local[v] = fq(it->second, v));
+      }
+      NPUC_ASSERT(g.value(v).isConstant(), "a group reads inputs, constants or earlier values");
+      return &(local[v] = graph::constantTensor(g.value(v)));
+    };
+    if (npu) {
+      int axis = 0;
+      ValueId w = weightOf(g, g.node(grp.anchor), axis);
+      if (w != graph::kNoValue && g.value(w).isConstant())
+        local[w] = fakeQuantiseWeights(graph::constantTensor(g.value(w)), axis);
+    }
+    for (graph::NodeId nid : grp.nodes) {
+      const graph::Node &n = g.node(nid);
+      std::vector<const HostTensor *> ins;
+      for (ValueId v : n.inputs)
+        ins.push_back(fetch(v));
+      std::vector<HostTensor> outs = graph::evalNode(g, n, ins);
+      for (size_t i = 0; i < outs.size(); ++i)
+        env[n.outputs[i]] = std::move(outs[i]);
+    }
+    if (npu)
+      for (ValueId v : grp.outputs)
+        env[v] = fq(env.at(v), v);
+  }
+  return env;
+}
+
+} // namespace npuc::npu

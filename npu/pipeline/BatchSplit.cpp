@@ -1,0 +1,470 @@
+// BatchSplit.cpp - which runs of groups execute sub-batch by sub-batch, and their emission
+// (BatchSplit.h).
+#include "npu/pipeline/BatchSplit.h"
+
+#include "graph/Passes.h"
+#include "graph/ShapeInference.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <unordered_map>
+
+namespace npuc::npu {
+
+namespace {
+
+using graph::ValueId;
+
+// Ops that never mix images when their operands are laid out per image (the checks below see
+// to the operands and axes). Ops not listed are taken as mixing (conservative).
+bool computesEachImageAlone(graph::OpKind k) {
+  using graph::OpKind;
+  switch (k) {
+  case OpKind::Conv:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::LeakyRelu:
+  case OpKind::HardSigmoid:
+  case OpKind::HardSwish:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Exp:
+  case OpKind::Identity:
+  case OpKind::Dropout:
+  case OpKind::BatchNormalization:
+  case OpKind::Gemm:
+  case OpKind::MatMul:
+  case OpKind::Concat:
+  case OpKind::Softmax:
+  case OpKind::Flatten:
+  case OpKind::Reshape:
+  case OpKind::Transpose:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// Whether node `n` computes each image from the same image alone along axis 0 of batch `N`:
+// every activation it reads or writes has the batch as its leading dim, every constant it
+// reads is the same for all images (no leading dim N), and the op does not mix along axis 0.
+// Ops not listed are taken as mixing (conservative: the group then keeps the whole batch).
+std::string perImageReason(const graph::Graph &g, const graph::Node &n, int64_t N) {
+  if (!computesEachImageAlone(n.kind))
+    return fmt::format("{} '{}' is not known to compute each image alone", n.kind, n.name);
+  const size_t rank = g.value(n.outputs.at(0)).shape.size();
+  for (ValueId v : n.outputs)
+    if (g.value(v).shape.empty() || g.value(v).shape[0] != N)
+      return fmt::format("{} '{}': output '{}' has no leading batch dim {}", n.kind, n.name,
+                         g.value(v).name, N);
+  int activations = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const ValueId v = n.inputs[i];
+    if (v == graph::kNoValue)
+      continue;
+    const graph::Value &x = g.value(v);
+    if (x.isConstant()) {
+      // Weights, parameters and shape operands (Reshape's, rewritten) are not per image; an
+      // elementwise or Concat operand must be the same for every image: broadcast along axis 0
+      // (lower rank, or a leading 1).
+      const bool mapped = graph::isElementwiseOp(n.kind) || n.kind == graph::OpKind::Concat ||
+                          n.kind == graph::OpKind::PRelu;
+      if (mapped && x.shape.size() >= rank && !x.shape.empty() && x.shape[0] != 1)
+        return fmt::format("{} '{}': constant '{}' differs per image", n.kind, n.name, x.name);
+      continue;
+    }
+    ++activations;
+    if (x.shape.size() != rank &&
+        !(n.kind == graph::OpKind::Flatten || n.kind == graph::OpKind::Reshape ||
+          n.kind == graph::OpKind::Squeeze || n.kind == graph::OpKind::Unsqueeze))
+      return fmt::format("{} '{}': '{}' broadcasts along the batch", n.kind, n.name, x.name);
+    if (x.shape.empty() || x.shape[0] != N)
+      return fmt::format("{} '{}': input '{}' has no leading batch dim {}", n.kind, n.name, x.name,
+                         N);
+  }
+  auto axis = [&](int64_t a) { return a < 0 ? a + int64_t(rank) : a; };
+  if ((n.kind == graph::OpKind::Concat && axis(n.attrInt("axis", 0)) == 0) ||
+      (n.kind == graph::OpKind::Softmax && axis(n.attrInt("axis", -1)) == 0) ||
+      (n.kind == graph::OpKind::Flatten && n.attrInt("axis", 1) == 0))
+    return fmt::format("{} '{}' works along the batch axis", n.kind, n.name);
+  if (n.kind == graph::OpKind::Transpose) {
+    const std::vector<int64_t> perm = n.attrInts("perm");
+    if (perm.empty() || perm[0] != 0)
+      return fmt::format("Transpose '{}' moves the batch axis", n.name);
+  }
+  if (n.kind == graph::OpKind::Squeeze || n.kind == graph::OpKind::Unsqueeze)
+    for (int64_t a : n.attrInts("axes"))
+      if (a == 0)
+        return fmt::format("{} '{}' works on axis 0", n.kind, n.name);
+  // A MatMul of two activations is per image only as a batched product (rank >= 3 each); a
+  // Gemm reads rows of A per image unless A is transposed.
+  if (n.kind == graph::OpKind::MatMul && activations > 1 && rank < 3)
+    return fmt::format("MatMul '{}' multiplies across the batch", n.name);
+  if (n.kind == graph::OpKind::Gemm && (n.attrInt("transA", 0) != 0 || activations > 1))
+    return fmt::format("Gemm '{}' mixes rows across the batch", n.name);
+  return "";
+}
+
+// The graph with every activation's leading batch dim N set to b, and the shape operands of the
+// split groups' Reshapes rewritten to match.
+std::unique_ptr<graph::Graph> withSubBatch(const graph::Graph &g, const std::vector<int> &ids,
+                                           int64_t N, int64_t b) {
+  auto gb = std::make_unique<graph::Graph>(g);
+  for (graph::Value &v : gb->values)
+    if (!v.isConstant() && !v.shape.empty() && v.shape[0] == N)
+      v.shape[0] = b;
+  for (int id : ids)
+    for (graph::NodeId nid : gb->groups.at(size_t(id)).nodes) {
+      graph::Node &n = gb->node(nid);
+      if (n.kind != graph::OpKind::Reshape || n.inputs.size() < 2)
+        continue;
+      const graph::Value &s = gb->value(n.inputs[1]);
+      if (!s.i64 || s.i64->empty() || s.i64->front() != N)
+        continue;
+      std::vector<int64_t> dims = *s.i64;
+      dims[0] = b;
+      const Shape shape = s.shape;
+      n.inputs[1] = gb->addConstantI64(s.name + ".subbatch", shape, std::move(dims));
+    }
+  return gb;
+}
+
+} // namespace
+
+const SplitRun *BatchSplitPlan::startingAt(size_t step) const {
+  for (const SplitRun &r : runs)
+    if (r.first == step)
+      return &r;
+  return nullptr;
+}
+
+bool BatchSplitPlan::covers(size_t step) const {
+  return std::any_of(runs.begin(), runs.end(),
+                     [&](const SplitRun &r) { return r.first <= step && step < r.end; });
+}
+
+BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
+  const graph::Graph &g = *in.g;
+  const size_t steps = in.groupIds.size();
+  BatchSplitPlan out;
+  if (steps < 2)
+    return out;
+  // The batch: the leading dim of the first group's first activation input.
+  const graph::FusedGroup &g0 = g.groups.at(size_t(in.groupIds[0]));
+  if (g0.inputs.empty() || g.value(g0.inputs[0]).shape.empty())
+    return out;
+  const int64_t N = g.value(g0.inputs[0]).shape[0];
+  if (N <= 1)
+    return out; // batch 1: nothing to split (and no cost for batch-1 compiles)
+
+  // Which steps compute each image alone (views included: they alias, per image too).
+  std::vector<bool> ok(steps, true);
+  for (size_t i = 0; i < steps; ++i)
+    for (graph::NodeId n : g.groups.at(size_t(in.groupIds[i])).nodes)
+      if (std::string why = perImageReason(g, g.node(n), N); ok[i] && !why.empty()) {
+        ok[i] = false;
+        out.notes.push_back(fmt::format("group '{}' keeps the whole batch: {}",
+                                        g.groups.at(size_t(in.groupIds[i])).name, why));
+      }
+  for (size_t i = 0; i < steps; ++i) {
+    const graph::FusedGroup &grp = g.groups.at(size_t(in.groupIds[i]));
+    for (const std::vector<ValueId> *vs : {&grp.inputs, &grp.outputs})
+      for (ValueId v : *vs)
+        if (ok[i] && (in.chosenLayout.count(v) || in.chosenLayout.count(in.rootOf(v)))) {
+          ok[i] = false;
+          out.notes.push_back(fmt::format("group '{}' keeps the whole batch: '{}' is stored in a "
+                                          "layout chosen to cancel layout ops",
+                                          grp.name, g.value(v).name));
+        }
+  }
+
+  const int64_t cap = hw.capacity(hw.l1), eb = hw.actBytes();
+  std::map<int, size_t> stepOf;
+  for (size_t i = 0; i < steps; ++i)
+    stepOf[in.groupIds[i]] = i;
+
+  // The cost model, per maximal block of per-image steps and per sub-batch b: an intermediate
+  // the residency analysis keeps at b images (over the block) saves its whole-batch traffic,
+  // unless it keeps it at N images as well; it counts for a run that holds its producer and
+  // every consumer. Against it, each step's extra traffic at b images: its kernel simulated
+  // alone (whole of L1, no residency) at b images times N/b, less at N images. That is mostly
+  // weights loaded once per sub-batch (a kernel that puts the batch into M and keeps its weights
+  // on chip); kernels that loop over the images with their weights reloaded per image anyway
+  // (the convs) pay nothing, and smaller tiles can even re-read less (negative).
+  // gain(s, e, b) = savings - extra traffic, over the run.
+  struct Best {
+    int64_t gain = 0, b = 0, saved = 0, extra = 0;
+  };
+  std::vector<std::vector<Best>> best(steps + 1, std::vector<Best>(steps + 1));
+  std::vector<StepCost> whole(steps); // each step alone at the whole batch
+  std::map<std::pair<size_t, size_t>, std::vector<Best>> options; // every gaining b per run
+  auto simulate = [&](const graph::Graph &gg, const std::vector<int> &ids,
+                      const std::vector<GroupPlan> &plans) {
+    ResidencyInput ri;
+    ri.g = &gg;
+    ri.groupIds = ids;
+    ri.plans = plans;
+    ri.rootOf = in.rootOf;
+    ri.ko = in.ko;
+    ri.crossGroupPrefetch = in.crossGroupPrefetch;
+    return simulateSteps(ri, hw);
+  };
+  for (size_t s0 = 0; s0 < steps;) {
+    if (!ok[s0]) {
+      ++s0;
+      continue;
+    }
+    size_t e0 = s0;
+    while (e0 < steps && ok[e0])
+      ++e0;
+    if (e0 - s0 < 2) { // no intermediate to keep
+      s0 = e0;
+      continue;
+    }
+    const std::vector<int> block(in.groupIds.begin() + long(s0), in.groupIds.begin() + long(e0));
+    {
+      std::vector<StepCost> w = simulate(
+          g, block,
+          std::vector<GroupPlan>(in.plans.begin() + long(s0), in.plans.begin() + long(e0)));
+      std::copy(w.begin(), w.end(), whole.begin() + long(s0));
+    }
+    std::map<ValueId, int64_t> atN; // kept anyway at the whole batch
+    for (const graph::ResidentTensor &r : graph::findResidentTensors(g, block, cap, eb))
+      atN[r.value] = r.dramBytesSaved;
+    for (int64_t b = 1; b < N; ++b) {
+      if (N % b != 0)
+        continue;
+      std::unique_ptr<graph::Graph> gb = withSubBatch(g, block, N, b);
+      struct Saving {
+        size_t from, to; // producer step, last consumer step
+        int64_t bytes;
+      };
+      std::vector<Saving> sv;
+      for (const graph::ResidentTensor &r : graph::findResidentTensors(*gb, block, cap, eb)) {
+        const int64_t all = r.dramBytesSaved * (N / b);
+        const int64_t extra = all - (atN.count(r.value) ? atN.at(r.value) : 0);
+        if (extra > 0)
+          sv.push_back({stepOf.at(r.producer), stepOf.at(r.consumers.back()), extra});
+      }
+      if (sv.empty())
+        continue; // nothing to gain at this size: spare the simulations
+      std::vector<GroupPlan> plans;
+      bool planned = true;
+      for (size_t i = s0; i < e0; ++i) {
+        plans.push_back(planGroup(*gb, gb->groups.at(size_t(in.groupIds[i])), hw));
+        planned = planned && plans.back().reject.empty() && plans.back().kind == in.plans[i].kind;
+        plans.back().quant = in.plans[i].quant;
+      }
+      if (!planned)
+        continue;
+      const std::vector<StepCost> sub = simulate(*gb, block, plans);
+      std::vector<int64_t> extra(steps, 0);
+      const int64_t never = INT64_MAX / int64_t(4 * steps); // a step that does not emit
+      for (size_t i = s0; i < e0; ++i) {
+        const StepCost &x = sub[i - s0];
+        extra[i] = x.emitted && whole[i].emitted ? N / b * x.dram - whole[i].dram : never;
+      }
+      for (size_t s = s0; s < e0; ++s)
+        for (size_t e = s + 2; e <= e0; ++e) {
+          int64_t saved = 0, more = 0;
+          for (const Saving &x : sv)
+            if (s <= x.from && x.to < e)
+              saved += x.bytes;
+          for (size_t i = s; i < e; ++i)
+            more += extra[i];
+          if (saved - more > 0)
+            options[{s, e}].push_back({saved - more, b, saved, more});
+          if (saved - more > best[s][e].gain)
+            best[s][e] = {saved - more, b, saved, more};
+        }
+    }
+    s0 = e0;
+  }
+  // Disjoint runs of largest total gain: dp[e] = the best over steps [0, e).
+  std::vector<int64_t> dp(steps + 1, 0);
+  std::vector<size_t> from(steps + 1, steps + 1); // start of the run ending at e (or none)
+  for (size_t e = 1; e <= steps; ++e) {
+    dp[e] = dp[e - 1];
+    for (size_t s = 0; s + 2 <= e; ++s)
+      if (best[s][e].gain > 0 && dp[s] + best[s][e].gain > dp[e]) {
+        dp[e] = dp[s] + best[s][e].gain;
+        from[e] = s;
+      }
+  }
+  std::vector<std::pair<size_t, size_t>> chosen;
+  for (size_t e = steps; e > 0;) {
+    if (from[e] > steps) {
+      --e;
+      continue;
+    }
+    chosen.emplace_back(from[e], e);
+    e = from[e];
+  }
+  std::reverse(chosen.begin(), chosen.end());
+  if (chosen.empty())
+    out.notes.push_back(fmt::format(
+        "batch {}: no run of groups gains: at no sub-batch size do the intermediates kept in L1 "
+        "save more DRAM traffic than the run's kernels move more at that size (weights "
+        "reloaded per sub-batch)",
+        N));
+
+  // Each chosen run, planned for real at its sub-batch size; when the simulation turns it down,
+  // at the next sub-batch size the model finds gaining (larger sub-batches: fewer kernel
+  // restarts, fewer tensors that fit).
+  for (const auto &[s, e] : chosen) {
+    std::vector<Best> tries = options.at({s, e});
+    std::stable_sort(tries.begin(), tries.end(),
+                     [](const Best &x, const Best &y) { return x.gain > y.gain; });
+    for (const Best &c : tries) {
+      SplitRun run;
+      run.first = s;
+      run.end = e;
+      run.batch = N;
+      run.subBatch = c.b;
+      const std::vector<int> ids(in.groupIds.begin() + long(s), in.groupIds.begin() + long(e));
+      run.gb = withSubBatch(g, ids, N, c.b);
+      const std::string names =
+          fmt::format("groups '{}' .. '{}'", g.groups.at(size_t(ids.front())).name,
+                      g.groups.at(size_t(ids.back())).name);
+      std::string reject;
+      for (size_t k = 0; k < ids.size() && reject.empty(); ++k) {
+        run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw));
+        GroupPlan &p = run.plans.back();
+        const GroupPlan &whole = in.plans[s + k];
+        if (!p.reject.empty())
+          reject = p.reject;
+        else if (p.kind != whole.kind)
+          reject = fmt::format("group '{}' plans another kernel at {} image(s)",
+                               g.groups.at(size_t(ids[k])).name, c.b);
+        p.quant = whole.quant; // the same tensors, the same scales
+      }
+      if (!reject.empty()) {
+        out.notes.push_back(fmt::format("{} not split: {}", names, reject));
+        continue;
+      }
+      // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors.
+      ResidencyInput ri;
+      ri.g = run.gb.get();
+      ri.groupIds = ids;
+      ri.plans = run.plans;
+      ri.rootOf = in.rootOf;
+      ri.ko = in.ko;
+      ri.crossGroupPrefetch = in.crossGroupPrefetch;
+      // The run's own lifetimes (the segment's liveness over its steps): what it reads from
+      // before it, and what is read after it (by later groups or the host), are whole-batch
+      // DRAM tensors; so are the tensors the segment pins.
+      Liveness live = computeLiveness(g, ids, in.rootOf);
+      ri.life = live.life;
+      for (ValueId v : live.inputs)
+        ri.pinned.insert(in.rootOf(v));
+      for (ValueId v : live.escaping)
+        ri.pinned.insert(in.rootOf(v));
+      for (const auto &[root, span] : ri.life)
+        if (in.pinned.count(root))
+          ri.pinned.insert(root);
+      run.rp = planResidency(ri, hw);
+      run.rootOf = in.rootOf;
+      run.crossGroupPrefetch = in.crossGroupPrefetch;
+      run.residentL1Bytes.assign(ids.size(), 0);
+      for (const auto &[root, at] : run.rp.l1Addr)
+        for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
+          run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb;
+      const int64_t subs = N / c.b;
+      int64_t kept = 0;
+      for (ResidencyEntry &re : run.rp.entries)
+        if (re.dropped.empty()) {
+          re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
+          kept += re.dramBytesSaved;
+        }
+      // What the whole batch keeps in L1 anyway over the same groups (the model's estimate).
+      int64_t anyway = 0;
+      for (const graph::ResidentTensor &r : graph::findResidentTensors(g, ids, cap, eb))
+        anyway += r.dramBytesSaved;
+      // Both schedules simulated, each group alone (timing only, as residency's trials): the
+      // whole batch with the whole of L1 (less what its residency would keep anyway), against
+      // every sub-batch in its window with the run's residents.
+      int64_t wholeDram = -anyway, wholeCycles = 0, splitDram = 0, splitCycles = 0;
+      bool emitted = true;
+      for (size_t i = s; i < e; ++i) {
+        const StepCost &x = whole[i];
+        wholeDram += x.dram;
+        wholeCycles += x.cycles;
+        emitted = emitted && x.emitted;
+      }
+      for (const StepCost &x : run.rp.steps) {
+        splitDram += subs * x.dram;
+        splitCycles += subs * x.cycles;
+        emitted = emitted && x.emitted;
+      }
+      run.entry.groups = ids;
+      run.entry.batch = N;
+      run.entry.subBatch = c.b;
+      run.entry.dramBytesSaved = kept;
+      run.entry.extraDramBytes = c.extra;
+      run.entry.reason = fmt::format(
+          "{} image(s) per sub-batch, {} sub-batches: intermediates kept in L1 save {} DRAM bytes "
+          "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
+          "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
+          c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
+      if (!emitted || splitDram >= wholeDram || (splitCycles > wholeCycles && !in.evenIfSlower)) {
+        out.notes.push_back(fmt::format("{} not split ({}): {}", names,
+                                        !emitted                 ? "a kernel does not emit"
+                                        : splitDram >= wholeDram ? "no DRAM traffic saved"
+                                                                 : "slower",
+                                        run.entry.reason));
+        continue;
+      }
+      for (const auto &[root, at] : run.rp.l1Addr)
+        out.residentRoots.insert(root);
+      out.runs.push_back(std::move(run));
+      break;
+    }
+  }
+  return out;
+}
+
+DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
+                     std::function<int64_t(graph::ValueId)> dramAddr,
+                     std::function<int64_t(const std::vector<uint8_t> &)> addConst,
+                     std::unordered_map<std::string, int64_t> &placed) {
+  const SplitRun *r = &run;
+  const Hw *h = &hw;
+  auto *consts = &placed;
+  DramCtx d;
+  d.addrOf = [r, h, j, dramAddr](ValueId v) -> int64_t {
+    if (auto it = r->rp.l1Addr.find(r->rootOf(v)); it != r->rp.l1Addr.end())
+      return it->second; // the same L1 bytes for every sub-batch
+    // Image i of a tensor in the NPU layout (NHWC or row-major) starts at i x its bytes per
+    // image: sub-batch j's images start j x subBatch images in.
+    const int64_t perImage = numElements(r->gb->value(v).shape) / r->subBatch * h->actBytes();
+    return dramAddr(v) + j * r->subBatch * perImage;
+  };
+  // Constants are placed by sub-batch 0's lowerings; the later ones lower the same kernels and
+  // find each constant by its bytes (read-only: any copy of equal bytes serves).
+  d.addConst = [j, consts, addConst](const std::vector<uint8_t> &bytes) -> int64_t {
+    std::string key(bytes.begin(), bytes.end());
+    if (j == 0)
+      return (*consts)[std::move(key)] = addConst(bytes);
+    auto it = consts->find(key);
+    NPUC_ASSERT(it != consts->end(),
+                "a later sub-batch lowers the same kernel as the first, the same constants");
+    return it->second;
+  };
+  d.levelOf = [r, h](ValueId v) { return r->rp.l1Addr.count(r->rootOf(v)) ? h->l1 : h->dram; };
+  return d;
+}
+
+} // namespace npuc::npu

@@ -1,0 +1,170 @@
+// Compile.h - the NPU backend's entry points: what the NPU can run, and compiling a segment.
+//
+// A segment is a maximal run of consecutive NPU-placed fused groups (in the graph's execution
+// order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
+// instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
+// lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: the tensor unit's
+// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), in the
+// layout npu/DramLayout.h decides (4-D tensors NHWC, all others row-major in their logical shape).
+#pragma once
+
+#include "graph/Graph.h"
+#include "isa/Program.h"
+#include "isa/Target.h"
+#include "npu/Reject.h"
+#include "npu/hw/Layout.h"
+#include "npu/hw/Quant.h"
+#include "npu/kernels/KernelSelect.h"
+#include "npu/schedule/Schedule.h"
+#include "support/Expected.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace npuc::npu {
+
+struct PhaseControl; // npu/pipeline/Phase.h
+
+struct CompileOptions {
+  bool doubleBuffer = true;
+  bool naiveTiling = false; // ablation: one fixed tile shape instead of the cost model's choice
+  /// Consecutive groups take their on-chip buffers from opposite ends of each level, so the next
+  /// group's weights and constants load while the current group computes (ablation: false puts
+  /// every group's buffers at the bottom, which orders those loads after the current group).
+  bool crossGroupPrefetch = true;
+  /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/BankAlloc.h);
+  /// false (`--no-bank-aware`) keeps the bump allocator's addresses.
+  bool bankAware = true;
+  /// Tests only: search every group and take its best candidate placement even when it is no
+  /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
+  bool bankAlwaysMove = false;
+  /// int8 targets: the `.npy` calibration input (`--calibrate`); empty: a fixed-seed
+  /// standard-normal input of the model's input shape (npu/Quant.h).
+  std::string calibrationFile;
+  /// int8 targets: the activation scales every segment compiles with (required there).
+  std::shared_ptr<const QuantTable> quant;
+  /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
+  /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
+  /// false (`--no-residency`) round-trips every tensor through DRAM.
+  bool residency = true;
+  /// Batch > 1: runs of consecutive groups whose per-image intermediates fit L1 execute one
+  /// sub-batch at a time so that those stay resident (npu/BatchSplit.h); false
+  /// (`--no-batch-split`) runs every group on the whole batch.
+  bool batchSplit = true;
+  /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
+  /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
+  bool batchSplitEvenIfSlower = false;
+  /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
+  /// the batched MatMul producing its input, can use the layout that cancels it (the segment
+  /// pipeline's choose-layouts phase). False keeps its copy on the NPU (tests of the copy kernel).
+  bool chooseLayouts = true;
+  /// Check the segment plan's invariants after every phase of the segment pipeline
+  /// (npu/pipeline/Verify.cpp); a broken invariant is a compiler bug (NPUC_ASSERT). On in every
+  /// build: it costs well under 0.1% of the pipeline's time (ResNet-50: 5 ms of 7 s; see
+  /// `npuc compile --time-phases`). False (`--no-verify-phases`) skips it.
+  bool verifyPhases = true;
+  /// Print the plan after some phases, stop after one, time them (`npuc compile --print-after`,
+  /// `--stop-after`, `--time-phases`); null: none of these. Shared by every segment compiled
+  /// with these options.
+  std::shared_ptr<PhaseControl> phases;
+  /// Schedules to force, by group key (`npuc compile --schedule`; npu/schedule/Schedule.h): a
+  /// group whose key is listed lowers that point of its kernel's space instead of the default.
+  std::shared_ptr<const ScheduleFile> schedules;
+};
+
+/// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
+/// (npu/BatchSplit.h): each sub-batch runs every group of the run before the next one starts,
+/// so the run's intermediates stay in L1 at sub-batch size.
+struct BatchSplitEntry {
+  std::vector<int> groups;    // group ids, in execution order
+  int64_t batch = 1;          // images in the whole batch
+  int64_t subBatch = 1;       // images per sub-batch (the run is emitted batch/subBatch times)
+  int64_t dramBytesSaved = 0; // the run's intermediates kept in L1, over all sub-batches
+  /// What the run's kernels move more at sub-batch size, N/b times, than at the whole batch,
+  /// each simulated alone without residency: mostly weights loaded once per sub-batch (0 for
+  /// kernels that reload them per image anyway; negative when smaller tiles re-read less).
+  int64_t extraDramBytes = 0;
+  std::string reason; // the cost model's figures
+};
+
+/// What the segment compiler did with one tensor the residency analysis proposed: kept in L1
+/// (no DRAM traffic for it at all), or left in DRAM and why.
+struct ResidencyEntry {
+  std::string name;           // the tensor (its views alias it and share its home)
+  int64_t bytes = 0;          // size in L1
+  int producer = -1;          // group id
+  std::vector<int> consumers; // group ids reading it (its views' readers included)
+  int64_t l1Addr = -1;        // kept: where it lives in L1
+  int64_t dramBytesSaved = 0; // kept: the compulsory DRAM write + one read per reading group
+  std::string dropped;        // "" when kept, else why it stays in DRAM
+};
+
+/// What the bank-aware placement did for one group. The figures come from simulating the
+/// group's instructions alone (timing only, same model as the simulator), so they can differ
+/// from the group's share of a whole-segment run, where neighbouring groups overlap it.
+struct BankReport {
+  bool ran = false;                          // false: disabled, or the group has no on-chip buffers
+  int64_t stallsBefore = 0, stallsAfter = 0; // bank-conflict stall cycles
+  int64_t cyclesBefore = 0, cyclesAfter = 0; // total cycles of the group alone
+  int candidates = 0;                        // placements simulated besides the default
+  std::string change; // the buffers moved ("" when the default placement was kept)
+};
+
+/// What `npuc inspect` shows for one group, and what the report attributes to it.
+struct GroupInfo {
+  int groupId = -1;
+  std::string name;
+  std::vector<std::string> ops; // op types of the group's nodes
+  std::string tiling;           // human-readable tiling decision (levels, tile sizes, buffering)
+  /// The point of its kernel's schedule space the group lowered, filed under its key
+  /// (`npuc compile --emit-schedule`; not stored in packages).
+  ScheduleKey scheduleKey;
+  Schedule schedule;
+  std::string tir;              // the tiled TIR loop nest, printed
+  int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
+  std::map<std::string, int64_t> instrCounts; // by mnemonic
+  int64_t macs = 0;                           // useful MACs
+  int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
+  std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
+  std::map<std::string, int64_t> onChipBytes; // level name -> the kernel's peak reserved bytes
+  BankReport bank;
+  /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
+  /// this is (-1: the group runs on the whole batch).
+  int64_t subBatch = -1;
+  /// A group of layout ops only (npu/DramLayout.h): "transforms cancel (zero-copy view)" or the
+  /// transform its copy runs; "" for other groups. A cancelled group counts its layout ops and
+  /// the DRAM bytes a copy would have read and written.
+  std::string layout;
+  int layoutOpsCancelled = 0;
+  int64_t layoutBytesNotMoved = 0;
+};
+
+struct Segment {
+  std::vector<int> groups; // group ids, in execution order
+  isa::Program program;
+  int64_t dramBytes = 0;              // size of the DRAM image the program addresses
+  int64_t activationBytes = 0;        // peak DRAM footprint of the activations (liveness-planned)
+  int64_t activationBytesNoReuse = 0; // what they would take without reusing dead tensors' space
+  int64_t constBase = 0; // constants (weights, biases) live at [constBase, +constImage)
+  std::vector<uint8_t> constImage;
+  std::vector<DramTensor> inputs;  // values the host writes before the run
+  std::vector<DramTensor> outputs; // values the host reads after the run
+  std::vector<GroupInfo> groupInfo;
+  std::vector<ResidencyEntry> residency;    // empty with CompileOptions::residency off
+  std::vector<BatchSplitEntry> batchSplit;  // the runs executed sub-batch by sub-batch
+  std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
+};
+
+/// Compiles consecutive NPU groups into one program (the segment pipeline: npu/pipeline/).
+/// A compiler decision that leaves no program (a kernel finds no tiling in its window, an
+/// instruction field cannot encode a value, the DRAM image does not fit) is a Reject naming the
+/// group to blame (-1: no single group). Throws npuc::Error for bad input only (a target the
+/// backend cannot compile for, an int8 target without scales). With CompileOptions::phases
+/// stopping early, the Segment holds what the phases run so far decided.
+Expected<Segment, Reject> compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
+                                         const isa::Target &t, const CompileOptions &opt = {});
+
+} // namespace npuc::npu
