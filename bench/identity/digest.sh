@@ -43,9 +43,11 @@ one() { # model preset -> one line on stdout
   local iname
   iname=$(/usr/bin/python3 -c "import onnx,sys; g=onnx.load('$models/$m.onnx',load_external_data=False).graph; \
 inits={i.name for i in g.initializer}; print([i.name for i in g.input if i.name not in inits][0])")
-  if ! "$npuc" compile "$models/$m.onnx" --target "$root/configs/$p.yaml" -o "$d/pkg.npub" \
-      >"$d/compile.log" 2>&1; then
-    echo "$m $p refused rc=$? $(grep -m1 . "$d/compile.log" | cut -c1-160)"
+  local rc=0
+  "$npuc" compile "$models/$m.onnx" --target "$root/configs/$p.yaml" -o "$d/pkg.npub" \
+    >"$d/compile.log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "$m $p refused rc=$rc $(grep -m1 . "$d/compile.log" | cut -c1-160)"
     rm -rf "$d"
     return
   fi
