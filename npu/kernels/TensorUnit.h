@@ -79,6 +79,9 @@ private:
   std::vector<int8_t> wq_;    // int8 targets: the weights quantised per output channel
   std::optional<Reject> pre_; // no point at all (int8 overflow, no room for the constants)
   int64_t Wp_ = 0, l1Free_ = 0;
+  // The instruction-field limits fits() checks every candidate against, looked up once: the
+  // search asks fits() thousands of times per group, and each lookup walks field names.
+  int64_t maxDim_ = 0, maxStride_ = 0;
   int nres_ = 0;
 };
 

@@ -29,6 +29,8 @@ TensorUnitSpace::TensorUnitSpace(const GroupPlan &plan, const graph::Graph &g,
   const Hw &hw = *ctx.hw;
   const ConvParams &c = plan.conv;
   Wp_ = std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1);
+  maxDim_ = hw.maxDim();
+  maxStride_ = hw.onChipStrideMax();
   // |int8 x int8| <= 128 * 128: a reduction over K terms stays inside int32 (no wrap-around) for
   // K < 2^31 / 2^14 = 131072.
   const int64_t Kred = c.icg() * c.KH * c.KW;
@@ -98,7 +100,7 @@ TensorUnitSpace::KSplit TensorUnitSpace::ksplit(const Chan &ch, int64_t tk, int6
 bool TensorUnitSpace::fits(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh) const {
   const ConvParams &c = plan_.conv;
   const Hw &hw = *ctx_.hw;
-  const int64_t maxDim = hw.maxDim(), eb = hw.actBytes();
+  const int64_t maxDim = maxDim_, eb = hw.actBytes();
   int64_t M = toh * c.OW;
   int64_t rows = rowsFor(toh);
   if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || Wp_ > maxDim ||
@@ -106,7 +108,7 @@ bool TensorUnitSpace::fits(const Chan &ch, int nb, int64_t toc, int64_t tk, int6
     return false;
   // The search skips tiles whose on-chip strides it cannot encode.
   for (int64_t stride : {toc * ch.tic, ch.tic * Wp_, ch.tic * c.SH * Wp_, tk * c.OW})
-    if (stride > hw.onChipStrideMax())
+    if (stride > maxStride_)
       return false;
   if (al(hw.l0a, M * tk * eb) * nb > hw.capacity(hw.l0a))
     return false;
