@@ -52,7 +52,7 @@ namespace optrait {
 constexpr unsigned kElementwise = 1u << 0;
 /// Only reinterprets the shape of its input (no data movement in row-major order).
 constexpr unsigned kView = 1u << 1;
-/// A layout op: a view or a Transpose, which a DRAM layout can absorb (npu/DramLayout.h).
+/// A layout op: a view or a Transpose, which a DRAM layout can absorb (npu/hw/DramLayout.h).
 constexpr unsigned kLayout = 1u << 2;
 /// Produces a bool tensor (comparisons, logic, IsNaN/IsInf).
 constexpr unsigned kBoolResult = 1u << 3;

@@ -121,7 +121,7 @@ struct ResidentTensor {
 /// stay resident in an on-chip level of `capacity` bytes: consumed only inside the segment,
 /// not a graph output, its first consumer the next group, and its bytes plus every tensor still
 /// resident plus the consumer's working set (its weights and output, at most half the level,
-/// which the tiler needs for its tiles) fit. Proposals: npu/Resident.h decides what stays.
+/// which the tiler needs for its tiles) fit. Proposals: npu/pipeline/Resident.h decides what stays.
 std::vector<ResidentTensor> findResidentTensors(const Graph &g, const std::vector<int> &segment,
                                                 int64_t capacity, int64_t elemBytes);
 

@@ -8,8 +8,8 @@
 // consumer has run) and with the consumer's working set: its weights and output when they are
 // small, else half the level, the space the tiler needs for double-buffered tiles. The saving is
 // the tensor's DRAM write plus one DRAM read per consuming group. These are proposals: the NPU
-// segment compiler (npu/Resident.h) keeps those its kernels still tile around, and `npuc inspect`
-// reports what it did with each.
+// segment compiler (npu/pipeline/Resident.h) keeps those its kernels still tile around, and `npuc
+// inspect` reports what it did with each.
 #include "graph/Passes.h"
 
 #include <algorithm>

@@ -36,7 +36,7 @@ inline const char *rejectKindName(RejectKind k) {
 /// Where in the backend the decision was taken (the segment pipeline's phases and the kernel
 /// selection that runs before any segment exists, during placement).
 enum class RejectPhase {
-  Analyse,   // recognising the group's shape (npu/Plan.h analyzeGroup)
+  Analyse,   // recognising the group's shape (npu/kernels/Plan.h analyzeGroup)
   Lower,     // a kernel's tiling and lowering to TIR
   Emit,      // instruction encoding
   Residency, // keeping tensors in L1

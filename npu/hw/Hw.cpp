@@ -117,7 +117,7 @@ std::string Hw::derive(const isa::Target &t, Hw &h) {
   if (!h.vectorHas(isa::VecOp::Copy))
     return "the vector unit has no 'copy' op";
   // int8: the epilogue dequantises the int32 accumulator with `mul` (per-channel scales) and
-  // requantises with `muladd` into int8 (npu/Epilogue.cpp).
+  // requantises with `muladd` into int8 (npu/kernels/Epilogue.cpp).
   for (isa::VecOp op : {isa::VecOp::Mul, isa::VecOp::MulAdd})
     if (int8 && !h.vectorHas(op))
       return std::string("int8 target: the vector unit has no '") + isa::vecOpName(op) +

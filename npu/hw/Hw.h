@@ -23,7 +23,7 @@ struct Hw {
   int dram = -1, l1 = -1, l0a = -1, l0b = -1, acc = -1;
   int tensorRows = 16, tensorCols = 16;
   /// Element type of activations and weights in DRAM, L1 and L0: the tensor unit's operand dtype
-  /// (fp16, or int8 on quantised targets, whose tensors carry scales: npu/Quant.h).
+  /// (fp16, or int8 on quantised targets, whose tensors carry scales: npu/hw/Quant.h).
   isa::ElemType act = isa::ElemType::F16;
   bool quantised() const { return act == isa::ElemType::I8; }
   int64_t actBytes() const { return isa::elemBytes(act); }

@@ -1,5 +1,5 @@
 // Layout.cpp - host fp32 tensors <-> the NPU's DRAM layout (fp16 or scaled int8; in any physical
-// dim order, npu/DramLayout.h).
+// dim order, npu/hw/DramLayout.h).
 #include "npu/hw/Layout.h"
 #include "npu/hw/Quant.h"
 

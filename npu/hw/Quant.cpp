@@ -125,7 +125,7 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
       m = std::max(m, std::fabs(x));
     q.scale[v] = symmetricScale(m);
   }
-  // A Transpose whose transforms cancel in the NPU layout is a view too (npu/DramLayout.h): it
+  // A Transpose whose transforms cancel in the NPU layout is a view too (npu/hw/DramLayout.h): it
   // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
   auto viewLike = [](graph::OpKind op) {
     return graph::isViewOp(op) || op == graph::OpKind::Transpose;

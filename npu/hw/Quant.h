@@ -5,8 +5,8 @@
 // calibration run of the fp32 reference executor); weights are per-output-channel symmetric int8
 // (scale = max|w[oc]| / 127, values in [-127, 127]). Every tensor an NPU group reads or writes
 // in DRAM is int8 with its activation scale; inside a group the accumulator is int32 and the
-// epilogue works in fp32 (npu/Epilogue.cpp). The host quantises a segment's inputs and
-// dequantises its outputs with the same scales (npu/Layout.cpp), so CPU groups stay fp32.
+// epilogue works in fp32 (npu/kernels/Epilogue.cpp). The host quantises a segment's inputs and
+// dequantises its outputs with the same scales (npu/hw/Layout.cpp), so CPU groups stay fp32.
 //
 // runQuantisedReference is the test oracle of that scheme: the graph evaluated in fp32 with
 // fake quantisation at exactly the points where the NPU quantises.

@@ -1,5 +1,5 @@
-// BatchMatmul.h - the batched matmul kernel's decisions (npu/LowerBatchMatmul.cpp): the output
-// tile (tm rows x tn columns), the k-chunk tk that goes through L0 at a time, and the buffer
+// BatchMatmul.h - the batched matmul kernel's decisions (npu/kernels/LowerBatchMatmul.cpp): the
+// output tile (tm rows x tn columns), the k-chunk tk that goes through L0 at a time, and the buffer
 // count, judged against the target's capacities and the L1 the group has left once its epilogue
 // constants are staged.
 #pragma once

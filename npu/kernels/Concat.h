@@ -1,4 +1,4 @@
-// Concat.h - the Concat kernel's decisions (npu/LowerConcat.cpp): how many elements one L1
+// Concat.h - the Concat kernel's decisions (npu/kernels/LowerConcat.cpp): how many elements one L1
 // tile buffer holds (tiles are whole rows of an input's block when a row fits, else pieces of
 // one row) and the buffer count. The model is pure: the parts' and the output's levels (DRAM, or
 // L1 when resident) come from the caller.

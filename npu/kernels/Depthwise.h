@@ -1,5 +1,5 @@
 // Depthwise.h - the vector unit's depthwise conv kernel's space, shared by its decisions and
-// cost (npu/kernels/DepthwiseSpace.cpp) and its lowering to TIR (npu/LowerDepthwise.cpp).
+// cost (npu/kernels/DepthwiseSpace.cpp) and its lowering to TIR (npu/kernels/LowerDepthwise.cpp).
 //
 // A point: `buffers` copies of the input, accumulator, output and residual tiles; `tc` channels
 // and `toh` output rows (x the full output width) per tile.

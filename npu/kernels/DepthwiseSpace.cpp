@@ -1,5 +1,5 @@
 // DepthwiseSpace.cpp - the depthwise conv kernel's decisions, constraints, cost model and default
-// search (the lowering of a point: npu/LowerDepthwise.cpp).
+// search (the lowering of a point: npu/kernels/LowerDepthwise.cpp).
 #include "npu/kernels/Depthwise.h"
 
 #include "npu/hw/Quant.h"

@@ -1,10 +1,10 @@
 // KernelSelect.cpp - which kernel runs a group, and the fallbacks between kernels.
 //
-// A group's plan (npu/Plan.h) names the hand-written kernel for its shape; when that kernel finds
-// no tiling with double buffers it is retried single-buffered, and when it finds none at all the
-// loop-nest kernel (emit-npu over the group's reference loops) takes the group. Placement asks the
-// same question before any segment exists (npuRejectReason, npuGroupCycles: a dry run with every
-// tensor in DRAM), so a group placed on the NPU is one these fallbacks can lower.
+// A group's plan (npu/kernels/Plan.h) names the hand-written kernel for its shape; when that kernel
+// finds no tiling with double buffers it is retried single-buffered, and when it finds none at all
+// the loop-nest kernel (emit-npu over the group's reference loops) takes the group. Placement asks
+// the same question before any segment exists (npuRejectReason, npuGroupCycles: a dry run with
+// every tensor in DRAM), so a group placed on the NPU is one these fallbacks can lower.
 #include "npu/kernels/KernelSelect.h"
 
 #include "npu/pipeline/Compile.h"

@@ -21,8 +21,8 @@ namespace npuc::npu {
 
 /// Placement services a kernel needs from the segment compiler. A tensor's home is a level and
 /// an address there: DRAM, or L1 for a tensor that stays resident between consecutive groups
-/// (npu/Resident.h). Kernels build their views of a tensor with level() and addrOf() and copy
-/// through Builder::load/store, which pick the DRAM or the on-chip DMA by the levels, so every
+/// (npu/pipeline/Resident.h). Kernels build their views of a tensor with level() and addrOf() and
+/// copy through Builder::load/store, which pick the DRAM or the on-chip DMA by the levels, so every
 /// kernel runs unchanged on a resident input or output.
 struct DramCtx {
   std::function<int64_t(graph::ValueId)> addrOf;                 // byte address in its level
@@ -82,9 +82,9 @@ Kernel lowerLoopNestKernel(const graph::Graph &g, const graph::FusedGroup &grp, 
                            const DramCtx &d, const KernelOptions &o);
 
 /// Whether the vector unit works on a tensor view where it lives: a tensor resident in L1
-/// between groups (npu/Resident.h). Kernels then apply the epilogue straight into a resident
-/// output and read a resident residual where it is, instead of copying it through a tile buffer
-/// with the feed engine's `mov` (which would queue behind the next tile's operand moves).
+/// between groups (npu/pipeline/Resident.h). Kernels then apply the epilogue straight into a
+/// resident output and read a resident residual where it is, instead of copying it through a tile
+/// buffer with the feed engine's `mov` (which would queue behind the next tile's operand moves).
 inline bool inPlace(const Hw &hw, const View &v) {
   return v.level != hw.dram && hw.vectorReaches(v.level);
 }

@@ -1,7 +1,7 @@
-// LoopNest.h - pieces the loop-nest kernel's two paths share (npu/LowerLoopNest.cpp stages
-// whole tensors; npu/LoopNestTile.cpp stages chunks of the outer loop when they do not fit):
-// moving a reference nest on chip, compiling it through emit-npu, resolving symbolic operands,
-// the staging copies, and the kernel's report. Internal to the NPU backend.
+// LoopNest.h - pieces the loop-nest kernel's two paths share (npu/kernels/LowerLoopNest.cpp stages
+// whole tensors; npu/kernels/LoopNestTile.cpp stages chunks of the outer loop when they do not
+// fit): moving a reference nest on chip, compiling it through emit-npu, resolving symbolic
+// operands, the staging copies, and the kernel's report. Internal to the NPU backend.
 #pragma once
 
 #include "npu/kernels/Builder.h"

@@ -8,7 +8,7 @@
 // store of tile k throughout (the token pass orders the reuse of each buffer). No vector work:
 // the cost is the compulsory DRAM traffic, every input read once and written once. On int8
 // targets the copies move int8 bytes: calibration gives a Concat's inputs and output one scale
-// (npu/Quant.h), and constant inputs are quantised with it.
+// (npu/hw/Quant.h), and constant inputs are quantised with it.
 //
 // Not done yet (zero copy): when each input is produced by an NPU group of the same segment and
 // read by nothing but the Concat, the producers could store straight into their slice (pixel

@@ -224,7 +224,7 @@ struct Analyzer {
     return {v, layoutStrides(val(v))};
   }
 
-  // Element strides of a tensor's logical dims in its DRAM layout (npu/DramLayout.h).
+  // Element strides of a tensor's logical dims in its DRAM layout (npu/hw/DramLayout.h).
   static std::vector<int64_t> layoutStrides(const Value &v) {
     return npu::layoutStrides(v.shape, dramLayoutOf(v));
   }
@@ -474,7 +474,7 @@ struct Analyzer {
     p.elements = numElements(out.shape);
     const Node &a = g.node(grp.anchor);
     // A group of layout ops only: a zero-copy view when its transforms cancel against the
-    // layouts at both ends, else a copy the loop-nest kernel runs (npu/DramLayout.h).
+    // layouts at both ends, else a copy the loop-nest kernel runs (npu/hw/DramLayout.h).
     if (LayoutChain lc = analyzeLayoutChain(g, grp); lc.layoutOnly && !constant(lc.input)) {
       p.kind = KernelKind::View;
       p.input = lc.input;

@@ -5,8 +5,8 @@
 // activations (attention's Q x K^T and scores x V, possibly behind Transposes in the group that
 // the kernel folds into its strided loads), a window pool, a global
 // average pool, an elementwise chain, a Concat (each input copied into its slice of the output),
-// or a pure view (layout ops whose transforms cancel in the NPU layout: npu/DramLayout.h). The ops
-// that follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile,
+// or a pure view (layout ops whose transforms cancel in the NPU layout: npu/hw/DramLayout.h). The
+// ops that follow the anchor become an epilogue of vector ops applied on the fp32 accumulator tile,
 // each operand being nothing, a per-channel/scalar constant, a tensor of the output's shape (a
 // residual), or a per-channel/scalar tensor broadcast over the pixels (a squeeze-excitation
 // gate). Anything else is rejected with a reason; planGroup then hands the group to the
@@ -95,7 +95,7 @@ struct ConcatParams {
   int64_t outer = 1, outRow = 1;
 };
 
-/// int8 targets: the activation scales a kernel quantises with (npu/Quant.h). Placement's dry
+/// int8 targets: the activation scales a kernel quantises with (npu/hw/Quant.h). Placement's dry
 /// runs leave `calibrated` false and every scale 1: tiling does not depend on the scales, but
 /// with equal scales the epilogue needs no rescaling ops, so placement's vector-work estimate of
 /// an int8 group can be a few ops per element lower than the compiled kernel's.

@@ -7,8 +7,8 @@
 namespace npuc::npu {
 
 bool quantisedResidualOp(isa::VecOp op) {
-  // The ops withQuantEpilogue (npu/Epilogue.cpp) can apply to a residual of its own scale: it
-  // rescales the chain value to that scale first, or for mul folds the scale into the factor.
+  // The ops withQuantEpilogue (npu/kernels/Epilogue.cpp) can apply to a residual of its own scale:
+  // it rescales the chain value to that scale first, or for mul folds the scale into the factor.
   switch (op) {
   case isa::VecOp::Add:
   case isa::VecOp::Sub:

@@ -1,5 +1,5 @@
 // TensorUnit.h - the tensor-unit conv/matmul kernel's space, shared by its decisions and cost
-// (npu/kernels/TensorUnitSpace.cpp) and its lowering to TIR (npu/LowerMatmul.cpp).
+// (npu/kernels/TensorUnitSpace.cpp) and its lowering to TIR (npu/kernels/LowerMatmul.cpp).
 //
 // A point: `buffers` copies of every buffer (2: loads of tile i+1 overlap compute on tile i);
 // `tic` input channels per L1 block (the whole group's unless that cannot fit); `toc` output

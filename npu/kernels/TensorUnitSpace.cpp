@@ -1,5 +1,5 @@
 // TensorUnitSpace.cpp - the tensor-unit conv/matmul kernel's decisions, their constraints, its
-// cost model and the default search (the lowering of a point: npu/LowerMatmul.cpp).
+// cost model and the default search (the lowering of a point: npu/kernels/LowerMatmul.cpp).
 //
 // L1 holds the input rows and the weight block of `tic` input channels; tic = icg unless that
 // cannot fit, in which case the channels are blocked at L1 too (accumulating across blocks).

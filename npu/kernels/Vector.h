@@ -1,4 +1,4 @@
-// Vector.h - the decisions of the vector-unit kernels (npu/LowerVector.cpp): window pooling
+// Vector.h - the decisions of the vector-unit kernels (npu/kernels/LowerVector.cpp): window pooling
 // (channels and output rows per tile), global average pooling (channels and pixels per tile) and
 // elementwise chains (pixels per tile), each with its buffer count. The models judge a tiling
 // against the target's capacities and field limits and the L1 the group has left once its

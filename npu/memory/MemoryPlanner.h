@@ -8,8 +8,8 @@
 //
 // The planner runs a fast greedy best-fit with several orderings first; when that cannot fit
 // the capacity (or when asked to minimise the peak), it runs an exact branch-and-bound over
-// "skyline" placements (npu/PlannerSearch.cpp), bounded by a time limit. Every returned plan
-// can be validated by checkMemoryPlan (npu/PlannerCheck.cpp), a deliberately separate and
+// "skyline" placements (npu/memory/PlannerSearch.cpp), bounded by a time limit. Every returned plan
+// can be validated by checkMemoryPlan (npu/memory/PlannerCheck.cpp), a deliberately separate and
 // naive checker.
 #pragma once
 

@@ -4,10 +4,10 @@
 // With batch N every group runs on the whole batch, so an early layer's activation is N times
 // its per-image size and rarely fits L1: it round-trips through DRAM. Executing a run of groups
 // sub-batch by sub-batch (b images: every group of the run on images [0, b), then on [b, 2b),
-// ...) lets each sub-batch's intermediates stay in L1 between the run's groups (npu/Resident.h
-// at sub-batch size), at the price of loading the run's weights once per sub-batch instead of
-// once. Later layers, whose weights are large next to their activations, keep the whole batch:
-// each weight tile is loaded once and the tensor unit gets the larger M.
+// ...) lets each sub-batch's intermediates stay in L1 between the run's groups
+// (npu/pipeline/Resident.h at sub-batch size), at the price of loading the run's weights once per
+// sub-batch instead of once. Later layers, whose weights are large next to their activations, keep
+// the whole batch: each weight tile is loaded once and the tensor unit gets the larger M.
 //
 // The decision (planBatchSplit) is a cost model over DRAM bytes: for every candidate run (every
 // group of it computes each image independently along axis 0) and sub-batch size b dividing N,

@@ -4,8 +4,9 @@
 // order). compileSegment() lowers each group to a tiled TIR loop nest whose leaves are NPU
 // instructions (NpuOp statements), emits the instruction stream, inserts dependency tokens, and
 // lays out the segment's DRAM image. Tensors live in DRAM in the NPU layout: the tensor unit's
-// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/Quant.h), in the
-// layout npu/DramLayout.h decides (4-D tensors NHWC, all others row-major in their logical shape).
+// operand dtype (fp16, or int8 with a per-tensor scale on quantised targets: npu/hw/Quant.h), in
+// the layout npu/hw/DramLayout.h decides (4-D tensors NHWC, all others row-major in their logical
+// shape).
 #pragma once
 
 #include "graph/Graph.h"
@@ -35,23 +36,23 @@ struct CompileOptions {
   /// group's weights and constants load while the current group computes (ablation: false puts
   /// every group's buffers at the bottom, which orders those loads after the current group).
   bool crossGroupPrefetch = true;
-  /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/BankAlloc.h);
+  /// Bank-conflict-aware placement of each kernel's on-chip buffers (npu/pipeline/BankAlloc.h);
   /// false (`--no-bank-aware`) keeps the bump allocator's addresses.
   bool bankAware = true;
   /// Tests only: search every group and take its best candidate placement even when it is no
   /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
   bool bankAlwaysMove = false;
   /// int8 targets: the `.npy` calibration input (`--calibrate`); empty: a fixed-seed
-  /// standard-normal input of the model's input shape (npu/Quant.h).
+  /// standard-normal input of the model's input shape (npu/hw/Quant.h).
   std::string calibrationFile;
   /// int8 targets: the activation scales every segment compiles with (required there).
   std::shared_ptr<const QuantTable> quant;
   /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
-  /// (graph/Residency.cpp) proposes it and the kernels still tile around them (npu/Resident.cpp);
-  /// false (`--no-residency`) round-trips every tensor through DRAM.
+  /// (graph/Residency.cpp) proposes it and the kernels still tile around them
+  /// (npu/pipeline/Resident.cpp); false (`--no-residency`) round-trips every tensor through DRAM.
   bool residency = true;
   /// Batch > 1: runs of consecutive groups whose per-image intermediates fit L1 execute one
-  /// sub-batch at a time so that those stay resident (npu/BatchSplit.h); false
+  /// sub-batch at a time so that those stay resident (npu/pipeline/BatchSplit.h); false
   /// (`--no-batch-split`) runs every group on the whole batch.
   bool batchSplit = true;
   /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
@@ -76,8 +77,8 @@ struct CompileOptions {
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
-/// (npu/BatchSplit.h): each sub-batch runs every group of the run before the next one starts,
-/// so the run's intermediates stay in L1 at sub-batch size.
+/// (npu/pipeline/BatchSplit.h): each sub-batch runs every group of the run before the next one
+/// starts, so the run's intermediates stay in L1 at sub-batch size.
 struct BatchSplitEntry {
   std::vector<int> groups;    // group ids, in execution order
   int64_t batch = 1;          // images in the whole batch
@@ -134,7 +135,7 @@ struct GroupInfo {
   /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
   /// this is (-1: the group runs on the whole batch).
   int64_t subBatch = -1;
-  /// A group of layout ops only (npu/DramLayout.h): "transforms cancel (zero-copy view)" or the
+  /// A group of layout ops only (npu/hw/DramLayout.h): "transforms cancel (zero-copy view)" or the
   /// transform its copy runs; "" for other groups. A cancelled group counts its layout ops and
   /// the DRAM bytes a copy would have read and written.
   std::string layout;

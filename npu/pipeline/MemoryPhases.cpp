@@ -4,8 +4,8 @@
 //
 // The segment's DRAM image is [activations | constants]: every tensor the segment reads from
 // the host or produces gets its own region, reused once it is dead (views alias their input),
-// except the intermediates kept resident in L1 (npu/Resident.h), which live only there; the
-// kernels append their packed weights and constant vectors when they are lowered.
+// except the intermediates kept resident in L1 (npu/pipeline/Resident.h), which live only there;
+// the kernels append their packed weights and constant vectors when they are lowered.
 #include "npu/pipeline/SegmentPlan.h"
 
 #include "npu/memory/MemoryPlanner.h"

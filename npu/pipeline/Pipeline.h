@@ -1,6 +1,6 @@
 // Pipeline.h - the segment pipeline: a SegmentPlan through the phases of Phases.def.
 //
-// compileSegment (npu/Compile.h) is initSegmentPlan + runPhases over every phase. Between
+// compileSegment (npu/pipeline/Compile.h) is initSegmentPlan + runPhases over every phase. Between
 // phases the verifier checks the plan (CompileOptions::verifyPhases, on by default), and the
 // PhaseControl of CompileOptions::phases prints the plan, stops, or times the phases.
 #pragma once

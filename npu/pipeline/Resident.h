@@ -32,8 +32,8 @@ struct ResidencyInput {
   std::function<graph::ValueId(graph::ValueId)> rootOf; // a view's value -> the value it aliases
   std::map<graph::ValueId, std::pair<int64_t, int64_t>> life; // root -> live steps [first, end)
   std::set<graph::ValueId> pinned; // roots the host writes or reads: never resident
-  /// Roots live across a batch-split run (npu/BatchSplit.h): never resident at the whole batch
-  /// (the run's sub-batches keep their own tensors in L1).
+  /// Roots live across a batch-split run (npu/pipeline/BatchSplit.h): never resident at the whole
+  /// batch (the run's sub-batches keep their own tensors in L1).
   std::set<graph::ValueId> splitPinned;
   KernelOptions ko;
   bool crossGroupPrefetch = true;

@@ -1,6 +1,6 @@
 // SegmentPlan.h - the data the segment pipeline builds up, phase by phase, for one segment.
 //
-// compileSegment (npu/Compile.h) creates a SegmentPlan and passes it through the phases of
+// compileSegment (npu/pipeline/Compile.h) creates a SegmentPlan and passes it through the phases of
 // Phases.def in order (Pipeline.cpp). Each member below says which phase writes it; a phase
 // reads only what the phases before it wrote. The verifier (Verify.h) checks the invariants
 // that tie the members together after every phase, and printPlan shows what is decided so far.

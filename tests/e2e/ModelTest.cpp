@@ -59,7 +59,7 @@ void checkReport(const driver::CompiledModel &m, const driver::RunResult &r) {
       }
       EXPECT_LE(c, total) << grp.name;
       // The simulator counts tensor-unit MACs: a group that issues no matmul (a depthwise conv
-      // on the vector unit, npu/LowerDepthwise.cpp) does its MACs with vector ops.
+      // on the vector unit, npu/kernels/LowerDepthwise.cpp) does its MACs with vector ops.
       bool onTensor = false;
       for (const npu::Segment &s : m.npuSegments)
         for (const npu::GroupInfo &gi : s.groupInfo)

@@ -1,4 +1,4 @@
-// BankAllocTest.cpp - the bank-conflict-aware placement (npu/BankAlloc.h): a constructed
+// BankAllocTest.cpp - the bank-conflict-aware placement (npu/pipeline/BankAlloc.h): a constructed
 // conflict is reduced to zero with identical outputs, and on real kernels the placement never
 // makes a group slower, its reported figures being exactly those of a full simulator run.
 #include "NpuTestUtil.h"
@@ -183,7 +183,7 @@ TEST(BankAlloc, KeepsTheDefaultWithoutStalls) {
   EXPECT_EQ(pk.program.instrs.size(), n);
 }
 
-// Emission drops a box's unit innermost dimension (npu/Emit.cpp). A depthwise epilogue is one
+// Emission drops a box's unit innermost dimension (npu/isel/Emit.cpp). A depthwise epilogue is one
 // channel wide: the vector op reads P fp32 accumulators as P rows of one element, and the bank
 // model charges a word per row. On npu-base's accumulators (4 banks of 64 B, 2 ports) the
 // P = 784 elements fill 49 words, 13 of them in bank 0, each read by 16 rows: 208 accesses,

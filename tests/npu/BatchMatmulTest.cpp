@@ -1,7 +1,8 @@
-// BatchMatmulTest.cpp - MatMul of two activations on the tensor unit (npu/LowerBatchMatmul.cpp):
-// 2-D, batched 3-D/4-D and broadcast shapes with odd sizes, k-chunked products, Transposes folded
-// into the operand loads and fused epilogues, compiled for npu-base and npu-tiny, simulated with
-// the hazard checker on and compared with the graph reference executor.
+// BatchMatmulTest.cpp - MatMul of two activations on the tensor unit
+// (npu/kernels/LowerBatchMatmul.cpp): 2-D, batched 3-D/4-D and broadcast shapes with odd sizes,
+// k-chunked products, Transposes folded into the operand loads and fused epilogues, compiled for
+// npu-base and npu-tiny, simulated with the hazard checker on and compared with the graph reference
+// executor.
 //
 // Tolerance (derived): inputs are fp16 values and an fp16 x fp16 product is exact in fp32, so
 // the NPU and the reference differ only by their fp32 summation orders (each within

@@ -1,5 +1,5 @@
 // BatchSplitTest.cpp - batch > 1: runs of groups executed sub-batch by sub-batch so that their
-// intermediates stay in L1 (npu/BatchSplit.h).
+// intermediates stay in L1 (npu/pipeline/BatchSplit.h).
 //
 // Conv chains whose per-image intermediates fit L1 but whose whole-batch ones do not, compiled
 // with and without the split and run on the simulator with its hazard checker on: both match
@@ -230,7 +230,7 @@ TEST(BatchSplit, LaterLayersKeepTheWholeBatch) {
 // Attention at batch 2: scores = relu(x) x (x/2)^T, context = scores x relu(x), the heads
 // merged ([N,H,S,D] -> Transpose(0,2,1,3) -> Reshape [N,S,H*D]) and projected. The context
 // MatMul stores its output in the dim order that makes the head merge a zero-copy view (a chosen
-// layout, npu/DramLayout.h). A run re-planned at sub-batch size would store it in the default
+// layout, npu/hw/DramLayout.h). A run re-planned at sub-batch size would store it in the default
 // order while the view still reads the chosen one, so the groups touching it keep the whole
 // batch (and say so), even when a split is taken regardless of cycles; the result matches the
 // reference.

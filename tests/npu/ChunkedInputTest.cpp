@@ -1,4 +1,5 @@
-// ChunkedInputTest.cpp - an input loaded once in k-chunks (npu/LowerMatmul.cpp, chunkedInput).
+// ChunkedInputTest.cpp - an input loaded once in k-chunks (npu/kernels/LowerMatmul.cpp,
+// chunkedInput).
 //
 // When one row tile and one channel block cover a conv and k is split into several chunks per
 // tap, the input is laid out chunk-major in L1 and loaded by one DMA per chunk, so the first

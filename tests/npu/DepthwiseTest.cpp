@@ -1,6 +1,7 @@
 // DepthwiseTest.cpp - depthwise convolutions (group == C == OC) compiled for the vector unit
-// (npu/LowerDepthwise.cpp), simulated with the hazard checker on, and compared with the graph's
-// fp32 reference executor; and the tensor-unit path on a target whose vector unit has no `mac`.
+// (npu/kernels/LowerDepthwise.cpp), simulated with the hazard checker on, and compared with the
+// graph's fp32 reference executor; and the tensor-unit path on a target whose vector unit has no
+// `mac`.
 //
 // Tolerance (derived): inputs are fp16 values in both computations and the weights are fp32 in
 // both. The vector unit rounds each product and each partial sum to fp32 (taps + 3 roundings,

@@ -1,14 +1,14 @@
 // Int8Test.cpp - int8 compilation for quantised targets (npu-int8.yaml): hand-built Conv/Gemm/
 // MatMul groups compiled with calibrated scales, simulated with the hazard checker on, and
-// compared element by element with the fake-quantised reference (npu/Quant.h), plus the fp32
+// compared element by element with the fake-quantised reference (npu/hw/Quant.h), plus the fp32
 // reference; groups the int8 path does not quantise fall back to the CPU through the driver.
 //
 // Tolerances (derived, not measured): the NPU and the quantised reference quantise the same
 // weights and inputs with the same scales, and both outputs are int8 multiples of the output
 // scale. The NPU sums exact int8 products in int32 and applies the epilogue in fp32 in a
-// different association (scales folded into operands, npu/Epilogue.cpp), so the pre-rounding
-// values differ by a few fp32 ulps: the rounded results may differ by one step where a value
-// lies within that distance of a rounding tie, never by more. Against the fp32 reference, the
+// different association (scales folded into operands, npu/kernels/Epilogue.cpp), so the
+// pre-rounding values differ by a few fp32 ulps: the rounded results may differ by one step where a
+// value lies within that distance of a rounding tie, never by more. Against the fp32 reference, the
 // int8 error (half a step per tensor) keeps the cosine similarity above 0.99 for these sizes.
 #include "NpuTestUtil.h"
 

@@ -1,4 +1,4 @@
-// LayoutTest.cpp - DRAM layouts and transform cancellation (npu/DramLayout.h).
+// LayoutTest.cpp - DRAM layouts and transform cancellation (npu/hw/DramLayout.h).
 //
 // Small graphs fused with the compiler's NPU filter, compiled as one segment and run on the
 // simulator with its hazard checker, every output compared with the reference executor. Values

@@ -1,6 +1,6 @@
-// LoopNestTest.cpp - the loop-nest kernel (npu/LowerLoopNest.cpp): groups no hand-written kernel
-// takes, compiled through emit-npu for npu-base, simulated with the hazard checker and compared
-// with the reference executor (graph::runReference), and the groups it must refuse.
+// LoopNestTest.cpp - the loop-nest kernel (npu/kernels/LowerLoopNest.cpp): groups no hand-written
+// kernel takes, compiled through emit-npu for npu-base, simulated with the hazard checker and
+// compared with the reference executor (graph::runReference), and the groups it must refuse.
 //
 // Tolerance (derived): inputs are fp16 values, so copies (transpose, slice, views) are exact;
 // an elementwise op computes in fp32 from exact operands and rounds once to fp16, an error of at

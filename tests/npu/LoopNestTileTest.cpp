@@ -1,5 +1,5 @@
-// LoopNestTileTest.cpp - the loop-nest kernel's tiled path (npu/LoopNestTile.cpp): groups whose
-// tensors do not fit L1 whole run their outer loop in chunks. Each case compiles one group,
+// LoopNestTileTest.cpp - the loop-nest kernel's tiled path (npu/kernels/LoopNestTile.cpp): groups
+// whose tensors do not fit L1 whole run their outer loop in chunks. Each case compiles one group,
 // simulates it with the hazard checker and compares every element with the reference executor
 // (graph::runReference), and checks the DRAM traffic against what the shapes say the chunks
 // must move (each input region once per chunk that reads it, each output element once).

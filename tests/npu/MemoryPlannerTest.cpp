@@ -1,4 +1,5 @@
-// MemoryPlannerTest.cpp - the memory planner (npu/MemoryPlanner.h) and its independent checker.
+// MemoryPlannerTest.cpp - the memory planner (npu/memory/MemoryPlanner.h) and its independent
+// checker.
 //
 // Expected peaks are derived by hand in the comments: the lower bound is the largest total size
 // live at one step, and each instance is built so that its optimum is known.

@@ -1,4 +1,4 @@
-// ResidencyTest.cpp - intermediate tensors kept in L1 between groups (npu/Resident.h).
+// ResidencyTest.cpp - intermediate tensors kept in L1 between groups (npu/pipeline/Resident.h).
 //
 // Small multi-group segments compiled with and without residency and run on the simulator with
 // its hazard checker on: both match the fp32 reference, and with residency the simulated DRAM

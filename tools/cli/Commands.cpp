@@ -44,7 +44,7 @@ tir::GroupCoverage loopCoverage(const graph::Graph &g, const graph::FusedGroup &
 }
 
 // L1 residency of one NPU segment: the tensors the analysis (graph/Residency.cpp) proposed to
-// keep on chip between groups, and what the code generator did with each (npu/Resident.h).
+// keep on chip between groups, and what the code generator did with each (npu/pipeline/Resident.h).
 void printResidency(std::ostream &out, const driver::CompiledModel &m, const npu::Segment &ns) {
   npu::Hw hw;
   if (!npu::Hw::derive(m.target, hw).empty())
@@ -75,7 +75,7 @@ void printResidency(std::ostream &out, const driver::CompiledModel &m, const npu
   }
 }
 
-// Batch splitting of one NPU segment (npu/BatchSplit.h): the runs executed sub-batch by
+// Batch splitting of one NPU segment (npu/pipeline/BatchSplit.h): the runs executed sub-batch by
 // sub-batch, with the cost model's figures, and the runs considered and not split.
 void printBatchSplit(std::ostream &out, const driver::CompiledModel &m, const npu::Segment &ns) {
   if (!m.options.batchSplit) {
@@ -104,7 +104,7 @@ void printBatchSplit(std::ostream &out, const driver::CompiledModel &m, const np
     out << "    " << note << "\n";
 }
 
-// One line on a group's bank-aware placement (npu/BankAlloc.h).
+// One line on a group's bank-aware placement (npu/pipeline/BankAlloc.h).
 std::string formatBankReport(const npu::BankReport &b, bool enabled) {
   if (!enabled)
     return "banks: bank-aware placement off (--no-bank-aware): bump-allocated addresses";

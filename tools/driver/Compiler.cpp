@@ -125,7 +125,7 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
 namespace {
 
 // int8 targets: activation scales from one reference run on the calibration input (the file
-// given with --calibrate, else a fixed-seed standard-normal input; npu/Quant.h).
+// given with --calibrate, else a fixed-seed standard-normal input; npu/hw/Quant.h).
 std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
                                                     const std::string &file) {
   std::map<graph::ValueId, HostTensor> in;

@@ -136,8 +136,8 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
           {"critical_path", criticalPathJson(t, s)}};
 }
 
-// The runs of an NPU segment executed sub-batch by sub-batch (npu/BatchSplit.h), and the DRAM
-// traffic their L1 residents save (also counted in the segment's residency).
+// The runs of an NPU segment executed sub-batch by sub-batch (npu/pipeline/BatchSplit.h), and the
+// DRAM traffic their L1 residents save (also counted in the segment's residency).
 json batchSplitToJson(const npu::Segment &ns) {
   json runs = json::array();
   for (const npu::BatchSplitEntry &e : ns.batchSplit)
