@@ -6,6 +6,7 @@
 #include "support/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -47,6 +48,12 @@ struct TextChunk {
   int firstLine;
 };
 std::vector<TextChunk> splitChunks(const std::string &text, bool split);
+
+/// Runs `each` on every chunk of `text`, printing `// -----` between their outputs. With `split`,
+/// a chunk's npuc::Error is reported on `err` and the next chunk still runs (the result is then
+/// false); without it the error propagates, as for any single input.
+bool forEachChunk(const std::string &text, bool split, std::ostream &out, std::ostream &err,
+                  const std::function<void(const TextChunk &)> &each);
 
 /// Output file stem: characters outside [A-Za-z0-9_.-] become '_'.
 std::string sanitizeName(const std::string &name);

@@ -85,24 +85,10 @@ bool cmdGraphOpt(const GraphOptArgs &a, std::ostream &out, std::ostream &err) {
     npuc::fail("{}: cannot read the file", a.file);
   std::stringstream ss;
   ss << in.rdbuf();
-  bool ok = true;
-  std::vector<TextChunk> chunks = splitChunks(ss.str(), a.splitInputFile);
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    if (c > 0)
-      out << "// -----\n";
-    try {
-      graph::Graph g = graph::parseGraphText(chunks[c].text, {a.file, chunks[c].firstLine});
-      runOne(g, pipeline, ctx, pmo, out);
-    } catch (const npuc::Error &e) {
-      if (!a.splitInputFile)
-        throw;
-      out.flush(); // keep the order of outputs and messages when both go to one pipe
-      err << "npuc: error: " << e.what() << "\n";
-      ok = false;
-    }
-  }
-  out.flush();
-  return ok;
+  return forEachChunk(ss.str(), a.splitInputFile, out, err, [&](const TextChunk &c) {
+    graph::Graph g = graph::parseGraphText(c.text, {a.file, c.firstLine});
+    runOne(g, pipeline, ctx, pmo, out);
+  });
 }
 
 } // namespace npuc::cli

@@ -58,6 +58,27 @@ std::vector<TextChunk> splitChunks(const std::string &text, bool split) {
   return out;
 }
 
+bool forEachChunk(const std::string &text, bool split, std::ostream &out, std::ostream &err,
+                  const std::function<void(const TextChunk &)> &each) {
+  bool ok = true;
+  std::vector<TextChunk> chunks = splitChunks(text, split);
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    if (c > 0)
+      out << "// -----\n";
+    try {
+      each(chunks[c]);
+    } catch (const npuc::Error &e) {
+      if (!split)
+        throw;
+      out.flush(); // keep the order of outputs and messages when both go to one pipe
+      err << "npuc: error: " << e.what() << "\n";
+      ok = false;
+    }
+  }
+  out.flush();
+  return ok;
+}
+
 bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   if (a.listPasses) {
     listPasses(out);
@@ -80,29 +101,14 @@ bool cmdOpt(const OptArgs &a, std::ostream &out, std::ostream &err) {
   tir::PassContext ctx;
   tir::PassManager pm(pipeline, ctx, pmo);
 
-  bool ok = true;
-  std::vector<TextChunk> chunks = splitChunks(ss.str(), a.splitInputFile);
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    if (c > 0)
-      out << "// -----\n";
-    try {
-      std::vector<tir::PrimFunc> fs =
-          tir::parseFuncs(chunks[c].text, {a.file, chunks[c].firstLine});
-      for (const tir::PrimFunc &f : fs) {
-        std::vector<std::string> problems = tir::verifyErrors(f);
-        if (!problems.empty())
-          npuc::fail("{}: function '{}' is malformed: {}", a.file, f.name, problems.front());
-        out << tir::toText(pm.run(f, &out));
-      }
-    } catch (const npuc::Error &e) {
-      if (!a.splitInputFile)
-        throw;
-      out.flush(); // keep the order of outputs and messages when both go to one pipe
-      err << "npuc: error: " << e.what() << "\n";
-      ok = false;
+  const bool ok = forEachChunk(ss.str(), a.splitInputFile, out, err, [&](const TextChunk &c) {
+    for (const tir::PrimFunc &f : tir::parseFuncs(c.text, {a.file, c.firstLine})) {
+      std::vector<std::string> problems = tir::verifyErrors(f);
+      if (!problems.empty())
+        npuc::fail("{}: function '{}' is malformed: {}", a.file, f.name, problems.front());
+      out << tir::toText(pm.run(f, &out));
     }
-  }
-  out.flush();
+  });
   if (a.timePasses) {
     err << "=== pass execution timing ===\n";
     for (const tir::PassTiming &t : pm.timings())
