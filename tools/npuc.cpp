@@ -58,6 +58,9 @@ int main(int argc, char **argv) {
   c->add_option("--schedule", compile.schedule,
                 "FILE.json: lower each NPU group whose key the file lists with that schedule "
                 "(npu/schedule/Schedule.h)");
+  c->add_option("--tuning-log", compile.tuningLog,
+                "FILE.jsonl: `npuc tune` records; each NPU group whose key they list lowers the "
+                "key's best point where it fits (docs/TUNING.md)");
   c->add_option("--emit-schedule", compile.emitSchedule,
                 "FILE.json: write the schedule every NPU group was lowered with");
   c->add_option("--calibrate", compile.calibrate,
@@ -75,6 +78,25 @@ int main(int argc, char **argv) {
               "stderr");
   c->add_flag("--no-verify-phases", compile.noVerifyPhases,
               "skip the checks of the segment plan's invariants between the phases");
+
+  TuneArgs tuneArgs;
+  auto *tu = app.add_subcommand("tune", "auto-schedule a model's NPU kernels on the simulator "
+                                        "(docs/TUNING.md)");
+  tu->add_option("model", tuneArgs.model, "ONNX model")->required();
+  tu->add_option("--target", tuneArgs.target, "target description YAML")->required();
+  tu->add_option("--trials", tuneArgs.trials,
+                 "measured candidates in all (the log's included: a resumed run goes on to N)")
+      ->required();
+  tu->add_option("--log", tuneArgs.log,
+                 "tuning records (JSON lines), read to resume and appended to as measured")
+      ->required();
+  tu->add_option("--time-budget", tuneArgs.timeBudget, "stop after this many seconds");
+  tu->add_option("--jobs", tuneArgs.jobs,
+                 "candidates measured in parallel (default: the hardware's concurrency)");
+  tu->add_option("--seed", tuneArgs.seed, "seed of the search's random choices (default 0)");
+  tu->add_option("--plot", tuneArgs.plot,
+                 "FILE.png or FILE.svg: best estimated end-to-end cycles against trials");
+  tu->add_option("--input-shape", tuneArgs.inputShapes, "pin an input's shape: NAME=1,3,224,224");
 
   RunArgs run;
   auto *r = app.add_subcommand("run", "run a compiled package");
@@ -185,6 +207,8 @@ int main(int argc, char **argv) {
   try {
     if (*c)
       cmdCompile(compile, std::cout, std::cerr);
+    else if (*tu)
+      cmdTune(tuneArgs, std::cout, std::cerr);
     else if (*r)
       cmdRun(run, std::cout);
     else if (*f)

@@ -20,6 +20,7 @@
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
+#include "tune/Records.h"
 #include <iostream>
 
 #include <charconv>
@@ -295,6 +296,19 @@ void reportSchedules(const driver::CompiledModel &m, const CompileArgs &a, std::
                             a.schedule, key.str(), e.group.empty() ? "" : " (" + e.group + ")");
 }
 
+// --tuning-log: the best lowered record of each key (tune/Records.h); a truncated last line
+// (a killed `npuc tune`) is dropped with a warning.
+std::shared_ptr<const npu::ScheduleFile> tuningLogSchedules(const std::string &path,
+                                                            std::ostream &warn) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    fail("--tuning-log {}: no such file", path);
+  tune::RecordLog log = tune::readRecords(path);
+  for (const std::string &w : log.warnings)
+    warn << "warning: " << w << "\n";
+  return std::make_shared<const npu::ScheduleFile>(tune::bestSchedules(log.records));
+}
+
 } // namespace
 
 void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
@@ -329,6 +343,8 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
          a.target);
   if (!a.schedule.empty())
     opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
+  if (!a.tuningLog.empty())
+    opt.tuned = tuningLogSchedules(a.tuningLog, err);
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
   if (opt.phases && opt.phases->time)

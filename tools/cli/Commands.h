@@ -79,8 +79,9 @@ struct CompileArgs {
   std::string stopAfter;
   bool timePhases = false;
   bool noVerifyPhases = false;
-  std::string schedule;             // JSON schedule file: force these groups' kernel schedules
-  std::string emitSchedule;         // write the schedules the compile chose (every NPU group)
+  std::string schedule;     // JSON schedule file: force these groups' kernel schedules
+  std::string emitSchedule; // write the schedules the compile chose (every NPU group)
+  std::string tuningLog;    // `npuc tune` records: each key's best point, used where it fits
 };
 struct RunArgs {
   std::string package;
@@ -122,6 +123,18 @@ struct GraphOptArgs {
 struct DemoArgs {
   std::string root; // the repository root (models/, configs/)
 };
+
+struct TuneArgs { // `npuc tune` (tools/cli/Tune.cpp, tune/Tuner.h)
+  std::string model, target, log, plot;
+  std::vector<std::string> inputShapes;
+  int trials = 0;
+  double timeBudget = 0; // seconds; 0: none
+  int jobs = 0;          // 0: the hardware's concurrency
+  uint64_t seed = 0;
+};
+/// Tunes a model's NPU kernels; records go to (and resume from) a.log; prints the per-task table
+/// and a whole-model check on `out`, progress and warnings on `err`.
+void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err);
 
 struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
   std::string input, target, wave;

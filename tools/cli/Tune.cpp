@@ -1,0 +1,169 @@
+// Tune.cpp - `npuc tune`: auto-scheduling of a model's NPU kernels on the simulator
+// (tune/Tuner.h, docs/TUNING.md), with a progress line, the per-task table, a whole-model check
+// and an optional plot of the best estimated cycles against trials.
+#include "tools/cli/Commands.h"
+
+#include "simulator/Simulator.h"
+#include "support/Error.h"
+#include "support/Plot.h"
+#include "tune/Tuner.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <unistd.h>
+
+namespace npuc::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bad arguments, before the (slow) compile.
+void checkTuneArgs(const TuneArgs &a) {
+  if (driver::isCpuTarget(a.target) || a.target == "gpu")
+    fail("--target {}: npuc tune tunes NPU kernels; give a target description YAML", a.target);
+  if (a.trials <= 0)
+    fail("--trials {}: must be at least 1", a.trials);
+  if (a.jobs < 0)
+    fail("--jobs {}: must be at least 1 (0: the hardware's concurrency)", a.jobs);
+  if (a.timeBudget < 0)
+    fail("--time-budget {}: must not be negative", a.timeBudget);
+  std::error_code ec;
+  if (fs::is_directory(a.log, ec))
+    fail("--log {}: is a directory, not a tuning log file", a.log);
+  if (!a.plot.empty()) {
+    const std::string ext = fs::path(a.plot).extension().string();
+    if (ext != ".png" && ext != ".svg")
+      fail("--plot {}: the plot is .png or .svg", a.plot);
+  }
+  if (!fs::exists(a.model, ec))
+    fail("{}: no such model file", a.model);
+}
+
+// The progress line: `\r`-updated on a terminal, else a line every ~10% of the trials.
+std::function<void(const tune::TuneProgress &)> progressLine(std::ostream &err, bool tty) {
+  auto lastDecile = std::make_shared<int>(-1);
+  return [&err, tty, lastDecile](const tune::TuneProgress &p) {
+    const int decile = p.budget > 0 ? 10 * p.trials / p.budget : 10;
+    if (!tty && decile == *lastDecile && p.trials < p.budget)
+      return;
+    *lastDecile = decile;
+    const int done = p.trials - p.resumed;
+    std::string eta = "-";
+    if (done > 0 && p.trials < p.budget)
+      eta = fmt::format("{:.0f}s", p.elapsed / done * (p.budget - p.trials));
+    std::string line = fmt::format(
+        "tune: {}/{} trials, best estimate {:.0f} cycles (untuned {:.0f}, {:.3f}x), {:.1f}s, "
+        "ETA {}",
+        p.trials, p.budget, p.best, p.untuned, p.best > 0 ? p.untuned / p.best : 1.0, p.elapsed,
+        eta);
+    err << (tty ? "\r" + line + "\x1b[K" : line + "\n") << std::flush;
+  };
+}
+
+std::string cyclesOr(const std::optional<int64_t> &c) {
+  return c ? std::to_string(*c) : "-";
+}
+
+void printTable(const tune::TuneResult &r, std::ostream &out) {
+  out << fmt::format("{:<36} {:>6} {:>12} {:>12} {:>12} {:>7} {:>7}  {}\n", "task", "weight",
+                     "untuned", "tuned", "roofline", "r/tuned", "trials", "stopped");
+  for (const tune::TaskResult &t : r.tasks) {
+    const std::optional<int64_t> tuned =
+        t.untuned && t.tuned ? std::min(*t.untuned, *t.tuned) : t.tuned;
+    const double ratio = tuned && *tuned > 0 ? double(t.roofline) / double(*tuned) : 0;
+    out << fmt::format("{:<36} {:>6} {:>12} {:>12} {:>12} {:>7.3f} {:>7}  {}\n", t.task.name,
+                       t.task.weight(), cyclesOr(t.untuned), cyclesOr(tuned), t.roofline, ratio,
+                       t.trials, t.stop.empty() ? "budget" : t.stop);
+  }
+  for (const tune::Untunable &u : r.untunable)
+    out << fmt::format("{:<36} {:>6}  not tuned: {}\n", u.name, u.weight, u.why);
+  double roof = 0, macs = 0, macRoofOverTuned = 0;
+  for (const tune::TaskResult &t : r.tasks)
+    if (t.untuned) {
+      const double tuned = double(std::min(*t.untuned, t.tuned.value_or(*t.untuned)));
+      roof += double(t.task.weight()) * double(t.roofline);
+      macs += double(t.task.weight()) * double(t.macs);
+      macRoofOverTuned += double(t.task.weight()) * double(t.macs) * double(t.roofline) / tuned;
+    }
+  out << fmt::format("tasks: untuned {:.0f} cycles, tuned {:.0f} ({:.3f}x), roofline {:.0f}: "
+                     "roofline/tuned {:.3f} (MAC-weighted per task {:.3f})\n",
+                     r.untunedTotal(), r.tunedTotal(), r.untunedTotal() / r.tunedTotal(), roof,
+                     roof / r.tunedTotal(), macs > 0 ? macRoofOverTuned / macs : 0.0);
+}
+
+// The whole model's NPU cycles, every segment simulated timing-only.
+int64_t modelCycles(const driver::CompiledModel &m) {
+  int64_t sum = 0;
+  for (const npu::Segment &s : m.npuSegments) {
+    sim::Memory mem(m.target, s.dramBytes);
+    sim::SimOptions o;
+    o.functional = false;
+    o.check = false;
+    sum += sim::run(m.target, s.program, mem, o).totalCycles;
+  }
+  return sum;
+}
+
+} // namespace
+
+void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
+  checkTuneArgs(a);
+  const std::map<std::string, Shape> shapes = shapeMap(a.inputShapes);
+  driver::CompiledModel m = driver::compileModel(a.model, a.target, shapes);
+  tune::TuneOptions o;
+  o.trials = a.trials;
+  o.timeBudget = a.timeBudget;
+  o.jobs = a.jobs;
+  o.seed = a.seed;
+  o.log = a.log;
+  const bool tty = &err == &std::cerr && isatty(STDERR_FILENO);
+  o.progress = progressLine(err, tty);
+  tune::TuneResult r = tune::tune(m, o);
+  if (tty)
+    err << "\n";
+  for (const std::string &w : r.warnings)
+    err << "warning: " << w << "\n";
+  out << fmt::format(
+      "tuned {} for {}: {} tasks from {} NPU groups, {} trials ({} from the log) "
+      "in {:.1f}s on {} threads\n",
+      a.model, m.target.name, r.tasks.size(),
+      [&] {
+        int n = 0;
+        for (const tune::TaskResult &t : r.tasks)
+          n += t.task.weight();
+        for (const tune::Untunable &u : r.untunable)
+          n += u.weight;
+        return n;
+      }(),
+      r.trials, r.resumed, r.seconds, r.jobs);
+  printTable(r, out);
+  if (r.quality)
+    out << fmt::format(
+        "cost model: held-back Spearman {:.3f} (mean over {} tasks), pooled {:.3f}\n",
+        r.quality->meanTaskSpearman, r.quality->tasks, r.quality->pooledSpearman);
+  else
+    out << "cost model: too few held-back measurements for a rank correlation\n";
+  // The real check: the whole model compiled with the log's best records, simulated.
+  npu::CompileOptions tunedOpt;
+  tunedOpt.tuned = std::make_shared<const npu::ScheduleFile>(
+      tune::bestSchedules(tune::readRecords(a.log).records));
+  const int64_t before = modelCycles(m);
+  const int64_t after = modelCycles(driver::compileModel(a.model, a.target, shapes, tunedOpt));
+  out << fmt::format("whole model (compiled and simulated): untuned {} cycles, tuned {} cycles "
+                     "({:.3f}x)\n",
+                     before, after, after > 0 ? double(before) / double(after) : 0.0);
+  if (!a.plot.empty()) {
+    Series s{"best estimate", {}};
+    for (const auto &[trials, cycles] : r.curve)
+      s.xy.emplace_back(trials, cycles);
+    plotLines(
+        a.plot,
+        fmt::format("npuc tune {} on {}", fs::path(a.model).filename().string(), m.target.name),
+        "trials", "estimated end-to-end cycles", {s});
+    out << "plot: " << a.plot << "\n";
+  }
+}
+
+} // namespace npuc::cli

@@ -1,0 +1,108 @@
+// Measure.cpp - compiling one group with a forced point and simulating it (see Measure.h).
+#include "tune/Measure.h"
+
+#include "simulator/Simulator.h"
+#include "support/Error.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+namespace npuc::tune {
+
+Measurer::Measurer(const driver::CompiledModel &m, const TaskSet &tasks, int jobs)
+    : m_(m), tasks_(tasks) {
+  jobs_ = jobs > 0 ? jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+namespace {
+
+// The options of the measuring compile: the model's, without the phase controls, forcing `s`.
+npu::CompileOptions measuringOptions(const npu::CompileOptions &model, const Task &t,
+                                     const std::optional<npu::Schedule> &s) {
+  npu::CompileOptions o = model;
+  o.phases = nullptr;
+  o.schedules = nullptr;
+  if (s) {
+    auto file = std::make_shared<npu::ScheduleFile>();
+    file->put(t.key, *s, t.name);
+    o.schedules = std::move(file);
+  }
+  return o;
+}
+
+int64_t simulateTimingOnly(const isa::Target &t, const npu::Segment &seg) {
+  sim::Memory mem(t, seg.dramBytes);
+  sim::SimOptions so;
+  so.functional = false; // no data: the cycle count is exactly a functional run's
+  so.check = false;
+  try {
+    return sim::run(t, seg.program, mem, so).totalCycles;
+  } catch (const Error &e) {
+    NPUC_ASSERT(false, std::string("a compiled group simulates without error: ") + e.what());
+  }
+  return 0;
+}
+
+} // namespace
+
+Measurement Measurer::measure(const Candidate &c) const {
+  const auto start = std::chrono::steady_clock::now();
+  const Task &t = tasks_.tasks.at(static_cast<size_t>(c.task));
+  Measurement r;
+  r.task = c.task;
+  r.isDefault = !c.schedule;
+  if (c.schedule)
+    r.schedule = *c.schedule;
+  try {
+    Expected<npu::Segment, npu::Reject> seg = npu::compileSegment(
+        m_.graph, {t.group}, m_.target, measuringOptions(m_.options, t, c.schedule));
+    if (!seg) {
+      r.error = seg.error().message;
+    } else {
+      NPUC_ASSERT(!seg->groupInfo.empty(), "a compiled segment reports its group");
+      const npu::GroupInfo &gi = seg->groupInfo.front();
+      if (!c.schedule)
+        r.schedule = gi.schedule;
+      r.rooflineCycles = gi.rooflineCycles;
+      r.macs = gi.macs;
+      r.cycles = simulateTimingOnly(m_.target, *seg);
+    }
+  } catch (const npu::ScheduleError &e) {
+    r.error = e.what();
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::vector<Measurement> Measurer::measureAll(const std::vector<Candidate> &cs) const {
+  std::vector<Measurement> out(cs.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(cs.size());
+  auto work = [&] {
+    for (size_t i = next++; i < cs.size(); i = next++) {
+      try {
+        out[i] = measure(cs[i]);
+      } catch (...) { // bad input (npuc::Error) reaches the caller's thread, first one first
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t n = std::min(cs.size(), static_cast<size_t>(jobs_));
+  if (n <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t i = 0; i < n; ++i)
+      pool.emplace_back(work);
+    for (std::thread &th : pool)
+      th.join();
+  }
+  for (const std::exception_ptr &e : errors)
+    if (e)
+      std::rethrow_exception(e);
+  return out;
+}
+
+} // namespace npuc::tune
