@@ -17,7 +17,7 @@ namespace {
 // and the loop-nest kernel's checks cost milliseconds each.
 constexpr size_t kEnumerateLimit = 4096;
 constexpr double kEnumerateAtOnce = 64; // a product this small is enumerated outright
-constexpr size_t kSparseTries = 64;     // random points drawn before judging a space sparse
+constexpr size_t kSparseTries = 32;     // random points drawn before judging a space sparse
 
 } // namespace
 
@@ -29,7 +29,26 @@ struct TaskSearch::Sketch {
   bool enumerated = false;     // draws from `points` instead of at random
   std::vector<npu::Schedule> points;
   bool dead = false; // nothing left to draw
+  /// whyIllegal's verdicts so far, by Schedule::str(): the loop-nest kernel's checks cost
+  /// milliseconds, and random draws and evolution meet the same points again.
+  std::map<std::string, bool> legalMemo;
+  bool isLegal(const npu::Schedule &s) {
+    auto [it, fresh] = legalMemo.try_emplace(s.str(), false);
+    if (fresh)
+      it->second = !space->whyIllegal(s);
+    return it->second;
+  }
+  /// Draws from the space's legal points from now on (enumerate: all of them, or a fixed-seed
+  /// sample of kEnumerateLimit).
+  void enumerateOnce();
 };
+
+void TaskSearch::Sketch::enumerateOnce() {
+  enumerated = true;
+  points = space->enumerate(kEnumerateLimit);
+  for (const npu::Schedule &s : points)
+    legalMemo[s.str()] = true;
+}
 
 TaskSearch::TaskSearch(const driver::CompiledModel &m, const npu::Hw &hw, const Task &t,
                        std::vector<float> taskFeatures, uint64_t seed, SearchOptions o)
@@ -47,10 +66,8 @@ TaskSearch::TaskSearch(const driver::CompiledModel &m, const npu::Hw &hw, const 
     double product = 1;
     for (const npu::Decision &d : k->decisions)
       product *= static_cast<double>(d.values.size());
-    if (product <= kEnumerateAtOnce) {
-      k->enumerated = true;
-      k->points = k->space->enumerate();
-    }
+    if (product <= kEnumerateAtOnce)
+      k->enumerateOnce();
     k->dead = product == 0 || (k->enumerated && k->points.empty());
     sketches_.push_back(std::move(k));
   }
@@ -99,11 +116,9 @@ std::optional<npu::Schedule> TaskSearch::randomPoint(Sketch &k) {
   for (const npu::Decision &d : k.decisions)
     s.set(d.name, d.values[pick(d.values.size())]);
   ++k.tries;
-  if (k.space->whyIllegal(s)) {
-    if (k.tries >= kSparseTries && k.legal * 10 < k.tries) { // sparse: draw from a sample
-      k.enumerated = true;
-      k.points = k.space->enumerate(kEnumerateLimit);
-    }
+  if (!k.isLegal(s)) {
+    if (k.tries >= kSparseTries && k.legal * 10 < k.tries) // sparse: draw from a sample
+      k.enumerateOnce();
     return std::nullopt;
   }
   ++k.legal;
@@ -128,7 +143,7 @@ std::optional<npu::Schedule> TaskSearch::mutate(const npu::Schedule &parent) {
     to = (rng_() % 2 == 0 && at > 0) || at + 1 == d.values.size() ? at - 1 : at + 1;
   npu::Schedule s = parent;
   s.set(d.name, d.values[to]);
-  if (k->space->whyIllegal(s))
+  if (!k->isLegal(s))
     return std::nullopt;
   return s;
 }
@@ -141,7 +156,7 @@ std::optional<npu::Schedule> TaskSearch::crossover(const npu::Schedule &a, const
   for (const npu::Decision &d : k->decisions)
     if (rng_() % 2 == 0 && b.has(d.name))
       s.set(d.name, b.get(d.name));
-  if (k->space->whyIllegal(s))
+  if (!k->isLegal(s))
     return std::nullopt;
   return s;
 }
@@ -175,17 +190,15 @@ std::vector<npu::Schedule> TaskSearch::candidatePool(size_t size) {
     // Nothing new at random: the sketches' points are mostly measured. Enumerate them, so that
     // the search ends exactly when no legal point is left.
     for (const std::unique_ptr<Sketch> &k : sketches_)
-      if (!k->enumerated && !k->dead && pool.empty()) {
-        k->enumerated = true;
-        k->points = k->space->enumerate(kEnumerateLimit);
-      }
+      if (!k->enumerated && !k->dead && pool.empty())
+        k->enumerateOnce();
   }
   return pool;
 }
 
 std::optional<std::vector<float>> TaskSearch::features(const npu::Schedule &s) const {
   Sketch *k = sketchOf(s.strategy);
-  if (!k || k->space->whyIllegal(s))
+  if (!k || !k->isLegal(s))
     return std::nullopt;
   return featurize(*k->space, s, taskFeatures_);
 }
