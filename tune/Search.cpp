@@ -17,7 +17,16 @@ namespace {
 // and the loop-nest kernel's checks cost milliseconds each.
 constexpr size_t kEnumerateLimit = 4096;
 constexpr double kEnumerateAtOnce = 64; // a product this small is enumerated outright
-constexpr size_t kSparseTries = 32;     // random points drawn before judging a space sparse
+// Enumerating checks every point of the product (the tensor-unit space: each check rebuilds its
+// decision lists), which took minutes on a ResNet-50 layer's space of ~10^6 points; larger
+// spaces than this stay with random draws.
+constexpr double kEnumerateAtMost = 20000;
+constexpr size_t kSparseTries = 32; // random points drawn before judging a space sparse
+// A point whose analytic estimate is this many times the task's best measured cycles is not
+// worth a measurement: the loop-nest kernel's points of a ResNet conv estimate 50x its
+// tensor-unit default, and one of them takes minutes to compile and bank-place (millions of
+// vector instructions). The estimates are off by tens of percent, not by this factor.
+constexpr double kPruneFactor = 4;
 
 } // namespace
 
@@ -28,7 +37,8 @@ struct TaskSearch::Sketch {
   size_t tries = 0, legal = 0; // random points drawn and found legal
   bool enumerated = false;     // draws from `points` instead of at random
   std::vector<npu::Schedule> points;
-  bool dead = false; // nothing left to draw
+  bool dead = false;  // nothing left to draw
+  double product = 0; // points in the decisions' product
   /// whyIllegal's verdicts so far, by Schedule::str(): the loop-nest kernel's checks cost
   /// milliseconds, and random draws and evolution meet the same points again.
   std::map<std::string, bool> legalMemo;
@@ -63,12 +73,12 @@ TaskSearch::TaskSearch(const driver::CompiledModel &m, const npu::Hw &hw, const 
     if (!k->space)
       continue; // a family without a space: its default is its only point
     k->decisions = k->space->decisions();
-    double product = 1;
+    k->product = 1;
     for (const npu::Decision &d : k->decisions)
-      product *= static_cast<double>(d.values.size());
-    if (product <= kEnumerateAtOnce)
+      k->product *= static_cast<double>(d.values.size());
+    if (k->product <= kEnumerateAtOnce)
       k->enumerateOnce();
-    k->dead = product == 0 || (k->enumerated && k->points.empty());
+    k->dead = k->product == 0 || (k->enumerated && k->points.empty());
     sketches_.push_back(std::move(k));
   }
 }
@@ -117,7 +127,8 @@ std::optional<npu::Schedule> TaskSearch::randomPoint(Sketch &k) {
     s.set(d.name, d.values[pick(d.values.size())]);
   ++k.tries;
   if (!k.isLegal(s)) {
-    if (k.tries >= kSparseTries && k.legal * 10 < k.tries) // sparse: draw from a sample
+    if (k.tries >= kSparseTries && k.legal * 10 < k.tries &&
+        k.product <= kEnumerateAtMost) // sparse: draw from a sample
       k.enumerateOnce();
     return std::nullopt;
   }
@@ -161,11 +172,15 @@ std::optional<npu::Schedule> TaskSearch::crossover(const npu::Schedule &a, const
   return s;
 }
 
+bool TaskSearch::hopeless(const npu::Schedule &s) const {
+  return best_ && sketchOf(s.strategy)->space->cost(s) > kPruneFactor * double(*best_);
+}
+
 std::vector<npu::Schedule> TaskSearch::candidatePool(size_t size) {
   std::vector<npu::Schedule> pool;
   std::set<std::string> inPool;
   auto add = [&](std::optional<npu::Schedule> s) {
-    if (s && !measured(*s) && inPool.insert(s->str()).second)
+    if (s && !measured(*s) && inPool.insert(s->str()).second && !hopeless(*s))
       pool.push_back(std::move(*s));
   };
   // Half from evolution of the best measured points, when there are any.
@@ -190,7 +205,7 @@ std::vector<npu::Schedule> TaskSearch::candidatePool(size_t size) {
     // Nothing new at random: the sketches' points are mostly measured. Enumerate them, so that
     // the search ends exactly when no legal point is left.
     for (const std::unique_ptr<Sketch> &k : sketches_)
-      if (!k->enumerated && !k->dead && pool.empty())
+      if (!k->enumerated && !k->dead && pool.empty() && k->product <= kEnumerateAtMost)
         k->enumerateOnce();
   }
   return pool;

@@ -9,6 +9,7 @@
 //   - evolution: mutation of one decision of a good measured point (to a neighbouring value or a
 //     random one) and crossover of two measured points of one sketch (each decision from either
 //     parent), both kept only when legal;
+// leaves out points whose analytic estimate is several times the task's best measured cycles,
 // then ranks the pool with the learned cost model and proposes the best, plus an epsilon share
 // drawn at random from the rest (so that a model that is wrong somewhere still sees data there).
 // Every random choice comes from one mt19937_64 seeded by the tuner's seed and the task's key:
@@ -62,6 +63,8 @@ private:
   std::optional<npu::Schedule> mutate(const npu::Schedule &parent);
   std::optional<npu::Schedule> crossover(const npu::Schedule &a, const npu::Schedule &b);
   std::vector<npu::Schedule> candidatePool(size_t size);
+  /// The point's analytic estimate is far above the best measured cycles (kPruneFactor).
+  bool hopeless(const npu::Schedule &s) const;
   Sketch *sketchOf(npu::Strategy s) const;
   size_t pick(size_t n) { return static_cast<size_t>(rng_() % n); }
 

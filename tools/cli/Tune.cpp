@@ -67,18 +67,18 @@ std::string cyclesOr(const std::optional<int64_t> &c) {
 }
 
 void printTable(const tune::TuneResult &r, std::ostream &out) {
-  out << fmt::format("{:<36} {:>6} {:>12} {:>12} {:>12} {:>7} {:>7}  {}\n", "task", "weight",
+  out << fmt::format("{:<48} {:>6} {:>12} {:>12} {:>12} {:>7} {:>7}  {}\n", "task", "weight",
                      "untuned", "tuned", "roofline", "r/tuned", "trials", "stopped");
   for (const tune::TaskResult &t : r.tasks) {
     const std::optional<int64_t> tuned =
         t.untuned && t.tuned ? std::min(*t.untuned, *t.tuned) : t.tuned;
     const double ratio = tuned && *tuned > 0 ? double(t.roofline) / double(*tuned) : 0;
-    out << fmt::format("{:<36} {:>6} {:>12} {:>12} {:>12} {:>7.3f} {:>7}  {}\n", t.task.name,
+    out << fmt::format("{:<48} {:>6} {:>12} {:>12} {:>12} {:>7.3f} {:>7}  {}\n", t.task.name,
                        t.task.weight(), cyclesOr(t.untuned), cyclesOr(tuned), t.roofline, ratio,
                        t.trials, t.stop.empty() ? "budget" : t.stop);
   }
   for (const tune::Untunable &u : r.untunable)
-    out << fmt::format("{:<36} {:>6}  not tuned: {}\n", u.name, u.weight, u.why);
+    out << fmt::format("{:<48} {:>6}  not tuned: {}\n", u.name, u.weight, u.why);
   double roof = 0, macs = 0, macRoofOverTuned = 0;
   for (const tune::TaskResult &t : r.tasks)
     if (t.untuned) {
