@@ -57,8 +57,8 @@ std::string script(const std::string &out, Format f, const std::string &title,
     for (const auto &[x, y] : series[i].xy)
       s += fmt::format("{:.17g} {:.17g}\n", x, y);
     s += "EOD\n";
-    plot += fmt::format("{}$d{} using 1:2 with lines linewidth 2 title {}", plot.empty() ? "" : ", ",
-                        i, quoted(series[i].name));
+    plot += fmt::format("{}$d{} using 1:2 with lines linewidth 2 title {}",
+                        plot.empty() ? "" : ", ", i, quoted(series[i].name));
   }
   // Closing the output flushes an SVG before gnuplot exits.
   return s + "plot " + plot + "\nunset output\n";

@@ -1,7 +1,7 @@
 // PlotTest.cpp - support/Plot.h: gnuplot writes PNG and SVG files; bad extensions, a missing
 // gnuplot and gnuplot's own failures are errors naming the path, and leave no file behind.
-#include "support/Error.h"
 #include "support/Plot.h"
+#include "support/Error.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,14 +14,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool haveGnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+bool haveGnuplot() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
 
 // A fresh directory for one test's files, removed afterwards.
 struct TempDir {
   fs::path dir;
   TempDir() {
-    dir = fs::temp_directory_path() / ("npuc-plot-test-" + std::to_string(::getpid()) + "-" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = fs::temp_directory_path() /
+          ("npuc-plot-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir);
     fs::create_directories(dir);
   }

@@ -68,8 +68,7 @@ struct Sample {
   double cycles = 0;           // measured by the simulator
 };
 
-/// The training target (docs in CostModel.cpp's comment on the measurement that chose the
-/// default).
+/// The training target (CostModel.cpp says which ranked best, measured).
 enum class Objective {
   /// Regress log2(cycles) minus log2 of the point's own analytic estimate: the model learns the
   /// estimate's error, a scale-free quantity, and the score is the estimate corrected by it.
@@ -85,12 +84,15 @@ const char *objectiveName(Objective o);
 class CostModel {
 public:
   struct Options {
-    Objective objective = Objective::EstimateResidual;
-    int rounds = 60;          // boosting rounds per retraining
-    int maxDepth = 6;         // tree depth
-    double learningRate = 0.2;
-    int threads = 2;          // XGBoost's nthread (this machine has 2 cores)
-    double holdBack = 0.2;    // share of each update's samples kept out of training
+    Objective objective = Objective::PairwiseRank;
+    int rounds = 120; // boosting rounds per retraining
+    int maxDepth = 4; // tree depth
+    double learningRate = 0.1;
+    /// XGBoost's nthread. 1: XGBoost opens an OpenMP parallel region per tree node, and on a
+    /// busy 2-core machine (the measurer's threads, other jobs) a descheduled thread stalls every
+    /// one of them: tune_tests' conv ranking took 36 s with 2 threads under load, 2.3 s with 1.
+    int threads = 1;
+    double holdBack = 0.2; // share of each update's samples kept out of training
   };
 
   explicit CostModel(uint64_t seed = 0);
@@ -112,10 +114,10 @@ public:
   /// update): the mean over tasks with >= 5 held-back samples of the Spearman correlation between
   /// predicted score and measured cycles, and the number of tasks it averages. pooledSpearman is
   /// one correlation over all those tasks' held-back samples together, between the score and
-  /// what it predicts across tasks: cycles for EstimateResidual (its score is a log2 cycle
-  /// count), cycles over the task's best measured cycles for TaskRelative; PairwiseRank's scores
-  /// of different tasks share no scale, so its pooled figure means little. nullopt before
-  /// training or while no task has 5 held-back samples.
+  /// what it stands for across tasks: cycles for EstimateResidual (its score is a log2 cycle
+  /// count), else cycles over the task's best measured cycles (for PairwiseRank, whose scores of
+  /// different tasks share no scale, a rough figure). nullopt before training or while no task
+  /// has 5 held-back samples.
   struct Quality {
     double meanTaskSpearman;
     int tasks;

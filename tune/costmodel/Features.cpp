@@ -21,16 +21,18 @@ int decisionSlot(const std::string &name) {
   return static_cast<int>(it - known.begin());
 }
 
-float log2p1(double v) { return static_cast<float>(std::log2(1.0 + std::max(0.0, v))); }
+float log2p1(double v) {
+  return static_cast<float>(std::log2(1.0 + std::max(0.0, v)));
+}
 
 } // namespace
 
 const std::vector<std::string> &knownDecisions() {
   // The union of npu/kernels/KernelSpaces.h's decisions, sorted (binary search above). A
   // function-local constant, not a cache: it is initialised once and never changes.
-  static const std::vector<std::string> names = {
-      "buffers", "chunked", "depth", "elems", "khg", "kouter", "rows", "tc",
-      "tic",     "tk",      "tm",    "tn",    "toc", "toh",    "tp"};
+  static const std::vector<std::string> names = {"buffers", "chunked", "depth", "elems", "khg",
+                                                 "kouter",  "rows",    "tc",    "tic",   "tk",
+                                                 "tm",      "tn",      "toc",   "toh",   "tp"};
   return names;
 }
 
@@ -38,7 +40,9 @@ int scheduleFeatureCount() {
   return static_cast<int>(knownDecisions().size()) * kFeaturesPerDecision + kStrategies + 1;
 }
 
-int costFeatureIndex() { return scheduleFeatureCount() - 1; }
+int costFeatureIndex() {
+  return scheduleFeatureCount() - 1;
+}
 
 std::vector<std::string> featureNames(int taskFeatures) {
   std::vector<std::string> names;
@@ -78,8 +82,8 @@ std::vector<float> Featurizer::operator()(const npu::Schedule &s) const {
     f[at + 2] = 1.f;
   }
   const size_t strategies = knownDecisions().size() * kFeaturesPerDecision;
-  NPUC_ASSERT(s.strategy == space_.strategy(), "featurize: the point " + s.str() +
-                                                   " is not of its space's strategy");
+  NPUC_ASSERT(s.strategy == space_.strategy(),
+              "featurize: the point " + s.str() + " is not of its space's strategy");
   f[strategies + static_cast<size_t>(s.strategy)] = 1.f;
   f[static_cast<size_t>(costFeatureIndex())] = log2p1(space_.cost(s));
   f.insert(f.end(), task_.begin(), task_.end());
