@@ -48,7 +48,9 @@ std::string script(const std::string &out, Format f, const std::string &title,
   s += "set title " + quoted(title) + " noenhanced\n";
   s += "set xlabel " + quoted(xlabel) + " noenhanced\n";
   s += "set ylabel " + quoted(ylabel) + " noenhanced\n";
-  s += "set grid\nset key top right noenhanced\n";
+  // The key below the plot (it never hides a line), a margin above and below the data (a flat
+  // series is not drawn on the border).
+  s += "set grid\nset key below height 1 noenhanced\nset offsets 0, 0, graph 0.05, graph 0.05\n";
   std::string plot;
   for (size_t i = 0; i < series.size(); ++i) {
     if (series[i].xy.empty())

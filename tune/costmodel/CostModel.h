@@ -108,6 +108,8 @@ public:
   bool trained() const;
   /// Scores for candidates of ONE task: lower predicts fewer cycles (only the order matters).
   /// Before training: the analytic-estimate feature (so a cold model ranks like the heuristic).
+  /// Not to be called from two threads at once (XGBoost returns predictions in a buffer of the
+  /// model's own).
   std::vector<double> predict(const std::vector<std::vector<float>> &candidates) const;
 
   /// Rank quality on samples the last training did not see (the held-back share of every
