@@ -196,5 +196,27 @@ TEST(CostFeatures, ValuesOfOnePoint) {
   EXPECT_EQ(v[at("strategy.tensor-unit")], 0.f);
 }
 
+// The suggested task features of a conv + Relu group and of a MatMul, counted by hand.
+TEST(CostFeatures, TaskFeaturesOfAConvAndAMatMul) {
+  Graph g;
+  ValueId c = conv(g, 16, 32, 1, 8); // 16 -> 32 channels, 8x8, 3x3 padded: 32 x 64 outputs
+  ValueId y = g.addValue("r", {1, 32, 8, 8}, graph::DType::F32);
+  g.addNode(graph::OpKind::Relu, "relu", {c}, {y});
+  oneGroup(g, y);
+  std::vector<float> f = tune::taskFeatures(g, g.groups[0]);
+  ASSERT_EQ(f.size(), size_t(tune::kTaskFeatures));
+  EXPECT_FLOAT_EQ(f[0], float(std::log2(1 + 2048.0 * 16 * 9))); // each output: 16 x 3 x 3 MACs
+  EXPECT_FLOAT_EQ(f[1], float(std::log2(1 + 16.0 * 64)));       // the input
+  EXPECT_FLOAT_EQ(f[2], float(std::log2(1 + 32.0 * 16 * 9)));   // the weights
+  EXPECT_FLOAT_EQ(f[3], float(std::log2(1 + 2048.0)));          // the Relu's output
+
+  Graph m = build(Strategy::BatchMatmul); // [2, 9, 20] x [2, 20, 19]
+  f = tune::taskFeatures(m, m.groups[0]);
+  EXPECT_FLOAT_EQ(f[0], float(std::log2(1 + 2 * 9 * 19 * 20.0)));
+  EXPECT_FLOAT_EQ(f[1], float(std::log2(1 + 2 * 9 * 20 + 2 * 20 * 19.0)));
+  EXPECT_EQ(f[2], 0.f); // no constants
+  EXPECT_FLOAT_EQ(f[3], float(std::log2(1 + 2 * 9 * 19.0)));
+}
+
 } // namespace
 } // namespace npuc::test

@@ -161,14 +161,7 @@ struct ConvTask {
     ctx.hw = &hw; // a lone group: the whole of each level, every tensor in DRAM
     space = npu::makeSpace(npu::Strategy::TensorUnit, plan, cg.g, ctx);
   }
-  // log2 of the MACs and of the input, weight and output bytes (fp16).
-  std::vector<float> features() const {
-    const double icg = double(c.C / c.G), out = double(c.OC * cg.OH * cg.OW);
-    return {float(std::log2(out * icg * double(c.K * c.kw()))),
-            float(std::log2(2.0 * double(c.C * c.H * c.W))),
-            float(std::log2(2.0 * double(c.OC) * icg * double(c.K * c.kw()))),
-            float(std::log2(2.0 * out))};
-  }
+  std::vector<float> features() const { return tune::taskFeatures(cg.g, cg.g.groups.at(0)); }
   // The group compiled with `s` forced, as `npuc compile --schedule` does, simulated timing-only.
   double measure(const npu::Schedule &s) const {
     npu::CompileOptions o;

@@ -62,6 +62,13 @@ private:
 std::vector<float> featurize(const npu::KernelSpace &space, const npu::Schedule &s,
                              const std::vector<float> &taskFeatures);
 
+/// The task-size features this library suggests for a group, kTaskFeatures of them: log2(1 + x)
+/// of the multiply-accumulates of its Conv/Gemm/MatMul nodes, of the elements of its activation
+/// inputs, of its constants (each once) and of its outputs. Element counts rather than bytes: the
+/// number format is the target's, the same for every task of a run.
+inline constexpr int kTaskFeatures = 4;
+std::vector<float> taskFeatures(const graph::Graph &g, const graph::FusedGroup &grp);
+
 struct Sample {
   int task = 0;                // which task: rankings are compared within a task
   std::vector<float> features; // featurize()

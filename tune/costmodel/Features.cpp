@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace npuc::tune {
 
@@ -88,6 +89,45 @@ std::vector<float> Featurizer::operator()(const npu::Schedule &s) const {
   f[static_cast<size_t>(costFeatureIndex())] = log2p1(space_.cost(s));
   f.insert(f.end(), task_.begin(), task_.end());
   return f;
+}
+
+namespace {
+
+// The multiply-accumulates of one node (0 for nodes that do none).
+double macs(const graph::Graph &g, const graph::Node &n) {
+  if (n.outputs.empty() || n.inputs.size() < 2)
+    return 0;
+  const double out = double(numElements(g.value(n.outputs[0]).shape));
+  const Shape &a = g.value(n.inputs[0]).shape, &b = g.value(n.inputs[1]).shape;
+  switch (n.kind) {
+  case graph::OpKind::Conv: // weights [OC, C / group, kernel...]: one MAC per weight and output
+    return b.empty() ? 0 : out * double(numElements(b) / std::max<int64_t>(b[0], 1));
+  case graph::OpKind::Gemm:
+    return a.size() == 2 ? out * double(a[n.attrInt("transA", 0) ? 0 : 1]) : 0;
+  case graph::OpKind::MatMul:
+    return a.empty() ? 0 : out * double(a.back());
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
+std::vector<float> taskFeatures(const graph::Graph &g, const graph::FusedGroup &grp) {
+  double mac = 0, outputs = 0, inputs = 0, constants = 0;
+  std::set<graph::ValueId> seen;
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    mac += macs(g, n);
+    for (graph::ValueId v : n.inputs)
+      if (v != graph::kNoValue && g.value(v).isConstant() && seen.insert(v).second)
+        constants += double(numElements(g.value(v).shape));
+  }
+  for (graph::ValueId v : grp.inputs)
+    inputs += double(numElements(g.value(v).shape));
+  for (graph::ValueId v : grp.outputs)
+    outputs += double(numElements(g.value(v).shape));
+  return {log2p1(mac), log2p1(inputs), log2p1(constants), log2p1(outputs)};
 }
 
 std::vector<float> featurize(const npu::KernelSpace &space, const npu::Schedule &s,
