@@ -128,6 +128,9 @@ TEST(CostModel, DeterministicForASeed) {
   c.update(all);
   EXPECT_EQ(a.predict(cand), b.predict(cand));
   EXPECT_EQ(a.heldBackSamples(), b.heldBackSamples());
+  a.update({}); // nothing new: the same model
+  EXPECT_EQ(a.predict(cand), b.predict(cand));
+  EXPECT_EQ(a.heldOutQuality()->meanTaskSpearman, b.heldOutQuality()->meanTaskSpearman);
   EXPECT_NE(a.predict(cand), c.predict(cand)) << "another seed holds back other samples";
 }
 

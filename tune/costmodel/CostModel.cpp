@@ -100,6 +100,8 @@ bool CostModel::trained() const {
 }
 
 void CostModel::update(const std::vector<Sample> &samples) {
+  if (samples.empty()) // nothing new: the model and its quality stay as they are
+    return;
   for (const Sample &s : samples) {
     if (width_ < 0)
       width_ = static_cast<int>(s.features.size());

@@ -10,9 +10,10 @@
 // candidates of one task; they are not cycles.
 //
 // Deterministic: the same samples in the same order and the same seed give the same model and the
-// same scores (XGBoost's exact histogram method, no row or column sampling, a fixed thread
-// count). A share of each update is held back from training so that heldOutQuality() measures the
-// rank quality on points the model has not seen (the Spearman >= 0.8 goal).
+// same scores (XGBoost's hist method without row or column sampling, its pair sampling seeded,
+// one thread: tests/tune checks it). A share of each update is held back from training so that
+// heldOutQuality() measures the rank quality on points the model has not seen (the Spearman
+// >= 0.8 goal).
 #pragma once
 
 #include "npu/schedule/Space.h"
