@@ -15,6 +15,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # CLI, formatting, JSON, tests
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  # the auto-tuner (npuc tune): XGBoost for its learned cost model (tune/costmodel, C API), gnuplot
+  # for its plots of best cycles against trials (support/Plot.cpp runs the program)
+  libxgboost-dev gnuplot-nox
   # test models (export with /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )
