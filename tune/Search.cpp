@@ -34,8 +34,9 @@ struct TaskSearch::Sketch {
   npu::GroupPlan plan; // the space refers to it
   std::unique_ptr<npu::KernelSpace> space;
   std::vector<npu::Decision> decisions;
-  size_t tries = 0, legal = 0; // random points drawn and found legal
-  bool enumerated = false;     // draws from `points` instead of at random
+  std::unique_ptr<Featurizer> features; // refers to *space
+  size_t tries = 0, legal = 0;          // random points drawn and found legal
+  bool enumerated = false;              // draws from `points` instead of at random
   std::vector<npu::Schedule> points;
   bool dead = false;  // nothing left to draw
   double product = 0; // points in the decisions' product
@@ -73,6 +74,7 @@ TaskSearch::TaskSearch(const driver::CompiledModel &m, const npu::Hw &hw, const 
     if (!k->space)
       continue; // a family without a space: its default is its only point
     k->decisions = k->space->decisions();
+    k->features = std::make_unique<Featurizer>(*k->space, taskFeatures_);
     k->product = 1;
     for (const npu::Decision &d : k->decisions)
       k->product *= static_cast<double>(d.values.size());
@@ -215,7 +217,7 @@ std::optional<std::vector<float>> TaskSearch::features(const npu::Schedule &s) c
   Sketch *k = sketchOf(s.strategy);
   if (!k || !k->isLegal(s))
     return std::nullopt;
-  return featurize(*k->space, s, taskFeatures_);
+  return (*k->features)(s);
 }
 
 std::vector<npu::Schedule> TaskSearch::propose(size_t n, const CostModel &model) {

@@ -4,7 +4,6 @@
 #include "support/Error.h"
 
 #include <chrono>
-#include <cmath>
 #include <map>
 
 namespace npuc::tune {
@@ -29,14 +28,6 @@ double TuneResult::tunedTotal() const {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The per-task features featurize() appends (Ansor normalises per task; these let one model
-// learn across tasks of very different size): log2 of the MACs, the roofline and the default's
-// cycles.
-std::vector<float> taskFeatures(const TaskResult &t) {
-  auto lg = [](double v) { return static_cast<float>(std::log2(1 + std::max(0.0, v))); };
-  return {lg(double(t.macs)), lg(double(t.roofline)), lg(double(t.untuned.value_or(0)))};
-}
 
 // XGBoost trains on one thread: the measurer's threads have the cores, and libgomp's idle
 // workers spin between trainings (with two OpenMP threads, 60% of a tuning run's CPU time went
@@ -134,8 +125,10 @@ void Tuner::replay() {
     }
   std::vector<double> weights, roofs;
   for (size_t i = 0; i < set_.tasks.size(); ++i) {
+    // The cost model's task-size features (MACs, input, constant and output elements).
+    const graph::FusedGroup &grp = m_.graph.groups[size_t(set_.tasks[i].group)];
     search_.push_back(std::make_unique<TaskSearch>(
-        m_, hw_, set_.tasks[i], taskFeatures(res_.tasks[i]), o_.seed, o_.search));
+        m_, hw_, set_.tasks[i], taskFeatures(m_.graph, grp), o_.seed, o_.search));
     weights.push_back(set_.tasks[i].weight());
     roofs.push_back(double(res_.tasks[i].roofline));
   }
