@@ -187,13 +187,16 @@ void Tuner::round(int task) {
       if (std::optional<std::vector<float>> f = search_[size_t(task)]->features(r.schedule))
         samples.push_back({task, std::move(*f), double(*r.cycles)});
     commit(r);
+    if (res_.curve.empty() || res_.curve.back().first != res_.trials)
+      res_.curve.emplace_back(res_.trials, estimate()); // per trial: the plot drops where it did
   }
   if (!samples.empty())
     model_.update(samples);
 }
 
 void Tuner::report() {
-  res_.curve.emplace_back(res_.trials, estimate());
+  if (res_.curve.empty() || res_.curve.back().first != res_.trials)
+    res_.curve.emplace_back(res_.trials, estimate());
   res_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   if (o_.progress)
     o_.progress(

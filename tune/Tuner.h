@@ -55,7 +55,7 @@ struct TaskResult {
 struct TuneResult {
   std::vector<TaskResult> tasks;
   std::vector<Untunable> untunable;
-  std::vector<std::pair<int, double>> curve; // (trials, estimated end-to-end cycles)
+  std::vector<std::pair<int, double>> curve; // (trials, estimated end-to-end cycles) per trial
   std::optional<CostModel::Quality> quality; // the model's held-back rank correlation
   int trials = 0, resumed = 0;               // in the log at the end, of them read at the start
   double seconds = 0;
