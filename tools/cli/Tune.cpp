@@ -81,7 +81,7 @@ void printTable(const tune::TuneResult &r, std::ostream &out) {
     out << fmt::format("{:<48} {:>6}  not tuned: {}\n", u.name, u.weight, u.why);
   double roof = 0, macs = 0, macRoofOverTuned = 0;
   for (const tune::TaskResult &t : r.tasks)
-    if (t.untuned) {
+    if (t.untuned && *t.untuned > 0) { // a group without instructions takes no cycles
       const double tuned = double(std::min(*t.untuned, t.tuned.value_or(*t.untuned)));
       roof += double(t.task.weight()) * double(t.roofline);
       macs += double(t.task.weight()) * double(t.macs);
