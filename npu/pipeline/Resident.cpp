@@ -87,8 +87,11 @@ public:
     const bool fromTop = in_.crossGroupPrefetch && i % 2 == 1;
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in_.groupIds[i]));
     GroupPlan plan = in_.plans[i]; // the compile makes the same loop-nest retry
-    Kernel k = lowerOrLoopNest(
-        plan, grp, g, hw, dry, in_.ko, [] {}, nullptr, fromTop, w);
+    Kernel k =
+        selectKernel(
+            plan,
+            {.g = g, .grp = grp, .hw = hw, .d = dry, .o = in_.ko, .fromTop = fromTop, .window = w})
+            .kernel;
     Trial r;
     r.loopNest = plan.kind == KernelKind::LoopNest && in_.plans[i].kind != KernelKind::LoopNest;
     r.reject = k.rejectText();
