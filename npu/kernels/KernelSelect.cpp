@@ -115,9 +115,11 @@ namespace {
 struct Walk {
   GroupPlan &p;
   const SelectRequest &r;
-  std::optional<ScheduleKey> key; // the group's, computed once when a schedule file asks
-  std::optional<Schedule> forced;
-  std::optional<Kernel> failed; // the last attempt that ran, when it found no kernel
+  std::optional<ScheduleKey> key = std::nullopt; // computed once, when a schedule file asks
+  std::optional<Schedule> forced = std::nullopt; // the point --schedule lists for the group
+  std::optional<Schedule> tuned = std::nullopt;  // the point the tuning records list
+  std::string tunedIgnored = "";                 // Selection::tunedIgnored
+  std::optional<Kernel> failed = std::nullopt;   // the last attempt that ran, when it found none
 
   const ScheduleKey &groupKey() {
     if (!key)
@@ -206,6 +208,42 @@ Tried tryForced(Walk &w) {
   return t;
 }
 
+// tuned: applies when the tuning records list the group's key (and no point was forced).
+bool tunedApplies(Walk &w) {
+  if (!w.r.o.tuned)
+    return false;
+  const ScheduleFile::Entry *e = w.r.o.tuned->find(w.groupKey());
+  if (e)
+    w.tuned = e->schedule;
+  return e != nullptr;
+}
+
+// A record is a hint: a point the group cannot take here (the model or the window changed since
+// it was tuned, or the record is stale) is the reason it is ignored, never an error.
+Tried tryTuned(Walk &w) {
+  const Schedule &s = *w.tuned;
+  GroupPlan plan =
+      planFor(s, w.p, w.r.grp, w.r.hw, "the tuning record selects the loop-nest kernel");
+  const std::vector<Strategy> legal = strategiesFor(plan, w.r.hw);
+  Tried t;
+  if (std::find(legal.begin(), legal.end(), s.strategy) == legal.end()) {
+    t.kernel = Kernel::rejected(RejectKind::Unsupported,
+                                fmt::format("strategy '{}' is not one of this group's ({})",
+                                            strategyName(s.strategy), strategyNames(plan, w.r.hw)));
+  } else {
+    KernelOptions to = w.r.o;
+    to.schedule = s; // lowerKernel checks the point against this window first
+    t = lowerIn(w, plan, to);
+  }
+  if (t.kernel.ok()) {
+    w.p = std::move(plan);
+    t.kernel.tiling += " (tuned)";
+  } else {
+    w.tunedIgnored = fmt::format("tuning record {} ignored: {}", s.str(), t.kernel.rejectText());
+  }
+  return t;
+}
+
 // default: the plan's kernel at its heuristic's point.
 bool always(Walk &) {
   return true;
@@ -254,6 +292,7 @@ struct AttemptRow {
 // The attempts, in order (KernelSelect.h describes each).
 constexpr AttemptRow kAttempts[] = {
     {Attempt::Forced, forcedApplies, tryForced, true},
+    {Attempt::Tuned, tunedApplies, tryTuned, false},
     {Attempt::Default, always, tryDefault, false},
     {Attempt::SingleBuffered, singleApplies, trySingle, false},
     {Attempt::LoopNest, loopNestApplies, tryLoopNest, false},
@@ -262,11 +301,13 @@ constexpr AttemptRow kAttempts[] = {
 } // namespace
 
 Selection selectKernel(GroupPlan &p, const SelectRequest &r) {
-  Walk w{p, r, std::nullopt, std::nullopt, std::nullopt};
+  Walk w{p, r};
   Selection last;
+  bool ran = false;
   for (const AttemptRow &a : kAttempts) {
     if (!a.applies(w))
       continue;
+    ran = true;
     if (w.failed && r.undo)
       r.undo();
     Tried t = a.run(w);
@@ -274,10 +315,11 @@ Selection selectKernel(GroupPlan &p, const SelectRequest &r) {
     last.used = std::move(t.used);
     last.by = a.id;
     if (last.kernel.ok() || a.final)
-      return last;
+      break;
     w.failed = last.kernel;
   }
-  NPUC_ASSERT(w.failed, "the default attempt applies to every group");
+  NPUC_ASSERT(ran, "the default attempt applies to every group");
+  last.tunedIgnored = std::move(w.tunedIgnored);
   return last;
 }
 

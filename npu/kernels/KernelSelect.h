@@ -7,6 +7,11 @@
 //                   `npuc compile --schedule`). Final: its Reject is the user's to fix, and no
 //                   later attempt hides it. A point that cannot belong to any of the group's
 //                   spaces (another strategy, unknown decisions or values) throws ScheduleError.
+//   tuned           the point the tuning records list for the key (KernelOptions::tuned), when
+//                   it is legal here: its strategy is one of the plan's (strategiesFor; on fp16
+//                   targets the loop-nest kernel may also run a hand-written kernel's group), it
+//                   is legal in this window, and it lowers. Otherwise Selection::tunedIgnored
+//                   says why and the attempts below run. Its tiling text adds " (tuned)".
 //   default         the plan's kernel at its heuristic's point (a depthwise conv: the unit the
 //                   cost model prefers), double-buffered where the options allow.
 //   single-buffered the same single-buffered, when the default asked for double buffers and
@@ -31,7 +36,7 @@
 namespace npuc::npu {
 
 /// The attempts of selectKernel, in the order it makes them (see above).
-enum class Attempt { Forced, Default, SingleBuffered, LoopNest };
+enum class Attempt { Forced, Tuned, Default, SingleBuffered, LoopNest };
 
 /// Where a group's kernel is selected: fixed for every attempt.
 struct SelectRequest {
@@ -57,15 +62,18 @@ struct Selection {
   /// again at another placement (bank-aware placement, a batch-split run's later sub-batches).
   KernelOptions used;
   Attempt by = Attempt::Default; // the attempt `kernel` comes from
+  /// A tuned point was listed for the group and not taken: "tuning record <point> ignored:
+  /// <reason>" (empty otherwise). The segment compiler reports it as a warning.
+  std::string tunedIgnored;
 };
 
 /// Walks the attempts for the group planned as `p` (see above); `p` becomes the plan of the
 /// returned kernel (the loop-nest plan when that kernel runs the group).
 Selection selectKernel(GroupPlan &p, const SelectRequest &r);
 
-/// Lowers one group's kernel into `b`: the point `o.schedule` (a forced or replayed
-/// point; a Reject when it is illegal in b's window) or, without one, the plan's default point.
-/// No fallbacks: selectKernel's attempts are made of it.
+/// Lowers one group's kernel into `b`: the point `o.schedule` (a forced, tuned or
+/// replayed point; a Reject when it is illegal in b's window) or, without one, the plan's default
+/// point. No fallbacks: selectKernel's attempts are made of it.
 Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                    const KernelOptions &o);
 
@@ -73,7 +81,7 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
 /// (e.g. "Softmax: the target's vector unit has no 'exp' op"). Derived from the target.
 /// A group no hand-written kernel takes is tried with the loop-nest kernel (emit-npu) unless
 /// `loopNest` is false (SelectRequest::loopNestFallback). The same attempts as the segment
-/// compiler's, every tensor in DRAM, no forced points.
+/// compiler's, every tensor in DRAM, no forced or tuned points.
 std::string npuRejectReason(const graph::Graph &g, const graph::FusedGroup &grp,
                             const isa::Target &t, bool loopNest = true);
 

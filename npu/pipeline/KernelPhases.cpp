@@ -142,6 +142,7 @@ PhaseResult phaseLower(SegmentPlan &p) {
                                            .undo = undo});
     u.placed.kernel = std::move(sel.kernel);
     u.used = std::move(sel.used);
+    u.tunedIgnored = std::move(sel.tunedIgnored);
     if (u.placed.kernel.reject && sel.by == Attempt::Forced) // the user's to fix
       throw ScheduleError(
           fmt::format("group '{}': {}", u.grp->name, u.placed.kernel.reject->message));
@@ -295,6 +296,8 @@ PhaseResult phaseEmit(SegmentPlan &p) {
     for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
       ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];
     seg.groupInfo.push_back(std::move(info));
+    if (!u.tunedIgnored.empty()) // replays were not selected, so each group warns once
+      seg.warnings.push_back(fmt::format("group '{}': {}", u.grp->name, u.tunedIgnored));
   }
   return {};
 }
