@@ -16,13 +16,13 @@
 namespace npuc::graph {
 
 enum class OpKind : uint8_t {
-#define NPUC_OP(Kind, Name, Family, Pattern, Traits) Kind,
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower) Kind,
 #include "graph/Ops.def"
 };
 
 /// The number of rows of Ops.def (OpKind values are 0 .. kNumOpKinds - 1).
 constexpr int kNumOpKinds = 0
-#define NPUC_OP(Kind, Name, Family, Pattern, Traits) +1
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower) +1
 #include "graph/Ops.def"
     ;
 

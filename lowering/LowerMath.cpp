@@ -1,9 +1,10 @@
-// LowerMath.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
-// unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce* and
-// ArgMax/ArgMin, LayerNormalization/InstanceNormalization, LpNormalization, LRN, LogSoftmax,
-// Hardmax, CumSum, TopK and the global Max/Lp pools. Bool and int64 results are stored as fp32
-// 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no intrinsic or libm call for here
-// (asin, sinh, ...) are built from exp/log/atan/sqrt in forms that avoid cancellation.
+// LowerMath.cpp - CPU lowering of the elementwise and reduction ops (LowerInternal.h): the core
+// arithmetic, activations and BatchNormalization, the extended unary maps, broadcasting
+// comparisons/logic/Pow/Mod/Where, Reduce* and ArgMax/ArgMin, LayerNormalization/
+// InstanceNormalization, LpNormalization, LRN, LogSoftmax, Hardmax, CumSum and TopK. Bool and
+// int64 results are stored as fp32 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no
+// intrinsic or libm call for here (asin, sinh, ...) are built from exp/log/atan/sqrt in forms
+// that avoid cancellation.
 #include "graph/ExtOps.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
@@ -155,6 +156,118 @@ Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
   fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
 }
 
+// outer x len x inner view around `axis`.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView axisView(const Shape &s, size_t axis) {
+  AxisView v;
+  v.len = s[axis];
+  for (size_t d = 0; d < axis; ++d)
+    v.outer *= s[d];
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    v.inner *= s[d];
+  return v;
+}
+
+// A loop nest over the output storing value(operand, iv) at each position, where operand(i)
+// loads input i broadcast to the output coordinates iv.
+template <typename F> Stmt mapNest(LowerCtx &c, const graph::Node &n, F value) {
+  Buffer out = c.output(n, 0);
+  std::vector<Var> iv = c.vars(out->shape.size(), "i");
+  std::vector<Expr> idx = asExprs(iv);
+  auto operand = [&](size_t i) {
+    Buffer b = c.input(n, i);
+    return load(b, broadcastIndex(b->shape, idx));
+  };
+  Expr v = value(operand, iv);
+  return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
+}
+
+Expr arithExpr(const graph::Node &n, const Expr &a, const Expr &b) {
+  switch (n.kind) {
+  case OpKind::Add:
+    return a + b;
+  case OpKind::Sub:
+    return a - b;
+  case OpKind::Mul:
+    return a * b;
+  case OpKind::Div:
+    return a / b;
+  case OpKind::Max:
+    return max(a, b);
+  case OpKind::Min:
+    return min(a, b);
+  default:
+    break;
+  }
+  NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Arith lowering", n.kind));
+  return Expr();
+}
+
+} // namespace
+
+// Add, Sub, Mul, Div (two operands), Max and Min (any number), broadcasting.
+Stmt lowerArith(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &) {
+    const OpKind op = n.kind;
+    if (n.inputs.empty())
+      fail("node '{}' ({}): no inputs", n.name, op);
+    if (n.inputs.size() != 2 && op != OpKind::Max && op != OpKind::Min)
+      fail("node '{}' ({}): expects 2 inputs, has {}", n.name, op, n.inputs.size());
+    Expr v = operand(0);
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      Expr b = operand(i);
+      v = arithExpr(n, v, b);
+    }
+    return v;
+  });
+}
+
+// Relu, Sigmoid, Tanh, Exp, Clip.
+Stmt lowerActivation(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &) {
+    Expr x = operand(0);
+    switch (n.kind) {
+    case OpKind::Relu:
+      return select(x > f32(0), x, f32(0));
+    case OpKind::Sigmoid:
+      return f32(1) / (f32(1) + call(kF, "exp", {-x}));
+    case OpKind::Tanh:
+      return call(kF, "tanh", {x});
+    case OpKind::Exp:
+      return call(kF, "exp", {x});
+    case OpKind::Clip: {
+      Expr v = x;
+      if (n.hasAttr("min"))
+        v = max(v, f32(n.attrFloat("min", 0)));
+      if (n.hasAttr("max"))
+        v = min(v, f32(n.attrFloat("max", 0)));
+      return v;
+    }
+    default:
+      break;
+    }
+    NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Activation lowering", n.kind));
+    return Expr();
+  });
+}
+
+Stmt lowerBatchNorm(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &iv) {
+    Expr x = operand(0);
+    if (n.inputs.size() < 5)
+      fail("node '{}' (BatchNormalization): expects 5 inputs, has {}", n.name, n.inputs.size());
+    if (iv.size() < 2)
+      fail("node '{}' (BatchNormalization): input rank must be >= 2", n.name);
+    double eps = n.attrFloat("epsilon", 1e-5);
+    Expr ch = iv[1];
+    Expr scale = load(c.input(n, 1), ch), bias = load(c.input(n, 2), ch);
+    Expr mean = load(c.input(n, 3), ch), var = load(c.input(n, 4), ch);
+    return (x - mean) / call(kF, "sqrt", {var + f32(eps)}) * scale + bias;
+  });
+}
+
 Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
   Buffer out = c.output(n, 0);
   std::vector<Var> iv = c.vars(out->shape.size(), "i");
@@ -254,20 +367,6 @@ Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
   return nest(kv, kShape, seq(body));
 }
 
-// outer x len x inner view around `axis`.
-struct AxisView {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-AxisView axisView(const Shape &s, size_t axis) {
-  AxisView v;
-  v.len = s[axis];
-  for (size_t d = 0; d < axis; ++d)
-    v.outer *= s[d];
-  for (size_t d = axis + 1; d < s.size(); ++d)
-    v.inner *= s[d];
-  return v;
-}
-
 // LayerNormalization (blocks = the trailing dims from axis) and InstanceNormalization (blocks =
 // the spatial dims of one (n, c)): mean, then variance, then the scaled output; red holds them.
 Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
@@ -356,7 +455,7 @@ Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n) {
                  forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, seq(body))));
 }
 
-Stmt lowerLrn(LowerCtx &c, const graph::Node &n) {
+Stmt lowerLRN(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
   double alpha = n.attrFloat("alpha", 1e-4), beta = n.attrFloat("beta", 0.75);
   double bias = n.attrFloat("bias", 1.0);
@@ -410,43 +509,6 @@ Stmt lowerTopK(LowerCtx &c, const graph::Node &n) {
                    forLoop(j, imm(0), imm(k), pick)});
   return forLoop(o, imm(0), imm(v.outer),
                  forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, body)));
-}
-
-Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
-  Buffer x = c.input(n, 0), out = c.output(n, 0);
-  int64_t nc = x->shape[0] * x->shape[1], len = x->numElements() / std::max<int64_t>(nc, 1);
-  bool isMax = n.kind == OpKind::GlobalMaxPool;
-  double p = static_cast<double>(n.attrInt("p", 2));
-  Var o = c.var("o"), r = c.var("r");
-  Expr acc = load(out, o), xv = load(x, o * len + r);
-  Expr step = isMax ? max(acc, xv) : acc + call(kF, "pow", {fcall("fabs", xv), f32(p)});
-  std::vector<Stmt> body{store(out, isMax ? -inf() : f32(0), o),
-                         forLoop(r, imm(0), imm(len), store(out, step, o))};
-  if (!isMax)
-    body.push_back(store(out, call(kF, "pow", {acc, f32(1.0 / p)}), o));
-  return forLoop(o, imm(0), imm(nc), seq(body));
-}
-
-} // namespace
-
-Stmt lowerExtMath(LowerCtx &c, const graph::Node &n) {
-  const OpKind op = n.kind;
-  if (graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op))
-    return lowerMap(c, n);
-  if (graph::isReduceOp(op))
-    return lowerReduce(c, n);
-  if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization)
-    return lowerNormalize(c, n);
-  if (op == OpKind::LogSoftmax || op == OpKind::Hardmax || op == OpKind::LpNormalization ||
-      op == OpKind::CumSum)
-    return lowerAlongAxis(c, n);
-  if (op == OpKind::LRN)
-    return lowerLrn(c, n);
-  if (op == OpKind::TopK)
-    return lowerTopK(c, n);
-  if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool)
-    return lowerGlobalPool(c, n);
-  return Stmt();
 }
 
 } // namespace npuc::tir::lower
