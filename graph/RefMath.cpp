@@ -15,8 +15,6 @@
 
 namespace npuc::graph {
 
-using ref::Index;
-
 double evalUnary(const Node &n, double x) {
   const OpKind op = n.kind;
   if (op == OpKind::Abs)
