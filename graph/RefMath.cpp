@@ -17,118 +17,127 @@ namespace npuc::graph {
 
 double evalUnary(const Node &n, double x) {
   const OpKind op = n.kind;
-  if (op == OpKind::Abs)
+  switch (op) {
+  case OpKind::Abs:
     return std::fabs(x);
-  if (op == OpKind::Neg)
+  case OpKind::Neg:
     return -x;
-  if (op == OpKind::Sqrt)
+  case OpKind::Sqrt:
     return std::sqrt(x);
-  if (op == OpKind::Log)
+  case OpKind::Log:
     return std::log(x);
-  if (op == OpKind::Erf)
+  case OpKind::Erf:
     return std::erf(x);
-  if (op == OpKind::Reciprocal)
+  case OpKind::Reciprocal:
     return 1.0 / x;
-  if (op == OpKind::Floor)
+  case OpKind::Floor:
     return std::floor(x);
-  if (op == OpKind::Ceil)
+  case OpKind::Ceil:
     return std::ceil(x);
-  if (op == OpKind::Round)
+  case OpKind::Round:
     return std::nearbyint(x); // default rounding mode: halves to even, as ONNX specifies
-  if (op == OpKind::Sin)
+  case OpKind::Sin:
     return std::sin(x);
-  if (op == OpKind::Cos)
+  case OpKind::Cos:
     return std::cos(x);
-  if (op == OpKind::Tan)
+  case OpKind::Tan:
     return std::tan(x);
-  if (op == OpKind::Asin)
+  case OpKind::Asin:
     return std::asin(x);
-  if (op == OpKind::Acos)
+  case OpKind::Acos:
     return std::acos(x);
-  if (op == OpKind::Atan)
+  case OpKind::Atan:
     return std::atan(x);
-  if (op == OpKind::Sinh)
+  case OpKind::Sinh:
     return std::sinh(x);
-  if (op == OpKind::Cosh)
+  case OpKind::Cosh:
     return std::cosh(x);
-  if (op == OpKind::Asinh)
+  case OpKind::Asinh:
     return std::asinh(x);
-  if (op == OpKind::Acosh)
+  case OpKind::Acosh:
     return std::acosh(x);
-  if (op == OpKind::Atanh)
+  case OpKind::Atanh:
     return std::atanh(x);
-  if (op == OpKind::Sign)
+  case OpKind::Sign:
     return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-  if (op == OpKind::Softplus)
+  case OpKind::Softplus:
     return std::log1p(std::exp(x));
-  if (op == OpKind::Softsign)
+  case OpKind::Softsign:
     return x / (1.0 + std::fabs(x));
-  if (op == OpKind::LeakyRelu)
+  case OpKind::LeakyRelu:
     return x < 0 ? n.attrFloat("alpha", 0.01) * x : x;
-  if (op == OpKind::Elu)
+  case OpKind::Elu:
     return x < 0 ? n.attrFloat("alpha", 1.0) * (std::exp(x) - 1.0) : x;
-  if (op == OpKind::Selu) {
+  case OpKind::Selu: {
     double a = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return x > 0 ? gm * x : gm * (a * std::exp(x) - a);
   }
-  if (op == OpKind::Celu) {
+  case OpKind::Celu: {
     double a = n.attrFloat("alpha", 1.0);
     return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
   }
-  if (op == OpKind::HardSigmoid)
+  case OpKind::HardSigmoid:
     return std::clamp(n.attrFloat("alpha", 0.2) * x + n.attrFloat("beta", 0.5), 0.0, 1.0);
-  if (op == OpKind::HardSwish)
+  case OpKind::HardSwish:
     return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
-  if (op == OpKind::ThresholdedRelu)
+  case OpKind::ThresholdedRelu:
     return x > n.attrFloat("alpha", 1.0) ? x : 0.0;
-  if (op == OpKind::Shrink) {
+  case OpKind::Shrink: {
     double l = n.attrFloat("lambd", 0.5), b = n.attrFloat("bias", 0.0);
     return x < -l ? x + b : x > l ? x - b : 0.0;
   }
-  if (op == OpKind::Gelu) {
+  case OpKind::Gelu: {
     if (n.attrString("approximate", "none") == "tanh")
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   }
-  if (op == OpKind::Not)
+  case OpKind::Not:
     return x == 0 ? 1.0 : 0.0;
-  if (op == OpKind::IsNaN)
+  case OpKind::IsNaN:
     return std::isnan(x) ? 1.0 : 0.0;
-  if (op == OpKind::IsInf)
+  case OpKind::IsInf:
     return (std::isinf(x) && ((x > 0 && n.attrInt("detect_positive", 1)) ||
                               (x < 0 && n.attrInt("detect_negative", 1))))
                ? 1.0
                : 0.0;
+  default:
+    break;
+  }
   fail("node '{}' ({}): not a unary operator", n.name, op);
 }
 
 double evalBinary(const Node &n, double a, double b) {
   const OpKind op = n.kind;
-  if (op == OpKind::Pow)
+  switch (op) {
+  case OpKind::Pow:
     return std::pow(a, b);
-  if (op == OpKind::Mod)
+  case OpKind::Mod:
     return n.attrInt("fmod", 0) ? std::fmod(a, b) : a - std::floor(a / b) * b;
-  if (op == OpKind::Equal)
+  case OpKind::Equal:
     return a == b;
-  if (op == OpKind::Less)
+  case OpKind::Less:
     return a < b;
-  if (op == OpKind::Greater)
+  case OpKind::Greater:
     return a > b;
-  if (op == OpKind::LessOrEqual)
+  case OpKind::LessOrEqual:
     return a <= b;
-  if (op == OpKind::GreaterOrEqual)
+  case OpKind::GreaterOrEqual:
     return a >= b;
-  if (op == OpKind::And)
+  case OpKind::And:
     return a != 0 && b != 0;
-  if (op == OpKind::Or)
+  case OpKind::Or:
     return a != 0 || b != 0;
-  if (op == OpKind::Xor)
+  case OpKind::Xor:
     return (a != 0) != (b != 0);
-  if (op == OpKind::PRelu)
+  case OpKind::PRelu:
     return a < 0 ? a * b : a;
-  if (op == OpKind::Sum || op == OpKind::Mean)
+  case OpKind::Sum:
+  case OpKind::Mean:
     return a + b;
+  default:
+    break;
+  }
   fail("node '{}' ({}): not a binary operator", n.name, op);
 }
 

@@ -34,88 +34,93 @@ Expr toF(Expr i) {
 Expr unaryExpr(const graph::Node &n, const Expr &x) {
   const OpKind op = n.kind;
   auto a = [&](const char *k, double d) { return f32(n.attrFloat(k, d)); };
-  if (op == OpKind::Abs)
+  switch (op) {
+  case OpKind::Abs:
     return fcall("fabs", x);
-  if (op == OpKind::Neg)
+  case OpKind::Neg:
     return -x;
-  if (op == OpKind::Sqrt || op == OpKind::Log || op == OpKind::Erf || op == OpKind::Floor ||
-      op == OpKind::Ceil || op == OpKind::Sin || op == OpKind::Cos || op == OpKind::Tan ||
-      op == OpKind::Atan) {
-    std::string name = op == OpKind::Sqrt    ? "sqrt"
-                       : op == OpKind::Log   ? "log"
-                       : op == OpKind::Erf   ? "erf"
-                       : op == OpKind::Floor ? "floor"
-                       : op == OpKind::Ceil  ? "ceil"
-                       : op == OpKind::Sin   ? "sin"
-                       : op == OpKind::Cos   ? "cos"
-                       : op == OpKind::Tan   ? "tan"
-                                             : "atan";
-    return call(kF, name, {x});
-  }
-  if (op == OpKind::Reciprocal)
+  case OpKind::Sqrt:
+    return fcall("sqrt", x);
+  case OpKind::Log:
+    return fcall("log", x);
+  case OpKind::Erf:
+    return fcall("erf", x);
+  case OpKind::Floor:
+    return fcall("floor", x);
+  case OpKind::Ceil:
+    return fcall("ceil", x);
+  case OpKind::Sin:
+    return fcall("sin", x);
+  case OpKind::Cos:
+    return fcall("cos", x);
+  case OpKind::Tan:
+    return fcall("tan", x);
+  case OpKind::Atan:
+    return fcall("atan", x);
+  case OpKind::Reciprocal:
     return f32(1) / x;
-  if (op == OpKind::Round) { // halves to even; llvm.round would send them away from zero
+  case OpKind::Round: { // halves to even; llvm.round would send them away from zero
     Expr f = fcall("floor", x), d = x - f;
     Expr fEven = f - f32(2) * fcall("floor", f * f32(0.5)) == f32(0);
     return select(d > f32(0.5), f + f32(1), select(d < f32(0.5), f, select(fEven, f, f + f32(1))));
   }
-  if (op == OpKind::Asin)
+  case OpKind::Asin:
     return fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == OpKind::Acos)
+  case OpKind::Acos:
     return f32(M_PI / 2) - fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == OpKind::Sinh)
+  case OpKind::Sinh:
     return (fcall("expm1", x) - fcall("expm1", -x)) * f32(0.5);
-  if (op == OpKind::Cosh)
+  case OpKind::Cosh:
     return (fcall("exp", x) + fcall("exp", -x)) * f32(0.5);
-  if (op == OpKind::Asinh) { // odd function: evaluate on |x| to avoid cancellation for x < 0
+  case OpKind::Asinh: { // odd function: evaluate on |x| to avoid cancellation for x < 0
     Expr ax = fcall("fabs", x);
     Expr r = fcall("log", ax + fcall("sqrt", ax * ax + f32(1)));
     return select(x < f32(0), -r, r);
   }
-  if (op == OpKind::Acosh)
+  case OpKind::Acosh:
     return fcall("log", x + fcall("sqrt", x * x - f32(1)));
-  if (op == OpKind::Atanh)
+  case OpKind::Atanh:
     return f32(0.5) * fcall("log1p", f32(2) * x / (f32(1) - x));
-  if (op == OpKind::Sign)
+  case OpKind::Sign:
     return select(x > f32(0), f32(1), select(x < f32(0), f32(-1), f32(0)));
-  if (op == OpKind::Softplus) // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
+  case OpKind::Softplus: // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
     return select(x > f32(30), x, fcall("log1p", fcall("exp", x)));
-  if (op == OpKind::Softsign)
+  case OpKind::Softsign:
     return x / (f32(1) + fcall("fabs", x));
-  if (op == OpKind::LeakyRelu)
+  case OpKind::LeakyRelu:
     return select(x < f32(0), a("alpha", 0.01) * x, x);
-  if (op == OpKind::Elu)
+  case OpKind::Elu:
     return select(x < f32(0), a("alpha", 1.0) * fcall("expm1", x), x);
-  if (op == OpKind::Selu) {
+  case OpKind::Selu: {
     double al = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return select(x > f32(0), f32(gm) * x, f32(gm * al) * fcall("expm1", x));
   }
-  if (op == OpKind::Celu) {
+  case OpKind::Celu: {
     Expr al = a("alpha", 1.0);
     return max(x, f32(0)) + min(f32(0), al * fcall("expm1", x / al));
   }
-  if (op == OpKind::HardSigmoid)
+  case OpKind::HardSigmoid:
     return max(f32(0), min(f32(1), a("alpha", 0.2) * x + a("beta", 0.5)));
-  if (op == OpKind::HardSwish)
+  case OpKind::HardSwish:
     return x * max(f32(0), min(f32(1), x / f32(6) + f32(0.5)));
-  if (op == OpKind::ThresholdedRelu)
+  case OpKind::ThresholdedRelu:
     return select(x > a("alpha", 1.0), x, f32(0));
-  if (op == OpKind::Shrink) {
+  case OpKind::Shrink: {
     Expr l = a("lambd", 0.5), b = a("bias", 0.0);
     return select(x < -l, x + b, select(x > l, x - b, f32(0)));
   }
-  if (op == OpKind::Gelu) {
+  case OpKind::Gelu: {
     if (n.attrString("approximate", "none") == "tanh")
       return f32(0.5) * x *
              (f32(1) + fcall("tanh", f32(std::sqrt(2.0 / M_PI)) * (x + f32(0.044715) * x * x * x)));
     return f32(0.5) * x * (f32(1) + fcall("erf", x * f32(M_SQRT1_2)));
   }
-  if (op == OpKind::Not)
+  case OpKind::Not:
     return fsel(x == f32(0));
-  if (op == OpKind::IsNaN) // ordered comparisons are false for NaN only
+  case OpKind::IsNaN: // ordered comparisons are false for NaN only
     return select(fcall("fabs", x) <= inf(), f32(0), f32(1));
-  if (op == OpKind::IsInf) {
+  case OpKind::IsInf: {
     bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
     Expr r = f32(0);
     if (pos)
@@ -124,35 +129,43 @@ Expr unaryExpr(const graph::Node &n, const Expr &x) {
       r = select(x == -inf(), f32(1), r);
     return r;
   }
+  default:
+    break;
+  }
   fail("node '{}' ({}): no TIR lowering for this unary operator", n.name, op);
 }
 
 Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
   const OpKind op = n.kind;
-  if (op == OpKind::Pow)
+  switch (op) {
+  case OpKind::Pow:
     return call(kF, "pow", {a, b});
-  if (op == OpKind::Mod)
+  case OpKind::Mod:
     return n.attrInt("fmod", 0) ? a % b : floormod(a, b);
-  if (op == OpKind::Equal)
+  case OpKind::Equal:
     return fsel(a == b);
-  if (op == OpKind::Less)
+  case OpKind::Less:
     return fsel(a < b);
-  if (op == OpKind::Greater)
+  case OpKind::Greater:
     return fsel(a > b);
-  if (op == OpKind::LessOrEqual)
+  case OpKind::LessOrEqual:
     return fsel(a <= b);
-  if (op == OpKind::GreaterOrEqual)
+  case OpKind::GreaterOrEqual:
     return fsel(a >= b);
-  if (op == OpKind::And)
+  case OpKind::And:
     return select(a != f32(0), fsel(b != f32(0)), f32(0));
-  if (op == OpKind::Or)
+  case OpKind::Or:
     return select(a != f32(0), f32(1), fsel(b != f32(0)));
-  if (op == OpKind::Xor)
+  case OpKind::Xor:
     return select(a != f32(0), fsel(b == f32(0)), fsel(b != f32(0)));
-  if (op == OpKind::PRelu)
+  case OpKind::PRelu:
     return select(a < f32(0), a * b, a);
-  if (op == OpKind::Sum || op == OpKind::Mean)
+  case OpKind::Sum:
+  case OpKind::Mean:
     return a + b;
+  default:
+    break;
+  }
   fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
 }
 
