@@ -1,9 +1,8 @@
-// ExtOps.h - the wider ONNX operator set (issue 6): shape/dtype rules and reference kernels of
-// the operators beyond the NPU-oriented core (elementwise math, comparisons and logic,
-// reductions, normalisations, ConvTranspose, LpPool, Slice/Split/Expand/Tile/Resize, ...).
+// ExtOps.h - the scalar semantics of the wider ONNX operator set (issue 6) that code outside the
+// reference kernels reads: the extended unary and binary maps and Resize's coordinate rules.
+// Their shape rules and kernels are rows of graph/Ops.def like every other operator's.
 //
-// The core rules in ShapeInference.cpp and RefBasic.cpp delegate here for any op they do not
-// know. Attributes are in the normalised form the frontend produces (see frontend/Onnx.h):
+// Attributes are in the normalised form the frontend produces (see frontend/Onnx.h):
 // explicit per-axis Slice starts/ends/steps, Reduce axes as a sorted non-negative attribute,
 // Resize output sizes and scales, ConvTranspose explicit pads and output_padding, ...
 //
@@ -20,15 +19,8 @@
 
 namespace npuc::graph {
 
-// Which ops these are is the Family column of graph/Ops.def (isExtUnaryOp, isExtBroadcastOp,
-// isReduceOp in graph/Ops.h).
-
-/// Shape and dtype rule of an extended op; returns false when `op` is not one of them.
-bool inferExtShape(Graph &g, Node &n);
-
-/// Reference kernel of an extended op; returns false when `op` is not one of them.
-bool evalExtNode(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs);
+// Which ops these are is the Family column of graph/Ops.def (isExtUnaryOp, isExtBroadcastOp in
+// graph/Ops.h).
 
 /// The scalar function of an extended unary op (double precision, node attributes applied).
 double evalUnary(const Node &n, double x);

@@ -15,7 +15,7 @@ namespace {
 using namespace optrait;
 
 constexpr OpInfo kOps[] = {
-#define NPUC_OP(Kind, Name, Family, Pattern, Traits)                                               \
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower)                            \
   {Name, OpFamily::Family, OpPattern::Pattern, Traits},
 #include "graph/Ops.def"
 };

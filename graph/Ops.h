@@ -1,5 +1,6 @@
 // Ops.h - the operator set of the graph IR as data: one enumerator per ONNX operator with its
-// name and classification, generated from graph/Ops.def.
+// name and classification, generated from graph/Ops.def (whose handler columns each library
+// reads itself: shape inference, the reference executor, lowering/).
 //
 // Nodes carry an OpKind; the ONNX name exists only at the edges (import, messages, the package's
 // graph, printers), so that comparing or classifying an operator is an integer compare or a table
@@ -16,19 +17,21 @@
 namespace npuc::graph {
 
 enum class OpKind : uint8_t {
-#define NPUC_OP(Kind, Name, Family, Pattern, Traits) Kind,
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower) Kind,
 #include "graph/Ops.def"
 };
 
 /// The number of rows of Ops.def (OpKind values are 0 .. kNumOpKinds - 1).
 constexpr int kNumOpKinds = 0
-#define NPUC_OP(Kind, Name, Family, Pattern, Traits) +1
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower) +1
 #include "graph/Ops.def"
     ;
 
-/// Which rule set handles an operator (shape rule, reference kernel, CPU lowering).
+/// Which set an operator came in with, which decides how the frontend normalises its attributes
+/// (frontend/OnnxNode.cpp for Basic, OnnxExtAttrs.cpp for the rest). Its shape rule, reference
+/// kernel and CPU lowering are the handler columns of its Ops.def row, not its family.
 enum class OpFamily : uint8_t {
-  Basic,        // the NPU-oriented core set (ShapeInference.cpp)
+  Basic,        // the NPU-oriented core set
   ExtUnary,     // unary elementwise maps with ONNX semantics (Abs, Erf, LeakyRelu, Not, ...)
   ExtBroadcast, // broadcasting n-ary maps (Pow, Mod, Equal, And, PRelu, Sum, Where, ...)
   Reduce,       // Reduce* and ArgMax/ArgMin

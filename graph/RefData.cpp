@@ -1,7 +1,8 @@
-// RefData.cpp - reference kernels of the extended data-movement and window ops (ExtOps.h):
-// ConvTranspose, LpPool, Split, Slice, Expand, Tile, Resize (nearest/linear, every coordinate
-// transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, GatherElements, Trilu,
-// EyeLike, Cast, and the compile-time ops ConstantOfShape, Range and Size.
+// RefData.cpp - reference kernels of the data-movement ops (RefInternal.h): the views, Transpose,
+// Concat/Split, Pad, Slice, Expand/Tile, Resize (nearest/linear, every coordinate transformation
+// mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, Gather/GatherElements, Trilu, EyeLike,
+// Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
+// ConstantOfShape, Range).
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
 
@@ -11,73 +12,6 @@
 #include <cmath>
 
 namespace npuc::graph {
-
-using ref::Index;
-
-namespace {
-
-HostTensor convTranspose(const Node &n, const HostTensor &x, const HostTensor &w,
-                         const HostTensor *b, const Shape &os) {
-  auto s = n.attrInts("strides"), d = n.attrInts("dilations"), p = n.attrInts("pads");
-  int64_t group = n.attrInt("group", 1);
-  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  int64_t mpg = w.shape[1], KH = w.shape[2], KW = w.shape[3], cpg = C / group;
-  int64_t M = os[1], OH = os[2], OW = os[3];
-  std::vector<double> acc(static_cast<size_t>(numElements(os)), 0.0);
-  // Scatter form of the definition: every input pixel adds its weighted kernel to the output.
-  for (int64_t bn = 0; bn < N; ++bn)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t ih = 0; ih < H; ++ih)
-        for (int64_t iw = 0; iw < W; ++iw) {
-          double xv = x.data[((bn * C + c) * H + ih) * W + iw];
-          for (int64_t mm = 0; mm < mpg; ++mm)
-            for (int64_t kh = 0; kh < KH; ++kh)
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                int64_t oh = ih * s[0] - p[0] + kh * d[0], ow = iw * s[1] - p[1] + kw * d[1];
-                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW)
-                  continue;
-                int64_t m = c / cpg * mpg + mm;
-                acc[static_cast<size_t>(((bn * M + m) * OH + oh) * OW + ow)] +=
-                    xv * w.data[((c * mpg + mm) * KH + kh) * KW + kw];
-              }
-        }
-  HostTensor out(os);
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.data[i] =
-        static_cast<float>(acc[static_cast<size_t>(i)] + (b ? b->data[(i / (OH * OW)) % M] : 0.0f));
-  return out;
-}
-
-HostTensor lpPool(const Node &n, const HostTensor &x, const Shape &os) {
-  auto k = n.attrInts("kernel_shape"), s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1}), p = n.attrInts("pads", {0, 0, 0, 0});
-  double pw = static_cast<double>(n.attrInt("p", 2));
-  int64_t H = x.shape[2], W = x.shape[3], OH = os[2], OW = os[3];
-  HostTensor out(os);
-  for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc)
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        double acc = 0; // padded positions are zeros and add nothing
-        for (int64_t kh = 0; kh < k[0]; ++kh)
-          for (int64_t kw = 0; kw < k[1]; ++kw) {
-            int64_t ih = oh * s[0] - p[0] + kh * d[0], iw = ow * s[1] - p[1] + kw * d[1];
-            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
-              acc += std::pow(std::fabs(x.data[(nc * H + ih) * W + iw]), pw);
-          }
-        out.data[(nc * OH + oh) * OW + ow] = static_cast<float>(std::pow(acc, 1.0 / pw));
-      }
-  return out;
-}
-
-// Gather form shared by the pure data-movement ops: out[i] = x[src(out multi-index)].
-template <typename F> HostTensor gatherBy(const HostTensor &x, const Shape &os, F src) {
-  HostTensor out(os);
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.data[i] = x.data[ref::flatten(src(ref::unflatten(i, os)), x.shape)];
-  return out;
-}
-
-} // namespace
 
 double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen, int64_t outLen) {
   std::string mode = n.attrString("coordinate_transformation_mode", "half_pixel");
@@ -113,7 +47,79 @@ int64_t resizeNearest(const Node &n, double c, int64_t inLen) {
   return std::clamp(static_cast<int64_t>(r), int64_t{0}, inLen - 1);
 }
 
+namespace ref {
+
 namespace {
+
+// Gather form shared by the pure data-movement ops: out[i] = x[src(out multi-index)].
+template <typename F> HostTensor gatherBy(const HostTensor &x, const Shape &os, F src) {
+  HostTensor out(os);
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.data[i] = x.data[ref::flatten(src(ref::unflatten(i, os)), x.shape)];
+  return out;
+}
+
+HostTensor transpose(const HostTensor &x, const std::vector<int64_t> &perm, const Shape &os) {
+  Index ist = stridesOf(x.shape), st(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    st[i] = ist[static_cast<size_t>(perm[i])];
+  HostTensor out(os);
+  forEachBroadcast(
+      os, {st}, [&](int64_t o, const std::vector<int64_t> &off) { out.data[o] = x.data[off[0]]; });
+  return out;
+}
+
+HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const Shape &os) {
+  axis = axis < 0 ? axis + static_cast<int64_t>(os.size()) : axis;
+  int64_t outer = numElements(Shape(os.begin(), os.begin() + axis));
+  int64_t inner = numElements(Shape(os.begin() + axis + 1, os.end()));
+  HostTensor out(os);
+  int64_t pos = 0;
+  for (const HostTensor *t : in) {
+    int64_t len = t->shape[static_cast<size_t>(axis)];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < len * inner; ++k)
+        out.data[(o * os[static_cast<size_t>(axis)] + pos) * inner + k] =
+            t->data[o * len * inner + k];
+    pos += len;
+  }
+  return out;
+}
+
+HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
+  auto pads = n.attrInts("pads");
+  HostTensor out(os);
+  std::fill(out.data.begin(), out.data.end(), static_cast<float>(n.attrFloat("value", 0.0)));
+  Index ost = stridesOf(os), xst = stridesOf(x.shape);
+  forEachBroadcast(x.shape, {xst}, [&](int64_t i, const std::vector<int64_t> &) {
+    int64_t rem = i, o = 0;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      o += (rem / xst[d] + pads[d]) * ost[d];
+      rem %= xst[d];
+    }
+    out.data[o] = x.data[i];
+  });
+  return out;
+}
+
+HostTensor gather(const Node &n, const HostTensor &x, const HostTensor &idx, const Shape &os) {
+  int64_t axis = n.attrInt("axis", 0);
+  axis = axis < 0 ? axis + static_cast<int64_t>(x.shape.size()) : axis;
+  int64_t outer = numElements(Shape(x.shape.begin(), x.shape.begin() + axis));
+  int64_t len = x.shape[static_cast<size_t>(axis)];
+  int64_t inner = numElements(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  HostTensor out(os);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < idx.size(); ++j) {
+      auto k = static_cast<int64_t>(idx.data[j]);
+      k = k < 0 ? k + len : k;
+      if (k < 0 || k >= len)
+        fail("node '{}' (Gather): index {} out of range [0, {})", n.name, k, len);
+      for (int64_t i = 0; i < inner; ++i)
+        out.data[(o * idx.size() + j) * inner + i] = x.data[(o * len + k) * inner + i];
+    }
+  return out;
+}
 
 HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
   size_t r = os.size();
@@ -156,119 +162,172 @@ HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
   return out;
 }
 
+// The elementwise kernels that read an output position's own coordinates: Trilu, EyeLike.
+template <typename F> HostTensor byPosition(const Shape &os, F value) {
+  HostTensor out(os);
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.data[i] = value(i, ref::unflatten(i, os));
+  return out;
+}
+
 } // namespace
 
-bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs) {
-  const Shape &os = g.value(n.outputs.at(0)).shape;
-  const OpKind op = n.kind;
-  auto opt = [&](size_t i) -> const HostTensor * { return i < ins.size() ? ins[i] : nullptr; };
-  const HostTensor *x = opt(0);
-  if (op == OpKind::ConvTranspose) {
-    outs = {convTranspose(n, *x, *ins.at(1), opt(2), os)};
-  } else if (op == OpKind::LpPool) {
-    outs = {lpPool(n, *x, os)};
-  } else if (op == OpKind::Split) {
-    auto axis = static_cast<size_t>(n.attrInt("axis", 0));
-    int64_t pos = 0;
-    outs.clear();
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      const Shape &s = g.value(n.outputs[k]).shape;
-      outs.push_back(gatherBy(*x, s, [&](Index i) {
-        i[axis] += pos;
-        return i;
-      }));
-      pos += s[axis];
-    }
-  } else if (op == OpKind::Slice) {
-    auto b = n.attrInts("starts"), st = n.attrInts("steps");
-    outs = {gatherBy(*x, os, [&](Index i) {
-      for (size_t d = 0; d < i.size(); ++d)
-        i[d] = b[d] + i[d] * st[d];
-      return i;
-    })};
-  } else if (op == OpKind::Expand || op == OpKind::Tile) {
-    size_t off = os.size() - x->shape.size();
-    outs = {gatherBy(*x, os, [&](const Index &i) {
-      Index s(x->shape.size());
-      for (size_t d = 0; d < s.size(); ++d)
-        s[d] = i[d + off] % x->shape[d]; // broadcast (extent 1) and tiling alike
-      return s;
-    })};
-  } else if (op == OpKind::Resize) {
-    outs = {resize(n, *x, os)};
-  } else if (op == OpKind::DepthToSpace) {
-    int64_t bs = n.attrInt("blocksize", 1), C = os[1];
-    bool crd = n.attrString("mode", "DCR") == "CRD";
-    outs = {gatherBy(*x, os, [&](const Index &i) {
-      int64_t bh = i[2] % bs, bw = i[3] % bs;
-      int64_t c = crd ? (i[1] * bs + bh) * bs + bw : (bh * bs + bw) * C + i[1];
-      return Index{i[0], c, i[2] / bs, i[3] / bs};
-    })};
-  } else if (op == OpKind::SpaceToDepth) {
-    int64_t bs = n.attrInt("blocksize", 1), C = x->shape[1];
-    outs = {gatherBy(*x, os, [&](const Index &i) {
-      int64_t c = i[1] % C, blk = i[1] / C;
-      return Index{i[0], c, i[2] * bs + blk / bs, i[3] * bs + blk % bs};
-    })};
-  } else if (op == OpKind::GatherElements) {
-    auto axis = static_cast<size_t>(n.attrInt("axis", 0));
-    const HostTensor &idx = *ins.at(1);
-    HostTensor out(os);
-    for (int64_t i = 0; i < out.size(); ++i) {
-      Index si = ref::unflatten(i, os);
-      auto k = static_cast<int64_t>(idx.data[i]);
-      k = k < 0 ? k + x->shape[axis] : k;
-      if (k < 0 || k >= x->shape[axis])
-        fail("node '{}' (GatherElements): index {} out of range [0, {})", n.name, k,
-             x->shape[axis]);
-      si[axis] = k;
-      out.data[i] = x->data[ref::flatten(si, x->shape)];
-    }
-    outs = {out};
-  } else if (op == OpKind::Trilu || op == OpKind::EyeLike) {
-    int64_t k = n.attrInt("k", 0);
-    bool upper = n.attrInt("upper", 1) != 0;
-    HostTensor out(os);
-    for (int64_t i = 0; i < out.size(); ++i) {
-      Index si = ref::unflatten(i, os);
-      int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row
-      if (op == OpKind::EyeLike)
-        out.data[i] = diff == k ? 1.0f : 0.0f;
-      else
-        out.data[i] = (upper ? diff >= k : diff <= k) ? x->data[i] : 0.0f;
-    }
-    outs = {out};
-  } else if (op == OpKind::Cast) {
-    DType to = g.value(n.outputs[0]).dtype;
-    HostTensor out(os);
-    for (int64_t i = 0; i < out.size(); ++i) {
-      float v = x->data[i];
-      out.data[i] = to == DType::Bool  ? (v != 0 ? 1.0f : 0.0f)
-                    : to == DType::I64 ? std::trunc(v)
-                                       : v;
-    }
-    outs = {out};
-  } else if (op == OpKind::ConstantOfShape) {
-    HostTensor out(os);
-    std::fill(out.data.begin(), out.data.end(), static_cast<float>(n.attrFloat("value", 0.0)));
-    outs = {out};
-  } else if (op == OpKind::Range) {
-    HostTensor out(os);
-    for (int64_t i = 0; i < out.size(); ++i)
-      out.data[i] = static_cast<float>(double(x->data[0]) + double(i) * ins.at(2)->data[0]);
-    outs = {out};
-  } else if (op == OpKind::Size) {
-    outs = {HostTensor({}, {static_cast<float>(x->size())})};
-  } else {
-    return false;
-  }
-  return true;
+// The views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout): row-major order is kept.
+RefResult refCopy(const RefArgs &a) {
+  return {HostTensor(a.outShape(), a.in(0).data)};
 }
 
-bool evalExtNode(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs) {
-  return evalExtMath(g, n, ins, outs) || evalExtData(g, n, ins, outs);
+RefResult refTranspose(const RefArgs &a) {
+  return {transpose(a.in(0), a.n.attrInts("perm"), a.outShape())};
 }
+
+RefResult refConcat(const RefArgs &a) {
+  return {concat(a.ins, a.n.attrInt("axis", 0), a.outShape())};
+}
+
+RefResult refSplit(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  auto axis = static_cast<size_t>(a.n.attrInt("axis", 0));
+  int64_t pos = 0;
+  RefResult outs;
+  for (size_t k = 0; k < a.n.outputs.size(); ++k) {
+    const Shape &s = a.outShape(k);
+    outs.push_back(gatherBy(x, s, [&](Index i) {
+      i[axis] += pos;
+      return i;
+    }));
+    pos += s[axis];
+  }
+  return outs;
+}
+
+RefResult refPad(const RefArgs &a) {
+  return {pad(a.n, a.in(0), a.outShape())};
+}
+
+RefResult refSlice(const RefArgs &a) {
+  auto b = a.n.attrInts("starts"), st = a.n.attrInts("steps");
+  return {gatherBy(a.in(0), a.outShape(), [&](Index i) {
+    for (size_t d = 0; d < i.size(); ++d)
+      i[d] = b[d] + i[d] * st[d];
+    return i;
+  })};
+}
+
+// Expand and Tile.
+RefResult refRepeat(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  const Shape &os = a.outShape();
+  size_t off = os.size() - x.shape.size();
+  return {gatherBy(x, os, [&](const Index &i) {
+    Index s(x.shape.size());
+    for (size_t d = 0; d < s.size(); ++d)
+      s[d] = i[d + off] % x.shape[d]; // broadcast (extent 1) and tiling alike
+    return s;
+  })};
+}
+
+RefResult refResize(const RefArgs &a) {
+  return {resize(a.n, a.in(0), a.outShape())};
+}
+
+RefResult refDepthToSpace(const RefArgs &a) {
+  const Shape &os = a.outShape();
+  int64_t bs = a.n.attrInt("blocksize", 1), C = os[1];
+  bool crd = a.n.attrString("mode", "DCR") == "CRD";
+  return {gatherBy(a.in(0), os, [&](const Index &i) {
+    int64_t bh = i[2] % bs, bw = i[3] % bs;
+    int64_t c = crd ? (i[1] * bs + bh) * bs + bw : (bh * bs + bw) * C + i[1];
+    return Index{i[0], c, i[2] / bs, i[3] / bs};
+  })};
+}
+
+RefResult refSpaceToDepth(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  int64_t bs = a.n.attrInt("blocksize", 1), C = x.shape[1];
+  return {gatherBy(x, a.outShape(), [&](const Index &i) {
+    int64_t c = i[1] % C, blk = i[1] / C;
+    return Index{i[0], c, i[2] * bs + blk / bs, i[3] * bs + blk % bs};
+  })};
+}
+
+RefResult refGather(const RefArgs &a) {
+  return {gather(a.n, a.in(0), a.in(1), a.outShape())};
+}
+
+RefResult refGatherElements(const RefArgs &a) {
+  const HostTensor &x = a.in(0), &idx = a.in(1);
+  const Shape &os = a.outShape();
+  auto axis = static_cast<size_t>(a.n.attrInt("axis", 0));
+  HostTensor out(os);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Index si = ref::unflatten(i, os);
+    auto k = static_cast<int64_t>(idx.data[i]);
+    k = k < 0 ? k + x.shape[axis] : k;
+    if (k < 0 || k >= x.shape[axis])
+      fail("node '{}' (GatherElements): index {} out of range [0, {})", a.n.name, k, x.shape[axis]);
+    si[axis] = k;
+    out.data[i] = x.data[ref::flatten(si, x.shape)];
+  }
+  return {out};
+}
+
+RefResult refTrilu(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  int64_t k = a.n.attrInt("k", 0);
+  bool upper = a.n.attrInt("upper", 1) != 0;
+  return {byPosition(a.outShape(), [&](int64_t i, const Index &si) {
+    int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row
+    return (upper ? diff >= k : diff <= k) ? x.data[i] : 0.0f;
+  })};
+}
+
+RefResult refEyeLike(const RefArgs &a) {
+  int64_t k = a.n.attrInt("k", 0);
+  return {byPosition(a.outShape(), [&](int64_t, const Index &si) {
+    int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row
+    return diff == k ? 1.0f : 0.0f;
+  })};
+}
+
+RefResult refCast(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  DType to = a.g.value(a.n.outputs[0]).dtype;
+  HostTensor out(a.outShape());
+  for (int64_t i = 0; i < out.size(); ++i) {
+    float v = x.data[i];
+    out.data[i] = to == DType::Bool  ? (v != 0 ? 1.0f : 0.0f)
+                  : to == DType::I64 ? std::trunc(v)
+                                     : v;
+  }
+  return {out};
+}
+
+RefResult refShapeOf(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  HostTensor out(a.outShape());
+  for (size_t i = 0; i < x.shape.size(); ++i)
+    out.data[i] = static_cast<float>(x.shape[i]);
+  return {out};
+}
+
+RefResult refSize(const RefArgs &a) {
+  return {HostTensor({}, {static_cast<float>(a.in(0).size())})};
+}
+
+RefResult refConstantOfShape(const RefArgs &a) {
+  HostTensor out(a.outShape());
+  std::fill(out.data.begin(), out.data.end(), static_cast<float>(a.n.attrFloat("value", 0.0)));
+  return {out};
+}
+
+RefResult refRange(const RefArgs &a) {
+  HostTensor out(a.outShape());
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.data[i] = static_cast<float>(double(a.in(0).data[0]) + double(i) * a.in(2).data[0]);
+  return {out};
+}
+
+} // namespace ref
 
 } // namespace npuc::graph

@@ -1,7 +1,9 @@
-// RefInternal.h - index helpers shared by the reference kernel files (Ref*.cpp only).
+// RefInternal.h - the reference kernels of the operators (the Ref column of graph/Ops.def) and
+// the index helpers they share; for the reference executor's files (Reference.cpp, Ref*.cpp) only.
 #pragma once
 
 #include "graph/Graph.h"
+#include "support/Error.h"
 #include "support/Tensor.h"
 
 #include <vector>
@@ -68,10 +70,73 @@ inline int64_t flatten(const Index &idx, const Shape &shape) {
 
 } // namespace ref
 
-/// RefMath.cpp / RefData.cpp halves of evalExtNode.
-bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs);
-bool evalExtData(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs);
+namespace ref {
+
+/// What a reference kernel reads: the node, its input tensors (one per node input, nullptr for
+/// an omitted optional one) and the graph, which holds the shapes and dtypes of its outputs.
+struct RefArgs {
+  const Graph &g;
+  const Node &n;
+  const std::vector<const HostTensor *> &ins;
+
+  /// Input i, which must be present (the importer guarantees the required ones).
+  const HostTensor &in(size_t i) const {
+    NPUC_ASSERT(i < ins.size() && ins[i], "required inputs are present after import");
+    return *ins[i];
+  }
+  /// Optional input i: nullptr when omitted.
+  const HostTensor *opt(size_t i) const { return i < ins.size() ? ins[i] : nullptr; }
+  const Shape &outShape(size_t i = 0) const { return g.value(n.outputs.at(i)).shape; }
+};
+/// One tensor per node output (trailing outputs nobody reads may be left out).
+using RefResult = std::vector<HostTensor>;
+
+// The reference kernels, one per distinct computation; the Ref column of Ops.def names them
+// without the `ref` prefix.
+// RefNN.cpp: convolutions, pooling, matrix products, batch normalisation.
+RefResult refConv(const RefArgs &a);
+RefResult refConvTranspose(const RefArgs &a);
+RefResult refPool(const RefArgs &a);
+RefResult refLpPool(const RefArgs &a);
+RefResult refGlobalAveragePool(const RefArgs &a);
+RefResult refGlobalPool(const RefArgs &a);
+RefResult refGemm(const RefArgs &a);
+RefResult refMatMul(const RefArgs &a);
+RefResult refBatchNorm(const RefArgs &a);
+// RefMath.cpp: elementwise and broadcasting maps, reductions, normalisations, ops along an axis.
+RefResult refArith(const RefArgs &a);
+RefResult refActivation(const RefArgs &a);
+RefResult refUnaryMap(const RefArgs &a);
+RefResult refBroadcastMap(const RefArgs &a);
+RefResult refReduce(const RefArgs &a);
+RefResult refSoftmax(const RefArgs &a);
+RefResult refNormalize(const RefArgs &a);
+RefResult refAlongAxis(const RefArgs &a);
+RefResult refLRN(const RefArgs &a);
+RefResult refTopK(const RefArgs &a);
+// RefData.cpp: data movement, casts, and the ops that compute a tensor from shapes or constants.
+RefResult refCopy(const RefArgs &a);
+RefResult refTranspose(const RefArgs &a);
+RefResult refConcat(const RefArgs &a);
+RefResult refSplit(const RefArgs &a);
+RefResult refPad(const RefArgs &a);
+RefResult refSlice(const RefArgs &a);
+RefResult refRepeat(const RefArgs &a);
+RefResult refResize(const RefArgs &a);
+RefResult refDepthToSpace(const RefArgs &a);
+RefResult refSpaceToDepth(const RefArgs &a);
+RefResult refGather(const RefArgs &a);
+RefResult refGatherElements(const RefArgs &a);
+RefResult refTrilu(const RefArgs &a);
+RefResult refEyeLike(const RefArgs &a);
+RefResult refCast(const RefArgs &a);
+RefResult refShapeOf(const RefArgs &a);
+RefResult refSize(const RefArgs &a);
+RefResult refConstantOfShape(const RefArgs &a);
+RefResult refRange(const RefArgs &a);
+// Reference.cpp: operators that are never nodes at run time.
+RefResult refUnsupported(const RefArgs &a);
+
+} // namespace ref
 
 } // namespace npuc::graph

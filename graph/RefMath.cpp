@@ -1,8 +1,8 @@
-// RefMath.cpp - reference kernels of the extended elementwise and reduction ops (ExtOps.h):
-// unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce*/ArgMax,
-// normalisations (Layer/Instance/Lp/LRN), LogSoftmax/Hardmax, CumSum, TopK. Textbook loops in
-// double precision: these are the oracle the CPU fallback is compared against.
-// Data-movement and window ops are in RefData.cpp.
+// RefMath.cpp - reference kernels of the elementwise and reduction ops (RefInternal.h): the core
+// arithmetic and activations, the extended unary maps, broadcasting comparisons/logic/Pow/Mod/
+// Where, Reduce*/ArgMax, Softmax and the normalisations (Layer/Instance/Lp/LRN), LogSoftmax/
+// Hardmax, CumSum, TopK. Textbook loops in double precision: these are the oracle the CPU
+// fallback and the NPU are compared against.
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
 
@@ -15,126 +15,212 @@
 
 namespace npuc::graph {
 
-using ref::Index;
-
 double evalUnary(const Node &n, double x) {
   const OpKind op = n.kind;
-  if (op == OpKind::Abs)
+  switch (op) {
+  case OpKind::Abs:
     return std::fabs(x);
-  if (op == OpKind::Neg)
+  case OpKind::Neg:
     return -x;
-  if (op == OpKind::Sqrt)
+  case OpKind::Sqrt:
     return std::sqrt(x);
-  if (op == OpKind::Log)
+  case OpKind::Log:
     return std::log(x);
-  if (op == OpKind::Erf)
+  case OpKind::Erf:
     return std::erf(x);
-  if (op == OpKind::Reciprocal)
+  case OpKind::Reciprocal:
     return 1.0 / x;
-  if (op == OpKind::Floor)
+  case OpKind::Floor:
     return std::floor(x);
-  if (op == OpKind::Ceil)
+  case OpKind::Ceil:
     return std::ceil(x);
-  if (op == OpKind::Round)
+  case OpKind::Round:
     return std::nearbyint(x); // default rounding mode: halves to even, as ONNX specifies
-  if (op == OpKind::Sin)
+  case OpKind::Sin:
     return std::sin(x);
-  if (op == OpKind::Cos)
+  case OpKind::Cos:
     return std::cos(x);
-  if (op == OpKind::Tan)
+  case OpKind::Tan:
     return std::tan(x);
-  if (op == OpKind::Asin)
+  case OpKind::Asin:
     return std::asin(x);
-  if (op == OpKind::Acos)
+  case OpKind::Acos:
     return std::acos(x);
-  if (op == OpKind::Atan)
+  case OpKind::Atan:
     return std::atan(x);
-  if (op == OpKind::Sinh)
+  case OpKind::Sinh:
     return std::sinh(x);
-  if (op == OpKind::Cosh)
+  case OpKind::Cosh:
     return std::cosh(x);
-  if (op == OpKind::Asinh)
+  case OpKind::Asinh:
     return std::asinh(x);
-  if (op == OpKind::Acosh)
+  case OpKind::Acosh:
     return std::acosh(x);
-  if (op == OpKind::Atanh)
+  case OpKind::Atanh:
     return std::atanh(x);
-  if (op == OpKind::Sign)
+  case OpKind::Sign:
     return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-  if (op == OpKind::Softplus)
+  case OpKind::Softplus:
     return std::log1p(std::exp(x));
-  if (op == OpKind::Softsign)
+  case OpKind::Softsign:
     return x / (1.0 + std::fabs(x));
-  if (op == OpKind::LeakyRelu)
+  case OpKind::LeakyRelu:
     return x < 0 ? n.attrFloat("alpha", 0.01) * x : x;
-  if (op == OpKind::Elu)
+  case OpKind::Elu:
     return x < 0 ? n.attrFloat("alpha", 1.0) * (std::exp(x) - 1.0) : x;
-  if (op == OpKind::Selu) {
+  case OpKind::Selu: {
     double a = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return x > 0 ? gm * x : gm * (a * std::exp(x) - a);
   }
-  if (op == OpKind::Celu) {
+  case OpKind::Celu: {
     double a = n.attrFloat("alpha", 1.0);
     return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
   }
-  if (op == OpKind::HardSigmoid)
+  case OpKind::HardSigmoid:
     return std::clamp(n.attrFloat("alpha", 0.2) * x + n.attrFloat("beta", 0.5), 0.0, 1.0);
-  if (op == OpKind::HardSwish)
+  case OpKind::HardSwish:
     return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
-  if (op == OpKind::ThresholdedRelu)
+  case OpKind::ThresholdedRelu:
     return x > n.attrFloat("alpha", 1.0) ? x : 0.0;
-  if (op == OpKind::Shrink) {
+  case OpKind::Shrink: {
     double l = n.attrFloat("lambd", 0.5), b = n.attrFloat("bias", 0.0);
     return x < -l ? x + b : x > l ? x - b : 0.0;
   }
-  if (op == OpKind::Gelu) {
+  case OpKind::Gelu: {
     if (n.attrString("approximate", "none") == "tanh")
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   }
-  if (op == OpKind::Not)
+  case OpKind::Not:
     return x == 0 ? 1.0 : 0.0;
-  if (op == OpKind::IsNaN)
+  case OpKind::IsNaN:
     return std::isnan(x) ? 1.0 : 0.0;
-  if (op == OpKind::IsInf)
+  case OpKind::IsInf:
     return (std::isinf(x) && ((x > 0 && n.attrInt("detect_positive", 1)) ||
                               (x < 0 && n.attrInt("detect_negative", 1))))
                ? 1.0
                : 0.0;
+  default:
+    break;
+  }
   fail("node '{}' ({}): not a unary operator", n.name, op);
 }
 
 double evalBinary(const Node &n, double a, double b) {
   const OpKind op = n.kind;
-  if (op == OpKind::Pow)
+  switch (op) {
+  case OpKind::Pow:
     return std::pow(a, b);
-  if (op == OpKind::Mod)
+  case OpKind::Mod:
     return n.attrInt("fmod", 0) ? std::fmod(a, b) : a - std::floor(a / b) * b;
-  if (op == OpKind::Equal)
+  case OpKind::Equal:
     return a == b;
-  if (op == OpKind::Less)
+  case OpKind::Less:
     return a < b;
-  if (op == OpKind::Greater)
+  case OpKind::Greater:
     return a > b;
-  if (op == OpKind::LessOrEqual)
+  case OpKind::LessOrEqual:
     return a <= b;
-  if (op == OpKind::GreaterOrEqual)
+  case OpKind::GreaterOrEqual:
     return a >= b;
-  if (op == OpKind::And)
+  case OpKind::And:
     return a != 0 && b != 0;
-  if (op == OpKind::Or)
+  case OpKind::Or:
     return a != 0 || b != 0;
-  if (op == OpKind::Xor)
+  case OpKind::Xor:
     return (a != 0) != (b != 0);
-  if (op == OpKind::PRelu)
+  case OpKind::PRelu:
     return a < 0 ? a * b : a;
-  if (op == OpKind::Sum || op == OpKind::Mean)
+  case OpKind::Sum:
+  case OpKind::Mean:
     return a + b;
+  default:
+    break;
+  }
   fail("node '{}' ({}): not a binary operator", n.name, op);
 }
 
+namespace ref {
+
 namespace {
+
+HostTensor binary(const std::vector<const HostTensor *> &ins, const Shape &outShape,
+                  double (*op)(double, double)) {
+  // Variadic Max/Min fold left; every operand broadcasts to the output shape, so each step's
+  // result can already have the output shape.
+  HostTensor acc = *ins[0];
+  for (size_t k = 1; k < ins.size(); ++k) {
+    HostTensor next(outShape);
+    std::vector<Index> st{broadcastStrides(acc.shape, outShape),
+                          broadcastStrides(ins[k]->shape, outShape)};
+    forEachBroadcast(outShape, st, [&](int64_t o, const std::vector<int64_t> &off) {
+      next.data[o] = static_cast<float>(op(acc.data[off[0]], ins[k]->data[off[1]]));
+    });
+    acc = std::move(next);
+  }
+  NPUC_ASSERT(acc.shape == outShape, "elementwise ops with one input do not broadcast");
+  return acc;
+}
+
+HostTensor unary(const HostTensor &x, double (*op)(double)) {
+  HostTensor out(x.shape);
+  for (int64_t i = 0; i < x.size(); ++i)
+    out.data[i] = static_cast<float>(op(x.data[i]));
+  return out;
+}
+
+double relu(double v) {
+  return v > 0 ? v : 0;
+}
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
+double tanhF(double v) {
+  return std::tanh(v);
+}
+double expF(double v) {
+  return std::exp(v);
+}
+double add(double a, double b) {
+  return a + b;
+}
+double sub(double a, double b) {
+  return a - b;
+}
+double mul(double a, double b) {
+  return a * b;
+}
+double divF(double a, double b) {
+  return a / b;
+}
+double maxF(double a, double b) {
+  return std::max(a, b);
+}
+double minF(double a, double b) {
+  return std::min(a, b);
+}
+
+HostTensor softmax(const HostTensor &x, int64_t axis) {
+  int64_t r = static_cast<int64_t>(x.shape.size());
+  axis = axis < 0 ? axis + r : axis;
+  int64_t outer = numElements(Shape(x.shape.begin(), x.shape.begin() + axis));
+  int64_t len = x.shape[static_cast<size_t>(axis)];
+  int64_t inner = numElements(Shape(x.shape.begin() + axis + 1, x.shape.end()));
+  HostTensor out(x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t k) { return (o * len + k) * inner + i; };
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t k = 0; k < len; ++k)
+        mx = std::max(mx, static_cast<double>(x.data[at(k)]));
+      for (int64_t k = 0; k < len; ++k)
+        sum += std::exp(x.data[at(k)] - mx);
+      for (int64_t k = 0; k < len; ++k)
+        out.data[at(k)] = static_cast<float>(std::exp(x.data[at(k)] - mx) / sum);
+    }
+  return out;
+}
 
 HostTensor broadcastOp(const Node &n, const std::vector<const HostTensor *> &ins, const Shape &os) {
   HostTensor out(os);
@@ -394,54 +480,102 @@ std::vector<HostTensor> topk(const Node &n, const HostTensor &x, const Shape &os
   return {vals, idx};
 }
 
-HostTensor globalPool(const Node &n, const HostTensor &x, const Shape &os) {
-  int64_t nc = x.shape[0] * x.shape[1], len = x.size() / std::max<int64_t>(nc, 1);
-  double p = static_cast<double>(n.attrInt("p", 2));
-  HostTensor out(os);
-  for (int64_t c = 0; c < nc; ++c) {
-    double acc = n.kind == OpKind::GlobalMaxPool ? -std::numeric_limits<double>::infinity() : 0.0;
-    for (int64_t i = 0; i < len; ++i) {
-      double v = x.data[c * len + i];
-      acc = n.kind == OpKind::GlobalMaxPool ? std::max(acc, v) : acc + std::pow(std::fabs(v), p);
-    }
-    out.data[c] =
-        static_cast<float>(n.kind == OpKind::GlobalMaxPool ? acc : std::pow(acc, 1.0 / p));
-  }
-  return out;
-}
-
 } // namespace
 
-bool evalExtMath(const Graph &g, const Node &n, const std::vector<const HostTensor *> &ins,
-                 std::vector<HostTensor> &outs) {
-  const Shape &os = g.value(n.outputs.at(0)).shape;
-  const OpKind op = n.kind;
-  for (size_t i = 0; i < ins.size(); ++i)
-    NPUC_ASSERT(ins[i] || i > 0, "the first input of every extended op is present");
-  if (isExtUnaryOp(op)) {
-    HostTensor out(os);
-    for (int64_t i = 0; i < out.size(); ++i)
-      out.data[i] = static_cast<float>(evalUnary(n, ins[0]->data[i]));
-    outs = {out};
-  } else if (isExtBroadcastOp(op)) {
-    outs = {broadcastOp(n, ins, os)};
-  } else if (isReduceOp(op)) {
-    outs = {reduce(n, *ins[0], os)};
-  } else if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization) {
-    outs = {normalize(n, ins)};
-  } else if (op == OpKind::LogSoftmax || op == OpKind::Hardmax || op == OpKind::LpNormalization ||
-             op == OpKind::CumSum) {
-    outs = {alongAxis(n, *ins[0])};
-  } else if (op == OpKind::LRN) {
-    outs = {lrn(n, *ins[0])};
-  } else if (op == OpKind::TopK) {
-    outs = topk(n, *ins[0], os);
-  } else if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool) {
-    outs = {globalPool(n, *ins[0], os)};
-  } else {
-    return false;
+// Add, Sub, Mul, Div, Max, Min.
+RefResult refArith(const RefArgs &a) {
+  const Shape &os = a.outShape();
+  switch (a.n.kind) {
+  case OpKind::Add:
+    return {binary(a.ins, os, add)};
+  case OpKind::Sub:
+    return {binary(a.ins, os, sub)};
+  case OpKind::Mul:
+    return {binary(a.ins, os, mul)};
+  case OpKind::Div: {
+    HostTensor q = binary(a.ins, os, divF);
+    // Integer division truncates (ONNX Div on int64: torch's shape arithmetic relies on it).
+    if (a.g.value(a.n.outputs[0]).dtype == DType::I64)
+      for (float &v : q.data)
+        v = std::trunc(v);
+    return {q};
   }
-  return true;
+  case OpKind::Max:
+    return {binary(a.ins, os, maxF)};
+  case OpKind::Min:
+    return {binary(a.ins, os, minF)};
+  default:
+    break;
+  }
+  NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Arith kernel", a.n.kind));
+  return {};
 }
+
+// Relu, Sigmoid, Tanh, Exp, Clip.
+RefResult refActivation(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  switch (a.n.kind) {
+  case OpKind::Relu:
+    return {unary(x, relu)};
+  case OpKind::Sigmoid:
+    return {unary(x, sigmoid)};
+  case OpKind::Tanh:
+    return {unary(x, tanhF)};
+  case OpKind::Exp:
+    return {unary(x, expF)};
+  case OpKind::Clip: {
+    double lo = a.n.attrFloat("min", -std::numeric_limits<double>::infinity());
+    double hi = a.n.attrFloat("max", std::numeric_limits<double>::infinity());
+    HostTensor out(a.outShape());
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.data[i] = static_cast<float>(std::min(std::max<double>(x.data[i], lo), hi));
+    return {out};
+  }
+  default:
+    break;
+  }
+  NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Activation kernel", a.n.kind));
+  return {};
+}
+
+RefResult refUnaryMap(const RefArgs &a) {
+  const HostTensor &x = a.in(0);
+  HostTensor out(a.outShape());
+  for (int64_t i = 0; i < out.size(); ++i)
+    out.data[i] = static_cast<float>(evalUnary(a.n, x.data[i]));
+  return {out};
+}
+
+RefResult refBroadcastMap(const RefArgs &a) {
+  return {broadcastOp(a.n, a.ins, a.outShape())};
+}
+
+RefResult refReduce(const RefArgs &a) {
+  return {reduce(a.n, a.in(0), a.outShape())};
+}
+
+RefResult refSoftmax(const RefArgs &a) {
+  return {softmax(a.in(0), a.n.attrInt("axis", -1))};
+}
+
+// LayerNormalization and InstanceNormalization.
+RefResult refNormalize(const RefArgs &a) {
+  return {normalize(a.n, a.ins)};
+}
+
+// LogSoftmax, Hardmax, LpNormalization, CumSum.
+RefResult refAlongAxis(const RefArgs &a) {
+  return {alongAxis(a.n, a.in(0))};
+}
+
+RefResult refLRN(const RefArgs &a) {
+  return {lrn(a.n, a.in(0))};
+}
+
+RefResult refTopK(const RefArgs &a) {
+  return topk(a.n, a.in(0), a.outShape());
+}
+
+} // namespace ref
 
 } // namespace npuc::graph

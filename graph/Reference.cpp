@@ -1,10 +1,41 @@
 // Reference.cpp - the reference executor's driver: walks the graph in topological order, feeds
-// each node's input tensors to evalNode (RefBasic.cpp) and collects the requested values.
+// each node's input tensors to its kernel (the Ref column of its Ops.def row; the kernels are in
+// RefNN.cpp, RefMath.cpp and RefData.cpp) and collects the requested values.
 #include "graph/Reference.h"
+#include "graph/RefInternal.h"
 
 #include "support/Error.h"
 
+#include <iterator>
+
 namespace npuc::graph {
+
+namespace ref {
+
+RefResult refUnsupported(const RefArgs &a) {
+  fail("node '{}' ({}): the reference executor has no kernel for this operator", a.n.name,
+       a.n.kind);
+}
+
+} // namespace ref
+
+namespace {
+
+using RefKernel = ref::RefResult (*)(const ref::RefArgs &);
+
+// One kernel per OpKind, in Ops.def order.
+constexpr RefKernel kRefKernels[] = {
+#define NPUC_OP(Kind, Name, Family, Pattern, Traits, Shape, Ref, Lower) &ref::ref##Ref,
+#include "graph/Ops.def"
+};
+static_assert(std::size(kRefKernels) == kNumOpKinds, "one reference kernel per OpKind");
+
+} // namespace
+
+std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
+                                 const std::vector<const HostTensor *> &ins) {
+  return kRefKernels[static_cast<size_t>(n.kind)](ref::RefArgs{g, n, ins});
+}
 
 HostTensor constantTensor(const Value &v) {
   NPUC_ASSERT(v.isConstant(), "constantTensor needs a constant value");

@@ -1,5 +1,10 @@
-// ShapeInternal.h - diagnostics helpers shared by the shape-inference files
-// (ShapeInference.cpp, ExtShapes.cpp) only.
+// ShapeInternal.h - the shape rules of the operators (the Shape column of graph/Ops.def) and the
+// diagnostics helpers they share; for the shape-inference files (ShapeInference.cpp, ShapeNN.cpp,
+// ShapeMath.cpp, ShapeData.cpp) only.
+//
+// A rule reads the node's inputs and normalised attributes (frontend/Onnx.h) and returns the type
+// of each output, in output order; inferNodeShape stores them. A rule may canonicalise an
+// attribute it reads (Transpose's default perm), which is why it gets the node mutable.
 #pragma once
 
 #include "graph/Graph.h"
@@ -7,8 +12,16 @@
 
 #include <fmt/format.h>
 #include <string>
+#include <vector>
 
 namespace npuc::graph::shape {
+
+/// The static type of one node output.
+struct OutType {
+  Shape shape;
+  DType dtype;
+};
+using OutTypes = std::vector<OutType>;
 
 /// "node 'conv1' (Conv)", the prefix of every shape error.
 inline std::string where(const Node &n) {
@@ -21,5 +34,76 @@ inline const Shape &inShape(const Graph &g, const Node &n, size_t i) {
     fail("{}: missing input {}", where(n), i);
   return g.value(n.inputs[i]).shape;
 }
+
+/// The dtype of input i (which must be present).
+inline DType inType(const Graph &g, const Node &n, size_t i) {
+  return g.value(n.inputs.at(i)).dtype;
+}
+
+/// The dtype of the core operators' result: input 0's (shape-manipulating ops keep their data's
+/// dtype, as int64 shape tensors flow through Unsqueeze/Concat/Gather before import-time
+/// folding), float when input 0 is omitted.
+inline DType firstInputType(const Graph &g, const Node &n) {
+  return !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).dtype : DType::F32;
+}
+
+/// Fails naming the node unless input i has the given rank.
+void requireRank(const Graph &g, const Node &n, size_t i, size_t rank);
+/// A possibly negative axis in [0, rank); out of range is a user error naming the node.
+int64_t normAxis(const Node &n, int64_t axis, size_t rank);
+/// The already normalised (non-negative) axis attribute `key` (default 0), checked against rank.
+int64_t axisAttr(const Node &n, const char *key, size_t rank);
+/// The dtype an ONNX TensorProto data type code `to` names at run time (float, int64, bool).
+DType castTarget(const Node &n, int64_t to);
+
+// The rules, one per distinct shape contract; the Shape column of Ops.def names them without the
+// `infer` prefix.
+// ShapeNN.cpp: convolutions, pooling, matrix products, normalisations.
+OutTypes inferConv(const Graph &g, Node &n);
+OutTypes inferConvTranspose(const Graph &g, Node &n);
+OutTypes inferPool(const Graph &g, Node &n);
+OutTypes inferGlobalAveragePool(const Graph &g, Node &n);
+OutTypes inferGlobalPool(const Graph &g, Node &n);
+OutTypes inferGemm(const Graph &g, Node &n);
+OutTypes inferMatMul(const Graph &g, Node &n);
+OutTypes inferBatchNorm(const Graph &g, Node &n);
+OutTypes inferLayerNorm(const Graph &g, Node &n);
+OutTypes inferInstanceNorm(const Graph &g, Node &n);
+OutTypes inferLRN(const Graph &g, Node &n);
+// ShapeMath.cpp: elementwise and broadcasting maps, reductions, ops along an axis.
+OutTypes inferSameAsInput(const Graph &g, Node &n);
+OutTypes inferDropout(const Graph &g, Node &n);
+OutTypes inferSoftmax(const Graph &g, Node &n);
+OutTypes inferArith(const Graph &g, Node &n);
+OutTypes inferUnaryMap(const Graph &g, Node &n);
+OutTypes inferBroadcastMap(const Graph &g, Node &n);
+OutTypes inferCast(const Graph &g, Node &n);
+OutTypes inferReduce(const Graph &g, Node &n);
+OutTypes inferTopK(const Graph &g, Node &n);
+OutTypes inferTrilu(const Graph &g, Node &n);
+// ShapeData.cpp: data movement, and the ops that compute a constant from shapes.
+OutTypes inferFlatten(const Graph &g, Node &n);
+OutTypes inferReshape(const Graph &g, Node &n);
+OutTypes inferSqueeze(const Graph &g, Node &n);
+OutTypes inferUnsqueeze(const Graph &g, Node &n);
+OutTypes inferTranspose(const Graph &g, Node &n);
+OutTypes inferConcat(const Graph &g, Node &n);
+OutTypes inferSplit(const Graph &g, Node &n);
+OutTypes inferPad(const Graph &g, Node &n);
+OutTypes inferSlice(const Graph &g, Node &n);
+OutTypes inferExpand(const Graph &g, Node &n);
+OutTypes inferTile(const Graph &g, Node &n);
+OutTypes inferResize(const Graph &g, Node &n);
+OutTypes inferDepthToSpace(const Graph &g, Node &n);
+OutTypes inferSpaceToDepth(const Graph &g, Node &n);
+OutTypes inferGather(const Graph &g, Node &n);
+OutTypes inferGatherElements(const Graph &g, Node &n);
+OutTypes inferShapeOf(const Graph &g, Node &n);
+OutTypes inferSize(const Graph &g, Node &n);
+OutTypes inferConstantOfShape(const Graph &g, Node &n);
+OutTypes inferRange(const Graph &g, Node &n);
+OutTypes inferEyeLike(const Graph &g, Node &n);
+// ShapeInference.cpp: operators that never reach shape inference as nodes.
+OutTypes inferUnsupported(const Graph &g, Node &n);
 
 } // namespace npuc::graph::shape

@@ -1,11 +1,12 @@
-// LowerData.cpp - CPU lowering of the extended data-movement and window ops (graph/ExtOps.h):
-// Split, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
-// GatherElements, Trilu, EyeLike, Cast, ConvTranspose and LpPool. Most are a loop nest over the
-// output storing a load of the input at an index computed from the output coordinates; indices
-// read from tensors or computed in float are clamped so every load stays in bounds.
+// LowerData.cpp - CPU lowering of the data-movement ops (LowerInternal.h): the views, Transpose,
+// Concat/Split, Pad, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
+// Gather/GatherElements, Trilu, EyeLike and Cast. Most are a loop nest over the output storing a
+// load of the input at an index computed from the output coordinates; indices read from tensors
+// or computed in float are clamped so every load stays in bounds.
 #include "graph/ExtOps.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
+#include "tir/Simplify.h"
 
 #include <cmath>
 
@@ -24,20 +25,13 @@ template <typename F> Stmt gatherNest(LowerCtx &c, const Buffer &in, const Buffe
               store(out, load(in, flatIndex(s, in->shape)), flatIndex(idx, out->shape)));
 }
 
-Stmt lowerSplit(LowerCtx &c, const graph::Node &n) {
-  Buffer in = c.input(n, 0);
-  auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
-  std::vector<Stmt> parts;
-  int64_t pos = 0;
-  for (size_t k = 0; k < n.outputs.size(); ++k) {
-    Buffer out = c.output(n, k);
-    parts.push_back(gatherNest(c, in, out, [&](std::vector<Expr> i) {
-      i[axis] = i[axis] + pos;
-      return i;
-    }));
-    pos += out->shape[axis];
-  }
-  return seq(parts);
+// out[i] = value(in, out, i) over the whole output, i the output coordinates.
+template <typename F> Stmt positionNest(LowerCtx &c, const graph::Node &n, F value) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  std::vector<Var> iv = c.vars(out->shape.size(), "i");
+  std::vector<Expr> idx = asExprs(iv);
+  Expr v = value(in, out, idx);
+  return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
 }
 
 // Resize's source coordinate in fp32, following graph::resizeSourceCoord's modes.
@@ -60,6 +54,99 @@ Expr resizeCoord(const graph::Node &n, size_t d, const Expr &o, int64_t in, int6
 
 Expr clampI(Expr e, int64_t hi) {
   return max(min(std::move(e), imm(hi - 1)), imm(0));
+}
+
+} // namespace
+
+// Reshape-like ops keep the row-major element order: a flat copy.
+Stmt lowerCopy(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  if (in->numElements() != out->numElements())
+    fail("node '{}' ({}): {} input elements but {} output elements", n.name, n.kind,
+         in->numElements(), out->numElements());
+  Var i = c.var("i");
+  return forLoop(i, imm(0), imm(out->numElements()), store(out, load(in, i), i));
+}
+
+Stmt lowerTranspose(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  size_t r = in->shape.size();
+  std::vector<int64_t> perm = n.attrInts("perm");
+  if (perm.empty())
+    for (size_t d = 0; d < r; ++d)
+      perm.push_back(static_cast<int64_t>(r - 1 - d));
+  if (perm.size() != r)
+    fail("node '{}' (Transpose): perm has {} entries for rank {}", n.name, perm.size(), r);
+  std::vector<Var> iv = c.vars(r, "i");
+  std::vector<Expr> inIdx(r);
+  for (size_t d = 0; d < r; ++d) {
+    int64_t p = perm[d];
+    if (p < 0 || p >= static_cast<int64_t>(r) || inIdx[static_cast<size_t>(p)].defined())
+      fail("node '{}' (Transpose): perm is not a permutation of 0..{}", n.name, r - 1);
+    inIdx[static_cast<size_t>(p)] = iv[d];
+  }
+  return nest(
+      iv, out->shape,
+      store(out, load(in, flatIndex(inIdx, in->shape)), flatIndex(asExprs(iv), out->shape)));
+}
+
+Stmt lowerConcat(LowerCtx &c, const graph::Node &n) {
+  Buffer out = c.output(n, 0);
+  size_t axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), out->shape.size()));
+  std::vector<Stmt> parts;
+  int64_t pos = 0;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    Buffer in = c.input(n, k);
+    std::vector<Var> iv = c.vars(in->shape.size(), "i");
+    std::vector<Expr> outIdx = asExprs(iv);
+    outIdx[axis] = outIdx[axis] + pos;
+    parts.push_back(nest(
+        iv, in->shape,
+        store(out, load(in, flatIndex(asExprs(iv), in->shape)), flatIndex(outIdx, out->shape))));
+    pos += in->shape[axis];
+  }
+  if (pos != out->shape[axis])
+    fail("node '{}' (Concat): inputs sum to {} along axis {}, output has {}", n.name, pos, axis,
+         out->shape[axis]);
+  return seq(parts);
+}
+
+Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
+  if (n.attrString("mode", "constant") != "constant")
+    fail("node '{}' (Pad): only mode=constant is supported, got '{}'", n.name,
+         n.attrString("mode", ""));
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  size_t r = in->shape.size();
+  std::vector<int64_t> pads = n.attrInts("pads");
+  if (pads.size() != 2 * r)
+    fail("node '{}' (Pad): pads has {} entries for rank {}", n.name, pads.size(), r);
+  std::vector<Var> iv = c.vars(r, "i");
+  std::vector<Expr> inIdx;
+  Expr inside = IntImmNode::make(1, DataType::Bool());
+  for (size_t d = 0; d < r; ++d) {
+    Expr x = iv[d] - pads[d];
+    inside = inside && (x >= 0) && (x < in->shape[d]);
+    inIdx.push_back(clampIdx(x, in->shape[d]));
+  }
+  Expr v = select(simplify(inside), load(in, flatIndex(inIdx, in->shape)),
+                  f32(n.attrFloat("value", 0.0)));
+  return nest(iv, out->shape, store(out, v, flatIndex(asExprs(iv), out->shape)));
+}
+
+Stmt lowerSplit(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0);
+  auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
+  std::vector<Stmt> parts;
+  int64_t pos = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    Buffer out = c.output(n, k);
+    parts.push_back(gatherNest(c, in, out, [&](std::vector<Expr> i) {
+      i[axis] = i[axis] + pos;
+      return i;
+    }));
+    pos += out->shape[axis];
+  }
+  return seq(parts);
 }
 
 Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
@@ -127,149 +214,121 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
   return nest(iv, out->shape, store(out, acc, oAt));
 }
 
-Stmt lowerConvTranspose(LowerCtx &c, const graph::Node &n) {
-  Buffer x = c.input(n, 0), w = c.input(n, 1), out = c.output(n, 0);
-  auto s = n.attrInts("strides", {1, 1}), d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0});
-  int64_t group = n.attrInt("group", 1);
-  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
-  int64_t mpg = w->shape[1], KH = w->shape[2], KW = w->shape[3], cpg = C / group;
-  std::vector<Var> ov = c.vars(4, "o");
-  Var ci = c.var("c"), kh = c.var("kh"), kw = c.var("kw");
-  Expr oAt = flatIndex(asExprs(ov), out->shape);
-  // Gather form: output (oh, ow) receives input (ih, iw) through tap (kh, kw) when
-  // ih * s = oh + p - kh * d exactly.
-  Expr th = ov[2] + p[0] - kh * d[0], tw = ov[3] + p[1] - kw * d[1];
-  Expr ih = floordiv(th, s[0]), iw = floordiv(tw, s[1]);
-  Expr ok =
-      th >= 0 && tw >= 0 && floormod(th, s[0]) == 0 && floormod(tw, s[1]) == 0 && ih < H && iw < W;
-  Expr chan = floordiv(ov[1], mpg) * cpg + ci;
-  Expr xv = load(x, flatIndex({ov[0], chan, clampI(ih, H), clampI(iw, W)}, x->shape));
-  Expr wv = load(w, flatIndex({chan, floormod(ov[1], mpg), kh, kw}, w->shape));
-  Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
-  Stmt red =
-      forLoop(ci, imm(0), imm(cpg),
-              forLoop(kh, imm(0), imm(KH),
-                      forLoop(kw, imm(0), imm(KW),
-                              store(out, load(out, oAt) + select(ok, xv * wv, f32(0)), oAt))));
-  return nest(ov, out->shape, seq({store(out, init, oAt), red}));
+Stmt lowerSlice(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  return gatherNest(c, in, out, [&](const std::vector<Expr> &i) {
+    std::vector<Expr> s;
+    auto b = n.attrInts("starts"), st = n.attrInts("steps");
+    for (size_t d = 0; d < i.size(); ++d)
+      s.push_back(i[d] * st[d] + b[d]);
+    return s;
+  });
 }
 
-Stmt lowerLpPool(LowerCtx &c, const graph::Node &n) {
-  Buffer x = c.input(n, 0), out = c.output(n, 0);
-  auto k = n.attrInts("kernel_shape"), s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1}), p = n.attrInts("pads", {0, 0, 0, 0});
-  double pw = static_cast<double>(n.attrInt("p", 2));
-  int64_t H = x->shape[2], W = x->shape[3];
-  std::vector<Var> ov = c.vars(4, "o");
-  Var kh = c.var("kh"), kw = c.var("kw");
-  Expr oAt = flatIndex(asExprs(ov), out->shape);
-  Expr ih = ov[2] * s[0] - p[0] + kh * d[0], iw = ov[3] * s[1] - p[1] + kw * d[1];
-  Expr xv = load(x, flatIndex({ov[0], ov[1], clampI(ih, H), clampI(iw, W)}, x->shape));
-  Expr term = call(kF, "pow", {call(kF, "fabs", {xv}), f32(pw)});
-  Expr inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
-  Stmt red = forLoop(kh, imm(0), imm(k[0]),
-                     forLoop(kw, imm(0), imm(k[1]),
-                             store(out, load(out, oAt) + select(inside, term, f32(0)), oAt)));
-  return nest(ov, out->shape,
-              seq({store(out, f32(0), oAt), red,
-                   store(out, call(kF, "pow", {load(out, oAt), f32(1.0 / pw)}), oAt)}));
+namespace {
+
+// Expand (tile = false) and Tile: input axes of extent 1 broadcast, others repeat.
+Stmt repeatNest(LowerCtx &c, const graph::Node &n, bool tile) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  const Shape &xs = in->shape;
+  return gatherNest(c, in, out, [&](const std::vector<Expr> &i) {
+    std::vector<Expr> s;
+    size_t off = i.size() - xs.size();
+    for (size_t d = 0; d < xs.size(); ++d)
+      s.push_back(xs[d] == 1 ? imm(0) : tile ? floormod(i[d + off], xs[d]) : i[d + off]);
+    return s;
+  });
 }
 
 } // namespace
 
-Stmt lowerExtData(LowerCtx &c, const graph::Node &n) {
-  const OpKind op = n.kind;
-  if (op == OpKind::Split)
-    return lowerSplit(c, n);
-  if (op == OpKind::ConvTranspose)
-    return lowerConvTranspose(c, n);
-  if (op == OpKind::LpPool)
-    return lowerLpPool(c, n);
-  if (op == OpKind::Resize)
-    return lowerResize(c, n);
-  if (op == OpKind::Slice || op == OpKind::Expand || op == OpKind::Tile ||
-      op == OpKind::DepthToSpace || op == OpKind::SpaceToDepth) {
-    Buffer in = c.input(n, 0), out = c.output(n, 0);
-    const Shape &xs = in->shape;
-    return gatherNest(c, in, out, [&](const std::vector<Expr> &i) -> std::vector<Expr> {
-      std::vector<Expr> s;
-      if (op == OpKind::Slice) {
-        auto b = n.attrInts("starts"), st = n.attrInts("steps");
-        for (size_t d = 0; d < i.size(); ++d)
-          s.push_back(i[d] * st[d] + b[d]);
-      } else if (op == OpKind::Expand || op == OpKind::Tile) {
-        size_t off = i.size() - xs.size();
-        for (size_t d = 0; d < xs.size(); ++d)
-          s.push_back(xs[d] == 1           ? imm(0)
-                      : op == OpKind::Tile ? floormod(i[d + off], xs[d])
-                                           : i[d + off]);
-      } else if (op == OpKind::DepthToSpace) {
-        int64_t bs = n.attrInt("blocksize", 1), C = out->shape[1];
-        Expr bh = floormod(i[2], bs), bw = floormod(i[3], bs);
-        Expr ch = n.attrString("mode", "DCR") == "CRD" ? (i[1] * bs + bh) * bs + bw
-                                                       : (bh * bs + bw) * C + i[1];
-        s = {i[0], ch, floordiv(i[2], bs), floordiv(i[3], bs)};
-      } else {
-        int64_t bs = n.attrInt("blocksize", 1), C = xs[1];
-        Expr blk = floordiv(i[1], C);
-        s = {i[0], floormod(i[1], C), i[2] * bs + floordiv(blk, bs), i[3] * bs + floormod(blk, bs)};
-      }
-      return s;
-    });
-  }
-  if (op == OpKind::Gather) {
-    // out[pre, j..., post] = x[pre, idx[j...], post]; indices are fp32 integers at runtime.
-    Buffer in = c.input(n, 0), ib = c.input(n, 1), out = c.output(n, 0);
+Stmt lowerExpand(LowerCtx &c, const graph::Node &n) {
+  return repeatNest(c, n, false);
+}
+
+Stmt lowerTile(LowerCtx &c, const graph::Node &n) {
+  return repeatNest(c, n, true);
+}
+
+Stmt lowerDepthToSpace(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  return gatherNest(c, in, out, [&](const std::vector<Expr> &i) -> std::vector<Expr> {
+    int64_t bs = n.attrInt("blocksize", 1), C = out->shape[1];
+    Expr bh = floormod(i[2], bs), bw = floormod(i[3], bs);
+    Expr ch = n.attrString("mode", "DCR") == "CRD" ? (i[1] * bs + bh) * bs + bw
+                                                   : (bh * bs + bw) * C + i[1];
+    return {i[0], ch, floordiv(i[2], bs), floordiv(i[3], bs)};
+  });
+}
+
+Stmt lowerSpaceToDepth(LowerCtx &c, const graph::Node &n) {
+  Buffer in = c.input(n, 0), out = c.output(n, 0);
+  return gatherNest(c, in, out, [&](const std::vector<Expr> &i) -> std::vector<Expr> {
+    int64_t bs = n.attrInt("blocksize", 1), C = in->shape[1];
+    Expr blk = floordiv(i[1], C);
+    return {i[0], floormod(i[1], C), i[2] * bs + floordiv(blk, bs), i[3] * bs + floormod(blk, bs)};
+  });
+}
+
+Stmt lowerGather(LowerCtx &c, const graph::Node &n) {
+  // out[pre, j..., post] = x[pre, idx[j...], post]; indices are fp32 integers at runtime.
+  Buffer in = c.input(n, 0), ib = c.input(n, 1), out = c.output(n, 0);
+  auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
+  size_t q = ib->shape.size();
+  std::vector<Var> iv = c.vars(out->shape.size(), "i");
+  std::vector<Expr> idx = asExprs(iv);
+  Expr k = cast(kI, load(ib, flatIndex(std::vector<Expr>(idx.begin() + static_cast<long>(axis),
+                                                         idx.begin() + static_cast<long>(axis + q)),
+                                       ib->shape)));
+  k = select(k < 0, k + in->shape[axis], k);
+  std::vector<Expr> s(idx.begin(), idx.begin() + static_cast<long>(axis));
+  s.push_back(clampI(k, in->shape[axis]));
+  s.insert(s.end(), idx.begin() + static_cast<long>(axis + q), idx.end());
+  return nest(iv, out->shape,
+              store(out, load(in, flatIndex(s, in->shape)), flatIndex(idx, out->shape)));
+}
+
+Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n) {
+  return positionNest(c, n, [&](const Buffer &in, const Buffer &, const std::vector<Expr> &idx) {
+    Buffer ib = c.input(n, 1);
     auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
-    size_t q = ib->shape.size();
-    std::vector<Var> iv = c.vars(out->shape.size(), "i");
-    std::vector<Expr> idx = asExprs(iv);
-    Expr k =
-        cast(kI, load(ib, flatIndex(std::vector<Expr>(idx.begin() + static_cast<long>(axis),
-                                                      idx.begin() + static_cast<long>(axis + q)),
-                                    ib->shape)));
+    Expr k = cast(kI, load(ib, flatIndex(idx, ib->shape)));
     k = select(k < 0, k + in->shape[axis], k);
-    std::vector<Expr> s(idx.begin(), idx.begin() + static_cast<long>(axis));
-    s.push_back(clampI(k, in->shape[axis]));
-    s.insert(s.end(), idx.begin() + static_cast<long>(axis + q), idx.end());
-    return nest(iv, out->shape,
-                store(out, load(in, flatIndex(s, in->shape)), flatIndex(idx, out->shape)));
-  }
-  if (op == OpKind::GatherElements || op == OpKind::Trilu || op == OpKind::EyeLike ||
-      op == OpKind::Cast) {
-    Buffer in = c.input(n, 0), out = c.output(n, 0);
-    std::vector<Var> iv = c.vars(out->shape.size(), "i");
-    std::vector<Expr> idx = asExprs(iv);
-    Expr v;
-    if (op == OpKind::GatherElements) {
-      Buffer ib = c.input(n, 1);
-      auto axis = static_cast<size_t>(normAxis(n, n.attrInt("axis", 0), in->shape.size()));
-      Expr k = cast(kI, load(ib, flatIndex(idx, ib->shape)));
-      k = select(k < 0, k + in->shape[axis], k);
-      std::vector<Expr> s = idx;
-      s[axis] = clampI(k, in->shape[axis]);
-      v = load(in, flatIndex(s, in->shape));
-    } else if (op == OpKind::Cast) {
-      graph::DType to = c.g.value(n.outputs[0]).dtype;
-      Expr x = load(in, flatIndex(idx, out->shape));
-      v = to == graph::DType::Bool ? select(x != f32(0), f32(1), f32(0))
-          : to == graph::DType::I64
-              ? select(x < f32(0), call(kF, "ceil", {x}), call(kF, "floor", {x}))
-              : x;
-    } else {
-      int64_t k = n.attrInt("k", 0);
-      size_t r = idx.size();
-      Expr diff = idx[r - 1] - idx[r - 2];
-      if (op == OpKind::EyeLike)
-        v = select(diff == k, f32(1), f32(0));
-      else
-        v = select(n.attrInt("upper", 1) ? diff >= k : diff <= k,
-                   load(in, flatIndex(idx, out->shape)), f32(0));
-    }
-    return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
-  }
-  return Stmt();
+    std::vector<Expr> s = idx;
+    s[axis] = clampI(k, in->shape[axis]);
+    return load(in, flatIndex(s, in->shape));
+  });
+}
+
+Stmt lowerTrilu(LowerCtx &c, const graph::Node &n) {
+  return positionNest(c, n, [&](const Buffer &in, const Buffer &out, const std::vector<Expr> &idx) {
+    int64_t k = n.attrInt("k", 0);
+    size_t r = idx.size();
+    Expr diff = idx[r - 1] - idx[r - 2];
+    return select(n.attrInt("upper", 1) ? diff >= k : diff <= k,
+                  load(in, flatIndex(idx, out->shape)), f32(0));
+  });
+}
+
+// EyeLike reads only its input's shape, which is the output's.
+Stmt lowerEyeLike(LowerCtx &c, const graph::Node &n) {
+  return positionNest(c, n, [&](const Buffer &, const Buffer &, const std::vector<Expr> &idx) {
+    int64_t k = n.attrInt("k", 0);
+    size_t r = idx.size();
+    Expr diff = idx[r - 1] - idx[r - 2];
+    return select(diff == k, f32(1), f32(0));
+  });
+}
+
+Stmt lowerCast(LowerCtx &c, const graph::Node &n) {
+  return positionNest(c, n, [&](const Buffer &in, const Buffer &out, const std::vector<Expr> &idx) {
+    graph::DType to = c.g.value(n.outputs[0]).dtype;
+    Expr x = load(in, flatIndex(idx, out->shape));
+    return to == graph::DType::Bool ? select(x != f32(0), f32(1), f32(0))
+           : to == graph::DType::I64
+               ? select(x < f32(0), call(kF, "ceil", {x}), call(kF, "floor", {x}))
+               : x;
+  });
 }
 
 } // namespace npuc::tir::lower

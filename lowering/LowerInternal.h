@@ -1,8 +1,10 @@
-// LowerInternal.h - shared state and index helpers of the op lowering (LowerOps*.cpp only).
+// LowerInternal.h - shared state, index helpers and the per-operator lowerings of lowering/ (its
+// .cpp files only).
 //
 // LowerCtx owns the value -> buffer map and builds the index arithmetic every op uses: loop
 // variables over a shape, flattened row-major indices, numpy-broadcast indices and perfect loop
-// nests. Op emitters are free functions taking the context and returning one statement.
+// nests. The lowerings are free functions taking the context and returning one statement;
+// lowerGroup picks each node's through the Lower column of graph/Ops.def.
 #pragma once
 
 #include "graph/Graph.h"
@@ -53,15 +55,47 @@ int64_t normAxis(const graph::Node &n, int64_t axis, size_t rank);
 Expr f32(double v);
 Expr clampIdx(Expr e, int64_t hi); // max(min(e, hi - 1), 0)
 
-// Op emitters (LowerNN.cpp: reductions / windows; LowerOps.cpp: elementwise and data movement).
+// The lowerings, one per distinct loop nest; the Lower column of graph/Ops.def names them
+// without the `lower` prefix. Each returns the node's statement; an attribute it cannot express
+// is a user error naming the node.
+// LowerNN.cpp: convolutions, pooling, matrix products, Softmax.
 Stmt lowerConv(LowerCtx &c, const graph::Node &n);
+Stmt lowerConvTranspose(LowerCtx &c, const graph::Node &n);
 Stmt lowerPool(LowerCtx &c, const graph::Node &n);
+Stmt lowerLpPool(LowerCtx &c, const graph::Node &n);
 Stmt lowerGlobalAveragePool(LowerCtx &c, const graph::Node &n);
+Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n);
 Stmt lowerGemm(LowerCtx &c, const graph::Node &n);
 Stmt lowerMatMul(LowerCtx &c, const graph::Node &n);
 Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n);
-// The extended operator set (graph/ExtOps.h); an undefined Stmt when `n` is not one of them.
-Stmt lowerExtMath(LowerCtx &c, const graph::Node &n); // LowerMath.cpp
-Stmt lowerExtData(LowerCtx &c, const graph::Node &n); // LowerData.cpp
+// LowerMath.cpp: elementwise and broadcasting maps, reductions, normalisations, ops along an axis.
+Stmt lowerArith(LowerCtx &c, const graph::Node &n);
+Stmt lowerActivation(LowerCtx &c, const graph::Node &n);
+Stmt lowerBatchNorm(LowerCtx &c, const graph::Node &n);
+Stmt lowerMap(LowerCtx &c, const graph::Node &n);
+Stmt lowerReduce(LowerCtx &c, const graph::Node &n);
+Stmt lowerNormalize(LowerCtx &c, const graph::Node &n);
+Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n);
+Stmt lowerLRN(LowerCtx &c, const graph::Node &n);
+Stmt lowerTopK(LowerCtx &c, const graph::Node &n);
+// LowerData.cpp: data movement and casts.
+Stmt lowerCopy(LowerCtx &c, const graph::Node &n);
+Stmt lowerTranspose(LowerCtx &c, const graph::Node &n);
+Stmt lowerConcat(LowerCtx &c, const graph::Node &n);
+Stmt lowerSplit(LowerCtx &c, const graph::Node &n);
+Stmt lowerPad(LowerCtx &c, const graph::Node &n);
+Stmt lowerSlice(LowerCtx &c, const graph::Node &n);
+Stmt lowerExpand(LowerCtx &c, const graph::Node &n);
+Stmt lowerTile(LowerCtx &c, const graph::Node &n);
+Stmt lowerResize(LowerCtx &c, const graph::Node &n);
+Stmt lowerDepthToSpace(LowerCtx &c, const graph::Node &n);
+Stmt lowerSpaceToDepth(LowerCtx &c, const graph::Node &n);
+Stmt lowerGather(LowerCtx &c, const graph::Node &n);
+Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n);
+Stmt lowerTrilu(LowerCtx &c, const graph::Node &n);
+Stmt lowerEyeLike(LowerCtx &c, const graph::Node &n);
+Stmt lowerCast(LowerCtx &c, const graph::Node &n);
+// LowerOps.cpp: operators with no run-time loop nest (folded or resolved at import).
+Stmt lowerUnsupported(LowerCtx &c, const graph::Node &n);
 
 } // namespace npuc::tir::lower

@@ -1,9 +1,10 @@
-// LowerMath.cpp - CPU lowering of the extended elementwise and reduction ops (graph/ExtOps.h):
-// unary math and activations, broadcasting comparisons/logic/Pow/Mod/Where, Reduce* and
-// ArgMax/ArgMin, LayerNormalization/InstanceNormalization, LpNormalization, LRN, LogSoftmax,
-// Hardmax, CumSum, TopK and the global Max/Lp pools. Bool and int64 results are stored as fp32
-// 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no intrinsic or libm call for here
-// (asin, sinh, ...) are built from exp/log/atan/sqrt in forms that avoid cancellation.
+// LowerMath.cpp - CPU lowering of the elementwise and reduction ops (LowerInternal.h): the core
+// arithmetic, activations and BatchNormalization, the extended unary maps, broadcasting
+// comparisons/logic/Pow/Mod/Where, Reduce* and ArgMax/ArgMin, LayerNormalization/
+// InstanceNormalization, LpNormalization, LRN, LogSoftmax, Hardmax, CumSum and TopK. Bool and
+// int64 results are stored as fp32 0/1 and integers (see graph/ExtOps.h). Functions LLVM has no
+// intrinsic or libm call for here (asin, sinh, ...) are built from exp/log/atan/sqrt in forms
+// that avoid cancellation.
 #include "graph/ExtOps.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
@@ -33,88 +34,93 @@ Expr toF(Expr i) {
 Expr unaryExpr(const graph::Node &n, const Expr &x) {
   const OpKind op = n.kind;
   auto a = [&](const char *k, double d) { return f32(n.attrFloat(k, d)); };
-  if (op == OpKind::Abs)
+  switch (op) {
+  case OpKind::Abs:
     return fcall("fabs", x);
-  if (op == OpKind::Neg)
+  case OpKind::Neg:
     return -x;
-  if (op == OpKind::Sqrt || op == OpKind::Log || op == OpKind::Erf || op == OpKind::Floor ||
-      op == OpKind::Ceil || op == OpKind::Sin || op == OpKind::Cos || op == OpKind::Tan ||
-      op == OpKind::Atan) {
-    std::string name = op == OpKind::Sqrt    ? "sqrt"
-                       : op == OpKind::Log   ? "log"
-                       : op == OpKind::Erf   ? "erf"
-                       : op == OpKind::Floor ? "floor"
-                       : op == OpKind::Ceil  ? "ceil"
-                       : op == OpKind::Sin   ? "sin"
-                       : op == OpKind::Cos   ? "cos"
-                       : op == OpKind::Tan   ? "tan"
-                                             : "atan";
-    return call(kF, name, {x});
-  }
-  if (op == OpKind::Reciprocal)
+  case OpKind::Sqrt:
+    return fcall("sqrt", x);
+  case OpKind::Log:
+    return fcall("log", x);
+  case OpKind::Erf:
+    return fcall("erf", x);
+  case OpKind::Floor:
+    return fcall("floor", x);
+  case OpKind::Ceil:
+    return fcall("ceil", x);
+  case OpKind::Sin:
+    return fcall("sin", x);
+  case OpKind::Cos:
+    return fcall("cos", x);
+  case OpKind::Tan:
+    return fcall("tan", x);
+  case OpKind::Atan:
+    return fcall("atan", x);
+  case OpKind::Reciprocal:
     return f32(1) / x;
-  if (op == OpKind::Round) { // halves to even; llvm.round would send them away from zero
+  case OpKind::Round: { // halves to even; llvm.round would send them away from zero
     Expr f = fcall("floor", x), d = x - f;
     Expr fEven = f - f32(2) * fcall("floor", f * f32(0.5)) == f32(0);
     return select(d > f32(0.5), f + f32(1), select(d < f32(0.5), f, select(fEven, f, f + f32(1))));
   }
-  if (op == OpKind::Asin)
+  case OpKind::Asin:
     return fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == OpKind::Acos)
+  case OpKind::Acos:
     return f32(M_PI / 2) - fcall("atan", x / fcall("sqrt", f32(1) - x * x));
-  if (op == OpKind::Sinh)
+  case OpKind::Sinh:
     return (fcall("expm1", x) - fcall("expm1", -x)) * f32(0.5);
-  if (op == OpKind::Cosh)
+  case OpKind::Cosh:
     return (fcall("exp", x) + fcall("exp", -x)) * f32(0.5);
-  if (op == OpKind::Asinh) { // odd function: evaluate on |x| to avoid cancellation for x < 0
+  case OpKind::Asinh: { // odd function: evaluate on |x| to avoid cancellation for x < 0
     Expr ax = fcall("fabs", x);
     Expr r = fcall("log", ax + fcall("sqrt", ax * ax + f32(1)));
     return select(x < f32(0), -r, r);
   }
-  if (op == OpKind::Acosh)
+  case OpKind::Acosh:
     return fcall("log", x + fcall("sqrt", x * x - f32(1)));
-  if (op == OpKind::Atanh)
+  case OpKind::Atanh:
     return f32(0.5) * fcall("log1p", f32(2) * x / (f32(1) - x));
-  if (op == OpKind::Sign)
+  case OpKind::Sign:
     return select(x > f32(0), f32(1), select(x < f32(0), f32(-1), f32(0)));
-  if (op == OpKind::Softplus) // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
+  case OpKind::Softplus: // exp overflows fp32 beyond ~88; log1p(exp(x)) == x to fp32 there
     return select(x > f32(30), x, fcall("log1p", fcall("exp", x)));
-  if (op == OpKind::Softsign)
+  case OpKind::Softsign:
     return x / (f32(1) + fcall("fabs", x));
-  if (op == OpKind::LeakyRelu)
+  case OpKind::LeakyRelu:
     return select(x < f32(0), a("alpha", 0.01) * x, x);
-  if (op == OpKind::Elu)
+  case OpKind::Elu:
     return select(x < f32(0), a("alpha", 1.0) * fcall("expm1", x), x);
-  if (op == OpKind::Selu) {
+  case OpKind::Selu: {
     double al = n.attrFloat("alpha", 1.67326319217681884765625);
     double gm = n.attrFloat("gamma", 1.05070102214813232421875);
     return select(x > f32(0), f32(gm) * x, f32(gm * al) * fcall("expm1", x));
   }
-  if (op == OpKind::Celu) {
+  case OpKind::Celu: {
     Expr al = a("alpha", 1.0);
     return max(x, f32(0)) + min(f32(0), al * fcall("expm1", x / al));
   }
-  if (op == OpKind::HardSigmoid)
+  case OpKind::HardSigmoid:
     return max(f32(0), min(f32(1), a("alpha", 0.2) * x + a("beta", 0.5)));
-  if (op == OpKind::HardSwish)
+  case OpKind::HardSwish:
     return x * max(f32(0), min(f32(1), x / f32(6) + f32(0.5)));
-  if (op == OpKind::ThresholdedRelu)
+  case OpKind::ThresholdedRelu:
     return select(x > a("alpha", 1.0), x, f32(0));
-  if (op == OpKind::Shrink) {
+  case OpKind::Shrink: {
     Expr l = a("lambd", 0.5), b = a("bias", 0.0);
     return select(x < -l, x + b, select(x > l, x - b, f32(0)));
   }
-  if (op == OpKind::Gelu) {
+  case OpKind::Gelu: {
     if (n.attrString("approximate", "none") == "tanh")
       return f32(0.5) * x *
              (f32(1) + fcall("tanh", f32(std::sqrt(2.0 / M_PI)) * (x + f32(0.044715) * x * x * x)));
     return f32(0.5) * x * (f32(1) + fcall("erf", x * f32(M_SQRT1_2)));
   }
-  if (op == OpKind::Not)
+  case OpKind::Not:
     return fsel(x == f32(0));
-  if (op == OpKind::IsNaN) // ordered comparisons are false for NaN only
+  case OpKind::IsNaN: // ordered comparisons are false for NaN only
     return select(fcall("fabs", x) <= inf(), f32(0), f32(1));
-  if (op == OpKind::IsInf) {
+  case OpKind::IsInf: {
     bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
     Expr r = f32(0);
     if (pos)
@@ -123,36 +129,156 @@ Expr unaryExpr(const graph::Node &n, const Expr &x) {
       r = select(x == -inf(), f32(1), r);
     return r;
   }
+  default:
+    break;
+  }
   fail("node '{}' ({}): no TIR lowering for this unary operator", n.name, op);
 }
 
 Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
   const OpKind op = n.kind;
-  if (op == OpKind::Pow)
+  switch (op) {
+  case OpKind::Pow:
     return call(kF, "pow", {a, b});
-  if (op == OpKind::Mod)
+  case OpKind::Mod:
     return n.attrInt("fmod", 0) ? a % b : floormod(a, b);
-  if (op == OpKind::Equal)
+  case OpKind::Equal:
     return fsel(a == b);
-  if (op == OpKind::Less)
+  case OpKind::Less:
     return fsel(a < b);
-  if (op == OpKind::Greater)
+  case OpKind::Greater:
     return fsel(a > b);
-  if (op == OpKind::LessOrEqual)
+  case OpKind::LessOrEqual:
     return fsel(a <= b);
-  if (op == OpKind::GreaterOrEqual)
+  case OpKind::GreaterOrEqual:
     return fsel(a >= b);
-  if (op == OpKind::And)
+  case OpKind::And:
     return select(a != f32(0), fsel(b != f32(0)), f32(0));
-  if (op == OpKind::Or)
+  case OpKind::Or:
     return select(a != f32(0), f32(1), fsel(b != f32(0)));
-  if (op == OpKind::Xor)
+  case OpKind::Xor:
     return select(a != f32(0), fsel(b == f32(0)), fsel(b != f32(0)));
-  if (op == OpKind::PRelu)
+  case OpKind::PRelu:
     return select(a < f32(0), a * b, a);
-  if (op == OpKind::Sum || op == OpKind::Mean)
+  case OpKind::Sum:
+  case OpKind::Mean:
     return a + b;
+  default:
+    break;
+  }
   fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
+}
+
+// outer x len x inner view around `axis`.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView axisView(const Shape &s, size_t axis) {
+  AxisView v;
+  v.len = s[axis];
+  for (size_t d = 0; d < axis; ++d)
+    v.outer *= s[d];
+  for (size_t d = axis + 1; d < s.size(); ++d)
+    v.inner *= s[d];
+  return v;
+}
+
+// A loop nest over the output storing value(operand, iv) at each position, where operand(i)
+// loads input i broadcast to the output coordinates iv.
+template <typename F> Stmt mapNest(LowerCtx &c, const graph::Node &n, F value) {
+  Buffer out = c.output(n, 0);
+  std::vector<Var> iv = c.vars(out->shape.size(), "i");
+  std::vector<Expr> idx = asExprs(iv);
+  auto operand = [&](size_t i) {
+    Buffer b = c.input(n, i);
+    return load(b, broadcastIndex(b->shape, idx));
+  };
+  Expr v = value(operand, iv);
+  return nest(iv, out->shape, store(out, v, flatIndex(idx, out->shape)));
+}
+
+Expr arithExpr(const graph::Node &n, const Expr &a, const Expr &b) {
+  switch (n.kind) {
+  case OpKind::Add:
+    return a + b;
+  case OpKind::Sub:
+    return a - b;
+  case OpKind::Mul:
+    return a * b;
+  case OpKind::Div:
+    return a / b;
+  case OpKind::Max:
+    return max(a, b);
+  case OpKind::Min:
+    return min(a, b);
+  default:
+    break;
+  }
+  NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Arith lowering", n.kind));
+  return Expr();
+}
+
+} // namespace
+
+// Add, Sub, Mul, Div (two operands), Max and Min (any number), broadcasting.
+Stmt lowerArith(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &) {
+    const OpKind op = n.kind;
+    if (n.inputs.empty())
+      fail("node '{}' ({}): no inputs", n.name, op);
+    if (n.inputs.size() != 2 && op != OpKind::Max && op != OpKind::Min)
+      fail("node '{}' ({}): expects 2 inputs, has {}", n.name, op, n.inputs.size());
+    Expr v = operand(0);
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      Expr b = operand(i);
+      v = arithExpr(n, v, b);
+    }
+    return v;
+  });
+}
+
+// Relu, Sigmoid, Tanh, Exp, Clip.
+Stmt lowerActivation(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &) {
+    Expr x = operand(0);
+    switch (n.kind) {
+    case OpKind::Relu:
+      return select(x > f32(0), x, f32(0));
+    case OpKind::Sigmoid:
+      return f32(1) / (f32(1) + call(kF, "exp", {-x}));
+    case OpKind::Tanh:
+      return call(kF, "tanh", {x});
+    case OpKind::Exp:
+      return call(kF, "exp", {x});
+    case OpKind::Clip: {
+      Expr v = x;
+      if (n.hasAttr("min"))
+        v = max(v, f32(n.attrFloat("min", 0)));
+      if (n.hasAttr("max"))
+        v = min(v, f32(n.attrFloat("max", 0)));
+      return v;
+    }
+    default:
+      break;
+    }
+    NPUC_ASSERT(false, fmt::format("Ops.def gives {} the Activation lowering", n.kind));
+    return Expr();
+  });
+}
+
+Stmt lowerBatchNorm(LowerCtx &c, const graph::Node &n) {
+  return mapNest(c, n, [&](auto &operand, const std::vector<Var> &iv) {
+    Expr x = operand(0);
+    if (n.inputs.size() < 5)
+      fail("node '{}' (BatchNormalization): expects 5 inputs, has {}", n.name, n.inputs.size());
+    if (iv.size() < 2)
+      fail("node '{}' (BatchNormalization): input rank must be >= 2", n.name);
+    double eps = n.attrFloat("epsilon", 1e-5);
+    Expr ch = iv[1];
+    Expr scale = load(c.input(n, 1), ch), bias = load(c.input(n, 2), ch);
+    Expr mean = load(c.input(n, 3), ch), var = load(c.input(n, 4), ch);
+    return (x - mean) / call(kF, "sqrt", {var + f32(eps)}) * scale + bias;
+  });
 }
 
 Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
@@ -254,20 +380,6 @@ Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
   return nest(kv, kShape, seq(body));
 }
 
-// outer x len x inner view around `axis`.
-struct AxisView {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-AxisView axisView(const Shape &s, size_t axis) {
-  AxisView v;
-  v.len = s[axis];
-  for (size_t d = 0; d < axis; ++d)
-    v.outer *= s[d];
-  for (size_t d = axis + 1; d < s.size(); ++d)
-    v.inner *= s[d];
-  return v;
-}
-
 // LayerNormalization (blocks = the trailing dims from axis) and InstanceNormalization (blocks =
 // the spatial dims of one (n, c)): mean, then variance, then the scaled output; red holds them.
 Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
@@ -356,7 +468,7 @@ Stmt lowerAlongAxis(LowerCtx &c, const graph::Node &n) {
                  forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, seq(body))));
 }
 
-Stmt lowerLrn(LowerCtx &c, const graph::Node &n) {
+Stmt lowerLRN(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
   double alpha = n.attrFloat("alpha", 1e-4), beta = n.attrFloat("beta", 0.75);
   double bias = n.attrFloat("bias", 1.0);
@@ -410,43 +522,6 @@ Stmt lowerTopK(LowerCtx &c, const graph::Node &n) {
                    forLoop(j, imm(0), imm(k), pick)});
   return forLoop(o, imm(0), imm(v.outer),
                  forLoop(i, imm(0), imm(v.inner), AllocateNode::make(red, body)));
-}
-
-Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
-  Buffer x = c.input(n, 0), out = c.output(n, 0);
-  int64_t nc = x->shape[0] * x->shape[1], len = x->numElements() / std::max<int64_t>(nc, 1);
-  bool isMax = n.kind == OpKind::GlobalMaxPool;
-  double p = static_cast<double>(n.attrInt("p", 2));
-  Var o = c.var("o"), r = c.var("r");
-  Expr acc = load(out, o), xv = load(x, o * len + r);
-  Expr step = isMax ? max(acc, xv) : acc + call(kF, "pow", {fcall("fabs", xv), f32(p)});
-  std::vector<Stmt> body{store(out, isMax ? -inf() : f32(0), o),
-                         forLoop(r, imm(0), imm(len), store(out, step, o))};
-  if (!isMax)
-    body.push_back(store(out, call(kF, "pow", {acc, f32(1.0 / p)}), o));
-  return forLoop(o, imm(0), imm(nc), seq(body));
-}
-
-} // namespace
-
-Stmt lowerExtMath(LowerCtx &c, const graph::Node &n) {
-  const OpKind op = n.kind;
-  if (graph::isExtUnaryOp(op) || graph::isExtBroadcastOp(op))
-    return lowerMap(c, n);
-  if (graph::isReduceOp(op))
-    return lowerReduce(c, n);
-  if (op == OpKind::LayerNormalization || op == OpKind::InstanceNormalization)
-    return lowerNormalize(c, n);
-  if (op == OpKind::LogSoftmax || op == OpKind::Hardmax || op == OpKind::LpNormalization ||
-      op == OpKind::CumSum)
-    return lowerAlongAxis(c, n);
-  if (op == OpKind::LRN)
-    return lowerLrn(c, n);
-  if (op == OpKind::TopK)
-    return lowerTopK(c, n);
-  if (op == OpKind::GlobalMaxPool || op == OpKind::GlobalLpPool)
-    return lowerGlobalPool(c, n);
-  return Stmt();
 }
 
 } // namespace npuc::tir::lower

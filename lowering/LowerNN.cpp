@@ -1,15 +1,18 @@
-// LowerNN.cpp - lowering of the reduction and sliding-window ops: Conv, MaxPool/AveragePool,
-// GlobalAveragePool, Gemm, MatMul and Softmax. Accumulation is fp32 in the output buffer (the
-// reference accumulates in double; tests allow for the difference). Windows read padded
+// LowerNN.cpp - lowering of the neural-network ops: Conv, ConvTranspose, MaxPool/AveragePool,
+// LpPool, the global pools, Gemm, MatMul and Softmax. Accumulation is fp32 in the output buffer
+// (the reference accumulates in double; tests allow for the difference). Windows read padded
 // positions through Select over a clamped index, so every load is in bounds.
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace npuc::tir::lower {
 namespace {
+
+const DataType kF = DataType::Float(32);
 
 std::vector<int64_t> attr2(const graph::Node &n, const char *key, std::vector<int64_t> dflt,
                            size_t want) {
@@ -214,6 +217,72 @@ Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n) {
   });
   return forLoop(o, imm(0), imm(outer),
                  forLoop(i, imm(0), imm(inner), AllocateNode::make(red, body)));
+}
+
+Stmt lowerConvTranspose(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), w = c.input(n, 1), out = c.output(n, 0);
+  auto s = n.attrInts("strides", {1, 1}), d = n.attrInts("dilations", {1, 1});
+  auto p = n.attrInts("pads", {0, 0, 0, 0});
+  int64_t group = n.attrInt("group", 1);
+  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  int64_t mpg = w->shape[1], KH = w->shape[2], KW = w->shape[3], cpg = C / group;
+  std::vector<Var> ov = c.vars(4, "o");
+  Var ci = c.var("c"), kh = c.var("kh"), kw = c.var("kw");
+  Expr oAt = flatIndex(asExprs(ov), out->shape);
+  // Gather form: output (oh, ow) receives input (ih, iw) through tap (kh, kw) when
+  // ih * s = oh + p - kh * d exactly.
+  Expr th = ov[2] + p[0] - kh * d[0], tw = ov[3] + p[1] - kw * d[1];
+  Expr ih = floordiv(th, s[0]), iw = floordiv(tw, s[1]);
+  Expr ok =
+      th >= 0 && tw >= 0 && floormod(th, s[0]) == 0 && floormod(tw, s[1]) == 0 && ih < H && iw < W;
+  Expr chan = floordiv(ov[1], mpg) * cpg + ci;
+  Expr xv = load(x, flatIndex({ov[0], chan, clampIdx(ih, H), clampIdx(iw, W)}, x->shape));
+  Expr wv = load(w, flatIndex({chan, floormod(ov[1], mpg), kh, kw}, w->shape));
+  Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
+  Stmt red =
+      forLoop(ci, imm(0), imm(cpg),
+              forLoop(kh, imm(0), imm(KH),
+                      forLoop(kw, imm(0), imm(KW),
+                              store(out, load(out, oAt) + select(ok, xv * wv, f32(0)), oAt))));
+  return nest(ov, out->shape, seq({store(out, init, oAt), red}));
+}
+
+Stmt lowerLpPool(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  auto k = n.attrInts("kernel_shape"), s = n.attrInts("strides", {1, 1});
+  auto d = n.attrInts("dilations", {1, 1}), p = n.attrInts("pads", {0, 0, 0, 0});
+  double pw = static_cast<double>(n.attrInt("p", 2));
+  int64_t H = x->shape[2], W = x->shape[3];
+  std::vector<Var> ov = c.vars(4, "o");
+  Var kh = c.var("kh"), kw = c.var("kw");
+  Expr oAt = flatIndex(asExprs(ov), out->shape);
+  Expr ih = ov[2] * s[0] - p[0] + kh * d[0], iw = ov[3] * s[1] - p[1] + kw * d[1];
+  Expr xv = load(x, flatIndex({ov[0], ov[1], clampIdx(ih, H), clampIdx(iw, W)}, x->shape));
+  Expr term = call(kF, "pow", {call(kF, "fabs", {xv}), f32(pw)});
+  Expr inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
+  Stmt red = forLoop(kh, imm(0), imm(k[0]),
+                     forLoop(kw, imm(0), imm(k[1]),
+                             store(out, load(out, oAt) + select(inside, term, f32(0)), oAt)));
+  return nest(ov, out->shape,
+              seq({store(out, f32(0), oAt), red,
+                   store(out, call(kF, "pow", {load(out, oAt), f32(1.0 / pw)}), oAt)}));
+}
+
+// GlobalMaxPool and GlobalLpPool.
+Stmt lowerGlobalPool(LowerCtx &c, const graph::Node &n) {
+  Buffer x = c.input(n, 0), out = c.output(n, 0);
+  int64_t nc = x->shape[0] * x->shape[1], len = x->numElements() / std::max<int64_t>(nc, 1);
+  bool isMax = n.kind == OpKind::GlobalMaxPool;
+  double p = static_cast<double>(n.attrInt("p", 2));
+  Var o = c.var("o"), r = c.var("r");
+  Expr acc = load(out, o), xv = load(x, o * len + r);
+  Expr step = isMax ? max(acc, xv) : acc + call(kF, "pow", {call(kF, "fabs", {xv}), f32(p)});
+  std::vector<Stmt> body{
+      store(out, isMax ? -f32(std::numeric_limits<double>::infinity()) : f32(0), o),
+      forLoop(r, imm(0), imm(len), store(out, step, o))};
+  if (!isMax)
+    body.push_back(store(out, call(kF, "pow", {acc, f32(1.0 / p)}), o));
+  return forLoop(o, imm(0), imm(nc), seq(body));
 }
 
 } // namespace npuc::tir::lower

@@ -1,13 +1,14 @@
-// KernelSelect.cpp - which kernel runs a group, and the fallbacks between kernels.
+// KernelSelect.cpp - which kernel runs a group: the attempts of KernelSelect.h as a table of
+// small functions, each deciding whether it applies and lowering one candidate kernel.
 //
 // A group's plan (npu/kernels/Plan.h) names the hand-written kernel for its shape; when that kernel
 // finds no tiling with double buffers it is retried single-buffered, and when it finds none at all
 // the loop-nest kernel (emit-npu over the group's reference loops) takes the group. Placement asks
 // the same question before any segment exists (npuRejectReason, npuGroupCycles: a dry run with
-// every tensor in DRAM), so a group placed on the NPU is one these fallbacks can lower.
+// every tensor in DRAM) through the same table, so a group placed on the NPU is one these
+// fallbacks can lower.
 #include "npu/kernels/KernelSelect.h"
 
-#include "npu/pipeline/Compile.h"
 #include "npu/kernels/KernelSpaces.h"
 #include "npu/schedule/Space.h"
 #include "support/Error.h"
@@ -29,36 +30,6 @@ Kernel Kernel::rejected(RejectKind kind, std::string message) {
 }
 
 namespace {
-
-// The kernel of a family that has no schedule space (yet): its lowering function as it was.
-Kernel lowerWithoutSpace(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
-                         const KernelOptions &o) {
-  switch (p.kind) {
-  case KernelKind::Matmul:
-    NPUC_ASSERT(false, "the tensor-unit kernel has a space");
-    return {};
-  case KernelKind::BatchMatmul:
-    return lowerBatchMatmulKernel(p, g, b, d, o);
-  case KernelKind::Pool:
-    return lowerPoolKernel(p, g, b, d, o);
-  case KernelKind::GlobalAvgPool:
-    return lowerGlobalPoolKernel(p, g, b, d, o);
-  case KernelKind::Eltwise:
-    return lowerEltwiseKernel(p, g, b, d, o);
-  case KernelKind::Concat:
-    return lowerConcatKernel(p, g, b, d, o);
-  case KernelKind::View: {
-    Kernel k;
-    k.body = tir::seq({});
-    k.tiling = "view: aliases its input (no data movement)";
-    return k;
-  }
-  case KernelKind::LoopNest:
-    NPUC_ASSERT(p.group, "planGroup records the group of a loop-nest plan");
-    return lowerLoopNestKernel(g, *p.group, b, d, o);
-  }
-  return {};
-}
 
 Kernel lowerPoint(const KernelSpace &s, const Schedule &pt, Builder &b, const DramCtx &d) {
   Kernel k = s.lower(pt, b, d);
@@ -108,21 +79,21 @@ Kernel lowerDepthwiseSketch(const GroupPlan &p, const graph::Graph &g, Builder &
   return k;
 }
 
+// Every strategy has a space (makeSpace); a family's kernel is always lowered through it.
+std::unique_ptr<KernelSpace> spaceOf(Strategy s, const GroupPlan &p, const graph::Graph &g,
+                                     const SpaceContext &ctx) {
+  std::unique_ptr<KernelSpace> space = makeSpace(s, p, g, ctx);
+  NPUC_ASSERT(space, std::string("makeSpace has a space for strategy '") + strategyName(s) + "'");
+  return space;
+}
+
 } // namespace
 
 Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const DramCtx &d,
                    const KernelOptions &o) {
   const SpaceContext ctx = SpaceContext::of(b, d, o, b.fromTop());
   if (o.schedule) { // a forced or replayed point
-    std::unique_ptr<KernelSpace> s = makeSpace(o.schedule->strategy, p, g, ctx);
-    if (!s) { // a family without a space has one point: its default
-      NPUC_ASSERT(o.schedule->strategy == defaultStrategyOf(p.kind) &&
-                      o.schedule->decisions.empty(),
-                  "KernelSelect checks a forced point against the plan's strategies");
-      Kernel k = lowerWithoutSpace(p, g, b, d, o);
-      k.schedule = *o.schedule;
-      return k;
-    }
+    std::unique_ptr<KernelSpace> s = spaceOf(o.schedule->strategy, p, g, ctx);
     if (std::optional<Reject> why = s->whyIllegal(*o.schedule)) {
       Kernel k;
       k.reject = std::move(why);
@@ -134,115 +105,222 @@ Kernel lowerKernel(const GroupPlan &p, const graph::Graph &g, Builder &b, const 
   const std::vector<Strategy> strategies = strategiesFor(p, b.hw());
   if (strategies.size() == 2 && strategies[1] == Strategy::DepthwiseVector)
     return lowerDepthwiseSketch(p, g, b, d, ctx);
-  if (std::unique_ptr<KernelSpace> s = makeSpace(strategies[0], p, g, ctx))
-    return lowerDefault(*s, b, d);
-  Kernel k = lowerWithoutSpace(p, g, b, d, o);
-  k.schedule.strategy = strategies[0];
-  return k;
-}
-
-// Lowers with the requested buffering; when double buffers do not fit, retries single-buffered
-// (and says so in the tiling text) before giving up on the NPU. `used` receives the options
-// of the returned kernel (the bank-aware placement re-lowers with them).
-Kernel lowerWithFallback(const GroupPlan &p, const graph::Graph &g, const Hw &hw, const DramCtx &d,
-                         const KernelOptions &o, const std::function<void()> &undo,
-                         KernelOptions *used, bool fromTop, const Window &window) {
-  Builder b(hw, fromTop, window);
-  Kernel k = lowerKernel(p, g, b, d, o);
-  k.onChipPeak = b.peakBytes();
-  if (used)
-    *used = o;
-  if (k.ok() || !o.doubleBuffer || p.kind == KernelKind::LoopNest)
-    return k; // the loop-nest kernel picks its buffering itself (single-buffered last)
-  undo();
-  KernelOptions single = o;
-  single.doubleBuffer = false;
-  if (used)
-    *used = single;
-  Builder b1(hw, fromTop, window);
-  Kernel k1 = lowerKernel(p, g, b1, d, single);
-  k1.onChipPeak = b1.peakBytes();
-  if (k1.ok())
-    k1.tiling += " (double buffers did not fit: " + k.rejectText() + ")";
-  return k1;
+  return lowerDefault(*spaceOf(strategies[0], p, g, ctx), b, d);
 }
 
 namespace {
 
-// The point the user forces on a group, or nullopt. Throws ScheduleError when the point cannot
-// belong to the group's spaces at all (whatever the window): its strategy is not one of the
-// plan's, or its decisions are not the space's or take values the space never has.
-std::optional<Schedule> forcedPoint(GroupPlan &p, const graph::FusedGroup &grp,
-                                    const graph::Graph &g, const SpaceContext &ctx,
-                                    const KernelOptions &o) {
-  if (!o.forced)
-    return std::nullopt;
-  const ScheduleFile::Entry *e = o.forced->find(scheduleKey(g, grp, *ctx.hw->t));
-  if (!e)
-    return std::nullopt;
-  const Schedule &s = e->schedule;
-  // The loop-nest kernel runs any group the hand-written ones take (fp16 targets).
+// One walk through the attempts: the request, the plan the attempts lower (an attempt may
+// replace it), and what the attempts that ran so far left.
+struct Walk {
+  GroupPlan &p;
+  const SelectRequest &r;
+  std::optional<ScheduleKey> key = std::nullopt; // computed once, when a schedule file asks
+  std::optional<Schedule> forced = std::nullopt; // the point --schedule lists for the group
+  std::optional<Schedule> tuned = std::nullopt;  // the point the tuning records list
+  std::string tunedIgnored = "";                 // Selection::tunedIgnored
+  std::optional<Kernel> failed = std::nullopt;   // the last attempt that ran, when it found none
+
+  const ScheduleKey &groupKey() {
+    if (!key)
+      key = scheduleKey(r.g, r.grp, *r.hw.t);
+    return *key;
+  }
+  SpaceContext context() const {
+    return SpaceContext{&r.hw, r.window, r.fromTop, r.d.levelOf, r.o.doubleBuffer, r.o.naiveTiling};
+  }
+};
+
+// One attempt's kernel and the options that lower it again.
+struct Tried {
+  Kernel kernel;
+  KernelOptions used;
+};
+
+// Plan `p`'s kernel with options `o`, in a fresh builder over the request's window.
+Tried lowerIn(const Walk &w, const GroupPlan &p, const KernelOptions &o) {
+  Builder b(w.r.hw, w.r.fromTop, w.r.window);
+  Tried t{lowerKernel(p, w.r.g, b, w.r.d, o), o};
+  t.kernel.onChipPeak = b.peakBytes();
+  return t;
+}
+
+// The names of the strategies that may run plan `p`, for messages.
+std::string strategyNames(const GroupPlan &p, const Hw &hw) {
+  std::vector<std::string> names;
+  for (Strategy st : strategiesFor(p, hw))
+    names.push_back(strategyName(st));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The plan that runs schedule `s` for the group planned as `p`: `p`, or the loop-nest plan when
+// `s` asks for the loop-nest kernel and the target can run it instead of a hand-written one.
+GroupPlan planFor(const Schedule &s, const GroupPlan &p, const graph::FusedGroup &grp, const Hw &hw,
+                  const std::string &why) {
   if (s.strategy == Strategy::LoopNest && p.kind != KernelKind::LoopNest &&
-      p.kind != KernelKind::View && !ctx.hw->quantised())
-    p = loopNestPlan(grp, grp.name + ": the schedule file forces the loop-nest kernel");
-  std::vector<Strategy> legal = strategiesFor(p, *ctx.hw);
-  if (std::find(legal.begin(), legal.end(), s.strategy) == legal.end()) {
-    std::vector<std::string> names;
-    for (Strategy st : legal)
-      names.push_back(strategyName(st));
+      p.kind != KernelKind::View && !hw.quantised()) // the loop-nest kernel computes in fp16 only
+    return loopNestPlan(grp, grp.name + ": " + why);
+  return p;
+}
+
+// forced: applies when the user's schedule file lists the group's key.
+bool forcedApplies(Walk &w) {
+  if (!w.r.o.forced)
+    return false;
+  const ScheduleFile::Entry *e = w.r.o.forced->find(w.groupKey());
+  if (e)
+    w.forced = e->schedule;
+  return e != nullptr;
+}
+
+// Throws ScheduleError when the forced point cannot belong to the group's spaces at all
+// (whatever the window): its strategy is not one of the plan's, or its decisions are not the
+// space's or take values the space never has. A point that is only too big for this window is
+// the kernel's Reject.
+void checkForced(const Walk &w, const Schedule &s) {
+  const graph::FusedGroup &grp = w.r.grp;
+  std::vector<Strategy> legal = strategiesFor(w.p, w.r.hw);
+  if (std::find(legal.begin(), legal.end(), s.strategy) == legal.end())
     throw ScheduleError(fmt::format("group '{}': the schedule file forces strategy '{}'; this "
                                     "group's strategies: {}",
-                                    grp.name, strategyName(s.strategy), fmt::join(names, ", ")));
-  }
-  std::unique_ptr<KernelSpace> space = makeSpace(s.strategy, p, g, ctx);
-  if (!space) {
-    if (!s.decisions.empty())
-      throw ScheduleError(fmt::format("group '{}': strategy '{}' has no decisions (got {})",
-                                      grp.name, strategyName(s.strategy), s.str()));
-    return s;
-  }
-  SpaceContext wide = ctx; // decisions and their values do not depend on the window
+                                    grp.name, strategyName(s.strategy),
+                                    strategyNames(w.p, w.r.hw)));
+  SpaceContext wide = w.context(); // decisions and their values do not depend on the window
   wide.window = Window{};
-  if (std::optional<Reject> why = makeSpace(s.strategy, p, g, wide)->whyIllegal(s);
+  if (std::optional<Reject> why = spaceOf(s.strategy, w.p, w.r.g, wide)->whyIllegal(s);
       why && why->kind != RejectKind::Capacity)
     throw ScheduleError(fmt::format("group '{}': the forced schedule {} is illegal: {}", grp.name,
                                     s.str(), why->message));
-  return s;
 }
+
+Tried tryForced(Walk &w) {
+  const Schedule &s = *w.forced;
+  w.p = planFor(s, w.p, w.r.grp, w.r.hw, "the schedule file forces the loop-nest kernel");
+  checkForced(w, s);
+  KernelOptions fo = w.r.o;
+  fo.schedule = s;
+  Tried t = lowerIn(w, w.p, fo);
+  if (t.kernel.reject)
+    t.kernel.reject->message = fmt::format("the forced schedule {} does not fit here: {}", s.str(),
+                                           t.kernel.reject->message);
+  else
+    t.kernel.tiling += " (forced by the schedule file)";
+  return t;
+}
+
+// tuned: applies when the tuning records list the group's key (and no point was forced).
+bool tunedApplies(Walk &w) {
+  if (!w.r.o.tuned)
+    return false;
+  const ScheduleFile::Entry *e = w.r.o.tuned->find(w.groupKey());
+  if (e)
+    w.tuned = e->schedule;
+  return e != nullptr;
+}
+
+// A record is a hint: a point the group cannot take here (the model or the window changed since
+// it was tuned, or the record is stale) is the reason it is ignored, never an error.
+Tried tryTuned(Walk &w) {
+  const Schedule &s = *w.tuned;
+  GroupPlan plan =
+      planFor(s, w.p, w.r.grp, w.r.hw, "the tuning record selects the loop-nest kernel");
+  const std::vector<Strategy> legal = strategiesFor(plan, w.r.hw);
+  Tried t;
+  if (std::find(legal.begin(), legal.end(), s.strategy) == legal.end()) {
+    t.kernel = Kernel::rejected(RejectKind::Unsupported,
+                                fmt::format("strategy '{}' is not one of this group's ({})",
+                                            strategyName(s.strategy), strategyNames(plan, w.r.hw)));
+  } else {
+    KernelOptions to = w.r.o;
+    to.schedule = s; // lowerKernel checks the point against this window first
+    t = lowerIn(w, plan, to);
+  }
+  if (t.kernel.ok()) {
+    w.p = std::move(plan);
+    t.kernel.tiling += " (tuned)";
+  } else {
+    w.tunedIgnored = fmt::format("tuning record {} ignored: {}", s.str(), t.kernel.rejectText());
+  }
+  return t;
+}
+
+// default: the plan's kernel at its heuristic's point.
+bool always(Walk &) {
+  return true;
+}
+
+Tried tryDefault(Walk &w) {
+  return lowerIn(w, w.p, w.r.o);
+}
+
+// single-buffered: after a double-buffered default found no tiling. The loop-nest kernel picks
+// its buffering itself (single-buffered last).
+bool singleApplies(Walk &w) {
+  return w.r.o.doubleBuffer && w.p.kind != KernelKind::LoopNest;
+}
+
+Tried trySingle(Walk &w) {
+  KernelOptions single = w.r.o;
+  single.doubleBuffer = false;
+  Tried t = lowerIn(w, w.p, single);
+  if (t.kernel.ok())
+    t.kernel.tiling += " (double buffers did not fit: " + w.failed->rejectText() + ")";
+  return t;
+}
+
+// loop-nest: no tiling for the hand-written kernel; the loop-nest kernel computes in fp16 only.
+bool loopNestApplies(Walk &w) {
+  return w.r.loopNestFallback && w.p.kind != KernelKind::LoopNest && w.p.kind != KernelKind::View &&
+         !w.r.hw.quantised();
+}
+
+Tried tryLoopNest(Walk &w) {
+  w.p = loopNestPlan(w.r.grp, w.r.grp.name + ": " + w.failed->rejectText());
+  Tried t = lowerIn(w, w.p, w.r.o);
+  if (t.kernel.ok())
+    t.kernel.tiling += " (the hand-written kernel found no tiling: " + w.p.handReject + ")";
+  return t;
+}
+
+struct AttemptRow {
+  Attempt id;
+  bool (*applies)(Walk &);
+  Tried (*run)(Walk &);
+  bool final; // its Reject ends the walk: no later attempt runs
+};
+
+// The attempts, in order (KernelSelect.h describes each).
+constexpr AttemptRow kAttempts[] = {
+    {Attempt::Forced, forcedApplies, tryForced, true},
+    {Attempt::Tuned, tunedApplies, tryTuned, false},
+    {Attempt::Default, always, tryDefault, false},
+    {Attempt::SingleBuffered, singleApplies, trySingle, false},
+    {Attempt::LoopNest, loopNestApplies, tryLoopNest, false},
+};
 
 } // namespace
 
-Kernel lowerOrLoopNest(GroupPlan &p, const graph::FusedGroup &grp, const graph::Graph &g,
-                       const Hw &hw, const DramCtx &d, const KernelOptions &o,
-                       const std::function<void()> &undo, KernelOptions *used, bool fromTop,
-                       const Window &window) {
-  SpaceContext ctx{&hw, window, fromTop, d.levelOf, o.doubleBuffer, o.naiveTiling};
-  if (std::optional<Schedule> forced = forcedPoint(p, grp, g, ctx, o)) {
-    KernelOptions fo = o;
-    fo.schedule = *forced;
-    if (used)
-      *used = fo;
-    Builder b(hw, fromTop, window);
-    Kernel k = lowerKernel(p, g, b, d, fo);
-    k.onChipPeak = b.peakBytes();
-    if (k.reject)
-      k.reject->message = fmt::format("the forced schedule {} does not fit here: {}", forced->str(),
-                                      k.reject->message);
-    else
-      k.tiling += " (forced by the schedule file)";
-    return k;
+Selection selectKernel(GroupPlan &p, const SelectRequest &r) {
+  Walk w{p, r};
+  Selection last;
+  bool ran = false;
+  for (const AttemptRow &a : kAttempts) {
+    if (!a.applies(w))
+      continue;
+    ran = true;
+    if (w.failed && r.undo)
+      r.undo();
+    Tried t = a.run(w);
+    last.kernel = std::move(t.kernel);
+    last.used = std::move(t.used);
+    last.by = a.id;
+    if (last.kernel.ok() || a.final)
+      break;
+    w.failed = last.kernel;
   }
-  Kernel k = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
-  if (k.ok() || p.kind == KernelKind::LoopNest || p.kind == KernelKind::View ||
-      hw.quantised()) // the loop-nest kernel computes in fp16 only
-    return k;
-  // No tiling for the hand-written kernel: the loop-nest kernel, as npuRejectReason did.
-  undo();
-  p = loopNestPlan(grp, grp.name + ": " + k.rejectText());
-  Kernel ln = lowerWithFallback(p, g, hw, d, o, undo, used, fromTop, window);
-  if (ln.ok())
-    ln.tiling += " (the hand-written kernel found no tiling: " + p.handReject + ")";
-  return ln;
+  NPUC_ASSERT(ran, "the default attempt applies to every group");
+  last.tunedIgnored = std::move(w.tunedIgnored);
+  return last;
 }
 
 namespace {
@@ -262,10 +340,16 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
             {}}; // every tensor in DRAM
   // A hand-written kernel that finds no tiling is retried with the loop-nest kernel, as
   // compileSegment does (unless the caller asks about the hand-written kernels alone).
-  k = loopNest ? lowerOrLoopNest(
-                     p, grp, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{})
-               : lowerWithFallback(
-                     p, g, hw, d, KernelOptions{}, [] {}, nullptr, false, Window{});
+  const KernelOptions o;
+  const Window whole;
+  k = selectKernel(p, {.g = g,
+                       .grp = grp,
+                       .hw = hw,
+                       .d = d,
+                       .o = o,
+                       .window = whole,
+                       .loopNestFallback = loopNest})
+          .kernel;
   if (k.ok())
     return "";
   if (p.kind == KernelKind::LoopNest) // both reasons: the hand kernels' first

@@ -60,6 +60,9 @@ struct KernelOptions {
   /// Schedules forced by the user (`npuc compile --schedule`), by group key; KernelSelect
   /// looks each group up and sets `schedule`.
   std::shared_ptr<const ScheduleFile> forced;
+  /// Schedules the tuner found, by group key (CompileOptions::tuned): soft points, taken where
+  /// they are legal in the group's context and ignored with a warning elsewhere (KernelSelect).
+  std::shared_ptr<const ScheduleFile> tuned;
 };
 
 // Conv/Gemm/MatMul groups with constant weights (the tensor unit, or for a depthwise conv the

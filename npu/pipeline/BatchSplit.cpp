@@ -156,284 +156,365 @@ bool BatchSplitPlan::covers(size_t step) const {
                      [&](const SplitRun &r) { return r.first <= step && step < r.end; });
 }
 
-BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
-  const graph::Graph &g = *in.g;
-  const size_t steps = in.groupIds.size();
-  BatchSplitPlan out;
-  if (steps < 2)
-    return out;
-  // The batch: the leading dim of the first group's first activation input.
-  const graph::FusedGroup &g0 = g.groups.at(size_t(in.groupIds[0]));
-  if (g0.inputs.empty() || g.value(g0.inputs[0]).shape.empty())
-    return out;
-  const int64_t N = g.value(g0.inputs[0]).shape[0];
-  if (N <= 1)
-    return out; // batch 1: nothing to split (and no cost for batch-1 compiles)
+namespace {
 
-  // Which steps compute each image alone (views included: they alias, per image too).
-  std::vector<bool> ok(steps, true);
-  for (size_t i = 0; i < steps; ++i)
-    for (graph::NodeId n : g.groups.at(size_t(in.groupIds[i])).nodes)
-      if (std::string why = perImageReason(g, g.node(n), N); ok[i] && !why.empty()) {
-        ok[i] = false;
-        out.notes.push_back(fmt::format("group '{}' keeps the whole batch: {}",
-                                        g.groups.at(size_t(in.groupIds[i])).name, why));
-      }
-  for (size_t i = 0; i < steps; ++i) {
-    const graph::FusedGroup &grp = g.groups.at(size_t(in.groupIds[i]));
-    for (const std::vector<ValueId> *vs : {&grp.inputs, &grp.outputs})
-      for (ValueId v : *vs)
-        if (ok[i] && (in.chosenLayout.count(v) || in.chosenLayout.count(in.rootOf(v)))) {
-          ok[i] = false;
-          out.notes.push_back(fmt::format("group '{}' keeps the whole batch: '{}' is stored in a "
-                                          "layout chosen to cancel layout ops",
-                                          grp.name, g.value(v).name));
-        }
+// The cost model's figures for one run of steps at one sub-batch size b: the DRAM bytes its
+// intermediates kept in L1 save, the bytes its kernels move more at b images, and the net gain.
+struct Gain {
+  int64_t gain = 0, b = 0, saved = 0, extra = 0;
+};
+
+// One planBatchSplit: its input, and what each step of the planning leaves for the next. The
+// steps, in order: which groups compute each image alone (markPerImageSteps), the cost model over
+// every block of such groups and sub-batch size (costBlock, costSubBatch), the disjoint runs of
+// largest gain (chooseRuns), and each chosen run planned for real and kept only when its
+// simulation agrees (planRun, tryRun).
+class BatchSplitPlanner {
+public:
+  BatchSplitPlanner(const BatchSplitInput &in, const Hw &hw, int64_t batch)
+      : in_(in), hw_(hw), g_(*in.g), steps_(in.groupIds.size()), N_(batch),
+        cap_(hw.capacity(hw.l1)), eb_(hw.actBytes()), perImage_(steps_, true),
+        best_(steps_ + 1, std::vector<Gain>(steps_ + 1)), whole_(steps_) {
+    for (size_t i = 0; i < steps_; ++i)
+      stepOf_[in.groupIds[i]] = i;
   }
 
-  const int64_t cap = hw.capacity(hw.l1), eb = hw.actBytes();
-  std::map<int, size_t> stepOf;
-  for (size_t i = 0; i < steps; ++i)
-    stepOf[in.groupIds[i]] = i;
+  BatchSplitPlan plan() {
+    markPerImageSteps();
+    for (size_t s0 = 0; s0 < steps_;) {
+      if (!perImage_[s0]) {
+        ++s0;
+        continue;
+      }
+      size_t e0 = s0;
+      while (e0 < steps_ && perImage_[e0])
+        ++e0;
+      if (e0 - s0 >= 2) // else no intermediate to keep
+        costBlock(s0, e0);
+      s0 = e0;
+    }
+    const std::vector<std::pair<size_t, size_t>> chosen = chooseRuns();
+    if (chosen.empty())
+      out_.notes.push_back(fmt::format(
+          "batch {}: no run of groups gains: at no sub-batch size do the intermediates kept in L1 "
+          "save more DRAM traffic than the run's kernels move more at that size (weights "
+          "reloaded per sub-batch)",
+          N_));
+    for (const auto &[s, e] : chosen)
+      planRun(s, e);
+    return std::move(out_);
+  }
 
-  // The cost model, per maximal block of per-image steps and per sub-batch b: an intermediate
-  // the residency analysis keeps at b images (over the block) saves its whole-batch traffic,
-  // unless it keeps it at N images as well; it counts for a run that holds its producer and
-  // every consumer. Against it, each step's extra traffic at b images: its kernel simulated
-  // alone (whole of L1, no residency) at b images times N/b, less at N images. That is mostly
-  // weights loaded once per sub-batch (a kernel that puts the batch into M and keeps its weights
-  // on chip); kernels that loop over the images with their weights reloaded per image anyway
-  // (the convs) pay nothing, and smaller tiles can even re-read less (negative).
-  // gain(s, e, b) = savings - extra traffic, over the run.
-  struct Best {
-    int64_t gain = 0, b = 0, saved = 0, extra = 0;
-  };
-  std::vector<std::vector<Best>> best(steps + 1, std::vector<Best>(steps + 1));
-  std::vector<StepCost> whole(steps); // each step alone at the whole batch
-  std::map<std::pair<size_t, size_t>, std::vector<Best>> options; // every gaining b per run
-  auto simulate = [&](const graph::Graph &gg, const std::vector<int> &ids,
-                      const std::vector<GroupPlan> &plans) {
+private:
+  const graph::FusedGroup &group(size_t step) const {
+    return g_.groups.at(size_t(in_.groupIds[step]));
+  }
+
+  // Which steps compute each image alone (views included: they alias, per image too). A group
+  // touching a tensor stored in a chosen layout keeps the whole batch (BatchSplitInput).
+  void markPerImageSteps() {
+    for (size_t i = 0; i < steps_; ++i)
+      for (graph::NodeId n : group(i).nodes)
+        if (std::string why = perImageReason(g_, g_.node(n), N_); perImage_[i] && !why.empty()) {
+          perImage_[i] = false;
+          out_.notes.push_back(
+              fmt::format("group '{}' keeps the whole batch: {}", group(i).name, why));
+        }
+    for (size_t i = 0; i < steps_; ++i) {
+      const graph::FusedGroup &grp = group(i);
+      for (const std::vector<ValueId> *vs : {&grp.inputs, &grp.outputs})
+        for (ValueId v : *vs)
+          if (perImage_[i] &&
+              (in_.chosenLayout.count(v) || in_.chosenLayout.count(in_.rootOf(v)))) {
+            perImage_[i] = false;
+            out_.notes.push_back(fmt::format("group '{}' keeps the whole batch: '{}' is stored in "
+                                             "a layout chosen to cancel layout ops",
+                                             grp.name, g_.value(v).name));
+          }
+    }
+  }
+
+  // Each group of `ids` simulated alone in the residency planner's trials (timing only).
+  std::vector<StepCost> simulate(const graph::Graph &gg, const std::vector<int> &ids,
+                                 const std::vector<GroupPlan> &plans) const {
     ResidencyInput ri;
     ri.g = &gg;
     ri.groupIds = ids;
     ri.plans = plans;
-    ri.rootOf = in.rootOf;
-    ri.ko = in.ko;
-    ri.crossGroupPrefetch = in.crossGroupPrefetch;
-    return simulateSteps(ri, hw);
-  };
-  for (size_t s0 = 0; s0 < steps;) {
-    if (!ok[s0]) {
-      ++s0;
-      continue;
-    }
-    size_t e0 = s0;
-    while (e0 < steps && ok[e0])
-      ++e0;
-    if (e0 - s0 < 2) { // no intermediate to keep
-      s0 = e0;
-      continue;
-    }
-    const std::vector<int> block(in.groupIds.begin() + long(s0), in.groupIds.begin() + long(e0));
-    {
-      std::vector<StepCost> w = simulate(
-          g, block,
-          std::vector<GroupPlan>(in.plans.begin() + long(s0), in.plans.begin() + long(e0)));
-      std::copy(w.begin(), w.end(), whole.begin() + long(s0));
-    }
-    std::map<ValueId, int64_t> atN; // kept anyway at the whole batch
-    for (const graph::ResidentTensor &r : graph::findResidentTensors(g, block, cap, eb))
-      atN[r.value] = r.dramBytesSaved;
-    for (int64_t b = 1; b < N; ++b) {
-      if (N % b != 0)
-        continue;
-      std::unique_ptr<graph::Graph> gb = withSubBatch(g, block, N, b);
-      struct Saving {
-        size_t from, to; // producer step, last consumer step
-        int64_t bytes;
-      };
-      std::vector<Saving> sv;
-      for (const graph::ResidentTensor &r : graph::findResidentTensors(*gb, block, cap, eb)) {
-        const int64_t all = r.dramBytesSaved * (N / b);
-        const int64_t extra = all - (atN.count(r.value) ? atN.at(r.value) : 0);
-        if (extra > 0)
-          sv.push_back({stepOf.at(r.producer), stepOf.at(r.consumers.back()), extra});
-      }
-      if (sv.empty())
-        continue; // nothing to gain at this size: spare the simulations
-      std::vector<GroupPlan> plans;
-      bool planned = true;
-      for (size_t i = s0; i < e0; ++i) {
-        plans.push_back(planGroup(*gb, gb->groups.at(size_t(in.groupIds[i])), hw));
-        planned = planned && plans.back().reject.empty() && plans.back().kind == in.plans[i].kind;
-        plans.back().quant = in.plans[i].quant;
-      }
-      if (!planned)
-        continue;
-      const std::vector<StepCost> sub = simulate(*gb, block, plans);
-      std::vector<int64_t> extra(steps, 0);
-      const int64_t never = INT64_MAX / int64_t(4 * steps); // a step that does not emit
-      for (size_t i = s0; i < e0; ++i) {
-        const StepCost &x = sub[i - s0];
-        extra[i] = x.emitted && whole[i].emitted ? N / b * x.dram - whole[i].dram : never;
-      }
-      for (size_t s = s0; s < e0; ++s)
-        for (size_t e = s + 2; e <= e0; ++e) {
-          int64_t saved = 0, more = 0;
-          for (const Saving &x : sv)
-            if (s <= x.from && x.to < e)
-              saved += x.bytes;
-          for (size_t i = s; i < e; ++i)
-            more += extra[i];
-          if (saved - more > 0)
-            options[{s, e}].push_back({saved - more, b, saved, more});
-          if (saved - more > best[s][e].gain)
-            best[s][e] = {saved - more, b, saved, more};
-        }
-    }
-    s0 = e0;
+    ri.rootOf = in_.rootOf;
+    ri.ko = in_.ko;
+    ri.crossGroupPrefetch = in_.crossGroupPrefetch;
+    return simulateSteps(ri, hw_);
   }
-  // Disjoint runs of largest total gain: dp[e] = the best over steps [0, e).
-  std::vector<int64_t> dp(steps + 1, 0);
-  std::vector<size_t> from(steps + 1, steps + 1); // start of the run ending at e (or none)
-  for (size_t e = 1; e <= steps; ++e) {
-    dp[e] = dp[e - 1];
-    for (size_t s = 0; s + 2 <= e; ++s)
-      if (best[s][e].gain > 0 && dp[s] + best[s][e].gain > dp[e]) {
-        dp[e] = dp[s] + best[s][e].gain;
-        from[e] = s;
-      }
-  }
-  std::vector<std::pair<size_t, size_t>> chosen;
-  for (size_t e = steps; e > 0;) {
-    if (from[e] > steps) {
-      --e;
-      continue;
-    }
-    chosen.emplace_back(from[e], e);
-    e = from[e];
-  }
-  std::reverse(chosen.begin(), chosen.end());
-  if (chosen.empty())
-    out.notes.push_back(fmt::format(
-        "batch {}: no run of groups gains: at no sub-batch size do the intermediates kept in L1 "
-        "save more DRAM traffic than the run's kernels move more at that size (weights "
-        "reloaded per sub-batch)",
-        N));
 
-  // Each chosen run, planned for real at its sub-batch size; when the simulation turns it down,
-  // at the next sub-batch size the model finds gaining (larger sub-batches: fewer kernel
-  // restarts, fewer tensors that fit).
-  for (const auto &[s, e] : chosen) {
-    std::vector<Best> tries = options.at({s, e});
-    std::stable_sort(tries.begin(), tries.end(),
-                     [](const Best &x, const Best &y) { return x.gain > y.gain; });
-    for (const Best &c : tries) {
-      SplitRun run;
-      run.first = s;
-      run.end = e;
-      run.batch = N;
-      run.subBatch = c.b;
-      const std::vector<int> ids(in.groupIds.begin() + long(s), in.groupIds.begin() + long(e));
-      run.gb = withSubBatch(g, ids, N, c.b);
-      const std::string names =
-          fmt::format("groups '{}' .. '{}'", g.groups.at(size_t(ids.front())).name,
-                      g.groups.at(size_t(ids.back())).name);
-      std::string reject;
-      for (size_t k = 0; k < ids.size() && reject.empty(); ++k) {
-        run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw));
-        GroupPlan &p = run.plans.back();
-        const GroupPlan &whole = in.plans[s + k];
-        if (!p.reject.empty())
-          reject = p.reject;
-        else if (p.kind != whole.kind)
-          reject = fmt::format("group '{}' plans another kernel at {} image(s)",
-                               g.groups.at(size_t(ids[k])).name, c.b);
-        p.quant = whole.quant; // the same tensors, the same scales
-      }
-      if (!reject.empty()) {
-        out.notes.push_back(fmt::format("{} not split: {}", names, reject));
-        continue;
-      }
-      // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors.
-      ResidencyInput ri;
-      ri.g = run.gb.get();
-      ri.groupIds = ids;
-      ri.plans = run.plans;
-      ri.rootOf = in.rootOf;
-      ri.ko = in.ko;
-      ri.crossGroupPrefetch = in.crossGroupPrefetch;
-      // The run's own lifetimes (the segment's liveness over its steps): what it reads from
-      // before it, and what is read after it (by later groups or the host), are whole-batch
-      // DRAM tensors; so are the tensors the segment pins.
-      Liveness live = computeLiveness(g, ids, in.rootOf);
-      ri.life = live.life;
-      for (ValueId v : live.inputs)
-        ri.pinned.insert(in.rootOf(v));
-      for (ValueId v : live.escaping)
-        ri.pinned.insert(in.rootOf(v));
-      for (const auto &[root, span] : ri.life)
-        if (in.pinned.count(root))
-          ri.pinned.insert(root);
-      run.rp = planResidency(ri, hw);
-      run.rootOf = in.rootOf;
-      run.crossGroupPrefetch = in.crossGroupPrefetch;
-      run.residentL1Bytes.assign(ids.size(), 0);
-      for (const auto &[root, at] : run.rp.l1Addr)
-        for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
-          run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb;
-      const int64_t subs = N / c.b;
-      int64_t kept = 0;
-      for (ResidencyEntry &re : run.rp.entries)
-        if (re.dropped.empty()) {
-          re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
-          kept += re.dramBytesSaved;
-        }
-      // What the whole batch keeps in L1 anyway over the same groups (the model's estimate).
-      int64_t anyway = 0;
-      for (const graph::ResidentTensor &r : graph::findResidentTensors(g, ids, cap, eb))
-        anyway += r.dramBytesSaved;
-      // Both schedules simulated, each group alone (timing only, as residency's trials): the
-      // whole batch with the whole of L1 (less what its residency would keep anyway), against
-      // every sub-batch in its window with the run's residents.
-      int64_t wholeDram = -anyway, wholeCycles = 0, splitDram = 0, splitCycles = 0;
-      bool emitted = true;
-      for (size_t i = s; i < e; ++i) {
-        const StepCost &x = whole[i];
-        wholeDram += x.dram;
-        wholeCycles += x.cycles;
-        emitted = emitted && x.emitted;
-      }
-      for (const StepCost &x : run.rp.steps) {
-        splitDram += subs * x.dram;
-        splitCycles += subs * x.cycles;
-        emitted = emitted && x.emitted;
-      }
-      run.entry.groups = ids;
-      run.entry.batch = N;
-      run.entry.subBatch = c.b;
-      run.entry.dramBytesSaved = kept;
-      run.entry.extraDramBytes = c.extra;
-      run.entry.reason = fmt::format(
-          "{} image(s) per sub-batch, {} sub-batches: intermediates kept in L1 save {} DRAM bytes "
-          "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
-          "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
-          c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
-      if (!emitted || splitDram >= wholeDram || (splitCycles > wholeCycles && !in.evenIfSlower)) {
-        out.notes.push_back(fmt::format("{} not split ({}): {}", names,
-                                        !emitted                 ? "a kernel does not emit"
-                                        : splitDram >= wholeDram ? "no DRAM traffic saved"
-                                                                 : "slower",
-                                        run.entry.reason));
-        continue;
-      }
-      for (const auto &[root, at] : run.rp.l1Addr)
-        out.residentRoots.insert(root);
-      out.runs.push_back(std::move(run));
-      break;
-    }
+  // The cost model over a maximal block [s0, e0) of per-image steps: each step simulated alone at
+  // the whole batch (whole_), then every sub-batch size b dividing N. An intermediate the
+  // residency analysis keeps at b images (over the block) saves its whole-batch traffic, unless
+  // it is kept at N images as well; it counts for a run that holds its producer and every
+  // consumer.
+  void costBlock(size_t s0, size_t e0) {
+    const std::vector<int> block(in_.groupIds.begin() + long(s0), in_.groupIds.begin() + long(e0));
+    const std::vector<StepCost> w = simulate(
+        g_, block,
+        std::vector<GroupPlan>(in_.plans.begin() + long(s0), in_.plans.begin() + long(e0)));
+    std::copy(w.begin(), w.end(), whole_.begin() + long(s0));
+    std::map<ValueId, int64_t> atN; // kept anyway at the whole batch
+    for (const graph::ResidentTensor &r : graph::findResidentTensors(g_, block, cap_, eb_))
+      atN[r.value] = r.dramBytesSaved;
+    for (int64_t b = 1; b < N_; ++b)
+      if (N_ % b == 0)
+        costSubBatch(s0, e0, block, b, atN);
   }
-  return out;
+
+  // Against the savings at b images, each step's extra traffic: its kernel simulated alone (whole
+  // of L1, no residency) at b images times N/b, less at N images. That is mostly weights loaded
+  // once per sub-batch (a kernel that puts the batch into M and keeps its weights on chip);
+  // kernels that loop over the images with their weights reloaded per image anyway (the convs)
+  // pay nothing, and smaller tiles can even re-read less (negative). Records, per run [s, e) of
+  // the block, the gain = savings - extra traffic when positive (options_) and the best (best_).
+  void costSubBatch(size_t s0, size_t e0, const std::vector<int> &block, int64_t b,
+                    const std::map<ValueId, int64_t> &atN) {
+    std::unique_ptr<graph::Graph> gb = withSubBatch(g_, block, N_, b);
+    struct Saving {
+      size_t from, to; // producer step, last consumer step
+      int64_t bytes;
+    };
+    std::vector<Saving> sv;
+    for (const graph::ResidentTensor &r : graph::findResidentTensors(*gb, block, cap_, eb_)) {
+      const int64_t all = r.dramBytesSaved * (N_ / b);
+      const int64_t extra = all - (atN.count(r.value) ? atN.at(r.value) : 0);
+      if (extra > 0)
+        sv.push_back({stepOf_.at(r.producer), stepOf_.at(r.consumers.back()), extra});
+    }
+    if (sv.empty())
+      return; // nothing to gain at this size: spare the simulations
+    std::vector<GroupPlan> plans;
+    bool planned = true;
+    for (size_t i = s0; i < e0; ++i) {
+      plans.push_back(planGroup(*gb, gb->groups.at(size_t(in_.groupIds[i])), hw_));
+      planned = planned && plans.back().reject.empty() && plans.back().kind == in_.plans[i].kind;
+      plans.back().quant = in_.plans[i].quant;
+    }
+    if (!planned)
+      return;
+    const std::vector<StepCost> sub = simulate(*gb, block, plans);
+    std::vector<int64_t> extra(steps_, 0);
+    const int64_t never = INT64_MAX / int64_t(4 * steps_); // a step that does not emit
+    for (size_t i = s0; i < e0; ++i) {
+      const StepCost &x = sub[i - s0];
+      extra[i] = x.emitted && whole_[i].emitted ? N_ / b * x.dram - whole_[i].dram : never;
+    }
+    for (size_t s = s0; s < e0; ++s)
+      for (size_t e = s + 2; e <= e0; ++e) {
+        int64_t saved = 0, more = 0;
+        for (const Saving &x : sv)
+          if (s <= x.from && x.to < e)
+            saved += x.bytes;
+        for (size_t i = s; i < e; ++i)
+          more += extra[i];
+        if (saved - more > 0)
+          options_[{s, e}].push_back({saved - more, b, saved, more});
+        if (saved - more > best_[s][e].gain)
+          best_[s][e] = {saved - more, b, saved, more};
+      }
+  }
+
+  // Disjoint runs of largest total gain, in step order: dp[e] = the best over steps [0, e).
+  std::vector<std::pair<size_t, size_t>> chooseRuns() const {
+    std::vector<int64_t> dp(steps_ + 1, 0);
+    std::vector<size_t> from(steps_ + 1, steps_ + 1); // start of the run ending at e (or none)
+    for (size_t e = 1; e <= steps_; ++e) {
+      dp[e] = dp[e - 1];
+      for (size_t s = 0; s + 2 <= e; ++s)
+        if (best_[s][e].gain > 0 && dp[s] + best_[s][e].gain > dp[e]) {
+          dp[e] = dp[s] + best_[s][e].gain;
+          from[e] = s;
+        }
+    }
+    std::vector<std::pair<size_t, size_t>> chosen;
+    for (size_t e = steps_; e > 0;) {
+      if (from[e] > steps_) {
+        --e;
+        continue;
+      }
+      chosen.emplace_back(from[e], e);
+      e = from[e];
+    }
+    std::reverse(chosen.begin(), chosen.end());
+    return chosen;
+  }
+
+  // A chosen run, planned for real at its sub-batch size; when the simulation turns it down, at
+  // the next sub-batch size the model finds gaining (larger sub-batches: fewer kernel restarts,
+  // fewer tensors that fit).
+  void planRun(size_t s, size_t e) {
+    std::vector<Gain> tries = options_.at({s, e});
+    std::stable_sort(tries.begin(), tries.end(),
+                     [](const Gain &x, const Gain &y) { return x.gain > y.gain; });
+    for (const Gain &c : tries)
+      if (tryRun(s, e, c))
+        return;
+  }
+
+  // Plans run [s, e) at c.b images and keeps it (true) when the simulation finds it moves fewer
+  // DRAM bytes and is not slower; otherwise a note says why (false).
+  bool tryRun(size_t s, size_t e, const Gain &c) {
+    SplitRun run;
+    run.first = s;
+    run.end = e;
+    run.batch = N_;
+    run.subBatch = c.b;
+    const std::vector<int> ids(in_.groupIds.begin() + long(s), in_.groupIds.begin() + long(e));
+    run.gb = withSubBatch(g_, ids, N_, c.b);
+    const std::string names = fmt::format("groups '{}' .. '{}'", group(s).name, group(e - 1).name);
+    if (std::string reject = planRunKernels(run, ids); !reject.empty()) {
+      out_.notes.push_back(fmt::format("{} not split: {}", names, reject));
+      return false;
+    }
+    planRunResidency(run, ids);
+    if (std::string why = judge(run, c); !why.empty()) {
+      out_.notes.push_back(fmt::format("{} not split ({}): {}", names, why, run.entry.reason));
+      return false;
+    }
+    for (const auto &[root, at] : run.rp.l1Addr)
+      out_.residentRoots.insert(root);
+    out_.runs.push_back(std::move(run));
+    return true;
+  }
+
+  // The run's groups planned on its sub-batch graph: "" when each plans the kernel it has at the
+  // whole batch (else the reason), with the whole batch's scales (the same tensors).
+  std::string planRunKernels(SplitRun &run, const std::vector<int> &ids) const {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw_));
+      GroupPlan &p = run.plans.back();
+      const GroupPlan &whole = in_.plans[run.first + k];
+      std::string reject;
+      if (!p.reject.empty())
+        reject = p.reject;
+      else if (p.kind != whole.kind)
+        reject = fmt::format("group '{}' plans another kernel at {} image(s)",
+                             g_.groups.at(size_t(ids[k])).name, run.subBatch);
+      p.quant = whole.quant;
+      if (!reject.empty())
+        return reject;
+    }
+    return "";
+  }
+
+  // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors. The
+  // run's own lifetimes (the segment's liveness over its steps): what it reads from before it,
+  // and what is read after it (by later groups or the host), are whole-batch DRAM tensors; so
+  // are the tensors the segment pins.
+  void planRunResidency(SplitRun &run, const std::vector<int> &ids) const {
+    ResidencyInput ri;
+    ri.g = run.gb.get();
+    ri.groupIds = ids;
+    ri.plans = run.plans;
+    ri.rootOf = in_.rootOf;
+    ri.ko = in_.ko;
+    ri.crossGroupPrefetch = in_.crossGroupPrefetch;
+    Liveness live = computeLiveness(g_, ids, in_.rootOf);
+    ri.life = live.life;
+    for (ValueId v : live.inputs)
+      ri.pinned.insert(in_.rootOf(v));
+    for (ValueId v : live.escaping)
+      ri.pinned.insert(in_.rootOf(v));
+    for (const auto &[root, span] : ri.life)
+      if (in_.pinned.count(root))
+        ri.pinned.insert(root);
+    run.rp = planResidency(ri, hw_);
+    run.rootOf = in_.rootOf;
+    run.crossGroupPrefetch = in_.crossGroupPrefetch;
+    run.residentL1Bytes.assign(ids.size(), 0);
+    for (const auto &[root, at] : run.rp.l1Addr)
+      for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
+        run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb_;
+  }
+
+  // Fills the run's report and returns "" when it is worth splitting, else why not. Both
+  // schedules simulated, each group alone (timing only, as residency's trials): the whole batch
+  // with the whole of L1 (less what its residency would keep anyway), against every sub-batch in
+  // its window with the run's residents.
+  std::string judge(SplitRun &run, const Gain &c) const {
+    const std::vector<int> ids(in_.groupIds.begin() + long(run.first),
+                               in_.groupIds.begin() + long(run.end));
+    const int64_t subs = N_ / c.b;
+    int64_t kept = 0;
+    for (ResidencyEntry &re : run.rp.entries)
+      if (re.dropped.empty()) {
+        re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
+        kept += re.dramBytesSaved;
+      }
+    // What the whole batch keeps in L1 anyway over the same groups (the model's estimate).
+    int64_t anyway = 0;
+    for (const graph::ResidentTensor &r : graph::findResidentTensors(g_, ids, cap_, eb_))
+      anyway += r.dramBytesSaved;
+    int64_t wholeDram = -anyway, wholeCycles = 0, splitDram = 0, splitCycles = 0;
+    bool emitted = true;
+    for (size_t i = run.first; i < run.end; ++i) {
+      const StepCost &x = whole_[i];
+      wholeDram += x.dram;
+      wholeCycles += x.cycles;
+      emitted = emitted && x.emitted;
+    }
+    for (const StepCost &x : run.rp.steps) {
+      splitDram += subs * x.dram;
+      splitCycles += subs * x.cycles;
+      emitted = emitted && x.emitted;
+    }
+    run.entry.groups = ids;
+    run.entry.batch = N_;
+    run.entry.subBatch = c.b;
+    run.entry.dramBytesSaved = kept;
+    run.entry.extraDramBytes = c.extra;
+    run.entry.reason = fmt::format(
+        "{} image(s) per sub-batch, {} sub-batches: intermediates kept in L1 save {} DRAM bytes "
+        "(cost model: {:+} net of {:+} bytes the kernels move more per sub-batch); simulated "
+        "alone, the whole batch moves {} DRAM bytes in {} cycles, the sub-batches {} in {}",
+        c.b, subs, kept, c.gain, c.extra, wholeDram, wholeCycles, splitDram, splitCycles);
+    if (!emitted)
+      return "a kernel does not emit";
+    if (splitDram >= wholeDram)
+      return "no DRAM traffic saved";
+    if (splitCycles > wholeCycles && !in_.evenIfSlower)
+      return "slower";
+    return "";
+  }
+
+  const BatchSplitInput &in_;
+  const Hw &hw_;
+  const graph::Graph &g_;
+  const size_t steps_;
+  const int64_t N_;
+  const int64_t cap_, eb_;              // L1's capacity, an activation element's bytes
+  std::map<int, size_t> stepOf_;        // group id -> step
+  std::vector<bool> perImage_;          // markPerImageSteps
+  std::vector<std::vector<Gain>> best_; // [s][e]: the best gain of run [s, e)
+  std::vector<StepCost> whole_;         // each step alone at the whole batch
+  std::map<std::pair<size_t, size_t>, std::vector<Gain>> options_; // every gaining b per run
+  BatchSplitPlan out_;
+};
+
+// The batch: the leading dim of the first group's first activation input (1 when there is
+// nothing to split: fewer than two groups).
+int64_t segmentBatch(const BatchSplitInput &in) {
+  const graph::Graph &g = *in.g;
+  if (in.groupIds.size() < 2)
+    return 1;
+  const graph::FusedGroup &g0 = g.groups.at(size_t(in.groupIds[0]));
+  if (g0.inputs.empty() || g.value(g0.inputs[0]).shape.empty())
+    return 1;
+  return g.value(g0.inputs[0]).shape[0];
+}
+
+} // namespace
+
+BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
+  const int64_t N = segmentBatch(in);
+  if (N <= 1)
+    return {}; // batch 1: nothing to split (and no cost for batch-1 compiles)
+  return BatchSplitPlanner(in, hw, N).plan();
 }
 
 DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,

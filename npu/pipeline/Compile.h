@@ -74,6 +74,10 @@ struct CompileOptions {
   /// Schedules to force, by group key (`npuc compile --schedule`; npu/schedule/Schedule.h): a
   /// group whose key is listed lowers that point of its kernel's space instead of the default.
   std::shared_ptr<const ScheduleFile> schedules;
+  /// Schedules the auto-tuner found, by group key (the best tuning record per key): soft points.
+  /// A listed group lowers its point where that point is legal in the group's context; elsewhere
+  /// it compiles as without the record and Segment::warnings says why. A forced schedule wins.
+  std::shared_ptr<const ScheduleFile> tuned;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch
@@ -157,6 +161,9 @@ struct Segment {
   std::vector<ResidencyEntry> residency;    // empty with CompileOptions::residency off
   std::vector<BatchSplitEntry> batchSplit;  // the runs executed sub-batch by sub-batch
   std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
+  /// What the user asked for and did not get, one line each, naming the group: "group 'conv1':
+  /// tuning record <point> ignored: <reason>" (CompileOptions::tuned). Not stored in packages.
+  std::vector<std::string> warnings;
 };
 
 /// Compiles consecutive NPU groups into one program (the segment pipeline: npu/pipeline/).

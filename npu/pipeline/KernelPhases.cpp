@@ -12,8 +12,8 @@
 #include "npu/pipeline/SegmentPlan.h"
 
 #include "npu/isel/Emit.h"
-#include "npu/kernels/KernelSelect.h"
 #include "npu/isel/Sync.h"
+#include "npu/kernels/KernelSelect.h"
 #include "support/Error.h"
 #include "tir/Printer.h"
 
@@ -132,9 +132,18 @@ PhaseResult phaseLower(SegmentPlan &p) {
       p.seg.constImage.resize(mark);
       u.consts.clear();
     };
-    u.placed.kernel =
-        lowerOrLoopNest(*u.plan, *u.grp, *u.g, p.hw, d, ko, undo, &u.used, u.fromTop, *u.window);
-    if (u.placed.kernel.reject && u.used.schedule) // a forced point: the user's to fix
+    Selection sel = selectKernel(*u.plan, {.g = *u.g,
+                                           .grp = *u.grp,
+                                           .hw = p.hw,
+                                           .d = d,
+                                           .o = ko,
+                                           .fromTop = u.fromTop,
+                                           .window = *u.window,
+                                           .undo = undo});
+    u.placed.kernel = std::move(sel.kernel);
+    u.used = std::move(sel.used);
+    u.tunedIgnored = std::move(sel.tunedIgnored);
+    if (u.placed.kernel.reject && sel.by == Attempt::Forced) // the user's to fix
       throw ScheduleError(
           fmt::format("group '{}': {}", u.grp->name, u.placed.kernel.reject->message));
     if (u.placed.kernel.reject)
@@ -287,6 +296,8 @@ PhaseResult phaseEmit(SegmentPlan &p) {
     for (int64_t j = info.instrBegin; j < info.instrEnd; ++j)
       ++info.instrCounts[seg.program.instrs[static_cast<size_t>(j)].desc->mnemonic];
     seg.groupInfo.push_back(std::move(info));
+    if (!u.tunedIgnored.empty()) // replays were not selected, so each group warns once
+      seg.warnings.push_back(fmt::format("group '{}': {}", u.grp->name, u.tunedIgnored));
   }
   return {};
 }

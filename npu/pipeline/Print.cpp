@@ -126,6 +126,8 @@ void printUnits(const SegmentPlan &p, std::ostream &os) {
         constBytes += c.second;
       os << fmt::format(": kernel {}, {} instrs, {} constant bytes; {}", kernelName(u.plan->kind),
                         u.placed.program.instrs.size(), constBytes, u.placed.kernel.tiling);
+      if (!u.tunedIgnored.empty())
+        os << "; " << u.tunedIgnored;
     }
     if (p.reached(Phase::Banks) && u.bank.ran)
       os << fmt::format("; banks: stalls {} -> {}, cycles {} -> {}{}", u.bank.stallsBefore,

@@ -87,8 +87,11 @@ public:
     const bool fromTop = in_.crossGroupPrefetch && i % 2 == 1;
     const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in_.groupIds[i]));
     GroupPlan plan = in_.plans[i]; // the compile makes the same loop-nest retry
-    Kernel k = lowerOrLoopNest(
-        plan, grp, g, hw, dry, in_.ko, [] {}, nullptr, fromTop, w);
+    Kernel k =
+        selectKernel(
+            plan,
+            {.g = g, .grp = grp, .hw = hw, .d = dry, .o = in_.ko, .fromTop = fromTop, .window = w})
+            .kernel;
     Trial r;
     r.loopNest = plan.kind == KernelKind::LoopNest && in_.plans[i].kind != KernelKind::LoopNest;
     r.reject = k.rejectText();
@@ -140,189 +143,244 @@ std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw) {
   return out;
 }
 
-ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
-  const graph::Graph &g = *in.g;
-  const isa::Target &t = *hw.t;
-  const size_t steps = in.groupIds.size();
-  const int64_t cap = hw.capacity(hw.l1), align = hw.alignment(hw.l1);
-  ResidencyPlan out;
-  out.window.resize(steps);
+namespace {
 
-  // The proposals, merged by alias root (a view of a resident tensor is the same bytes).
-  std::vector<Candidate> cands;
-  std::map<graph::ValueId, size_t> byRoot;
-  for (const graph::ResidentTensor &r :
-       graph::findResidentTensors(g, in.groupIds, cap, hw.actBytes())) {
-    graph::ValueId root = in.rootOf(r.value);
-    if (byRoot.count(root))
-      continue;
-    byRoot[root] = cands.size();
-    Candidate c{root, numElements(g.value(root).shape) * hw.actBytes()};
-    c.entry = out.entries.size();
-    ResidencyEntry e;
-    e.name = g.value(root).name;
-    e.bytes = c.bytes;
-    e.producer = r.producer;
-    // Its readers: every kernel (views move no data) reading the root or one of its views.
-    for (size_t i = 0; i < steps; ++i) {
-      if (in.plans[i].kind == KernelKind::View)
-        continue;
-      const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-      if (std::any_of(grp.inputs.begin(), grp.inputs.end(),
-                      [&](graph::ValueId v) { return in.rootOf(v) == root; }))
-        e.consumers.push_back(grp.id);
-    }
-    e.dramBytesSaved = c.bytes * static_cast<int64_t>(1 + e.consumers.size());
-    auto span = in.life.find(root);
-    NPUC_ASSERT(span != in.life.end(), "a proposed tensor is an activation of the segment");
-    c.start = span->second.first;
-    c.end = span->second.second;
-    if (in.pinned.count(root)) {
-      c.kept = false;
-      e.dropped = "the host reads or writes it (it or a view of it leaves the segment)";
-    } else if (in.splitPinned.count(root)) {
-      c.kept = false;
-      e.dropped = "a batch-split run's sub-batches read or write it through DRAM, or it is live "
-                  "across the run (the run keeps its own tensors in L1)";
-    }
-    out.entries.push_back(std::move(e));
-    cands.push_back(c);
+// What each step's kernel loses in its window against the whole of L1 without residency (the
+// steps that emit in both forms; 0 elsewhere).
+struct StepLoss {
+  std::vector<int64_t> cycles, dram;
+};
+
+// One planResidency: the proposals as candidates, the plan being built, and the dry lowerings.
+// The steps: collect the proposals (collectCandidates), then drop one tensor per round until
+// every kernel tiles, encodes and gains: place the kept tensors in L1 and give each step the
+// window above them (place), drop one a kernel cannot tile or encode around (dropUntileable),
+// else the one whose groups lose most (dropWorstLoss); finally measure each step as planned.
+class ResidencyPlanner {
+public:
+  ResidencyPlanner(const ResidencyInput &in, const Hw &hw)
+      : in_(in), hw_(hw), g_(*in.g), steps_(in.groupIds.size()), cap_(hw.capacity(hw.l1)),
+        align_(hw.alignment(hw.l1)), trials_(in, hw) {
+    out_.window.resize(steps_);
   }
 
-  auto drop = [&](size_t c, std::string why) {
-    cands[c].kept = false;
-    out.entries[cands[c].entry].dropped = std::move(why);
-  };
+  ResidencyPlan plan() {
+    collectCandidates();
+    for (;;) {
+      std::vector<size_t> kept;
+      for (size_t c = 0; c < cands_.size(); ++c)
+        if (cands_[c].kept)
+          kept.push_back(c);
+      out_.l1Addr.clear();
+      for (Window &w : out_.window)
+        w = Window{};
+      if (kept.empty())
+        break;
+      if (!place(kept))
+        continue;
+      StepLoss loss{std::vector<int64_t>(steps_, 0), std::vector<int64_t>(steps_, 0)};
+      if (dropUntileable(loss))
+        continue;
+      if (!dropWorstLoss(kept, loss))
+        break;
+    }
+    for (auto &[root, addr] : out_.l1Addr)
+      out_.entries[cands_[byRoot_.at(root)].entry].l1Addr = addr;
+    for (size_t i = 0; i < steps_; ++i) {
+      const Trial r = trials_.run(i, out_.window[i], out_.l1Addr);
+      out_.steps.push_back({r.emitted, r.cycles, r.dram});
+    }
+    return std::move(out_);
+  }
 
-  Trials trials(in, hw);
-  auto trial = [&](size_t i, const Window &w, const std::map<graph::ValueId, int64_t> &l1Addr) {
-    return trials.run(i, w, l1Addr);
-  };
-  auto baseline = [&](size_t i) { return trials.baseline(i); };
-  auto ioOf = [&](size_t i) { return trials.ioOf(i); };
-
-  // Drop one tensor per round until every kernel tiles, encodes and gains.
-  for (;;) {
-    std::vector<size_t> kept;
-    std::vector<BufferReq> reqs;
-    for (size_t c = 0; c < cands.size(); ++c)
-      if (cands[c].kept) {
-        kept.push_back(c);
-        reqs.push_back({cands[c].start, cands[c].end, cands[c].bytes, align});
+private:
+  // The proposals, merged by alias root (a view of a resident tensor is the same bytes), each
+  // with its report entry; those the host or a batch-split run needs in DRAM start dropped.
+  void collectCandidates() {
+    for (const graph::ResidentTensor &r :
+         graph::findResidentTensors(g_, in_.groupIds, cap_, hw_.actBytes())) {
+      graph::ValueId root = in_.rootOf(r.value);
+      if (byRoot_.count(root))
+        continue;
+      byRoot_[root] = cands_.size();
+      Candidate c{root, numElements(g_.value(root).shape) * hw_.actBytes()};
+      c.entry = out_.entries.size();
+      ResidencyEntry e;
+      e.name = g_.value(root).name;
+      e.bytes = c.bytes;
+      e.producer = r.producer;
+      // Its readers: every kernel (views move no data) reading the root or one of its views.
+      for (size_t i = 0; i < steps_; ++i) {
+        if (in_.plans[i].kind == KernelKind::View)
+          continue;
+        const graph::FusedGroup &grp = g_.groups.at(static_cast<size_t>(in_.groupIds[i]));
+        if (std::any_of(grp.inputs.begin(), grp.inputs.end(),
+                        [&](graph::ValueId v) { return in_.rootOf(v) == root; }))
+          e.consumers.push_back(grp.id);
       }
-    out.l1Addr.clear();
-    for (Window &w : out.window)
-      w = Window{};
-    if (kept.empty())
-      break;
+      e.dramBytesSaved = c.bytes * static_cast<int64_t>(1 + e.consumers.size());
+      auto span = in_.life.find(root);
+      NPUC_ASSERT(span != in_.life.end(), "a proposed tensor is an activation of the segment");
+      c.start = span->second.first;
+      c.end = span->second.second;
+      if (in_.pinned.count(root)) {
+        c.kept = false;
+        e.dropped = "the host reads or writes it (it or a view of it leaves the segment)";
+      } else if (in_.splitPinned.count(root)) {
+        c.kept = false;
+        e.dropped = "a batch-split run's sub-batches read or write it through DRAM, or it is "
+                    "live across the run (the run keeps its own tensors in L1)";
+      }
+      out_.entries.push_back(std::move(e));
+      cands_.push_back(c);
+    }
+  }
+
+  void drop(size_t c, std::string why) {
+    cands_[c].kept = false;
+    out_.entries[cands_[c].entry].dropped = std::move(why);
+  }
+
+  // Places the kept tensors in L1 by their lifetimes (the memory planner) and gives each step the
+  // window above every kept tensor live at it. When they do not fit together, drops the largest
+  // and returns false.
+  bool place(const std::vector<size_t> &kept) {
+    std::vector<BufferReq> reqs;
+    for (size_t c : kept)
+      reqs.push_back({cands_[c].start, cands_[c].end, cands_[c].bytes, align_});
     PlannerOptions po;
     po.timeLimitSeconds = 0.5;
-    MemoryPlan mp = planMemory(reqs, cap, po);
-    auto largestLiveAt = [&](size_t i) {
-      size_t best = kept.front();
-      int64_t bytes = -1;
-      for (size_t c : kept)
-        if (cands[c].start <= int64_t(i) && int64_t(i) < cands[c].end && cands[c].bytes > bytes) {
-          best = c;
-          bytes = cands[c].bytes;
-        }
-      // Placement checked that the group tiles in the whole of L1: only a window fails.
-      NPUC_ASSERT(bytes >= 0, "a kernel that fails only in a window has a resident tensor live");
-      return best;
-    };
+    MemoryPlan mp = planMemory(reqs, cap_, po);
     if (!mp.solved) {
       size_t big = kept.front();
       for (size_t c : kept)
-        big = cands[c].bytes > cands[big].bytes ? c : big;
+        big = cands_[c].bytes > cands_[big].bytes ? c : big;
       drop(big, fmt::format("L1 cannot hold it with the tensors live alongside (planned peak {} "
                             "of {} bytes)",
-                            mp.peak, cap));
-      continue;
+                            mp.peak, cap_));
+      return false;
     }
     for (size_t j = 0; j < kept.size(); ++j)
-      out.l1Addr[cands[kept[j]].root] = mp.offsets[j];
-    // Each step's window starts above every kept tensor live at that step.
-    for (size_t i = 0; i < steps; ++i) {
+      out_.l1Addr[cands_[kept[j]].root] = mp.offsets[j];
+    for (size_t i = 0; i < steps_; ++i) {
       int64_t lo = 0;
       for (size_t j = 0; j < kept.size(); ++j) {
-        const Candidate &c = cands[kept[j]];
+        const Candidate &c = cands_[kept[j]];
         if (c.start <= int64_t(i) && int64_t(i) < c.end)
           lo = std::max(lo, mp.offsets[j] + c.bytes);
       }
       if (lo > 0)
-        out.window[i].range[hw.l1] = {alignUp(lo, align), cap};
+        out_.window[i].range[hw_.l1] = {alignUp(lo, align_), cap_};
     }
-    bool dropped = false;
-    std::vector<int64_t> extraCycles(steps, 0), extraDram(steps, 0); // window vs whole L1
-    for (size_t i = 0; i < steps && !dropped; ++i) {
-      const graph::FusedGroup &grp = g.groups.at(static_cast<size_t>(in.groupIds[i]));
-      const Window &w = out.window[i];
-      Trial r = trial(i, w, out.l1Addr);
-      if (!w.range.count(hw.l1)) {
+    return true;
+  }
+
+  // The largest kept tensor live at step i: the one to drop when step i's kernel cannot tile.
+  size_t largestLiveAt(size_t i) const {
+    size_t best = cands_.size();
+    int64_t bytes = -1;
+    for (size_t c = 0; c < cands_.size(); ++c)
+      if (cands_[c].kept && cands_[c].start <= int64_t(i) && int64_t(i) < cands_[c].end &&
+          cands_[c].bytes > bytes) {
+        best = c;
+        bytes = cands_[c].bytes;
+      }
+    // Placement checked that the group tiles in the whole of L1: only a window fails.
+    NPUC_ASSERT(bytes >= 0, "a kernel that fails only in a window has a resident tensor live");
+    return best;
+  }
+
+  // Each step lowered in its window, in order: drops a tensor for the first step whose kernel
+  // cannot tile around the residents (or only the loop-nest kernel can) or whose on-chip copies
+  // do not encode, and returns true; else fills `loss` and returns false.
+  bool dropUntileable(StepLoss &loss) {
+    for (size_t i = 0; i < steps_; ++i) {
+      const graph::FusedGroup &grp = g_.groups.at(static_cast<size_t>(in_.groupIds[i]));
+      const Window &w = out_.window[i];
+      Trial r = trials_.run(i, w, out_.l1Addr);
+      if (!w.range.count(hw_.l1)) {
         // The whole of L1: the group compiles (or fails, a user error) as without residency.
-      } else if (r.loopNest && !baseline(i).loopNest) {
+      } else if (r.loopNest && !trials_.baseline(i).loopNest) {
         drop(largestLiveAt(i),
              fmt::format("group '{}': the hand-written kernel finds no tiling in L1 [{}, {}) "
                          "around the resident tensors (the loop-nest kernel would run it)",
-                         grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1)));
-        dropped = true;
+                         grp.name, w.lo(hw_, hw_.l1), w.hi(hw_, hw_.l1)));
+        return true;
       } else if (!r.reject.empty()) {
         drop(largestLiveAt(i),
              fmt::format("group '{}' cannot tile in L1 [{}, {}) around the resident tensors: {}",
-                         grp.name, w.lo(hw, hw.l1), w.hi(hw, hw.l1), r.reject));
-        dropped = true;
+                         grp.name, w.lo(hw_, hw_.l1), w.hi(hw_, hw_.l1), r.reject));
+        return true;
       } else if (!r.encode.empty()) {
-        size_t victim = cands.size();
-        for (graph::ValueId v : ioOf(i))
-          if (auto it = byRoot.find(in.rootOf(v)); it != byRoot.end() && cands[it->second].kept)
-            if (victim == cands.size() || cands[it->second].bytes > cands[victim].bytes)
-              victim = it->second;
-        NPUC_ASSERT(victim < cands.size(), "only copies of a resident tensor are re-checked");
-        drop(victim, fmt::format("its on-chip copies do not encode: {}", r.encode));
-        dropped = true;
-      } else if (r.emitted && baseline(i).emitted) {
+        drop(largestResidentOf(i), fmt::format("its on-chip copies do not encode: {}", r.encode));
+        return true;
+      } else if (r.emitted && trials_.baseline(i).emitted) {
         // (A step that emits in neither form fails the compile either way: nothing to compare.)
-        extraCycles[i] = r.cycles - baseline(i).cycles;
-        extraDram[i] = r.dram - baseline(i).dram;
+        loss.cycles[i] = r.cycles - trials_.baseline(i).cycles;
+        loss.dram[i] = r.dram - trials_.baseline(i).dram;
       }
     }
-    if (dropped)
-      continue;
-    // Worth it? Over its lifetime, its groups simulated alone in their windows (with the kept
-    // tensors' traffic gone) against the same groups with the whole of L1 and every tensor in
-    // DRAM: a tensor is dropped when they take more cycles, or move more DRAM bytes (smaller
-    // tiles reload weights). A step's difference counts for every tensor live at it, so a tensor
-    // that only takes space is charged for its neighbours' slowdown too (conservative).
-    size_t worst = cands.size();
+    return false;
+  }
+
+  // The largest kept tensor step i reads or writes (whose copies failed to encode).
+  size_t largestResidentOf(size_t i) const {
+    size_t victim = cands_.size();
+    for (graph::ValueId v : trials_.ioOf(i))
+      if (auto it = byRoot_.find(in_.rootOf(v)); it != byRoot_.end() && cands_[it->second].kept)
+        if (victim == cands_.size() || cands_[it->second].bytes > cands_[victim].bytes)
+          victim = it->second;
+    NPUC_ASSERT(victim < cands_.size(), "only copies of a resident tensor are re-checked");
+    return victim;
+  }
+
+  // Worth it? Over its lifetime, its groups simulated alone in their windows (with the kept
+  // tensors' traffic gone) against the same groups with the whole of L1 and every tensor in
+  // DRAM: a tensor is dropped when they take more cycles, or move more DRAM bytes (smaller tiles
+  // reload weights). A step's difference counts for every tensor live at it, so a tensor that
+  // only takes space is charged for its neighbours' slowdown too (conservative). Drops the one
+  // that loses most and returns true, or returns false when none loses.
+  bool dropWorstLoss(const std::vector<size_t> &kept, const StepLoss &loss) {
+    size_t worst = cands_.size();
     double worstLoss = 0;
     std::string why;
     for (size_t c : kept) {
       int64_t cycles = 0, bytes = 0;
-      for (int64_t i = cands[c].start; i < cands[c].end; ++i) {
-        cycles += extraCycles[size_t(i)];
-        bytes += extraDram[size_t(i)];
+      for (int64_t i = cands_[c].start; i < cands_[c].end; ++i) {
+        cycles += loss.cycles[size_t(i)];
+        bytes += loss.dram[size_t(i)];
       }
-      const double loss = std::max(double(cycles), double(bytes) / t.dram.bytesPerCycle);
-      if (loss > worstLoss) {
+      const double l = std::max(double(cycles), double(bytes) / hw_.t->dram.bytesPerCycle);
+      if (l > worstLoss) {
         worst = c;
-        worstLoss = loss;
+        worstLoss = l;
         why = fmt::format("its groups, simulated alone in the L1 left around the resident "
                           "tensors, take {:+} cycles and move {:+} DRAM bytes against the whole "
                           "of L1 without residency",
                           cycles, bytes);
       }
     }
-    if (worst == cands.size())
-      break;
+    if (worst == cands_.size())
+      return false;
     drop(worst, why);
+    return true;
   }
-  for (auto &[root, addr] : out.l1Addr)
-    out.entries[cands[byRoot.at(root)].entry].l1Addr = addr;
-  for (size_t i = 0; i < steps; ++i) {
-    const Trial r = trial(i, out.window[i], out.l1Addr);
-    out.steps.push_back({r.emitted, r.cycles, r.dram});
-  }
-  return out;
+
+  const ResidencyInput &in_;
+  const Hw &hw_;
+  const graph::Graph &g_;
+  const size_t steps_;
+  const int64_t cap_, align_; // L1's capacity and alignment
+  Trials trials_;
+  std::vector<Candidate> cands_;
+  std::map<graph::ValueId, size_t> byRoot_; // alias root -> its candidate
+  ResidencyPlan out_;
+};
+
+} // namespace
+
+ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw) {
+  return ResidencyPlanner(in, hw).plan();
 }
 
 } // namespace npuc::npu

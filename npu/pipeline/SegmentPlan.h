@@ -53,21 +53,23 @@ struct EmitUnit {
   int replayOf = -1;
 
   // lower (units with replayOf < 0), then banks
-  PlacedKernel placed; // kernel, instructions, and the placement lowered at
-  KernelOptions used;  // the options the kernel was lowered with
+  PlacedKernel placed;      // kernel, instructions, and the placement lowered at
+  KernelOptions used;       // the options the kernel was lowered with
+  std::string tunedIgnored; // Selection::tunedIgnored, for Segment::warnings
   std::vector<std::pair<int64_t, size_t>> consts; // constants it placed: address, byte count
   int64_t dramNeed = 0; // DRAM bytes below its last constant (the simulator's size)
   BankReport bank;
 };
 
-/// The options every kernel of the segment lowers with: the ablations, and the schedules the
-/// user forced (`npuc compile --schedule`), which the residency and batch-split dry runs must
-/// see too, so that they tile each group as the lowering will.
+/// The options every kernel of the segment lowers with: the ablations, the schedules the user
+/// forced (`npuc compile --schedule`) and the tuned ones, which the residency and batch-split
+/// dry runs must see too, so that they tile each group as the lowering will.
 inline KernelOptions segmentKernelOptions(const CompileOptions &o) {
   KernelOptions ko;
   ko.doubleBuffer = o.doubleBuffer;
   ko.naiveTiling = o.naiveTiling;
   ko.forced = o.schedules;
+  ko.tuned = o.tuned;
   return ko;
 }
 

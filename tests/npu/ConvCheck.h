@@ -8,6 +8,10 @@
 
 #include "NpuTestUtil.h"
 
+#include "npu/kernels/Plan.h"
+#include "npu/schedule/Schedule.h"
+#include "npu/schedule/Space.h"
+
 #include <cmath>
 #include <gtest/gtest.h>
 #include <ostream>
@@ -71,22 +75,19 @@ inline ConvGraph buildConv(const ConvCase &c) {
   return r;
 }
 
-/// Runs case `c` on target `t` and checks every output (fatal failures on a mismatch); stores the
-/// kernel's tiling text in `tiling` when given. `schedules` forces the group's schedule (the
-/// kernel then need not be the one the default picks).
-inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tiling = nullptr,
-                      std::shared_ptr<const npu::ScheduleFile> schedules = {}) {
+/// Runs case `c` on target `t` compiled with `opt` (its doubleBuffer set to the case's) and checks
+/// every output (fatal failures on a mismatch); stores the compiled segment in `seg`. With
+/// schedules or tuned points in `opt`, the kernel need not be the one the default picks.
+inline void checkConvWith(const ConvCase &c, const isa::Target &t, npu::CompileOptions opt,
+                          npu::Segment &seg) {
   const int64_t KH = c.K, KW = c.kw();
   ConvGraph cg = buildConv(c);
   const int64_t OH = cg.OH, OW = cg.OW, icg = c.C / c.G;
   const HostTensor &in = cg.in;
   const std::vector<float> &wdata = cg.wdata, &bdata = cg.bdata;
-  npu::CompileOptions opt;
   opt.doubleBuffer = c.doubleBuffer;
-  opt.schedules = schedules;
   NpuRun r = compileAndRun(cg.g, t, {in}, opt);
-  if (tiling)
-    *tiling = r.seg.groupInfo.at(0).tiling;
+  seg = r.seg;
 
   int64_t checked = 0;
   for (int64_t oc = 0; oc < c.OC; ++oc)
@@ -118,10 +119,52 @@ inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tili
   EXPECT_EQ(checked, c.OC * OH * OW);
   // A depthwise conv may run on the vector unit (LowerDepthwise.cpp): no tensor-unit MACs then.
   bool onVector = r.seg.groupInfo.at(0).tiling.find("on the vector unit") != std::string::npos;
-  if (!schedules) {
+  if (!opt.schedules && !opt.tuned) {
     EXPECT_EQ(onVector, c.G == c.C && c.G == c.OC && t.vector.supports(isa::VecOp::Mac));
   }
   EXPECT_EQ(r.stats.macs, onVector ? 0 : c.OC * OH * OW * icg * KH * KW);
 }
+
+/// checkConvWith with the default options; stores the kernel's tiling text in `tiling` when
+/// given. `schedules` forces the group's schedule.
+inline void checkConv(const ConvCase &c, const isa::Target &t, std::string *tiling = nullptr,
+                      std::shared_ptr<const npu::ScheduleFile> schedules = {}) {
+  npu::CompileOptions opt;
+  opt.schedules = std::move(schedules);
+  npu::Segment seg;
+  checkConvWith(c, t, opt, seg);
+  if (tiling && !seg.groupInfo.empty())
+    *tiling = seg.groupInfo.at(0).tiling;
+}
+
+/// Case `c` with its plan, the context of a lone group (the whole of each level, every tensor in
+/// DRAM) and its schedule key: to build its spaces and schedule files that name it.
+struct SpaceFixture {
+  isa::Target t;
+  npu::Hw hw;
+  ConvGraph cg;
+  npu::GroupPlan plan;
+  npu::SpaceContext ctx;
+  npu::ScheduleKey key;
+
+  SpaceFixture(const ConvCase &c, const std::string &target = "npu-base.yaml")
+      : t(isa::loadTarget(configPath(target))), cg(buildConv(c)) {
+    EXPECT_EQ(npu::Hw::derive(t, hw), "");
+    plan = npu::analyzeGroup(cg.g, cg.g.groups.at(0), hw);
+    EXPECT_EQ(plan.reject, "");
+    ctx.hw = &hw; // the whole of each level, every tensor in DRAM, as a lone group has
+    ctx.doubleBuffer = c.doubleBuffer;
+    key = npu::scheduleKey(cg.g, cg.g.groups.at(0), t);
+  }
+  std::unique_ptr<npu::KernelSpace> space(npu::Strategy s) const {
+    return npu::makeSpace(s, plan, cg.g, ctx);
+  }
+  /// A schedule file listing `s` for the case's group.
+  std::shared_ptr<const npu::ScheduleFile> fileWith(const npu::Schedule &s) const {
+    auto f = std::make_shared<npu::ScheduleFile>();
+    f->put(key, s, "conv");
+    return f;
+  }
+};
 
 } // namespace npuc::test

@@ -19,33 +19,6 @@ namespace {
 using npu::Schedule;
 using npu::Strategy;
 
-struct SpaceFixture {
-  isa::Target t;
-  npu::Hw hw;
-  ConvGraph cg;
-  npu::GroupPlan plan;
-  npu::SpaceContext ctx;
-  npu::ScheduleKey key;
-
-  SpaceFixture(const ConvCase &c, const std::string &target = "npu-base.yaml")
-      : t(isa::loadTarget(configPath(target))), cg(buildConv(c)) {
-    EXPECT_EQ(npu::Hw::derive(t, hw), "");
-    plan = npu::analyzeGroup(cg.g, cg.g.groups.at(0), hw);
-    EXPECT_EQ(plan.reject, "");
-    ctx.hw = &hw; // the whole of each level, every tensor in DRAM, as a lone group has
-    ctx.doubleBuffer = c.doubleBuffer;
-    key = npu::scheduleKey(cg.g, cg.g.groups.at(0), t);
-  }
-  std::unique_ptr<npu::KernelSpace> space(Strategy s) const {
-    return npu::makeSpace(s, plan, cg.g, ctx);
-  }
-  std::shared_ptr<const npu::ScheduleFile> force(const Schedule &s) const {
-    auto f = std::make_shared<npu::ScheduleFile>();
-    f->put(key, s, "conv");
-    return f;
-  }
-};
-
 // Every sampled point of `strategy`'s space on case `c` compiles, passes the hazard checker and
 // matches the reference; the compile records the forced point. Returns the points checked.
 size_t checkEveryPoint(const ConvCase &c, Strategy strategy, size_t limit) {
@@ -56,7 +29,7 @@ size_t checkEveryPoint(const ConvCase &c, Strategy strategy, size_t limit) {
     SCOPED_TRACE(s.str());
     EXPECT_TRUE(space->legal(s));
     std::string tiling;
-    checkConv(c, f.t, &tiling, f.force(s));
+    checkConv(c, f.t, &tiling, f.fileWith(s));
     EXPECT_NE(tiling.find("(forced by the schedule file)"), std::string::npos) << tiling;
     EXPECT_EQ(tiling.find("on the vector unit") != std::string::npos,
               strategy == Strategy::DepthwiseVector)
@@ -84,7 +57,7 @@ TEST(TensorUnitSpace, EveryPointOfSmallConvsMatchesTheReference) {
       std::find_if(all.begin(), all.end(), [](const Schedule &s) { return s.get("kouter") == 1; });
   ASSERT_NE(kouter, all.end());
   std::string tiling;
-  checkConv(cases[2], f.t, &tiling, f.force(*kouter));
+  checkConv(cases[2], f.t, &tiling, f.fileWith(*kouter));
   EXPECT_NE(tiling.find("k-chunks outermost over"), std::string::npos) << tiling;
 }
 
@@ -105,7 +78,7 @@ TEST(DepthwiseSpace, TheSketchCanBeForcedToTheTensorUnit) {
   EXPECT_NE(dflt.find("on the vector unit"), std::string::npos) << dflt;
   Expected<Schedule, npu::Reject> pt = f.space(Strategy::TensorUnit)->defaultPoint();
   ASSERT_TRUE(pt);
-  checkConv(c, f.t, &forced, f.force(*pt));
+  checkConv(c, f.t, &forced, f.fileWith(*pt));
   EXPECT_EQ(forced.rfind("implicit GEMM", 0), 0u) << forced;
 }
 
@@ -182,7 +155,7 @@ TEST(ScheduleSpaces, IllegalPointsNameTheDecisionAndItsValues) {
   EXPECT_EQ(why->message, "tensor-unit: decision 'toc' = 13 is not one of its values [16, 24]");
   // Through the compile: a ScheduleError naming the group.
   try {
-    checkConv(c, f.t, nullptr, f.force(s));
+    checkConv(c, f.t, nullptr, f.fileWith(s));
     FAIL() << "an illegal forced point compiled";
   } catch (const npu::ScheduleError &e) {
     EXPECT_EQ(std::string(e.what()),
@@ -201,7 +174,7 @@ TEST(ScheduleSpaces, IllegalPointsNameTheDecisionAndItsValues) {
   // A strategy the group cannot take.
   Schedule pool;
   pool.strategy = Strategy::Pool;
-  EXPECT_THROW(checkConv(c, f.t, nullptr, f.force(pool)), npu::ScheduleError);
+  EXPECT_THROW(checkConv(c, f.t, nullptr, f.fileWith(pool)), npu::ScheduleError);
 }
 
 TEST(Schedule, JsonIsStableAndRoundTrips) {

@@ -355,6 +355,9 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     return;
   }
   reportSchedules(m, a, err);
+  for (const npu::Segment &s : m.npuSegments)
+    for (const std::string &w : s.warnings)
+      err << "npuc: warning: " << w << "\n";
   OutputSet outs;
   if (aot) {
     cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);

@@ -1,0 +1,183 @@
+// ShapeNN.cpp - shape rules of the neural-network operators: convolutions, window and global
+// pooling, matrix products and the normalisations with per-channel parameters (ShapeInternal.h).
+#include "graph/ShapeInference.h"
+#include "graph/ShapeInternal.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+
+namespace npuc::graph::shape {
+
+namespace {
+
+// Output spatial size of a 2-D window op (Conv/pool) along one axis, using normalised pads.
+int64_t windowOut(const Node &n, int64_t in, int64_t k, int64_t stride, int64_t dil,
+                  int64_t padBegin, int64_t padEnd, bool ceilMode) {
+  int64_t eff = dil * (k - 1) + 1;
+  int64_t span = in + padBegin + padEnd - eff;
+  if (span < 0 || stride <= 0)
+    fail("{}: window {} (dilation {}) does not fit input extent {} with pads {}+{}", where(n), k,
+         dil, in, padBegin, padEnd);
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // ONNX/PyTorch rule: with ceil_mode the last window must start inside the (left-padded) input.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+Shape windowShape(const Graph &g, const Node &n, int64_t outChannels,
+                  const std::vector<int64_t> &kernel) {
+  requireRank(g, n, 0, 4);
+  const Shape &x = inShape(g, n, 0);
+  auto k = n.attrInts("kernel_shape", kernel);
+  auto s = n.attrInts("strides", {1, 1});
+  auto d = n.attrInts("dilations", {1, 1});
+  auto p = n.attrInts("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
+    fail("{}: only 2-D windows are supported (kernel_shape/strides/dilations/pads)", where(n));
+  bool ceilMode = n.attrInt("ceil_mode", 0) != 0;
+  return {x[0], outChannels, windowOut(n, x[2], k[0], s[0], d[0], p[0], p[2], ceilMode),
+          windowOut(n, x[3], k[1], s[1], d[1], p[1], p[3], ceilMode)};
+}
+
+} // namespace
+
+OutTypes inferConv(const Graph &g, Node &n) {
+  requireRank(g, n, 1, 4);
+  const Shape &x = inShape(g, n, 0);
+  const Shape &w = inShape(g, n, 1);
+  int64_t group = n.attrInt("group", 1);
+  if (group <= 0 || x.size() != 4 || x[1] != w[1] * group || w[0] % group != 0)
+    fail("{}: input channels {} do not match weight shape {} with group {}", where(n),
+         x.size() == 4 ? x[1] : -1, shapeToString(w), group);
+  auto k = n.attrInts("kernel_shape", {w[2], w[3]});
+  if (k != std::vector<int64_t>{w[2], w[3]})
+    fail("{}: kernel_shape does not match the weight shape {}", where(n), shapeToString(w));
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{w[0]})
+    fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), w[0]);
+  return {{windowShape(g, n, w[0], k), firstInputType(g, n)}};
+}
+
+OutTypes inferConvTranspose(const Graph &g, Node &n) {
+  const Shape &x = inShape(g, n, 0), &w = inShape(g, n, 1);
+  if (x.size() != 4 || w.size() != 4)
+    fail("{}: only 2-D (NCHW) inputs and 4-D weights are supported", where(n));
+  int64_t group = n.attrInt("group", 1);
+  if (group <= 0 || x[1] != w[0] || x[1] % group != 0)
+    fail("{}: input channels {} do not match weight shape {} with group {}", where(n), x[1],
+         shapeToString(w), group);
+  auto s = n.attrInts("strides"), d = n.attrInts("dilations"), p = n.attrInts("pads");
+  auto op2 = n.attrInts("output_padding");
+  Shape out{x[0], w[1] * group, 0, 0};
+  for (size_t i = 0; i < 2; ++i) {
+    out[2 + i] = (x[2 + i] - 1) * s[i] - p[i] - p[i + 2] + d[i] * (w[2 + i] - 1) + 1 + op2[i];
+    if (out[2 + i] <= 0)
+      fail("{}: output extent {} along spatial axis {} is not positive", where(n), out[2 + i], i);
+  }
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{out[1]})
+    fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), out[1]);
+  return {{out, DType::F32}};
+}
+
+// MaxPool, AveragePool, LpPool: a 2-D window over each channel.
+OutTypes inferPool(const Graph &g, Node &n) {
+  const Shape &x = inShape(g, n, 0);
+  return {{windowShape(g, n, x.size() == 4 ? x[1] : 0, {}), firstInputType(g, n)}};
+}
+
+OutTypes inferGlobalAveragePool(const Graph &g, Node &n) {
+  requireRank(g, n, 0, 4);
+  Shape out = inShape(g, n, 0);
+  out[2] = out[3] = 1;
+  return {{out, firstInputType(g, n)}};
+}
+
+// GlobalMaxPool, GlobalLpPool: any number of spatial axes.
+OutTypes inferGlobalPool(const Graph &g, Node &n) {
+  Shape x = inShape(g, n, 0);
+  if (x.size() < 3)
+    fail("{}: input must be at least 3-D, got {}", where(n), shapeToString(x));
+  std::fill(x.begin() + 2, x.end(), 1);
+  return {{x, DType::F32}};
+}
+
+OutTypes inferGemm(const Graph &g, Node &n) {
+  requireRank(g, n, 0, 2);
+  requireRank(g, n, 1, 2);
+  Shape a = inShape(g, n, 0), b = inShape(g, n, 1);
+  if (n.attrInt("transA", 0))
+    std::swap(a[0], a[1]);
+  if (n.attrInt("transB", 0))
+    std::swap(b[0], b[1]);
+  if (a[1] != b[0])
+    fail("{}: inner dimensions differ ({} vs {})", where(n), a[1], b[0]);
+  Shape out{a[0], b[1]};
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue &&
+      broadcastShapes(inShape(g, n, 2), out, where(n)) != out)
+    fail("{}: C shape {} does not broadcast to {}", where(n), shapeToString(inShape(g, n, 2)),
+         shapeToString(out));
+  return {{out, firstInputType(g, n)}};
+}
+
+OutTypes inferMatMul(const Graph &g, Node &n) {
+  const Shape &a = inShape(g, n, 0), &b = inShape(g, n, 1);
+  if (a.size() < 2 || b.size() < 2)
+    fail("{}: MatMul with a rank-1 operand is not supported", where(n));
+  if (a.back() != b[b.size() - 2])
+    fail("{}: inner dimensions differ ({} vs {})", where(n), shapeToString(a), shapeToString(b));
+  Shape batch =
+      broadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), where(n));
+  batch.push_back(a[a.size() - 2]);
+  batch.push_back(b.back());
+  return {{batch, firstInputType(g, n)}};
+}
+
+OutTypes inferBatchNorm(const Graph &g, Node &n) {
+  Shape out = inShape(g, n, 0);
+  if (out.size() < 2)
+    fail("{}: input must have a channel dimension", where(n));
+  for (size_t i = 1; i < 5; ++i)
+    if (inShape(g, n, i) != Shape{out[1]})
+      fail("{}: parameter {} has shape {}, expected [{}]", where(n), i,
+           shapeToString(inShape(g, n, i)), out[1]);
+  return {{out, firstInputType(g, n)}};
+}
+
+OutTypes inferLayerNorm(const Graph &g, Node &n) {
+  const Shape &x = inShape(g, n, 0);
+  int64_t axis = axisAttr(n, "axis", x.size());
+  Shape norm(x.begin() + axis, x.end());
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] != kNoValue && broadcastShapes(inShape(g, n, i), norm, where(n)) != norm)
+      fail("{}: input {} shape {} does not broadcast to the normalised shape {}", where(n), i,
+           shapeToString(inShape(g, n, i)), shapeToString(norm));
+  return {{x, inType(g, n, 0)}};
+}
+
+namespace {
+
+// InstanceNormalization and LRN normalise over channels and spatial axes.
+const Shape &channelsAndSpatial(const Graph &g, const Node &n) {
+  const Shape &x = inShape(g, n, 0);
+  if (x.size() < 3)
+    fail("{}: input must be at least 3-D (N, C, spatial...), got {}", where(n), shapeToString(x));
+  return x;
+}
+
+} // namespace
+
+OutTypes inferInstanceNorm(const Graph &g, Node &n) {
+  const Shape &x = channelsAndSpatial(g, n);
+  for (size_t i = 1; i < 3; ++i)
+    if (inShape(g, n, i) != Shape{x[1]})
+      fail("{}: input {} has shape {}, expected [{}]", where(n), i, shapeToString(inShape(g, n, i)),
+           x[1]);
+  return {{x, inType(g, n, 0)}};
+}
+
+OutTypes inferLRN(const Graph &g, Node &n) {
+  return {{channelsAndSpatial(g, n), inType(g, n, 0)}};
+}
+
+} // namespace npuc::graph::shape

@@ -1,0 +1,120 @@
+// PlanEpilogue.cpp - the elementwise chain fused after a group's anchor: each node becomes an
+// EpilogueOp the kernels apply to the tile on the vector unit (unary ops, Clip, and binary ops
+// with a per-channel or scalar constant, a residual of the output's shape, or a per-channel or
+// scalar tensor such as an SE gate).
+#include "npu/kernels/GroupAnalysis.h"
+
+#include <limits>
+#include <optional>
+
+namespace npuc::npu::analysis {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+using graph::ValueId;
+
+namespace {
+
+// The vector op of a binary elementwise graph op, or none when the NPU has none.
+std::optional<isa::VecOp> binaryVectorOp(graph::OpKind k) {
+  switch (k) {
+  case graph::OpKind::Add:
+    return isa::VecOp::Add;
+  case graph::OpKind::Sub:
+    return isa::VecOp::Sub;
+  case graph::OpKind::Mul:
+    return isa::VecOp::Mul;
+  case graph::OpKind::Div:
+    return isa::VecOp::Div;
+  case graph::OpKind::Max:
+    return isa::VecOp::Max;
+  case graph::OpKind::Min:
+    return isa::VecOp::Min;
+  default:
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+// One elementwise node applied to the chain value `cur`; appends to the epilogue.
+bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
+  EpilogueOp e;
+  const Shape &out = val(n.outputs[0]).shape;
+  auto unary = [&](isa::VecOp op) {
+    if (!needOp(op, n))
+      return false;
+    e.op = op;
+    p.epilogue.push_back(e);
+    return true;
+  };
+  if (n.kind == graph::OpKind::Relu)
+    return unary(isa::VecOp::Relu);
+  if (n.kind == graph::OpKind::Sigmoid)
+    return unary(isa::VecOp::Sigmoid);
+  if (n.kind == graph::OpKind::Tanh)
+    return unary(isa::VecOp::Tanh);
+  if (n.kind == graph::OpKind::Exp)
+    return unary(isa::VecOp::Exp);
+  if (n.kind == graph::OpKind::Clip) {
+    float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
+    if (n.hasAttr("min"))
+      lo = static_cast<float>(n.attrFloat("min", lo));
+    if (n.hasAttr("max"))
+      hi = static_cast<float>(n.attrFloat("max", hi));
+    for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+      if (n.inputs[i] == graph::kNoValue)
+        continue;
+      if (!constant(n.inputs[i]))
+        return reject(n.name + " (Clip): bounds must be constant");
+      (i == 1 ? lo : hi) = (*val(n.inputs[i]).f32)[0];
+    }
+    if (!needOp(isa::VecOp::Clip, n))
+      return false;
+    e.op = isa::VecOp::Clip;
+    e.imm0 = lo;
+    e.imm1 = hi;
+    p.epilogue.push_back(e);
+    return true;
+  }
+  const std::optional<isa::VecOp> vop = binaryVectorOp(n.kind);
+  if (!vop || n.inputs.size() != 2)
+    return reject(n.name + " (" + graph::opName(n.kind) + "): not an elementwise op the NPU runs");
+  bool curFirst = n.inputs[0] == cur;
+  ValueId other = curFirst ? n.inputs[1] : n.inputs[0];
+  e.operandFirst = !curFirst;
+  e.op = *vop;
+  if (constant(other)) {
+    e.operand = EpilogueOp::Operand::Const;
+    e.constant = channelConstant(val(other), out);
+    if (e.constant.empty())
+      return reject(n.name + " (" + graph::opName(n.kind) + "): constant operand " +
+                    val(other).name + " broadcasts beyond a per-channel vector");
+    if (e.op == isa::VecOp::Div &&
+        !e.operandFirst) { // x / c == x * (1/c), exactly as the CPU would round
+      e.op = isa::VecOp::Mul;
+      for (float &v : e.constant)
+        v = 1.0f / v;
+    }
+  } else {
+    // The chain value is the streamed tile, so it must have the output's shape; the other
+    // operand is a residual of the same shape or a per-channel/scalar tensor (an SE gate).
+    if (val(cur).shape != out)
+      return reject(n.name + " (" + graph::opName(n.kind) + "): the chain value " + val(cur).name +
+                    " is broadcast to the output's shape");
+    e.tensor = other;
+    if (val(other).shape == out) {
+      e.operand = EpilogueOp::Operand::Tensor;
+    } else if (int64_t count = channelBroadcast(val(other).shape, out); count > 0) {
+      e.operand = EpilogueOp::Operand::Broadcast;
+      e.count = count;
+    } else {
+      return reject(n.name + " (" + graph::opName(n.kind) + "): tensor operand " + val(other).name +
+                    " broadcasts beyond a per-channel vector");
+    }
+  }
+  return needOp(e.op, n) && (p.epilogue.push_back(e), true);
+}
+
+} // namespace npuc::npu::analysis

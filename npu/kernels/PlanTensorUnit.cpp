@@ -1,0 +1,199 @@
+// PlanTensorUnit.cpp - Conv, Gemm and MatMul groups: the tensor unit's operands. A Conv or a
+// product with a constant right operand becomes ConvParams (an implicit GEMM; a matrix product is
+// the 1x1 convolution of a 1 x M image); a MatMul of two activations becomes BatchMatmulParams,
+// its operands read through element strides so that Transposes in the group fold into the loads.
+#include "npu/kernels/GroupAnalysis.h"
+
+#include "support/Error.h"
+
+#include <algorithm>
+
+namespace npuc::npu::analysis {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+using graph::ValueId;
+
+namespace {
+
+// Element strides of a tensor's logical dims in its DRAM layout (npu/hw/DramLayout.h).
+std::vector<int64_t> layoutStrides(const Value &v) {
+  return npu::layoutStrides(v.shape, dramLayoutOf(v));
+}
+
+} // namespace
+
+bool GroupAnalysis::conv(const Node &n) {
+  const Value &x = val(n.inputs[0]);
+  const Value &y = val(n.outputs[0]);
+  if (x.shape.size() != 4)
+    return reject(n.name + " (Conv): only 2-D convolutions (4-D tensors) run on the NPU");
+  if (!constant(n.inputs[1]))
+    return reject(n.name + " (Conv): weights are not constant");
+  ConvParams &c = p.conv;
+  const Value &w = val(n.inputs[1]);
+  c.N = x.shape[0];
+  c.C = x.shape[1];
+  c.H = x.shape[2];
+  c.W = x.shape[3];
+  c.OC = y.shape[1];
+  c.OH = y.shape[2];
+  c.OW = y.shape[3];
+  c.KH = w.shape[2];
+  c.KW = w.shape[3];
+  c.G = n.attrInt("group", 1);
+  auto st = n.attrInts("strides", {1, 1});
+  auto dl = n.attrInts("dilations", {1, 1});
+  auto pads = n.attrInts("pads", {0, 0, 0, 0});
+  c.SH = st[0];
+  c.SW = st[1];
+  c.DH = dl[0];
+  c.DW = dl[1];
+  c.padT = pads[0];
+  c.padL = pads[1];
+  std::string ap = n.attrString("auto_pad", "NOTSET");
+  if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+    int64_t th = std::max<int64_t>(0, (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 - c.H);
+    int64_t tw = std::max<int64_t>(0, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1 - c.W);
+    c.padT = ap == "SAME_UPPER" ? th / 2 : th - th / 2;
+    c.padL = ap == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
+  } else if (ap == "VALID") {
+    c.padT = c.padL = 0;
+  }
+  c.weights = *w.f32;
+  if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
+    if (!constant(n.inputs[2]))
+      return reject(n.name + " (Conv): bias is not constant");
+    c.bias = *val(n.inputs[2]).f32;
+  }
+  p.depthwise = c.G == c.C && c.OC == c.C;
+  p.input = n.inputs[0];
+  return true;
+}
+
+// A matrix product [M,K] x [K,N] as the 1x1 convolution of an [1,1,M,K] image; w(o, i) is
+// the weight of output column o for input column i.
+template <typename W> void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, int64_t N, W w) {
+  ConvParams &c = p.conv;
+  c.W = c.OW = M;
+  c.C = K;
+  c.OC = N;
+  c.weights.assign(static_cast<size_t>(N * K), 0.f);
+  for (int64_t o = 0; o < N; ++o)
+    for (int64_t i = 0; i < K; ++i)
+      c.weights[static_cast<size_t>(o * K + i)] = w(o, i);
+}
+
+bool GroupAnalysis::gemm(const Node &n) {
+  const Value &a = val(n.inputs[0]);
+  if (n.attrInt("transA", 0) != 0)
+    return reject(n.name + " (Gemm): transA=1 is not supported on the NPU");
+  if (!constant(n.inputs[1]))
+    return reject(n.name + " (Gemm): B is not constant");
+  const Value &b = val(n.inputs[1]);
+  bool tb = n.attrInt("transB", 0) != 0;
+  float alpha = static_cast<float>(n.attrFloat("alpha", 1.0));
+  float beta = static_cast<float>(n.attrFloat("beta", 1.0));
+  int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
+  asMatrixProduct(M, K, N, [&](int64_t o, int64_t i) {
+    return alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
+  });
+  ConvParams &c = p.conv;
+  if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
+    if (!constant(n.inputs[2]))
+      return reject(n.name + " (Gemm): C is not constant");
+    std::vector<float> cv = channelConstant(val(n.inputs[2]), {M, N});
+    if (cv.empty())
+      return reject(n.name + " (Gemm): C must broadcast per output column");
+    c.bias.assign(static_cast<size_t>(N), 0.f);
+    for (int64_t o = 0; o < N; ++o)
+      c.bias[static_cast<size_t>(o)] = beta * cv[cv.size() == 1 ? 0 : static_cast<size_t>(o)];
+  }
+  p.input = n.inputs[0];
+  return true;
+}
+
+// The DRAM tensor an operand is read from and the element stride of each of the operand's
+// dims: a Transpose in the group whose only consumer is `user` permutes its input's strides
+// (recursively), anything else is read row-major from its own DRAM tensor.
+std::pair<ValueId, std::vector<int64_t>> GroupAnalysis::stridedView(ValueId v, graph::NodeId user) {
+  const Shape &s = val(v).shape;
+  graph::NodeId prod = val(v).producer;
+  bool inGroup =
+      prod >= 0 && std::find(grp.nodes.begin(), grp.nodes.end(), prod) != grp.nodes.end();
+  auto users = g.consumers(v);
+  if (inGroup && g.node(prod).kind == graph::OpKind::Transpose && users.size() == 1 &&
+      users[0] == user && !g.isGraphOutput(v)) {
+    const Node &t = g.node(prod);
+    auto [src, in] = stridedView(t.inputs[0], prod);
+    std::vector<int64_t> perm = t.attrInts("perm", {});
+    if (perm.empty()) // ONNX default: reverse the axes
+      for (size_t i = s.size(); i-- > 0;)
+        perm.push_back(static_cast<int64_t>(i));
+    std::vector<int64_t> st(s.size());
+    for (size_t i = 0; i < s.size(); ++i)
+      st[i] = in[static_cast<size_t>(perm[i])];
+    folded.insert(prod);
+    return {src, st};
+  }
+  return {v, layoutStrides(val(v))};
+}
+
+// MatMul of two activations (Plan.h BatchMatmulParams).
+bool GroupAnalysis::batchMatmul(const Node &n) {
+  const Shape &y = val(n.outputs[0]).shape;
+  if (constant(n.inputs[0]) || constant(n.inputs[1]))
+    return reject(n.name + " (MatMul): a batched product with a constant operand is not "
+                           "supported on the NPU (only a constant 2-D right operand is)");
+  const size_t ra = val(n.inputs[0]).shape.size(), rb = val(n.inputs[1]).shape.size();
+  if (ra < 2 || rb < 2 || y.size() > 4)
+    return reject(n.name + " (MatMul): the NPU multiplies activations of rank 2 to 4 only");
+  BatchMatmulParams &m = p.bmm;
+  m.M = y[y.size() - 2];
+  m.N = y[y.size() - 1];
+  m.K = val(n.inputs[0]).shape[ra - 1];
+  const size_t nb = y.size() - 2; // output batch dims, right-aligned into batch[2]
+  for (size_t j = 0; j < nb; ++j)
+    m.batch[2 - nb + j] = y[j];
+  auto strides = [&](ValueId v, const std::vector<int64_t> &st, BatchMatmulParams::Operand &o) {
+    setOperandStrides(y, val(v).shape, st, o);
+  };
+  auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
+    auto [src, st] = stridedView(v, n.id);
+    o.value = src;
+    strides(v, st, o);
+  };
+  operand(n.inputs[0], m.a);
+  operand(n.inputs[1], m.b);
+  for (ValueId v : {m.a.value, m.b.value})
+    if (std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
+      return reject(n.name + " (MatMul): operand " + val(v).name +
+                    " is computed inside the group; the kernel reads its operands from DRAM");
+  // The group's output has the MatMul's shape (the epilogue is elementwise on it).
+  m.y.value = p.output;
+  strides(n.outputs[0], layoutStrides(val(n.outputs[0])), m.y);
+  m.folded = static_cast<int>(folded.size());
+  p.kind = KernelKind::BatchMatmul;
+  p.input = m.a.value;
+  return true;
+}
+
+bool GroupAnalysis::matmul(const Node &n) {
+  const Value &a = val(n.inputs[0]);
+  if (!constant(n.inputs[1]))
+    return batchMatmul(n);
+  if (val(n.inputs[1]).shape.size() != 2)
+    return reject(n.name + " (MatMul): the right operand must be a constant matrix");
+  if (a.shape.size() < 2 || a.shape.size() == 4)
+    return reject(n.name + " (MatMul): the left operand must be 2-D or 3-D");
+  const Value &b = val(n.inputs[1]);
+  int64_t K = b.shape[0], N = b.shape[1];
+  int64_t M = numElements(a.shape) / K;
+  asMatrixProduct(M, K, N,
+                  [&](int64_t o, int64_t i) { return (*b.f32)[static_cast<size_t>(i * N + o)]; });
+  p.input = n.inputs[0];
+  return true;
+}
+
+} // namespace npuc::npu::analysis
