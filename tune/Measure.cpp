@@ -24,6 +24,7 @@ npu::CompileOptions measuringOptions(const npu::CompileOptions &model, const Tas
   npu::CompileOptions o = model;
   o.phases = nullptr;
   o.schedules = nullptr;
+  o.tuned = nullptr; // the measurement is of `s` (or of the heuristic's default), nothing else
   if (s) {
     auto file = std::make_shared<npu::ScheduleFile>();
     file->put(t.key, *s, t.name);
