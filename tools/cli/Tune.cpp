@@ -150,10 +150,18 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
   tunedOpt.tuned = std::make_shared<const npu::ScheduleFile>(
       tune::bestSchedules(tune::readRecords(a.log).records));
   const int64_t before = modelCycles(m);
-  const int64_t after = modelCycles(driver::compileModel(a.model, a.target, shapes, tunedOpt));
+  const driver::CompiledModel tuned = driver::compileModel(a.model, a.target, shapes, tunedOpt);
+  const int64_t after = modelCycles(tuned);
+  size_t ignored = 0; // records whose point does not fit the group's real context
+  for (const npu::Segment &s : tuned.npuSegments)
+    ignored += s.warnings.size();
   out << fmt::format("whole model (compiled and simulated): untuned {} cycles, tuned {} cycles "
-                     "({:.3f}x)\n",
-                     before, after, after > 0 ? double(before) / double(after) : 0.0);
+                     "({:.3f}x){}\n",
+                     before, after, after > 0 ? double(before) / double(after) : 0.0,
+                     ignored ? fmt::format("; {} tuned point(s) did not fit their group in the "
+                                           "model (npuc compile --tuning-log names them)",
+                                           ignored)
+                             : "");
   if (!a.plot.empty()) {
     Series s{"best estimate", {}};
     for (const auto &[trials, cycles] : r.curve)
