@@ -106,6 +106,28 @@ int64_t modelCycles(const driver::CompiledModel &m) {
   return sum;
 }
 
+// The real check: the whole model compiled with the log's best records (CompileOptions::tuned),
+// and both it and the untuned compile `m` simulated.
+void printWholeModelCheck(const TuneArgs &a, const driver::CompiledModel &m,
+                          const std::map<std::string, Shape> &shapes, std::ostream &out) {
+  npu::CompileOptions tunedOpt;
+  tunedOpt.tuned = std::make_shared<const npu::ScheduleFile>(
+      tune::bestSchedules(tune::readRecords(a.log).records));
+  const int64_t before = modelCycles(m);
+  const driver::CompiledModel tuned = driver::compileModel(a.model, a.target, shapes, tunedOpt);
+  const int64_t after = modelCycles(tuned);
+  size_t ignored = 0; // records whose point does not fit the group's real context
+  for (const npu::Segment &s : tuned.npuSegments)
+    ignored += s.warnings.size();
+  out << fmt::format("whole model (compiled and simulated): untuned {} cycles, tuned {} cycles "
+                     "({:.3f}x){}\n",
+                     before, after, after > 0 ? double(before) / double(after) : 0.0,
+                     ignored ? fmt::format("; {} tuned point(s) did not fit their group in the "
+                                           "model (npuc compile --tuning-log names them)",
+                                           ignored)
+                             : "");
+}
+
 } // namespace
 
 void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
@@ -145,23 +167,7 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
         r.quality->meanTaskSpearman, r.quality->tasks, r.quality->pooledSpearman);
   else
     out << "cost model: too few held-back measurements for a rank correlation\n";
-  // The real check: the whole model compiled with the log's best records, simulated.
-  npu::CompileOptions tunedOpt;
-  tunedOpt.tuned = std::make_shared<const npu::ScheduleFile>(
-      tune::bestSchedules(tune::readRecords(a.log).records));
-  const int64_t before = modelCycles(m);
-  const driver::CompiledModel tuned = driver::compileModel(a.model, a.target, shapes, tunedOpt);
-  const int64_t after = modelCycles(tuned);
-  size_t ignored = 0; // records whose point does not fit the group's real context
-  for (const npu::Segment &s : tuned.npuSegments)
-    ignored += s.warnings.size();
-  out << fmt::format("whole model (compiled and simulated): untuned {} cycles, tuned {} cycles "
-                     "({:.3f}x){}\n",
-                     before, after, after > 0 ? double(before) / double(after) : 0.0,
-                     ignored ? fmt::format("; {} tuned point(s) did not fit their group in the "
-                                           "model (npuc compile --tuning-log names them)",
-                                           ignored)
-                             : "");
+  printWholeModelCheck(a, m, shapes, out);
   if (!a.plot.empty()) {
     Series s{"best estimate", {}};
     for (const auto &[trials, cycles] : r.curve)
