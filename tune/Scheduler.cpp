@@ -41,10 +41,10 @@ void TaskScheduler::record(int task, std::optional<double> cycles) {
     s.stop = fmt::format("no improvement in {} trials", o_.patience);
 }
 
-void TaskScheduler::exhausted(int task) {
+void TaskScheduler::exhausted(int task, const std::string &why) {
   State &s = tasks_.at(static_cast<size_t>(task));
   if (s.stop.empty())
-    s.stop = "space exhausted";
+    s.stop = why;
 }
 
 double TaskScheduler::gradient(const State &s) const {

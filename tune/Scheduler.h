@@ -34,8 +34,8 @@ public:
   TaskScheduler(std::vector<double> weights, std::vector<double> roofline, SchedulerOptions o = {});
   /// One trial of `task`: its measured cycles, or nullopt for a failed point.
   void record(int task, std::optional<double> cycles);
-  /// The task's search has no point left to propose.
-  void exhausted(int task);
+  /// The task's search has no point left to propose; `why` becomes its stop reason.
+  void exhausted(int task, const std::string &why);
   /// The task to search next; nullopt when every task has stopped.
   std::optional<int> next() const;
   bool stopped(int task) const { return !tasks_[static_cast<size_t>(task)].stop.empty(); }

@@ -19,14 +19,19 @@ constexpr size_t kEnumerateLimit = 4096;
 constexpr double kEnumerateAtOnce = 64; // a product this small is enumerated outright
 // Enumerating checks every point of the product (the tensor-unit space: each check rebuilds its
 // decision lists), which took minutes on a ResNet-50 layer's space of ~10^6 points; larger
-// spaces than this stay with random draws.
-constexpr double kEnumerateAtMost = 20000;
+// spaces than this stay with random draws. AlexNet conv1's tensor-unit space on npu-32x32
+// (85,536 points, 0.14% of random draws legal) enumerates in about a second.
+constexpr double kEnumerateAtMost = 100000;
 constexpr size_t kSparseTries = 32; // random points drawn before judging a space sparse
 // A point whose analytic estimate is this many times the task's best measured cycles is not
 // worth a measurement: the loop-nest kernel's points of a ResNet conv estimate 50x its
 // tensor-unit default, and one of them takes minutes to compile and bank-place (millions of
 // vector instructions). The estimates are off by tens of percent, not by this factor.
 constexpr double kPruneFactor = 4;
+constexpr int kRepairs = 8; // second decisions a mutation tries when its change alone is illegal
+// Random draws per pool point before a round gives up (each whyIllegal of the tensor-unit space
+// costs tens of microseconds; a large sparse space accepts a few percent of its draws).
+constexpr size_t kDrawsPerPoint = 32;
 
 } // namespace
 
@@ -156,6 +161,14 @@ std::optional<npu::Schedule> TaskSearch::mutate(const npu::Schedule &parent) {
     to = (rng_() % 2 == 0 && at > 0) || at + 1 == d.values.size() ? at - 1 : at + 1;
   npu::Schedule s = parent;
   s.set(d.name, d.values[to]);
+  // Decisions are coupled (the tensor unit's k-chunk depends on its channel block and folded
+  // kernel rows): when the one change is illegal, a few repairs of one more decision each.
+  for (int repair = 0; !k->isLegal(s) && repair < kRepairs; ++repair) {
+    s = parent;
+    s.set(d.name, d.values[to]);
+    const npu::Decision &e = k->decisions[open[pick(open.size())]];
+    s.set(e.name, e.values[pick(e.values.size())]);
+  }
   if (!k->isLegal(s))
     return std::nullopt;
   return s;
@@ -195,7 +208,7 @@ std::vector<npu::Schedule> TaskSearch::candidatePool(size_t size) {
   }
   // The rest at random, from the sketches that have points left.
   for (int round = 0; round < 2 && pool.size() < size; ++round) {
-    for (size_t tries = 0; pool.size() < size && tries < size * 8; ++tries) {
+    for (size_t tries = 0; pool.size() < size && tries < size * kDrawsPerPoint; ++tries) {
       std::vector<Sketch *> live;
       for (const std::unique_ptr<Sketch> &k : sketches_)
         if (!k->dead)
@@ -211,6 +224,13 @@ std::vector<npu::Schedule> TaskSearch::candidatePool(size_t size) {
         k->enumerateOnce();
   }
   return pool;
+}
+
+bool TaskSearch::exhausted() const {
+  for (const std::unique_ptr<Sketch> &k : sketches_)
+    if (!k->dead)
+      return false;
+  return true;
 }
 
 std::optional<std::vector<float>> TaskSearch::features(const npu::Schedule &s) const {

@@ -50,8 +50,12 @@ public:
   std::optional<int64_t> best() const { return best_; }
   const std::optional<npu::Schedule> &bestSchedule() const { return bestSchedule_; }
 
-  /// Up to `n` legal points not measured yet, best-ranked first; empty when none is left to find.
+  /// Up to `n` legal points not measured yet, best-ranked first; empty when a round found none
+  /// (every legal point measured, see exhausted(), or none drawn at random in a large sparse
+  /// space, or every new one pruned).
   std::vector<npu::Schedule> propose(size_t n, const CostModel &model);
+  /// Every sketch has been enumerated and all its legal points measured.
+  bool exhausted() const;
 
   /// featurize() of a point of one of the sketches (nullopt for another strategy, or a point
   /// its space calls illegal in the measuring context).

@@ -173,7 +173,9 @@ void Tuner::round(int task) {
   const size_t n = static_cast<size_t>(std::min(o_.batch, o_.trials - res_.trials));
   std::vector<npu::Schedule> points = search_[size_t(task)]->propose(n, model_);
   if (points.empty()) {
-    sched_->exhausted(task);
+    sched_->exhausted(task, search_[size_t(task)]->exhausted()
+                                ? "space exhausted"
+                                : "no new point worth measuring found");
     return;
   }
   std::vector<Candidate> cs;
