@@ -149,7 +149,7 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
     err << "warning: " << w << "\n";
   out << fmt::format(
       "tuned {} for {}: {} tasks from {} NPU groups, {} trials ({} from the log) "
-      "in {:.1f}s on {} threads\n",
+      "in {:.1f}s on {} thread{}\n",
       a.model, m.target.name, r.tasks.size(),
       [&] {
         int n = 0;
@@ -159,7 +159,7 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
           n += u.weight;
         return n;
       }(),
-      r.trials, r.resumed, r.seconds, r.jobs);
+      r.trials, r.resumed, r.seconds, r.jobs, r.jobs == 1 ? "" : "s");
   printTable(r, out);
   if (r.quality)
     out << fmt::format(
