@@ -274,6 +274,11 @@ PhaseResult replay(SegmentPlan &p, EmitUnit &u) {
   u.used = src.used;
   u.bank = src.bank;
   NPUC_ASSERT(u.placed.kernel.ok(), u.grp->name + ": a replayed kernel tiles as before");
+  // Kernel selection ran for the unit replayed: the note it appended of how it chose the kernel
+  // (KernelSelect.cpp) holds for its replays.
+  NPUC_ASSERT(src.placed.kernel.tiling.rfind(u.placed.kernel.tiling, 0) == 0,
+              u.grp->name + ": kernel selection only appends to the tiling text of the kernel");
+  u.placed.kernel.tiling = src.placed.kernel.tiling;
   Expected<isa::Program, Reject> prog = encode(p, u);
   if (!prog)
     return prog.error();
