@@ -13,6 +13,7 @@
 #include "npu/schedule/Schedule.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,15 +37,27 @@ struct Kernel {
   std::string tiling; // the decision, for `npuc inspect`
   int64_t macs = 0;
   int64_t vectorElems = 0; // elements processed by vector instructions (roofline)
-  int64_t dramBytes = 0;   // compulsory DRAM traffic (roofline)
+  int64_t dramBytes = 0;   // compulsory traffic (roofline) as if every tensor lived in DRAM
   double estCycles = 0;    // the cost model's estimate of the chosen tiling (kernel choice)
   std::map<int, int64_t> onChipPeak; // level index -> peak bytes reserved (Builder::peakBytes)
   std::optional<Reject> reject;      // set: no kernel (no feasible tiling, no instruction, ...)
+  /// The share of `dramBytes` each activation tensor (not constant) accounts for, recorded by
+  /// kernels that move part of a tensor or some of it more than once (the loop-nest kernel's
+  /// chunks: a Slice reads its window only). Unset: the kernel moves each activation tensor it
+  /// touches once, whole. The roofline drops a resident tensor's share: its home is L1.
+  std::optional<std::map<graph::ValueId, int64_t>> tensorBytes;
   /// The point of the kernel's schedule space it lowered (npu/schedule/Space.h); kernels without
   /// a space record their strategy only.
   Schedule schedule;
 
   bool ok() const { return !reject; }
+  /// The bytes of `dramBytes` that activation tensor `v` of `wholeBytes` accounts for.
+  int64_t bytesOf(graph::ValueId v, int64_t wholeBytes) const {
+    if (!tensorBytes)
+      return wholeBytes;
+    auto it = tensorBytes->find(v);
+    return it == tensorBytes->end() ? 0 : it->second;
+  }
   /// The reject's message, "" when there is none (reports, CPU placement reasons).
   const std::string &rejectText() const;
   static Kernel rejected(RejectKind kind, std::string message);

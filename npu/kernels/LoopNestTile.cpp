@@ -542,6 +542,9 @@ Stmt Tiler::assemble(const Plan &p, int nb, const std::vector<Staged> &st,
   }
   std::map<int, int64_t> constAddr;
   std::vector<Stmt> body;
+  // A chunk reads only the region of a tensor it needs (a Slice: its window; overlapping
+  // windows: some elements twice), so each tensor's share of the traffic is what its copies move.
+  k.tensorBytes.emplace();
   for (const Slot &s : p.slots) {
     if (s.param < 0 || st[static_cast<size_t>(s.param)].role != Staged::Role::Const)
       continue;
@@ -573,7 +576,11 @@ Stmt Tiler::assemble(const Plan &p, int nb, const std::vector<Staged> &st,
         continue;
       const int64_t home =
           x.role == Staged::Role::Const ? constAddr.at(s.param) : d.addrOf(x.value);
-      k.dramBytes += stageCopy(s, c, home, chip, b, d, x.role == Staged::Role::Output ? out : in);
+      const int64_t moved =
+          stageCopy(s, c, home, chip, b, d, x.role == Staged::Role::Output ? out : in);
+      k.dramBytes += moved;
+      if (x.role != Staged::Role::Const)
+        (*k.tensorBytes)[x.value] += moved;
     }
     for (const Buffer &x : ofChunk[c]->allocs)
       at[x.get()] = {hw.l1, allocAt.at(x->name).base};

@@ -427,6 +427,8 @@ void stageWhole(const graph::Graph &g, const Prepared &prep, const Builder &b, c
   const Hw &hw = b.hw();
   prologue.clear();
   epilogue.clear();
+  if (at) // each tensor moves whole here; recorded as the chunked path records its regions
+    k.tensorBytes.emplace();
   for (const Staged &s : prep.staged) {
     const graph::Value &v = g.value(s.value);
     const int64_t chip = at ? at->at(s.onChip.get()).second : 0, n = numElements(v.shape);
@@ -452,8 +454,10 @@ void stageWhole(const graph::Graph &g, const Prepared &prep, const Builder &b, c
       nhwcCopy(b, in, home, dram, chip, v.shape, in ? prologue : epilogue);
     else
       flatCopy(b, in, home, dram, chip, n, in ? prologue : epilogue);
-    if (at)
+    if (at) {
       k.dramBytes += 2 * n;
+      (*k.tensorBytes)[s.value] += 2 * n;
+    }
   }
 }
 

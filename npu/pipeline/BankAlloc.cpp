@@ -378,6 +378,13 @@ BankReport placeForBanks(const Hw &hw, const LowerFn &lower, const std::string &
     won.placement = placed;
     NPUC_ASSERT(won.kernel.ok() && b.buffers().size() == bufs.size(),
                 where + ": lowering is deterministic and placement does not change the tiling");
+    // The lowering alone does not fill the report's fields that kernel selection does: the
+    // tiling text's note of how the kernel was chosen (forced, tuned, single-buffered, the
+    // loop-nest fallback: KernelSelect.cpp) and the on-chip peak, here the re-lowering builder's.
+    NPUC_ASSERT(k.kernel.tiling.rfind(won.kernel.tiling, 0) == 0,
+                where + ": kernel selection only appends to the tiling text of the kernel");
+    won.kernel.tiling = k.kernel.tiling;
+    won.kernel.onChipPeak = b.peakBytes();
     Expected<isa::Program, Reject> emitted = emitInstructions(t, won.kernel.body, where);
     NPUC_ASSERT(emitted.has_value(), where + ": the relocated program encodes, so its kernel does");
     won.program = std::move(*emitted);

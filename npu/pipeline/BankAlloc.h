@@ -16,7 +16,8 @@
 //      only addresses move), simulates it, and keeps the fastest (then the one with fewest
 //      stalls), repeating once from the winner. The default is kept unless a placement is
 //      strictly better; a winner is re-lowered at its placement (Builder overrides), which must
-//      emit exactly the relocated program.
+//      emit exactly the relocated program, and keeps what kernel selection reported of the
+//      kernel (its tiling text with selection's note, its on-chip peak).
 // Deterministic and bounded: at most kMaxCandidates simulations per group, and only
 // kGiveUpAfter when none of those reduces the stalls.
 #pragma once

@@ -221,20 +221,21 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
   // The resident tensors live during this step share L1 with the kernel's buffers.
   if (u.residentL1Bytes > 0)
     info.onChipBytes[t.levels.at(static_cast<size_t>(hw.l1)).name] += u.residentL1Bytes;
-  // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by them), and the
-  // window the kernel tiled in.
+  // Resident tensors: no DRAM traffic (the roofline's compulsory bytes drop by what the kernel
+  // moves of each: all of it, or the part a chunked kernel reads), and the window the kernel
+  // tiled in.
   int64_t dramBytes = k.dramBytes;
   std::string inL1;
   std::set<graph::ValueId> seen;
   for (const std::vector<graph::ValueId> *vs : {&grp.inputs, &grp.outputs})
     for (graph::ValueId v : *vs)
       if (u.resident(v) && seen.insert(v).second && u.plan->kind != KernelKind::View) {
-        dramBytes -= numElements(gg.value(v).shape) * hw.actBytes();
+        dramBytes -= k.bytesOf(v, numElements(gg.value(v).shape) * hw.actBytes());
         inL1 += fmt::format("{}{} ({})", inL1.empty() ? "" : ", ", gg.value(v).name,
                             vs == &grp.inputs ? "in" : "out");
       }
-  NPUC_ASSERT(dramBytes >= 0, grp.name + ": a kernel's compulsory DRAM bytes count each of its "
-                                         "tensors once");
+  NPUC_ASSERT(dramBytes >= 0, grp.name + ": a kernel's compulsory DRAM bytes include what it "
+                                         "moves of each tensor");
   if (!inL1.empty())
     info.tiling += fmt::format("; resident in L1 (no DRAM traffic): {}", inL1);
   const Window &window = *u.window;
@@ -273,6 +274,11 @@ PhaseResult replay(SegmentPlan &p, EmitUnit &u) {
   u.used = src.used;
   u.bank = src.bank;
   NPUC_ASSERT(u.placed.kernel.ok(), u.grp->name + ": a replayed kernel tiles as before");
+  // Kernel selection ran for the unit replayed: the note it appended of how it chose the kernel
+  // (KernelSelect.cpp) holds for its replays.
+  NPUC_ASSERT(src.placed.kernel.tiling.rfind(u.placed.kernel.tiling, 0) == 0,
+              u.grp->name + ": kernel selection only appends to the tiling text of the kernel");
+  u.placed.kernel.tiling = src.placed.kernel.tiling;
   Expected<isa::Program, Reject> prog = encode(p, u);
   if (!prog)
     return prog.error();
