@@ -79,10 +79,10 @@ std::vector<uint8_t> DepthwiseSpace::weightBytes() const {
   // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights;
   // int8 targets: the per-channel int8 weights, dequantised).
   const ConvParams &c = plan_.conv;
-  std::vector<float> wsrc = c.weights;
+  std::vector<float> wsrc = *c.weights;
   if (ctx_.hw->quantised()) {
     std::vector<int8_t> q;
-    std::vector<float> sc = quantiseWeights(c.weights, c.C, q);
+    std::vector<float> sc = quantiseWeights(*c.weights, c.C, q);
     for (size_t i = 0; i < wsrc.size(); ++i)
       wsrc[i] = dequantise(q[i], sc[i / static_cast<size_t>(taps_)]);
   }

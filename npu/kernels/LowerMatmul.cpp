@@ -106,7 +106,7 @@ std::vector<uint8_t> MatmulLowering::packWeights() const {
                   wbytes[at] = static_cast<uint8_t>(sp.wq_[src]);
                   continue;
                 }
-                uint16_t h = floatToHalf(c.weights[src]);
+                uint16_t h = floatToHalf((*c.weights)[src]);
                 wbytes[at] = static_cast<uint8_t>(h & 0xff);
                 wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
               }
@@ -411,7 +411,7 @@ Kernel TensorUnitSpace::lower(const Schedule &s, Builder &b, const DramCtx &d) c
   k.estCycles = estimate;
   k.vectorElems = c.N * c.OH * c.OW * c.OC * epilogueOpsPerElement(p_);
   k.dramBytes = numElements(g_.value(plan_.input).shape) * eb +
-                static_cast<int64_t>(c.weights.size()) * eb +
+                static_cast<int64_t>(c.weights->size()) * eb +
                 c.N * c.OH * c.OW * c.OC * eb * (1 + nres_) + broadcastOperandBytes(p_, eb);
   k.tiling = L.tilingText(estimate);
   return k;

@@ -18,6 +18,7 @@
 #include "npu/hw/Hw.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,10 @@ struct ConvParams {
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1;
   int64_t padT = 0, padL = 0;
   int64_t G = 1;
-  std::vector<float> weights; // [OC][C/G][KH][KW], alpha folded in
+  /// [OC][C/G][KH][KW], alpha folded in. Shared and immutable: plans are copied freely (every
+  /// schedule space holds two), and a large layer's weights (vgg11's first Gemm: 411 MB) must
+  /// not be copied with them.
+  std::shared_ptr<const std::vector<float>> weights;
   std::vector<float> bias;    // [OC] or empty
   int64_t icg() const { return C / G; }
   int64_t ocg() const { return OC / G; }

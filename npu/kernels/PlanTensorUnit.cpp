@@ -61,7 +61,7 @@ bool GroupAnalysis::conv(const Node &n) {
   } else if (ap == "VALID") {
     c.padT = c.padL = 0;
   }
-  c.weights = *w.f32;
+  c.weights = w.f32; // shared with the graph's constant: no copy
   if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
     if (!constant(n.inputs[2]))
       return reject(n.name + " (Conv): bias is not constant");
@@ -79,10 +79,11 @@ template <typename W> void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, 
   c.W = c.OW = M;
   c.C = K;
   c.OC = N;
-  c.weights.assign(static_cast<size_t>(N * K), 0.f);
+  auto weights = std::make_shared<std::vector<float>>(static_cast<size_t>(N * K), 0.f);
   for (int64_t o = 0; o < N; ++o)
     for (int64_t i = 0; i < K; ++i)
-      c.weights[static_cast<size_t>(o * K + i)] = w(o, i);
+      (*weights)[static_cast<size_t>(o * K + i)] = w(o, i);
+  c.weights = std::move(weights);
 }
 
 bool GroupAnalysis::gemm(const Node &n) {

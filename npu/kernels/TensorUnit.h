@@ -82,6 +82,7 @@ private:
   // The instruction-field limits fits() checks every candidate against, looked up once: the
   // search asks fits() thousands of times per group, and each lookup walks field names.
   int64_t maxDim_ = 0, maxStride_ = 0;
+  int64_t eb_ = 0; // bytes per activation element (hw.actBytes(), out of line)
   int nres_ = 0;
 };
 

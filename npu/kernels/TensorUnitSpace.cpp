@@ -31,6 +31,7 @@ TensorUnitSpace::TensorUnitSpace(const GroupPlan &plan, const graph::Graph &g,
   Wp_ = std::max(c.W + c.padL, (c.OW - 1) * c.SW + (c.KW - 1) * c.DW + 1);
   maxDim_ = hw.maxDim();
   maxStride_ = hw.onChipStrideMax();
+  eb_ = hw.actBytes();
   // |int8 x int8| <= 128 * 128: a reduction over K terms stays inside int32 (no wrap-around) for
   // K < 2^31 / 2^14 = 131072.
   const int64_t Kred = c.icg() * c.KH * c.KW;
@@ -45,7 +46,7 @@ TensorUnitSpace::TensorUnitSpace(const GroupPlan &plan, const graph::Graph &g,
   // targets, where the weights are quantised per output channel and the epilogue dequantises
   // the int32 accumulator and requantises the result (withQuantEpilogue).
   if (hw.quantised()) {
-    std::vector<float> dequant = quantiseWeights(c.weights, c.OC, wq_);
+    std::vector<float> dequant = quantiseWeights(*c.weights, c.OC, wq_);
     for (float &s : dequant)
       s *= plan.quant.in;
     p_ = withQuantEpilogue(p_, &dequant);
@@ -100,7 +101,7 @@ TensorUnitSpace::KSplit TensorUnitSpace::ksplit(const Chan &ch, int64_t tk, int6
 bool TensorUnitSpace::fits(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh) const {
   const ConvParams &c = plan_.conv;
   const Hw &hw = *ctx_.hw;
-  const int64_t maxDim = maxDim_, eb = hw.actBytes();
+  const int64_t maxDim = maxDim_, eb = eb_;
   int64_t M = toh * c.OW;
   int64_t rows = rowsFor(toh);
   if (M > maxDim || toh > maxDim || c.OW > maxDim || rows > maxDim || Wp_ > maxDim ||
@@ -182,7 +183,7 @@ double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, in
                             M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
   double inBytes = inputBytes(ch, toc, toh);
   double wLoads = ch.ICB > 1 ? double(ceilDiv(c.OH, toh)) : 1.0; // per row tile when blocked
-  double dram = inBytes + double(c.N) * wLoads * c.weights.size() * eb +
+  double dram = inBytes + double(c.N) * wLoads * c.weights->size() * eb +
                 double(c.N * c.OH * c.OW * c.OC) * eb * (1 + nres_);
   // Every k value of A and B is moved once per block, however k is chunked; each mov also costs
   // its fixed latency (row folding issues one A mov per kernel row).
@@ -252,10 +253,11 @@ TensorUnitSpace::Best TensorUnitSpace::search(const Chan &ch, int nb) const {
       best = {toc, tk, 1, 1, cost(ch, nb, toc, tk, 1, 1)};
     return best;
   }
+  const std::vector<std::pair<int64_t, int64_t>> ks = kCandidates(ch);
   for (int64_t toc : tocCandidates()) {
     if (toc > maxDim)
       continue;
-    for (auto [khg, tk] : kCandidates(ch)) {
+    for (auto [khg, tk] : ks) {
       if (tk > maxDim || !fits(ch, nb, toc, tk, 1))
         continue;
       int64_t lo = 1, hi = c.OH; // largest feasible toh (feasibility is monotone in toh)
