@@ -53,7 +53,7 @@ struct ConvParams {
   /// schedule space holds two), and a large layer's weights (vgg11's first Gemm: 411 MB) must
   /// not be copied with them.
   std::shared_ptr<const std::vector<float>> weights;
-  std::vector<float> bias;    // [OC] or empty
+  std::vector<float> bias; // [OC] or empty
   int64_t icg() const { return C / G; }
   int64_t ocg() const { return OC / G; }
   int64_t macs() const { return N * OH * OW * OC * icg() * KH * KW; }
