@@ -3,6 +3,7 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -151,18 +152,23 @@ void RecordWriter::append(const Record &r) {
     fail("{}: cannot write the tuning log", path_);
 }
 
-npu::ScheduleFile bestSchedules(const std::vector<Record> &records) {
-  std::map<npu::ScheduleKey, const Record *> best;
-  for (const Record &r : records) {
-    if (!r.ok())
-      continue;
-    auto [it, fresh] = best.try_emplace(r.key, &r);
-    if (!fresh && *r.cycles < *it->second->cycles)
-      it->second = &r;
-  }
+npu::ScheduleFile bestSchedules(const std::vector<Record> &records, size_t alternatives) {
+  std::map<npu::ScheduleKey, std::vector<const Record *>> byKey;
+  for (const Record &r : records)
+    if (r.ok())
+      byKey[r.key].push_back(&r);
   npu::ScheduleFile f;
-  for (const auto &[key, r] : best)
-    f.put(key, r->schedule, r->group);
+  for (auto &[key, rs] : byKey) {
+    // Fastest first; among equals the one recorded first (merged logs keep their order).
+    std::stable_sort(rs.begin(), rs.end(),
+                     [](const Record *a, const Record *b) { return *a->cycles < *b->cycles; });
+    f.put(key, rs.front()->schedule, rs.front()->group);
+    std::vector<npu::Schedule> &alt = f.alternativesOf(key);
+    for (size_t i = 1; i < rs.size() && alt.size() < alternatives; ++i)
+      if (rs[i]->schedule != rs.front()->schedule &&
+          std::find(alt.begin(), alt.end(), rs[i]->schedule) == alt.end())
+        alt.push_back(rs[i]->schedule);
+  }
   return f;
 }
 

@@ -67,8 +67,10 @@ private:
   std::ofstream out_;
 };
 
-/// The fastest lowered record of each key (ties: the first in the log): what
-/// `npuc compile --tuning-log` applies.
-npu::ScheduleFile bestSchedules(const std::vector<Record> &records);
+/// The fastest lowered record of each key (ties: the first in the log), with up to `alternatives`
+/// next fastest distinct points of the key (ScheduleFile::Entry::alternatives): what
+/// `npuc compile --tuning-log` applies, the best point where it fits its group's context and
+/// otherwise the fastest alternative that does.
+npu::ScheduleFile bestSchedules(const std::vector<Record> &records, size_t alternatives = 7);
 
 } // namespace npuc::tune

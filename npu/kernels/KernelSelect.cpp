@@ -117,7 +117,7 @@ struct Walk {
   const SelectRequest &r;
   std::optional<ScheduleKey> key = std::nullopt; // computed once, when a schedule file asks
   std::optional<Schedule> forced = std::nullopt; // the point --schedule lists for the group
-  std::optional<Schedule> tuned = std::nullopt;  // the point the tuning records list
+  const ScheduleFile::Entry *tuned = nullptr;    // the points the tuning records list
   std::string tunedIgnored = "";                 // Selection::tunedIgnored
   std::optional<Kernel> failed = std::nullopt;   // the last attempt that ran, when it found none
 
@@ -212,16 +212,13 @@ Tried tryForced(Walk &w) {
 bool tunedApplies(Walk &w) {
   if (!w.r.o.tuned)
     return false;
-  const ScheduleFile::Entry *e = w.r.o.tuned->find(w.groupKey());
-  if (e)
-    w.tuned = e->schedule;
-  return e != nullptr;
+  w.tuned = w.r.o.tuned->find(w.groupKey());
+  return w.tuned != nullptr;
 }
 
 // A record is a hint: a point the group cannot take here (the model or the window changed since
 // it was tuned, or the record is stale) is the reason it is ignored, never an error.
-Tried tryTuned(Walk &w) {
-  const Schedule &s = *w.tuned;
+Tried tryTunedPoint(Walk &w, const Schedule &s) {
   GroupPlan plan =
       planFor(s, w.p, w.r.grp, w.r.hw, "the tuning record selects the loop-nest kernel");
   const std::vector<Strategy> legal = strategiesFor(plan, w.r.hw);
@@ -235,13 +232,33 @@ Tried tryTuned(Walk &w) {
     to.schedule = s; // lowerKernel checks the point against this window first
     t = lowerIn(w, plan, to);
   }
-  if (t.kernel.ok()) {
+  if (t.kernel.ok())
     w.p = std::move(plan);
-    t.kernel.tiling += " (tuned)";
-  } else {
-    w.tunedIgnored = fmt::format("tuning record {} ignored: {}", s.str(), t.kernel.rejectText());
-  }
   return t;
+}
+
+// The key's fastest record, else the next fastest that fits here (in order); when none does, the
+// best one's reason is why the records were ignored.
+Tried tryTuned(Walk &w) {
+  Tried best = tryTunedPoint(w, w.tuned->schedule);
+  if (best.kernel.ok()) {
+    best.kernel.tiling += " (tuned)";
+    return best;
+  }
+  for (size_t i = 0; i < w.tuned->alternatives.size(); ++i) {
+    if (w.r.undo)
+      w.r.undo();
+    Tried t = tryTunedPoint(w, w.tuned->alternatives[i]);
+    if (t.kernel.ok()) {
+      t.kernel.tiling +=
+          fmt::format(" (tuned: the record ranked {} of the key; {} did not fit: {})", i + 2,
+                      w.tuned->schedule.str(), best.kernel.rejectText());
+      return t;
+    }
+  }
+  w.tunedIgnored = fmt::format("tuning record {} ignored: {}", w.tuned->schedule.str(),
+                               best.kernel.rejectText());
+  return best;
 }
 
 // default: the plan's kernel at its heuristic's point.

@@ -223,12 +223,18 @@ uint64_t targetHash(const isa::Target &t) {
 }
 
 void ScheduleFile::put(const ScheduleKey &k, Schedule s, std::string group) {
-  entries_[k] = Entry{std::move(s), std::move(group)};
+  entries_[k] = Entry{std::move(s), std::move(group), {}};
 }
 
 const ScheduleFile::Entry *ScheduleFile::find(const ScheduleKey &k) const {
   auto it = entries_.find(k);
   return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::vector<Schedule> &ScheduleFile::alternativesOf(const ScheduleKey &k) {
+  auto it = entries_.find(k);
+  NPUC_ASSERT(it != entries_.end(), "alternatives follow the key's best point (put first)");
+  return it->second.alternatives;
 }
 
 json ScheduleFile::toJson() const {

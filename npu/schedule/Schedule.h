@@ -118,10 +118,17 @@ public:
   struct Entry {
     Schedule schedule;
     std::string group; // a group that had this key (informational)
+    /// Tuning records only (`npuc compile --tuning-log`): the next fastest points of the key,
+    /// fastest first, which a group takes in order where `schedule` does not fit its context
+    /// (a smaller L1 window beside resident tensors than the one-group measurement had). Not
+    /// serialised: a schedule file names one point per key.
+    std::vector<Schedule> alternatives;
   };
   /// Adds or replaces the key's schedule.
   void put(const ScheduleKey &k, Schedule s, std::string group);
   const Entry *find(const ScheduleKey &k) const;
+  /// The alternatives of a key put before (asserts it is there).
+  std::vector<Schedule> &alternativesOf(const ScheduleKey &k);
   const std::map<ScheduleKey, Entry> &entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }
 

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace npuc::test {
 namespace {
 
@@ -99,6 +101,39 @@ TEST(TunedSchedule, APointTooBigForTheWindowIsIgnoredWithAWarning) {
   EXPECT_EQ(seg.warnings[0],
             "group 'conv': tuning record " + tooBig->str() + " ignored: " + why->message);
   EXPECT_NE(seg.warnings[0].find("does not fit"), std::string::npos) << seg.warnings[0];
+}
+
+// The next fastest records of the key (what --tuning-log passes besides the best): where the best
+// point does not fit, the first alternative that does is lowered, with no warning; an alternative
+// that does not fit either is skipped.
+TEST(TunedSchedule, AnAlternativeIsLoweredWhereTheBestDoesNotFit) {
+  const ConvCase c{8, 32, 32, 64, 3, 1, 1, 1, 1, true, false};
+  SpaceFixture f(c);
+  auto space = f.space(Strategy::TensorUnit);
+  std::vector<Schedule> tooBig;
+  for (const Schedule &s : space->enumerate()) {
+    Schedule taller = s;
+    taller.set("toh", s.get("toh") + 1);
+    if (taller.get("toh") <= 32 && std::find(tooBig.begin(), tooBig.end(), taller) == tooBig.end())
+      if (std::optional<npu::Reject> r = space->whyIllegal(taller);
+          r && r->kind == npu::RejectKind::Capacity)
+        tooBig.push_back(taller);
+  }
+  ASSERT_GE(tooBig.size(), 2u) << "some tiles are too tall for the accumulator";
+  const Schedule alt = nonDefaultPoint(f);
+  auto file = std::make_shared<npu::ScheduleFile>();
+  file->put(f.key, tooBig[0], "conv");
+  file->alternativesOf(f.key) = {tooBig[1], alt};
+  npu::CompileOptions opt;
+  opt.tuned = file;
+  npu::Segment seg;
+  npu::GroupInfo gi = compileWith(c, f, opt, seg);
+  EXPECT_EQ(gi.schedule, alt) << gi.schedule.str() << " vs " << alt.str();
+  EXPECT_NE(gi.tiling.find("(tuned: the record ranked 3 of the key; " + tooBig[0].str() +
+                           " did not fit: "),
+            std::string::npos)
+      << gi.tiling;
+  EXPECT_TRUE(seg.warnings.empty()) << seg.warnings.front();
 }
 
 // A record for another kind of kernel (the model changed since it was tuned) is ignored too.

@@ -168,6 +168,19 @@ TEST(TuneRecords, RoundTripAndBestPerKey) {
   ASSERT_EQ(best.entries().size(), 2u);
   EXPECT_EQ(best.find(rs[0].key)->schedule.get("toc"), 32);
   EXPECT_EQ(best.find(rs[3].key)->schedule.get("toc"), 16);
+  // The alternatives: the key's other lowered points, fastest first (toc 8 at 400, then toc 16
+  // at 500; the failed toc 64 is none), at most as many as asked for.
+  auto tocs = [](const std::vector<npu::Schedule> &ss) {
+    std::vector<int64_t> v;
+    for (const npu::Schedule &s : ss)
+      v.push_back(s.get("toc"));
+    return v;
+  };
+  EXPECT_EQ(tocs(best.find(rs[0].key)->alternatives), (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(tocs(best.find(rs[3].key)->alternatives), (std::vector<int64_t>{32}));
+  EXPECT_EQ(tocs(bestSchedules(log.records, 1).find(rs[0].key)->alternatives),
+            (std::vector<int64_t>{8}));
+  EXPECT_TRUE(bestSchedules(log.records, 0).find(rs[0].key)->alternatives.empty());
 }
 
 TEST(TuneRecords, MalformedLineNamesFileAndLine) {
