@@ -10,8 +10,11 @@
 //   tuned           the point the tuning records list for the key (KernelOptions::tuned), when
 //                   it is legal here: its strategy is one of the plan's (strategiesFor; on fp16
 //                   targets the loop-nest kernel may also run a hand-written kernel's group), it
-//                   is legal in this window, and it lowers. Otherwise Selection::tunedIgnored
-//                   says why and the attempts below run. Its tiling text adds " (tuned)".
+//                   is legal in this window, and it lowers; else the key's alternatives (the
+//                   next fastest records, ScheduleFile::Entry::alternatives) in order, the first
+//                   that does. When none does, Selection::tunedIgnored says why the best did not
+//                   and the attempts below run. Its tiling text adds " (tuned)", or for an
+//                   alternative its rank and why the best did not fit.
 //   default         the plan's kernel at its heuristic's point (a depthwise conv: the unit the
 //                   cost model prefers), double-buffered where the options allow.
 //   single-buffered the same single-buffered, when the default asked for double buffers and
