@@ -336,6 +336,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationFile = a.calibrate;
   opt.verifyPhases = !a.noVerifyPhases;
+  if (!a.debugCrashAt.empty()) {
+    opt.debugCrashAt = npu::phaseNamed(a.debugCrashAt);
+    if (!opt.debugCrashAt)
+      fail("--debug-crash-at {}: expected a phase ({})", a.debugCrashAt, npu::phaseNames());
+  }
   opt.phases = phaseControl(a, out);
   if (opt.phases && (aot || driver::isCpuTarget(a.target)))
     fail("--print-after, --stop-after and --time-phases show the NPU's segment pipeline; "
@@ -345,7 +350,14 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
   if (!a.tuningLog.empty())
     opt.tuned = tuningLogSchedules(a.tuningLog, err);
-  driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  CrashHandlerScope reproducer(compileCrashHandler(a));
+  driver::CompiledModel m;
+  try {
+    m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  } catch (const std::exception &e) {
+    reportIfInternal(e); // not caught inside: the reproducer is the whole model
+    throw;
+  }
   m.threads = a.threads;
   if (opt.phases && opt.phases->time)
     err << npu::formatPhaseTimes(*opt.phases);
@@ -411,7 +423,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
 }
 
 void cmdRef(const RefArgs &a, std::ostream &out) {
-  graph::Graph g = frontend::importOnnx(a.model, shapeMap(a.inputShapes));
+  graph::Graph g = driver::loadModelGraph(a.model, shapeMap(a.inputShapes));
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
   driver::validateInputs(g, inputs);
   std::map<graph::ValueId, HostTensor> byId;
