@@ -122,7 +122,8 @@ HostTensor readNpy(const std::string &path) {
   if (bytes.size() - off - hlen < need)
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(shape),
          need, bytes.size() - off - hlen);
-  std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
+  if (need > 0) // an empty tensor's data() may be null, which memcpy must not get
+    std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
   return t;
 }
 
