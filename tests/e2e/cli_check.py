@@ -304,6 +304,48 @@ def case_gather_index(c):
         print("ok: in-range gather on", target)
 
 
+def case_non_finite(c):
+    """NaN and Inf inputs (docs/SIMULATOR.md, "Non-finite values"): an fp16 target propagates
+    them through a depthwise conv exactly where `ref` has NaN or Inf; an int8 target saturates,
+    so its outputs are finite, NaN counting as 0 and +Inf as the int8 range's top."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    int8 = os.path.join(c.root, "configs", "npu-int8.yaml")
+    c.require(c.target, int8)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="dw", group=4, pads=[1, 1, 1, 1])
+    path = c.w("dw.onnx")
+    onnx.save(helper.make_model(helper.make_graph(
+        [conv], "g", [x], [y], [numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "w")]),
+        opset_imports=[helper.make_opsetid("", 13)]), path)
+    xv = np.full((1, 4, 4, 4), 0.5, np.float32)
+    xv[0, 0, 0, 0], xv[0, 1, 1, 1], xv[0, 2, 2, 2] = np.nan, np.inf, -np.inf
+    xs = c.w("x.npy")
+    np.save(xs, xv)
+    c.expect_ok(["ref", path, "--input", "x=" + xs, "--output-dir", c.w("ref")])
+    ref = np.load(c.w("ref/y.npy"))
+    assert np.isnan(ref).any() and np.isposinf(ref).any() and np.isneginf(ref).any(), ref
+    outs = {}
+    for name, target in (("fp16", c.target), ("int8", int8)):
+        pkg = c.w(name + ".npub")
+        c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+        c.expect_ok(["run", pkg, "--input", "x=" + xs, "--output-dir", c.w(name)])
+        outs[name] = np.load(c.w(name + "/y.npy"))
+    got = outs["fp16"]
+    for cls in (np.isnan, np.isposinf, np.isneginf):
+        assert np.array_equal(cls(got), cls(ref)), "fp16 %s differs:\n%s\n%s" % (cls, got, ref)
+    fin = np.isfinite(ref)
+    assert np.allclose(got[fin], ref[fin], rtol=1e-2), (got, ref)
+    q = outs["int8"]
+    assert np.isfinite(q).all(), "int8 outputs are saturated, hence finite: %s" % q
+    # Channel 1's +Inf saturates to the top of the input's int8 range, far above the other
+    # inputs (0.5): every window holding it sums to more than any window without it.
+    inf = np.isposinf(ref[0, 1])
+    assert q[0, 1][inf].min() > q[0, 1][~inf].max(), q[0, 1]
+    print("ok: fp16 propagates NaN/Inf as ref; int8 saturates to finite values")
+
+
 def case_loop_nest(c):
     """`npuc inspect` reports, per group the loop-nest kernel (emit-npu) runs, the instructions
     it emitted by kind and that nothing stayed scalar; a group it refuses keeps its CPU reason."""
