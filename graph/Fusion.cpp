@@ -15,7 +15,8 @@
 //  * an injective group fuses into an injective ipdom through injective ops - phase 1;
 //  * reductions and opaque ops never fuse into their consumers.
 // An edge's class is its consumer's class, lowered from broadcast to elementwise when the operand
-// already has the output's shape (the edge moves no data). Graph outputs end groups. A
+// already has the output's shape (the edge moves no data). Graph outputs end groups, and so do
+// a gather's computed indices (the runtime checks them before the kernel, which clamps). A
 // FusionFilter may veto a merge (the NPU accepts only an anchor followed by a chain, see
 // preserveRunnable in Passes.h); a vetoed merge leaves the groups as they were.
 //
