@@ -188,8 +188,7 @@ View MatmulLowering::inputSource() {
     ih = min(ih, imm(c.H - 1));
   }
   View x{d.level(sp.plan_.input, hw),
-         imm(xAddr) +
-             (((Expr(n) * c.H + ih) * c.W) * c.C + Expr(gi) * icg + Expr(ib) * tic) * eb,
+         imm(xAddr) + (((Expr(n) * c.H + ih) * c.W) * c.C + Expr(gi) * icg + Expr(ib) * tic) * eb,
          act};
   x.s1 = imm(c.C);
   x.s2 = imm(c.W * c.C);

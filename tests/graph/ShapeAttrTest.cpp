@@ -17,7 +17,8 @@ std::string errorOf(const std::string &node) {
   const std::string text = "graph \"g\"\n"
                            "  input %x: f32[1x4x8x8]\n"
                            "  const %w: f32[4x4x3x3] = splat(1)\n"
-                           "  " + node + "\n";
+                           "  " +
+                           node + "\n";
   try {
     graph::parseGraphText(text, {"t.graph", 1});
   } catch (const Error &e) {
@@ -51,12 +52,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadAttr{"conv_dilation_0",
                 "%y: f32[1x4x8x8] = Conv \"c\"(%x, %w) {dilations=[0, 1], pads=[1, 1, 1, 1]}",
                 "node 'c' (Conv): attribute dilations = [0, 1] must be at least 1 in every entry"},
-        BadAttr{"conv_negative_pad",
-                "%y: f32[1x4x6x8] = Conv \"c\"(%x, %w) {pads=[0, 2, 0, -1]}",
+        BadAttr{"conv_negative_pad", "%y: f32[1x4x6x8] = Conv \"c\"(%x, %w) {pads=[0, 2, 0, -1]}",
                 "node 'c' (Conv): attribute pads = [0, 2, 0, -1] must be at least 0 in every "
                 "entry"},
-        BadAttr{"maxpool_kernel_0",
-                "%y: f32[1x4x8x8] = MaxPool \"p\"(%x) {kernel_shape=[0, 0]}",
+        BadAttr{"maxpool_kernel_0", "%y: f32[1x4x8x8] = MaxPool \"p\"(%x) {kernel_shape=[0, 0]}",
                 "node 'p' (MaxPool): attribute kernel_shape = [0, 0] must be at least 1 in every "
                 "entry"},
         BadAttr{"avgpool_stride_negative",
@@ -67,8 +66,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "%y: f32[1x4x12x8] = MaxPool \"p\"(%x) {kernel_shape=[3, 3], pads=[3, 0, 3, 0]}",
                 "node 'p' (MaxPool): attribute pads = [3, 0, 3, 0] must be smaller than the "
                 "(dilated) kernel_shape [3, 3]"},
-        BadAttr{"lppool_p_0",
-                "%y: f32[1x4x7x7] = LpPool \"p\"(%x) {kernel_shape=[2, 2], p=0}",
+        BadAttr{"lppool_p_0", "%y: f32[1x4x7x7] = LpPool \"p\"(%x) {kernel_shape=[2, 2], p=0}",
                 "node 'p' (LpPool): attribute p = 0 must be at least 1"},
         BadAttr{"global_lppool_p_0", "%y: f32[1x4x1x1] = GlobalLpPool \"p\"(%x) {p=0}",
                 "node 'p' (GlobalLpPool): attribute p = 0 must be at least 1"},
