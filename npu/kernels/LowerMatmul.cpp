@@ -170,8 +170,7 @@ Stmt MatmulLowering::weightLoad(const Expr &icb) const {
 // Input rows (with halo) of one channel block in the input's home, and their zero padding.
 View MatmulLowering::inputSource() {
   Expr ih0 = Expr(hb) * (toh * c.SH) - c.padT;
-  const int64_t effKH = (c.KH - 1) * c.DH + 1;
-  rows = (tohc - 1) * c.SH + effKH;
+  rows = (tohc - 1) * c.SH + (c.KH - 1) * c.DH + 1;
   pad.lo[1] = imm(c.padL);
   pad.hi[1] = imm(Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
@@ -181,6 +180,7 @@ View MatmulLowering::inputSource() {
   // tiles wholly in the padding, whose pads would exceed the box (the DMA requires pad_lo +
   // pad_hi <= n): clamp them to the box, and the source row into the image (nothing is read).
   // Narrower pads never engage the clamps, so their expressions stay as they were.
+  const int64_t effKH = (c.KH - 1) * c.DH + 1;
   const int64_t padB = (c.OH - 1) * c.SH + effKH - c.H - c.padT;
   if (c.padT >= effKH || padB >= effKH) {
     pad.lo[2] = min(pad.lo[2], rows);
