@@ -217,20 +217,6 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
   for (const auto &t : gp.initializer())
     inits.insert(t.name());
   importInputs(im, m, inits, pinned);
-  // ONNX's shape inference cross-checks ours. The installed ONNX library knows the opsets up to
-  // its release; on a newer model it would apply older schemas to changed operators (Split's
-  // num_outputs, Resize's axes at 18), so there our own inference stands alone.
-  const int64_t knownOpset =
-      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
-  const bool onnxInference = im.opset <= knownOpset;
-  if (onnxInference) {
-    try {
-      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(false, 1, false));
-    } catch (const std::exception &e) {
-      fail("ONNX shape inference failed: {}", e.what());
-    }
-  }
   for (const auto &t : gp.initializer())
     im.names[t.name()] = detail::importTensor(im, t, t.name());
   for (int i = 0; i < gp.node_size(); ++i)
@@ -248,8 +234,22 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
   }
   if (im.g.outputs.empty())
     fail("the graph has no outputs");
-  if (onnxInference)
+  // ONNX's shape inference cross-checks ours. It runs after our import so that our checks,
+  // which name the node and attribute, see bad attributes first: ONNX's own divides by a zero
+  // stride (SIGFPE) in onnx::convPoolShapeInference. The installed ONNX library knows the opsets
+  // up to its release; on a newer model it would apply older schemas to changed operators
+  // (Split's num_outputs, Resize's axes at 18), so there our own inference stands alone.
+  const int64_t knownOpset =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (im.opset <= knownOpset) {
+    try {
+      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 1, false));
+    } catch (const std::exception &e) {
+      fail("ONNX shape inference failed: {}", e.what());
+    }
     crossCheck(im, m);
+  }
   im.g.removeDeadNodes();
   return std::move(im.g);
 }

@@ -99,6 +99,7 @@ void normaliseWindow(Importer &im, Node &n) {
   auto p = n.attrInts("pads", {0, 0, 0, 0});
   if (s.size() != 2 || d.size() != 2 || p.size() != 4)
     fail("{}: strides/dilations need 2 entries and pads 4", where(n));
+  graph::checkWindowAttrs(n, k, s, d, p); // SAME_* below divides by the strides
   std::string autoPad = n.attrString("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
     p = {0, 0, 0, 0};

@@ -15,7 +15,8 @@
 //  * an injective group fuses into an injective ipdom through injective ops - phase 1;
 //  * reductions and opaque ops never fuse into their consumers.
 // An edge's class is its consumer's class, lowered from broadcast to elementwise when the operand
-// already has the output's shape (the edge moves no data). Graph outputs end groups. A
+// already has the output's shape (the edge moves no data). Graph outputs end groups, and so do
+// a gather's computed indices (the runtime checks them before the kernel, which clamps). A
 // FusionFilter may veto a merge (the NPU accepts only an anchor followed by a chain, see
 // preserveRunnable in Passes.h); a vetoed merge leaves the groups as they were.
 //
@@ -232,13 +233,27 @@ struct Fuser {
     return m;
   }
 
+  // Whether a gather's indices would be computed inside the group. The CPU kernels clamp an
+  // index (their code has no error channel), so the runtime checks a gather's indices before
+  // the kernel runs, which needs them at a group boundary (tools/driver/Runtime.cpp).
+  bool hidesGatherIndices(const std::vector<NodeId> &members) const {
+    std::set<NodeId> in(members.begin(), members.end());
+    for (NodeId m : members) {
+      const Node &n = g.node(m);
+      if ((n.kind == OpKind::Gather || n.kind == OpKind::GatherElements) && n.inputs.size() > 1 &&
+          in.count(g.value(n.inputs[1]).producer))
+        return true;
+    }
+    return false;
+  }
+
   // Merges every group on the paths src -> sink into sink's group, unless the filter vetoes.
   void commit(NodeId src, NodeId sink) {
     std::set<NodeId> roots = pathGroups(src, sink);
     int size = 0;
     for (NodeId r : roots)
       size += groupSize[static_cast<size_t>(r)];
-    if (size > kMaxGroupSize)
+    if (size > kMaxGroupSize || hidesGatherIndices(membersOf(roots)))
       return;
     if (filter) {
       std::vector<FusedGroup> parts;

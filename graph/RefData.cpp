@@ -5,6 +5,7 @@
 // ConstantOfShape, Range).
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
+#include "graph/Reference.h"
 
 #include "support/Error.h"
 
@@ -103,6 +104,7 @@ HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
 }
 
 HostTensor gather(const Node &n, const HostTensor &x, const HostTensor &idx, const Shape &os) {
+  checkGatherIndices(n, x.shape, idx);
   int64_t axis = n.attrInt("axis", 0);
   axis = axis < 0 ? axis + static_cast<int64_t>(x.shape.size()) : axis;
   int64_t outer = numElements(Shape(x.shape.begin(), x.shape.begin() + axis));
@@ -113,8 +115,6 @@ HostTensor gather(const Node &n, const HostTensor &x, const HostTensor &idx, con
     for (int64_t j = 0; j < idx.size(); ++j) {
       auto k = static_cast<int64_t>(idx.data[j]);
       k = k < 0 ? k + len : k;
-      if (k < 0 || k >= len)
-        fail("node '{}' (Gather): index {} out of range [0, {})", n.name, k, len);
       for (int64_t i = 0; i < inner; ++i)
         out.data[(o * idx.size() + j) * inner + i] = x.data[(o * len + k) * inner + i];
     }
@@ -259,13 +259,12 @@ RefResult refGatherElements(const RefArgs &a) {
   const HostTensor &x = a.in(0), &idx = a.in(1);
   const Shape &os = a.outShape();
   auto axis = static_cast<size_t>(a.n.attrInt("axis", 0));
+  checkGatherIndices(a.n, x.shape, idx);
   HostTensor out(os);
   for (int64_t i = 0; i < out.size(); ++i) {
     Index si = ref::unflatten(i, os);
     auto k = static_cast<int64_t>(idx.data[i]);
     k = k < 0 ? k + x.shape[axis] : k;
-    if (k < 0 || k >= x.shape[axis])
-      fail("node '{}' (GatherElements): index {} out of range [0, {})", a.n.name, k, x.shape[axis]);
     si[axis] = k;
     out.data[i] = x.data[ref::flatten(si, x.shape)];
   }
@@ -329,5 +328,19 @@ RefResult refRange(const RefArgs &a) {
 }
 
 } // namespace ref
+
+void checkGatherIndices(const Node &n, const Shape &data, const HostTensor &indices) {
+  NPUC_ASSERT(n.kind == OpKind::Gather || n.kind == OpKind::GatherElements,
+              "only gathers have indices to check");
+  int64_t axis = n.attrInt("axis", 0);
+  axis = axis < 0 ? axis + static_cast<int64_t>(data.size()) : axis;
+  const int64_t len = data.at(static_cast<size_t>(axis));
+  for (float f : indices.data) {
+    auto k = static_cast<int64_t>(f);
+    k = k < 0 ? k + len : k;
+    if (k < 0 || k >= len)
+      fail("node '{}' ({}): index {} out of range [0, {})", n.name, n.kind, k, len);
+  }
+}
 
 } // namespace npuc::graph

@@ -27,6 +27,12 @@ std::map<ValueId, HostTensor> runReferenceAll(const Graph &g,
 std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
                                  const std::vector<const HostTensor *> &ins);
 
+/// Fails naming the node when an index of a Gather or GatherElements (`indices` as fp32
+/// integers, as at run time; a negative one counts from the end) lies outside the data's
+/// extent along the axis. The executor checks every gather this way, and so does the compiled
+/// model's runtime before a CPU kernel, whose code clamps (tools/driver/Runtime.cpp).
+void checkGatherIndices(const Node &n, const Shape &data, const HostTensor &indices);
+
 /// A constant value's contents as fp32 (int64 constants are converted).
 HostTensor constantTensor(const Value &v);
 

@@ -185,6 +185,9 @@ OutTypes inferSlice(const Graph &g, Node &n) {
 }
 
 OutTypes inferExpand(const Graph &g, Node &n) {
+  for (int64_t d : n.attrInts("shape"))
+    if (d < 0)
+      fail("{}: shape entry {} is negative", where(n), d);
   return {{broadcastShapes(inShape(g, n, 0), n.attrInts("shape"), where(n)), inType(g, n, 0)}};
 }
 
@@ -206,6 +209,9 @@ OutTypes inferResize(const Graph &g, Node &n) {
   if (s.size() != inShape(g, n, 0).size())
     fail("{}: output sizes have rank {}, input has rank {}", where(n), s.size(),
          inShape(g, n, 0).size());
+  for (int64_t d : s)
+    if (d < 1)
+      fail("{}: attribute sizes = [{}] must be positive", where(n), fmt::join(s, ", "));
   return {{s, DType::F32}};
 }
 

@@ -6,17 +6,27 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <fmt/ranges.h>
 
 namespace npuc::graph::shape {
 
 namespace {
 
-// Output spatial size of a 2-D window op (Conv/pool) along one axis, using normalised pads.
+// Fails naming the node and attribute unless every entry of `v` is at least `min`.
+void requireAtLeast(const Node &n, const char *attr, const std::vector<int64_t> &v, int64_t min) {
+  for (int64_t x : v)
+    if (x < min)
+      fail("{}: attribute {} = [{}] must be at least {} in every entry", where(n), attr,
+           fmt::join(v, ", "), min);
+}
+
+// Output spatial size of a 2-D window op (Conv/pool) along one axis, using normalised pads
+// (checkWindowAttrs has checked them).
 int64_t windowOut(const Node &n, int64_t in, int64_t k, int64_t stride, int64_t dil,
                   int64_t padBegin, int64_t padEnd, bool ceilMode) {
   int64_t eff = dil * (k - 1) + 1;
   int64_t span = in + padBegin + padEnd - eff;
-  if (span < 0 || stride <= 0)
+  if (span < 0)
     fail("{}: window {} (dilation {}) does not fit input extent {} with pads {}+{}", where(n), k,
          dil, in, padBegin, padEnd);
   int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
@@ -36,6 +46,14 @@ Shape windowShape(const Graph &g, const Node &n, int64_t outChannels,
   auto p = n.attrInts("pads", {0, 0, 0, 0});
   if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
     fail("{}: only 2-D windows are supported (kernel_shape/strides/dilations/pads)", where(n));
+  checkWindowAttrs(n, k, s, d, p);
+  // A pooling window lying wholly in the padding has no element to take the maximum or average
+  // of (ONNX Runtime rejects it alike); a convolution's is an ordinary zero.
+  if (n.kind != OpKind::Conv)
+    for (size_t i = 0; i < 4; ++i)
+      if (p[i] >= d[i % 2] * (k[i % 2] - 1) + 1)
+        fail("{}: attribute pads = [{}] must be smaller than the (dilated) kernel_shape [{}]",
+             where(n), fmt::join(p, ", "), fmt::join(k, ", "));
   bool ceilMode = n.attrInt("ceil_mode", 0) != 0;
   return {x[0], outChannels, windowOut(n, x[2], k[0], s[0], d[0], p[0], p[2], ceilMode),
           windowOut(n, x[3], k[1], s[1], d[1], p[1], p[3], ceilMode)};
@@ -69,6 +87,14 @@ OutTypes inferConvTranspose(const Graph &g, Node &n) {
          shapeToString(w), group);
   auto s = n.attrInts("strides"), d = n.attrInts("dilations"), p = n.attrInts("pads");
   auto op2 = n.attrInts("output_padding");
+  if (s.size() != 2 || d.size() != 2 || p.size() != 4 || op2.size() != 2)
+    fail("{}: strides/dilations/output_padding need 2 entries and pads 4", where(n));
+  checkWindowAttrs(n, {w[2], w[3]}, s, d, p);
+  // ONNX: output_padding selects among the strides' (or dilations') possible output extents.
+  for (size_t i = 0; i < 2; ++i)
+    if (op2[i] < 0 || op2[i] >= std::max(s[i], d[i]))
+      fail("{}: attribute output_padding = [{}] must lie in [0, max(stride, dilation)) per axis",
+           where(n), fmt::join(op2, ", "));
   Shape out{x[0], w[1] * group, 0, 0};
   for (size_t i = 0; i < 2; ++i) {
     out[2 + i] = (x[2 + i] - 1) * s[i] - p[i] - p[i + 2] + d[i] * (w[2 + i] - 1) + 1 + op2[i];
@@ -80,9 +106,21 @@ OutTypes inferConvTranspose(const Graph &g, Node &n) {
   return {{out, DType::F32}};
 }
 
+namespace {
+
+// LpPool and GlobalLpPool: the norm's order p; 0 would raise to the power 1/0.
+void requirePositiveNormOrder(const Node &n) {
+  if (n.kind == OpKind::LpPool || n.kind == OpKind::GlobalLpPool)
+    if (int64_t p = n.attrInt("p", 2); p < 1)
+      fail("{}: attribute p = {} must be at least 1", where(n), p);
+}
+
+} // namespace
+
 // MaxPool, AveragePool, LpPool: a 2-D window over each channel.
 OutTypes inferPool(const Graph &g, Node &n) {
   const Shape &x = inShape(g, n, 0);
+  requirePositiveNormOrder(n);
   return {{windowShape(g, n, x.size() == 4 ? x[1] : 0, {}), firstInputType(g, n)}};
 }
 
@@ -98,6 +136,7 @@ OutTypes inferGlobalPool(const Graph &g, Node &n) {
   Shape x = inShape(g, n, 0);
   if (x.size() < 3)
     fail("{}: input must be at least 3-D, got {}", where(n), shapeToString(x));
+  requirePositiveNormOrder(n);
   std::fill(x.begin() + 2, x.end(), 1);
   return {{x, DType::F32}};
 }
@@ -177,7 +216,23 @@ OutTypes inferInstanceNorm(const Graph &g, Node &n) {
 }
 
 OutTypes inferLRN(const Graph &g, Node &n) {
+  // The window's channel count, which also divides alpha.
+  if (int64_t size = n.attrInt("size", 1); size < 1)
+    fail("{}: attribute size = {} must be at least 1", where(n), size);
   return {{channelsAndSpatial(g, n), inType(g, n, 0)}};
 }
 
 } // namespace npuc::graph::shape
+
+namespace npuc::graph {
+
+void checkWindowAttrs(const Node &n, const std::vector<int64_t> &kernel,
+                      const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
+                      const std::vector<int64_t> &pads) {
+  shape::requireAtLeast(n, "kernel_shape", kernel, 1);
+  shape::requireAtLeast(n, "strides", strides, 1);
+  shape::requireAtLeast(n, "dilations", dilations, 1);
+  shape::requireAtLeast(n, "pads", pads, 0);
+}
+
+} // namespace npuc::graph

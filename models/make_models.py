@@ -92,6 +92,24 @@ class Branchy(nn.Module):
         return self.pool(y)
 
 
+class ShuffleMini(nn.Module):
+    """ShuffleNetV2 cut to CI size: torchvision's own channel-split and channel-shuffle blocks
+    (Split or Slice, Reshape-Transpose-Reshape, Concat), one downsampling and two that split."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.shufflenetv2 import InvertedResidual
+        self.stem = conv_bn_relu(3, 16, 3)
+        self.blocks = nn.Sequential(InvertedResidual(16, 32, 2), InvertedResidual(32, 32, 1),
+                                    InvertedResidual(32, 32, 1))
+        self.head = conv_bn_relu(32, 64, 1)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.head(self.blocks(self.stem(x)))
+        return self.fc(x.mean([2, 3]))
+
+
 def randomize_bn(model, gen):
     # Fresh BatchNorm layers are identities (mean 0, var 1); give them real statistics so that
     # BN folding is exercised numerically.
@@ -201,6 +219,8 @@ def main():
     export(DwNet(), "dwnet", (1, 3, 16, 16), args.outdir, 3)
     torch.manual_seed(3)
     export(Branchy(), "branchy", (1, 3, 20, 20), args.outdir, 4)
+    torch.manual_seed(4)
+    export(ShuffleMini(), "shufflemini", (1, 3, 16, 16), args.outdir, 5)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include "tir/IR.h"
 
 #include "support/Error.h"
+#include "tir/Eval.h"
 
 namespace npuc::tir {
 
@@ -67,6 +68,19 @@ NodeKind Stmt::kind() const {
   return node_->kind;
 }
 
+bool elementCount(const std::vector<int64_t> &shape, int64_t &count) {
+  count = 1;
+  for (int64_t d : shape)
+    if (d == 0) {
+      count = 0;
+      return true;
+    }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(count, d, &count))
+      return false;
+  return true;
+}
+
 int64_t BufferNode::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -78,6 +92,10 @@ Buffer Buffer::make(std::string name, DataType dtype, std::vector<int64_t> shape
                     std::string scope) {
   for (int64_t d : shape)
     NPUC_ASSERT(d >= 0, "buffer " + name + " has a negative extent");
+  int64_t count = 0;
+  // Callers check sizes that come from input (the parser does); numElements relies on this.
+  NPUC_ASSERT(elementCount(shape, count),
+              "buffer " + name + " has more elements than int64 counts");
   auto n = std::make_shared<BufferNode>();
   n->name = std::move(name);
   n->dtype = dtype;
@@ -90,6 +108,8 @@ Buffer Buffer::make(std::string name, DataType dtype, std::vector<int64_t> shape
 
 Expr IntImmNode::make(int64_t value, DataType t) {
   NPUC_ASSERT(t.isIntegral(), "IntImm of non-integral type " + toString(t));
+  NPUC_ASSERT(wrapInt(value, t) == value,
+              "IntImm value " + std::to_string(value) + " is outside the range of " + toString(t));
   auto n = std::make_shared<IntImmNode>(t);
   n->value = value;
   return Expr(std::move(n));

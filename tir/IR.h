@@ -92,6 +92,10 @@ struct BufferNode {
   int64_t numElements() const;
 };
 
+/// The product of a shape's extents in `count`; false when it does not fit in int64 (a shape
+/// with an extent 0 has 0 elements whatever the others are). Every Buffer's count fits.
+bool elementCount(const std::vector<int64_t> &shape, int64_t &count);
+
 /// Shared handle of a buffer; identity is the node pointer, like Var.
 class Buffer {
 public:

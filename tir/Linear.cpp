@@ -23,14 +23,16 @@ bool split(const Expr &e, const VarNode *v, int64_t &coeff, Expr &rest) {
   if (const auto *op = e.as<AddNode>()) {
     if (!split(op->a, v, ca, ra) || !split(op->b, v, cb, rb))
       return false;
-    coeff = ca + cb;
+    if (__builtin_add_overflow(ca, cb, &coeff))
+      return false;
     rest = ra + rb;
     return true;
   }
   if (const auto *op = e.as<SubNode>()) {
     if (!split(op->a, v, ca, ra) || !split(op->b, v, cb, rb))
       return false;
-    coeff = ca - cb;
+    if (__builtin_sub_overflow(ca, cb, &coeff))
+      return false;
     rest = ra - rb;
     return true;
   }
@@ -43,7 +45,8 @@ bool split(const Expr &e, const VarNode *v, int64_t &coeff, Expr &rest) {
     }
     if (!k || !split(x, v, ca, ra))
       return false;
-    coeff = ca * k->value;
+    if (__builtin_mul_overflow(ca, k->value, &coeff))
+      return false;
     rest = ra * IntImmNode::make(k->value, e.type());
     return true;
   }

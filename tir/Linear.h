@@ -2,7 +2,8 @@
 //
 // The loop passes ask how an index or a condition depends on one loop variable: linearIn()
 // succeeds when the expression is built from +, - and multiplication by constants over v and
-// v-free subterms (which may be anything, e.g. floordiv of another variable).
+// v-free subterms (which may be anything, e.g. floordiv of another variable), and every
+// coefficient it meets fits in int64 (a wrapped coefficient would describe another access).
 #pragma once
 
 #include "tir/IR.h"

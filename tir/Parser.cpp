@@ -9,6 +9,7 @@
 #include "support/Error.h"
 #include "tir/TextLexer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -81,9 +82,67 @@ private:
   bool freeVars_;
   std::vector<std::pair<std::string, Var>> varScope_;
   std::vector<std::pair<std::string, Buffer>> bufScope_;
+  // The nesting limit (kMaxTextDepth): statement bodies and brackets open around the current
+  // token, and the height of each expression node built in the current statement. The map holds
+  // the nodes, so that no address in it can be reused by another node while it is looked up.
+  int bodies_ = 0, open_ = 0;
+  std::unordered_map<const ExprNode *, std::pair<Expr, int>> heights_;
 
   [[noreturn]] void error(const Token &t, const std::string &msg) {
     npuc::fail("{}:{}:{}: error: {}", loc_.file, t.line, t.col, msg);
+  }
+  [[noreturn]] void tooDeep(const Token &t) {
+    error(t, "nested more than " + std::to_string(kMaxTextDepth) +
+                 " levels deep (each statement body, bracket, call and operator is one level, "
+                 "so a + b + ... is one per '+'): the limit of TIR text");
+  }
+
+  // One bracket, call or '!' open while the parser recurses into it.
+  class Nesting {
+  public:
+    Nesting(Parser &p, const Token &at) : p_(p) {
+      if (++p_.open_ + p_.bodies_ > kMaxTextDepth)
+        p_.tooDeep(at);
+    }
+    ~Nesting() { --p_.open_; }
+    Nesting(const Nesting &) = delete;
+    Nesting &operator=(const Nesting &) = delete;
+
+  private:
+    Parser &p_;
+  };
+
+  int heightOf(const Expr &e) const {
+    auto it = heights_.find(e.get());
+    return it == heights_.end() ? 1 : it->second.second;
+  }
+  // Every interior node the parser builds passes here: a tree deeper than the limit is an error
+  // at the token that made it so (the operator of a long chain), since a left-leaning chain
+  // parses iteratively but every pass recurses over it.
+  Expr built(const Expr &e, const Token &at) {
+    int h = 0;
+    auto child = [&](const Expr &c) { h = std::max(h, heightOf(c)); };
+    if (isBinary(e.kind())) {
+      child(static_cast<const BinaryNode *>(e.get())->a);
+      child(static_cast<const BinaryNode *>(e.get())->b);
+    } else if (const auto *n = e.as<NotNode>()) {
+      child(n->a);
+    } else if (const auto *s = e.as<SelectNode>()) {
+      child(s->cond);
+      child(s->trueValue);
+      child(s->falseValue);
+    } else if (const auto *c = e.as<CastNode>()) {
+      child(c->value);
+    } else if (const auto *l = e.as<LoadNode>()) {
+      child(l->index);
+    } else if (const auto *call = e.as<CallNode>()) {
+      for (const Expr &a : call->args)
+        child(a);
+    }
+    if (h + 1 + bodies_ > kMaxTextDepth)
+      tooDeep(at);
+    heights_[e.get()] = {e, h + 1};
+    return e;
   }
 
   const Token &peek(size_t ahead = 0) const {
@@ -151,6 +210,20 @@ private:
     return negative ? static_cast<int64_t>(0ull - u) : static_cast<int64_t>(u);
   }
 
+  // An immediate of integer type dt: its value must be in dt's range (an IntImm holds a value
+  // of its type, Eval.h), so int8(300) is an error rather than a constant that wraps.
+  int64_t typedLiteral(const Token &t, bool negative, DataType dt) {
+    errno = 0;
+    unsigned long long u = std::strtoull(t.text.c_str(), nullptr, 10);
+    const unsigned long long max =
+        dt.isUInt() ? (dt.bits >= 64 ? ~0ull : (1ull << dt.bits) - 1) : (1ull << (dt.bits - 1)) - 1;
+    const unsigned long long maxNeg = dt.isUInt() ? 0 : max + 1;
+    if (errno == ERANGE || u > (negative ? maxNeg : max))
+      error(t, "integer literal " + std::string(negative ? "-" : "") + t.text +
+                   " does not fit in " + toString(dt));
+    return negative ? static_cast<int64_t>(0ull - u) : static_cast<int64_t>(u);
+  }
+
   DataType typeName(const char *what) {
     const Token &t = peek();
     DataType dt;
@@ -161,6 +234,7 @@ private:
   }
 
   Buffer bufferDecl() {
+    const Token &at = peek();
     std::string name = ident("a buffer name");
     expect(":");
     DataType dt = typeName("a data type");
@@ -176,6 +250,8 @@ private:
       shape.push_back(intLiteral(t, false));
     }
     expect("]");
+    if (int64_t n = 0; !elementCount(shape, n))
+      error(at, "buffer '" + name + "' has more elements than a 64-bit index can address");
     expect("@");
     return Buffer::make(name, dt, std::move(shape), ident("a memory scope"));
   }
@@ -223,10 +299,13 @@ private:
   }
 
   Stmt braced() {
+    if (++bodies_ > kMaxTextDepth)
+      tooDeep(peek());
     expect("{");
     endOfLine();
     Stmt s = block();
     expect("}");
+    --bodies_;
     return s;
   }
 
@@ -237,6 +316,7 @@ private:
   }
 
   Stmt stmt() {
+    heights_.clear(); // no expression is under construction between statements
     const Token &start = peek();
     if (start.kind == Tok::Ident) {
       static const std::map<std::string, ForKind> kinds = {{"serial", ForKind::Serial},
@@ -385,15 +465,16 @@ private:
                     "' differ in type: " + toString(a.type()) + " vs " + toString(b.type()));
     if ((k == NodeKind::And || k == NodeKind::Or) && !a.type().isBool())
       error(at, std::string("operands of '") + binarySymbol(k) + "' must be bool");
-    return makeBinary(k, a, b);
+    return built(makeBinary(k, a, b), at);
   }
 
   Expr unary() {
     const Token &t = peek();
     if (isPunct("!")) {
+      Nesting n(*this, t);
       next();
       const Token &at = peek();
-      return NotNode::make(typed(unary(), at, DataType::Bool(), "the operand of '!'"));
+      return built(NotNode::make(typed(unary(), at, DataType::Bool(), "the operand of '!'")), t);
     }
     if (isPunct("-") && (peek(1).kind == Tok::Int || peek(1).kind == Tok::Float)) {
       next();
@@ -415,6 +496,7 @@ private:
   }
 
   std::vector<Expr> args(const std::string &callee) {
+    Nesting n(*this, peek());
     expect("(");
     std::vector<Expr> out;
     while (!isPunct(")")) {
@@ -436,6 +518,7 @@ private:
 
   // TYPE(literal) is an immediate of that type; TYPE(expr) a cast.
   Expr typeCall(const Token &t, DataType dt) {
+    Nesting n(*this, peek());
     expect("(");
     size_t save = pos_;
     bool neg = accept("-");
@@ -453,7 +536,7 @@ private:
       if ((dt.isInt() || dt.isUInt()) && dt != DataType::Int(64) && lit.kind == Tok::Int) {
         next();
         next();
-        return IntImmNode::make(intLiteral(lit, neg), dt);
+        return IntImmNode::make(typedLiteral(lit, neg, dt), dt);
       }
     }
     pos_ = save;
@@ -461,12 +544,14 @@ private:
     expect(")");
     if (v.type().isHandle() || dt.isHandle())
       error(t, "cannot cast to or from handle");
-    return CastNode::make(dt, v);
+    return built(CastNode::make(dt, v), t);
   }
 
   Expr primary() {
     const Token &t = peek();
-    if (accept("(")) {
+    if (isPunct("(")) {
+      Nesting n(*this, t);
+      next();
       Expr e = expr();
       expect(")");
       return e;
@@ -488,7 +573,7 @@ private:
         if (a[1].type() != a[2].type())
           error(t, "the arms of select differ in type: " + toString(a[1].type()) + " vs " +
                        toString(a[2].type()));
-        return SelectNode::make(a[0], a[1], a[2]);
+        return built(SelectNode::make(a[0], a[1], a[2]), t);
       }
       static const std::map<std::string, NodeKind> fns = {{"floordiv", NodeKind::FloorDiv},
                                                           {"floormod", NodeKind::FloorMod},
@@ -498,19 +583,20 @@ private:
         arity(t, a, 2);
         return binary(f->second, a[0], a[1], t);
       }
-      return CallNode::make(a.empty() ? DataType::Float(32) : a[0].type(), t.text, a);
+      return built(CallNode::make(a.empty() ? DataType::Float(32) : a[0].type(), t.text, a), t);
     }
     if (isPunct("[")) {
       Buffer b = lookupBuffer(t.text);
       if (!b.defined())
         error(t, "use of undeclared buffer '" + t.text + "'");
+      Nesting n(*this, peek());
       next();
       const Token &it = peek();
       Expr idx = expr();
       if (!idx.type().isInt())
         error(it, "the index of '" + t.text + "' must be an integer");
       expect("]");
-      return LoadNode::make(b, idx);
+      return built(LoadNode::make(b, idx), t);
     }
     return lookupVar(t);
   }

@@ -8,6 +8,13 @@
 // one variable or buffer for the whole text, because the printer makes names unique; a printed
 // text therefore reads back into a tree structurally equal to the original (Equal.h), and
 // printing that tree gives the same text again.
+//
+// Text nested deeper than kMaxTextDepth levels is an error at the token that goes past it, as
+// clang has -fbracket-depth: the verifier, the printer and every pass recurse over the tree, so
+// the parser bounds its depth instead of letting a hostile or generated text exhaust the stack.
+// Each statement body ({ ... } of a loop, if, allocation or attribute), bracket, call, '!' and
+// binary operator is one level; a chain a + b + ... + z is a tree one level deeper per operator.
+// A buffer whose element count does not fit in int64 is an error too.
 #pragma once
 
 #include "tir/IR.h"
@@ -16,6 +23,11 @@
 #include <vector>
 
 namespace npuc::tir {
+
+/// The deepest nesting TIR text may have (see above). The compiler's own nests are a few dozen
+/// levels deep; the passes recurse one or a few frames per level, so even a sanitizer build's
+/// frames stay far within a thread's default stack.
+constexpr int kMaxTextDepth = 256;
 
 /// Where text comes from, for messages; firstLine numbers the text's first line (a chunk of a
 /// split file keeps the line numbers of the whole file).

@@ -70,6 +70,8 @@ public:
         return std::to_string(op->value);
       if (op->type.isBool())
         return op->value ? "true" : "false";
+      if (op->type.isUInt() && op->type.bits >= 64) // the value is the bit pattern
+        return toString(op->type) + "(" + std::to_string(static_cast<uint64_t>(op->value)) + ")";
       return toString(op->type) + "(" + std::to_string(op->value) + ")";
     }
     case NodeKind::FloatImm: {

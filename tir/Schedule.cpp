@@ -176,6 +176,10 @@ Stmt splitLoop(const ForNode *l, int64_t factor) {
   if (factor <= 0)
     npuc::fail("split: factor must be positive, not {} (loop '{}')", factor, l->var.name());
   const int64_t extent = constExtent(l, "split");
+  // The guarded last outer iteration computes outer * factor + inner up to extent + factor - 2.
+  if (extent % factor != 0 && extent > INT64_MAX - factor + 2)
+    npuc::fail("split: loop '{}' of extent {} split by {} would compute indices past int64",
+               l->var.name(), extent, factor);
   Var outer = Var::make(l->var.name() + "_o"), inner = Var::make(l->var.name() + "_i");
   Expr flat = outer * imm(factor) + inner;
   Stmt body = l->body;
@@ -185,7 +189,8 @@ Stmt splitLoop(const ForNode *l, int64_t factor) {
   if (extent % factor != 0)
     body = IfThenElseNode::make(flat < imm(extent), body);
   Stmt in = ForNode::make(inner, imm(0), imm(std::min(factor, extent)), l->forKind, body);
-  return ForNode::make(outer, imm(0), imm((extent + factor - 1) / factor), ForKind::Serial, in);
+  const int64_t outerExtent = extent / factor + (extent % factor > 0 ? 1 : 0); // ceil, no overflow
+  return ForNode::make(outer, imm(0), imm(outerExtent), ForKind::Serial, in);
 }
 
 PrimFunc split(const PrimFunc &f, const std::string &loop, int64_t factor) {
@@ -199,11 +204,14 @@ PrimFunc fuse(const PrimFunc &f, const std::string &outer, const std::string &in
   if (!i || i->var.name() != inner)
     npuc::fail("fuse: loop '{}' is not the whole body of loop '{}'", inner, outer);
   const int64_t eo = constExtent(o, "fuse"), ei = constExtent(i, "fuse");
+  int64_t n = 0; // a loop that never runs makes the pair run never, whatever the other's sign
+  if (eo > 0 && ei > 0 && __builtin_mul_overflow(eo, ei, &n))
+    npuc::fail("fuse: the fused extent of '{}' ({}) and '{}' ({}) does not fit in int64", outer, eo,
+               inner, ei);
   Var fused = Var::make(outer + "_" + inner);
   VarMap m{{o->var.node(), simplify(o->min + floordiv(fused, imm(ei)))},
            {i->var.node(), simplify(i->min + floormod(fused, imm(ei)))}};
-  return replaced(f, o,
-                  ForNode::make(fused, imm(0), imm(eo * ei), o->forKind, substitute(i->body, m)));
+  return replaced(f, o, ForNode::make(fused, imm(0), imm(n), o->forKind, substitute(i->body, m)));
 }
 
 PrimFunc reorder(const PrimFunc &f, const std::vector<std::string> &order) {

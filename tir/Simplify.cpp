@@ -18,18 +18,6 @@ bool intConst(const Expr &e, int64_t &v) {
   return false;
 }
 
-// Wraps a folded value to the width of an integer type.
-int64_t wrap(int64_t v, DataType t) {
-  if (t.isBool())
-    return v != 0;
-  if (t.bits >= 64)
-    return v;
-  uint64_t mask = (uint64_t{1} << t.bits) - 1, u = static_cast<uint64_t>(v) & mask;
-  if (t.isInt() && ((u >> (t.bits - 1)) & 1))
-    u |= ~mask;
-  return static_cast<int64_t>(u);
-}
-
 double roundTo(double v, DataType t) {
   return t.bits == 32 ? static_cast<float>(v) : v;
 }
@@ -48,8 +36,8 @@ protected:
     bool ia = intConst(a, ca), ib = intConst(b, cb);
     if (ia && ib) {
       int64_t out = 0;
-      if (foldIntBinary(k, ca, cb, out))
-        return IntImmNode::make(wrap(out, self.type()), self.type());
+      if (foldIntBinary(k, ca, cb, t, out))
+        return IntImmNode::make(out, self.type());
     }
     const auto *fa = a.as<FloatImmNode>(), *fb = b.as<FloatImmNode>();
     if (fa && fb) {
@@ -63,31 +51,38 @@ protected:
       std::swap(ia, ib);
     }
     if (t.isIntegral() && ib) {
+      // The rules below merge two constants; where that fold is refused (int32/int64 overflow,
+      // Eval.h) the rule is not applied and the expression stays as it is.
+      Expr c;
       switch (k) {
       case NodeKind::Add:
         if (cb == 0)
           return a;
-        if (const auto *inner = a.as<AddNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a +
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value + cb, t), t));
-        if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a +
-                               IntImmNode::make(wrap(cb - inner->b.as<IntImmNode>()->value, t), t));
+        if (const auto *inner = a.as<AddNode>();
+            inner && (c = fold(NodeKind::Add, inner->b, cb)).defined())
+          return simplifyAgain(inner->a + c);
+        if (const auto *inner = a.as<SubNode>();
+            inner && (c = fold(NodeKind::Sub, b, inner->b)).defined())
+          return simplifyAgain(inner->a + c);
         // x + -c reads as x - c.
-        if (t.isInt() && cb < 0 && cb != INT64_MIN)
-          return simplifyAgain(a - IntImmNode::make(-cb, t));
+        if (t.isInt() && cb < 0 &&
+            (c = fold(NodeKind::Sub, IntImmNode::make(0, t), cb)).defined() &&
+            c.as<IntImmNode>()->value > 0)
+          return simplifyAgain(a - c);
         break;
       case NodeKind::Sub:
         if (cb == 0)
           return a;
-        if (const auto *inner = a.as<AddNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a +
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value - cb, t), t));
-        if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a -
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value + cb, t), t));
-        if (t.isInt() && cb < 0 && cb != INT64_MIN)
-          return simplifyAgain(a + IntImmNode::make(-cb, t));
+        if (const auto *inner = a.as<AddNode>();
+            inner && (c = fold(NodeKind::Sub, inner->b, cb)).defined())
+          return simplifyAgain(inner->a + c);
+        if (const auto *inner = a.as<SubNode>();
+            inner && (c = fold(NodeKind::Add, inner->b, cb)).defined())
+          return simplifyAgain(inner->a - c);
+        if (t.isInt() && cb < 0 &&
+            (c = fold(NodeKind::Sub, IntImmNode::make(0, t), cb)).defined() &&
+            c.as<IntImmNode>()->value > 0)
+          return simplifyAgain(a + c);
         break;
       case NodeKind::Mul:
         if (cb == 1)
@@ -95,15 +90,15 @@ protected:
         if (cb == 0)
           return b;
         // (x + c1) * c2 -> x * c2 + c1 * c2: constants stay outermost in index expressions.
-        if (const auto *inner = a.as<AddNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a * b +
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
-        if (const auto *inner = a.as<SubNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a * b -
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
-        if (const auto *inner = a.as<MulNode>(); inner && inner->b.as<IntImmNode>())
-          return simplifyAgain(inner->a *
-                               IntImmNode::make(wrap(inner->b.as<IntImmNode>()->value * cb, t), t));
+        if (const auto *inner = a.as<AddNode>();
+            inner && (c = fold(NodeKind::Mul, inner->b, cb)).defined())
+          return simplifyAgain(inner->a * b + c);
+        if (const auto *inner = a.as<SubNode>();
+            inner && (c = fold(NodeKind::Mul, inner->b, cb)).defined())
+          return simplifyAgain(inner->a * b - c);
+        if (const auto *inner = a.as<MulNode>();
+            inner && (c = fold(NodeKind::Mul, inner->b, cb)).defined())
+          return simplifyAgain(inner->a * c);
         break;
       case NodeKind::Div:
       case NodeKind::FloorDiv:
@@ -170,6 +165,20 @@ protected:
       return addC ? rest + c : rest - c;
     }
     return Expr();
+  }
+
+  // x op y of two integer constants (x an IntImm Expr, y its value or an IntImm), or a null Expr
+  // when x is no constant or the fold is refused.
+  static Expr fold(NodeKind k, const Expr &x, int64_t y) {
+    const auto *cx = x.as<IntImmNode>();
+    int64_t out = 0;
+    if (!cx || !foldIntBinary(k, cx->value, y, x.type(), out))
+      return Expr();
+    return IntImmNode::make(out, x.type());
+  }
+  static Expr fold(NodeKind k, const Expr &x, const Expr &y) {
+    const auto *cy = y.as<IntImmNode>();
+    return cy ? fold(k, x, cy->value) : Expr();
   }
 
   // Rules produce new nodes whose children may enable further folding (e.g. (x+1)+(-1)).
@@ -242,9 +251,12 @@ protected:
     int64_t c = 0;
     if (intConst(v, c)) {
       if (t.isIntegral())
-        return IntImmNode::make(wrap(c, t), t);
-      if (t.isFloat())
-        return FloatImmNode::make(roundTo(static_cast<double>(c), t), t);
+        return IntImmNode::make(wrapInt(c, t), t);
+      if (t.isFloat()) {
+        const bool u64 = v.type().isUInt() && v.type().bits >= 64; // c is the bit pattern
+        double d = u64 ? static_cast<double>(static_cast<uint64_t>(c)) : static_cast<double>(c);
+        return FloatImmNode::make(roundTo(d, t), t);
+      }
     }
     if (const auto *f = v.as<FloatImmNode>(); f && t.isFloat())
       return FloatImmNode::make(roundTo(f->value, t), t);

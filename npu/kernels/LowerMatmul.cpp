@@ -175,9 +175,20 @@ View MatmulLowering::inputSource() {
   pad.hi[1] = imm(Wp - c.W - c.padL);
   pad.lo[2] = max(imm(0), imm(0) - ih0);
   pad.hi[2] = max(imm(0), ih0 + rows - c.H);
+  Expr ih = max(ih0, 0);
+  // A pad as wide as the dilated kernel (legal ONNX; the output there is the bias) leaves row
+  // tiles wholly in the padding, whose pads would exceed the box (the DMA requires pad_lo +
+  // pad_hi <= n): clamp them to the box, and the source row into the image (nothing is read).
+  // Narrower pads never engage the clamps, so their expressions stay as they were.
+  const int64_t effKH = (c.KH - 1) * c.DH + 1;
+  const int64_t padB = (c.OH - 1) * c.SH + effKH - c.H - c.padT;
+  if (c.padT >= effKH || padB >= effKH) {
+    pad.lo[2] = min(pad.lo[2], rows);
+    pad.hi[2] = min(pad.hi[2], rows - pad.lo[2]);
+    ih = min(ih, imm(c.H - 1));
+  }
   View x{d.level(sp.plan_.input, hw),
-         imm(xAddr) +
-             (((Expr(n) * c.H + max(ih0, 0)) * c.W) * c.C + Expr(gi) * icg + Expr(ib) * tic) * eb,
+         imm(xAddr) + (((Expr(n) * c.H + ih) * c.W) * c.C + Expr(gi) * icg + Expr(ib) * tic) * eb,
          act};
   x.s1 = imm(c.C);
   x.s2 = imm(c.W * c.C);

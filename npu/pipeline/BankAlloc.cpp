@@ -188,6 +188,14 @@ std::string describe(const isa::Target &t, const std::vector<OnChip> &bufs,
   return out;
 }
 
+/// Whether a vector instruction's src2 fields repeat src1's (emit-npu's unary ops).
+bool mirrorsSrc1(const isa::Instr &in) {
+  for (const char *f : {"_space", "_addr", "_dtype", "_s0", "_s1", "_s2"})
+    if (in.get(std::string("src2") + f) != in.get(std::string("src1") + f))
+      return false;
+  return true;
+}
+
 /// Calls f(field, level) for every address field of an instruction (the operands accessesOf()
 /// reads, Sync.cpp).
 template <typename F> void forEachAddress(const isa::Target &t, const isa::Instr &in, F f) {
@@ -200,11 +208,17 @@ template <typename F> void forEachAddress(const isa::Target &t, const isa::Instr
     operand("dst");
     break;
   case isa::Semantics::Vector: {
+    // A unary op does not read src2, and the two emitters fill it differently: the hand-written
+    // kernels (Builder::vector) leave it unset (level 0, address 0), which is no operand to move
+    // (on a target whose level 0 is on chip it would look like one), while emit-npu names src1
+    // again so that every operand field is valid (EmitNpu.cpp). Re-lowering at a placement moves
+    // that copy with src1, so relocation must too, or the two programs differ in a field the
+    // hardware ignores. Decided before src1 moves, as f may rewrite it.
+    std::optional<isa::VecOp> op = t.vector.opOf(in.get("op"));
+    const bool src2 = (op && isa::vecOpReadsSrc2(*op)) || mirrorsSrc1(in);
     operand("dst");
     operand("src1");
-    // A unary op's src2 is not read (its fields are unset: level 0, address 0), so it is no
-    // operand to move; on a target whose level 0 is on chip it would look like one.
-    if (std::optional<isa::VecOp> op = t.vector.opOf(in.get("op")); op && isa::vecOpReadsSrc2(*op))
+    if (src2)
       operand("src2");
     break;
   }

@@ -218,6 +218,134 @@ def case_unsupported_op(c):
                   ["MeanVarianceNormalization"], [out])
 
 
+def onnx_or_skip():
+    try:
+        import numpy
+        import onnx
+        from onnx import helper
+        return onnx, helper, numpy
+    except ImportError:
+        print("SKIP: python onnx or numpy package not available")
+        sys.exit(SKIP)
+
+
+def case_bad_window_attrs(c):
+    """A zero stride (once SIGFPE in ONNX's shape inference) and a zero pooling window (once
+    compiled) are errors naming the node and attribute, in compile (NPU and CPU) and ref."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    c.require(c.target)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((8, 4, 3, 3), np.float32), "w")
+    cases = [("conv_s0", helper.make_node("Conv", ["x", "w"], ["y"], name="c0", strides=[0, 0]),
+              "node 'c0' (Conv): attribute strides = [0, 0] must be at least 1 in every entry"),
+             ("pool_k0", helper.make_node("MaxPool", ["x"], ["y"], name="p0",
+                                          kernel_shape=[0, 0]),
+              "node 'p0' (MaxPool): attribute kernel_shape = [0, 0] must be at least 1 in every "
+              "entry")]
+    for name, node, want in cases:
+        path = c.w(name + ".onnx")
+        onnx.save(helper.make_model(helper.make_graph([node], "g", [x], [y], [w]),
+                                    opset_imports=[helper.make_opsetid("", 13)]), path)
+        out = c.w(name + ".npub")
+        for target in (c.target, "cpu"):
+            c.expect_fail(["compile", path, "--target", target, "-o", out], [want], [out])
+        c.expect_fail(["ref", path, "--output-dir", c.w("ref")], [want], [])
+
+
+def case_gather_index(c):
+    """An out-of-range Gather index, constant or computed at run time (Cast of an input), is a
+    run-time error naming the node on the NPU target (Gather runs on its CPU fallback) and on
+    --target cpu, as in ref, instead of a clamped result and exit 0; in-range indices run."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    c.require(c.target)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4])
+    i = helper.make_tensor_value_info("i", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    relu = helper.make_node("Relu", ["x"], ["r"], name="r")
+    const = helper.make_model(helper.make_graph(
+        [relu, helper.make_node("Gather", ["r", "idx"], ["y"], name="g0", axis=1)], "g", [x], [y],
+        [numpy_helper.from_array(np.array([0, 5, 17], np.int64), "idx")]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    computed = helper.make_model(helper.make_graph(
+        [relu, helper.make_node("Cast", ["i"], ["ii"], name="cast", to=TensorProto.INT64),
+         helper.make_node("Gather", ["r", "ii"], ["y"], name="g0", axis=1)], "g", [x, i], [y]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    xs = c.w("x.npy")
+    np.save(xs, np.arange(32, dtype=np.float32).reshape(1, 8, 4))
+    bad, good = c.w("bad.npy"), c.w("good.npy")
+    np.save(bad, np.array([0, 5, 17], np.float32))
+    np.save(good, np.array([0, 5, -1], np.float32))
+    want = "node 'g0' (Gather): index 17 out of range [0, 8)"
+    for name, model, extra in (("const", const, []), ("computed", computed, ["i=" + bad])):
+        path = c.w(name + ".onnx")
+        onnx.save(model, path)
+        c.expect_fail(["ref", path, "--input", "x=" + xs] + (["--input"] + extra if extra else [])
+                      + ["--output-dir", c.w("ref")], [want], [])
+        for target in (c.target, "cpu"):
+            pkg = c.w(name + ".npub")
+            c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+            outdir = c.w("out_" + name)
+            c.expect_fail(["run", pkg, "--input", "x=" + xs] + (["--input"] + extra if extra else [])
+                          + ["--output-dir", outdir], [want], [os.path.join(outdir, "y.npy")])
+    # In range (a negative index counts from the end): the package runs and gathers rows 0, 5, 7.
+    path = c.w("computed.onnx")
+    for target in (c.target, "cpu"):
+        pkg = c.w("good.npub")
+        c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+        outdir = c.w("out_good")
+        c.expect_ok(["run", pkg, "--input", "x=" + xs, "--input", "i=" + good,
+                     "--output-dir", outdir])
+        got = np.load(os.path.join(outdir, "y.npy"))
+        want_y = np.arange(32, dtype=np.float32).reshape(1, 8, 4)[:, [0, 5, 7], :]
+        assert np.array_equal(got, want_y), "in-range gather on %s: %s" % (target, got)
+        print("ok: in-range gather on", target)
+
+
+def case_non_finite(c):
+    """NaN and Inf inputs (docs/SIMULATOR.md, "Non-finite values"): an fp16 target propagates
+    them through a depthwise conv exactly where `ref` has NaN or Inf; an int8 target saturates,
+    so its outputs are finite, NaN counting as 0 and +Inf as the int8 range's top."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    int8 = os.path.join(c.root, "configs", "npu-int8.yaml")
+    c.require(c.target, int8)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="dw", group=4, pads=[1, 1, 1, 1])
+    path = c.w("dw.onnx")
+    onnx.save(helper.make_model(helper.make_graph(
+        [conv], "g", [x], [y], [numpy_helper.from_array(np.ones((4, 1, 3, 3), np.float32), "w")]),
+        opset_imports=[helper.make_opsetid("", 13)]), path)
+    xv = np.full((1, 4, 4, 4), 0.5, np.float32)
+    xv[0, 0, 0, 0], xv[0, 1, 1, 1], xv[0, 2, 2, 2] = np.nan, np.inf, -np.inf
+    xs = c.w("x.npy")
+    np.save(xs, xv)
+    c.expect_ok(["ref", path, "--input", "x=" + xs, "--output-dir", c.w("ref")])
+    ref = np.load(c.w("ref/y.npy"))
+    assert np.isnan(ref).any() and np.isposinf(ref).any() and np.isneginf(ref).any(), ref
+    outs = {}
+    for name, target in (("fp16", c.target), ("int8", int8)):
+        pkg = c.w(name + ".npub")
+        c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+        c.expect_ok(["run", pkg, "--input", "x=" + xs, "--output-dir", c.w(name)])
+        outs[name] = np.load(c.w(name + "/y.npy"))
+    got = outs["fp16"]
+    for cls in (np.isnan, np.isposinf, np.isneginf):
+        assert np.array_equal(cls(got), cls(ref)), "fp16 %s differs:\n%s\n%s" % (cls, got, ref)
+    fin = np.isfinite(ref)
+    assert np.allclose(got[fin], ref[fin], rtol=1e-2), (got, ref)
+    q = outs["int8"]
+    assert np.isfinite(q).all(), "int8 outputs are saturated, hence finite: %s" % q
+    # Channel 1's +Inf saturates to the top of the input's int8 range, far above the other
+    # inputs (0.5): every window holding it sums to more than any window without it.
+    inf = np.isposinf(ref[0, 1])
+    assert q[0, 1][inf].min() > q[0, 1][~inf].max(), q[0, 1]
+    print("ok: fp16 propagates NaN/Inf as ref; int8 saturates to finite values")
+
+
 def case_loop_nest(c):
     """`npuc inspect` reports, per group the loop-nest kernel (emit-npu) runs, the instructions
     it emitted by kind and that nothing stayed scalar; a group it refuses keeps its CPU reason."""

@@ -245,6 +245,48 @@ TEST(OnnxErrors, RuntimeSliceBoundIsAnError) {
   std::filesystem::remove(path);
 }
 
+// A zero stride once crashed the import with SIGFPE: in ONNX's own shape inference (which ran
+// before ours) and, with auto_pad=SAME_*, where the frontend derives the pads. Both are now our
+// error naming the node and the attribute, before either divides.
+TEST(OnnxErrors, ZeroStrideNamesNodeAndAttribute) {
+  for (const char *autoPad : {"NOTSET", "SAME_UPPER"}) {
+    onnx::ModelProto m = baseModel(13, {1, 1, 5, 5});
+    auto *n = addNode(m, "Conv", "c", {"x", "w"}, {"y"});
+    auto *a = n->add_attribute();
+    a->set_name("auto_pad");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(autoPad);
+    auto *s = n->add_attribute();
+    s->set_name("strides");
+    s->set_type(onnx::AttributeProto::INTS);
+    s->add_ints(0);
+    s->add_ints(0);
+    addInitializer(m, "w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+    addOutput(m, "y");
+    std::string path = save(m, "stride0.onnx");
+    EXPECT_EQ(importError(path),
+              path + ": node 'c' (Conv): attribute strides = [0, 0] must be at least 1 in every "
+                     "entry")
+        << autoPad;
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(OnnxErrors, ZeroPoolKernelNamesNodeAndAttribute) {
+  onnx::ModelProto m = baseModel(13, {1, 1, 5, 5});
+  auto *n = addNode(m, "MaxPool", "p", {"x"}, {"y"});
+  auto *k = n->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(0);
+  k->add_ints(0);
+  addOutput(m, "y");
+  std::string path = save(m, "pool0.onnx");
+  EXPECT_EQ(importError(path), path + ": node 'p' (MaxPool): attribute kernel_shape = [0, 0] "
+                                      "must be at least 1 in every entry");
+  std::filesystem::remove(path);
+}
+
 TEST(OnnxImport, ConvAutoPadSameUpper) {
   // 1x1x5x5 input, 3x3 kernel of ones, stride 2, SAME_UPPER: output 3x3, total pad 2 -> 1/1.
   onnx::ModelProto m = baseModel(13, {1, 1, 5, 5});

@@ -27,6 +27,6 @@ config.substitutions.append(("not ", lit_config.params.get("not", "/usr/lib/llvm
 # %configs: the repository's target descriptions (instruction emission and PreProcess read one).
 config.substitutions.append(
     ("%configs", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "configs"))))
-# %models: the bundled ONNX models (tinycnn, branchy, dwnet, mlp).
+# %models: the bundled ONNX models (tinycnn, branchy, dwnet, mlp, shufflemini).
 config.substitutions.append(
     ("%models", os.path.normpath(os.path.join(config.test_source_root, "..", "..", "models"))))

@@ -250,7 +250,9 @@ TEST(BankAlloc, EmissionDropsAUnitInnermostDimension) {
 // simulator runs; the chosen placement is never slower; the outputs are bit-identical.
 struct RealCase {
   const char *what;
-  int64_t C, H, W, OC, K, S, G; // OC: > 0 conv, 0 max pool, -1 global average pool, -2 relu
+  // OC: > 0 conv, 0 max pool, -1 global average pool, -2 relu, -3 channel shuffle (ShuffleNet's
+  // Reshape-Transpose-Reshape, which the loop-nest kernel runs as unary vector copies)
+  int64_t C, H, W, OC, K, S, G;
   bool onePort;
 };
 
@@ -278,6 +280,16 @@ TEST_P(BankAllocReal, NeverSlowerAndSameOutputs) {
   } else if (c.OC == -2) {
     y = g.addValue("y", {1, c.C, c.H, c.W}, graph::DType::F32);
     g.addNode(graph::OpKind::Relu, "relu", {x}, {y});
+  } else if (c.OC == -3) {
+    auto s5 = g.addConstantI64("s5", {5}, {1, 2, c.C / 2, c.H, c.W});
+    auto s4 = g.addConstantI64("s4", {4}, {1, c.C, c.H, c.W});
+    auto a = g.addValue("a", {1, 2, c.C / 2, c.H, c.W}, graph::DType::F32);
+    auto b = g.addValue("b", {1, c.C / 2, 2, c.H, c.W}, graph::DType::F32);
+    y = g.addValue("y", {1, c.C, c.H, c.W}, graph::DType::F32);
+    g.addNode(graph::OpKind::Reshape, "split_groups", {x, s5}, {a});
+    auto tr = g.addNode(graph::OpKind::Transpose, "shuffle", {a}, {b});
+    g.node(tr).attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3, 4};
+    g.addNode(graph::OpKind::Reshape, "merge_groups", {b, s4}, {y});
   } else {
     y = g.addValue("y", {1, c.C, OH, OW}, graph::DType::F32);
     auto n = g.addNode(graph::OpKind::MaxPool, "pool", {x}, {y});
@@ -329,7 +341,8 @@ INSTANTIATE_TEST_SUITE_P(
                       RealCase{"conv3x3_1port", 32, 14, 14, 64, 3, 1, 1, true},
                       RealCase{"maxpool_1port", 32, 17, 17, 0, 3, 2, 1, true},
                       RealCase{"global_avg_pool", 48, 7, 7, -1, 1, 1, 1, false},
-                      RealCase{"relu", 24, 9, 9, -2, 1, 1, 1, true}),
+                      RealCase{"relu", 24, 9, 9, -2, 1, 1, 1, true},
+                      RealCase{"channel_shuffle", 16, 6, 6, -3, 1, 1, 1, false}),
     [](const ::testing::TestParamInfo<RealCase> &i) { return std::string(i.param.what); });
 
 } // namespace

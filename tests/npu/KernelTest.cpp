@@ -35,7 +35,13 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{3, 32, 32, 16, 7, 2, 3, 1, 1, false, true}, // stem-like
                       ConvCase{64, 14, 14, 48, 3, 1, 1, 1, 2, true, true}, // grouped
                       ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-tiny.yaml"},
-                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false}),
+                      ConvCase{33, 7, 7, 70, 3, 1, 1, 1, 1, true, true, "npu-base.yaml", false},
+                      // Pads as wide as the (dilated) kernel: row tiles wholly in the padding,
+                      // whose DMA pads once exceeded the box (an assertion in the bank search).
+                      ConvCase{4, 16, 16, 8, 3, 1, 20, 1, 1, true, true},
+                      ConvCase{4, 9, 9, 6, 1, 2, 3, 1, 1, true, false},
+                      ConvCase{5, 8, 8, 7, 3, 1, 6, 2, 1, true, false},
+                      ConvCase{4, 16, 16, 8, 3, 1, 20, 1, 1, true, true, "npu-tiny.yaml"}),
     ParamName());
 
 // A target whose L1 cannot hold the whole channel depth: the kernel blocks input channels at L1

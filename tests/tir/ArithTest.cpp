@@ -2,6 +2,7 @@
 // decide, what only Z3 decides, what neither can (a condition that really depends on the
 // variables), and the cache. Expected intervals are worked out by hand from the ranges.
 #include "tir/Bound.h"
+#include "tir/Linear.h"
 #include "tir/Parser.h"
 #include "tir/Prover.h"
 
@@ -50,6 +51,19 @@ TEST(Bound, ModularFacts) {
   EXPECT_EQ(mf("floormod(i * 8 + 5, 4)"), std::make_pair(int64_t{0}, int64_t{1}));
   EXPECT_EQ(mf("floordiv(i * 8 + 5, 4)"), std::make_pair(int64_t{2}, int64_t{1}));
   EXPECT_EQ(mf("i * 3 - 7"), std::make_pair(int64_t{3}, int64_t{2}));
+}
+
+// linearIn fails rather than report a wrapped coefficient: (i * 2^62) * 4 is 2^64 * i, whose
+// coefficient wrapped to 0 (as if the index did not depend on i).
+TEST(Linear, CoefficientOverflowIsNotLinear) {
+  Env v;
+  int64_t c = 0;
+  Expr rest;
+  ASSERT_TRUE(linearIn(v.parse("i * 4611686018427387904 + j"), v.i.node(), c, rest));
+  EXPECT_EQ(c, int64_t{1} << 62);
+  EXPECT_FALSE(linearIn(v.parse("(i * 4611686018427387904) * 4"), v.i.node(), c, rest));
+  EXPECT_FALSE(linearIn(v.parse("i * 9223372036854775807 + i"), v.i.node(), c, rest));
+  EXPECT_FALSE(linearIn(v.parse("i * -9223372036854775808 - i"), v.i.node(), c, rest));
 }
 
 TEST(Prover, RulesDecideRangeAndDivisibilityFacts) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 using namespace npuc::tir;
 
@@ -175,6 +176,57 @@ TEST(Eval, IntegerSemantics) {
   EXPECT_EQ(evalInt(cast(DataType::Int(64), x >= y || x == -7), env), 1);
   EXPECT_EQ(evalInt(cast(DataType::Int(8), imm(200)), env), -56);
   EXPECT_DEATH(evalInt(x + Var::make("z"), env), "unbound variable z");
+}
+
+// Integer overflow per type (Eval.h, Halide's rules); expected values worked out by hand in
+// two's complement.
+TEST(Eval, OverflowPerType) {
+  auto fold = [](NodeKind k, int64_t a, int64_t b, DataType t) -> std::optional<int64_t> {
+    int64_t out = 0;
+    return foldIntBinary(k, a, b, t, out) ? std::optional<int64_t>(out) : std::nullopt;
+  };
+  const DataType i8 = DataType::Int(8), i16 = DataType::Int(16), i32 = DataType::Int(32),
+                 i64 = DataType::Int(64), u8 = DataType::UInt(8), u64 = DataType::UInt(64);
+  // int32/int64: undefined, so not folded.
+  EXPECT_EQ(fold(NodeKind::Add, INT64_MAX, 1, i64), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Sub, INT64_MIN, 1, i64), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Mul, int64_t{1} << 32, int64_t{1} << 31, i64), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Mul, int64_t{1} << 31, int64_t{1} << 31, i64), int64_t{1} << 62);
+  EXPECT_EQ(fold(NodeKind::Div, INT64_MIN, -1, i64), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::FloorDiv, INT64_MIN, -1, i64), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Add, 2147483647, 1, i32), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Mul, 65536, 32768, i32), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Div, -2147483648, -1, i32), std::nullopt);
+  EXPECT_EQ(fold(NodeKind::Mul, 65536, -32768, i32), -2147483648);
+  // int8/int16 and unsigned types wrap.
+  EXPECT_EQ(fold(NodeKind::Add, 127, 1, i8), -128);
+  EXPECT_EQ(fold(NodeKind::Div, -128, -1, i8), -128);
+  EXPECT_EQ(fold(NodeKind::Mul, 300, 300, i16), 90000 - 65536 * 1);
+  EXPECT_EQ(fold(NodeKind::Mul, 200, 2, u8), 144);
+  EXPECT_EQ(fold(NodeKind::Sub, 0, 1, u8), 255);
+  EXPECT_EQ(fold(NodeKind::Sub, 0, 1, u64), -1); // the bit pattern of 2^64 - 1
+  // uint64 compares and divides as unsigned: 2^63 > 1, 2^63 / 2 = 2^62.
+  EXPECT_EQ(fold(NodeKind::GT, INT64_MIN, 1, u64), 1);
+  EXPECT_EQ(fold(NodeKind::Max, INT64_MIN, 1, u64), INT64_MIN);
+  EXPECT_EQ(fold(NodeKind::Div, INT64_MIN, 2, u64), int64_t{1} << 62);
+  EXPECT_EQ(fold(NodeKind::GT, INT64_MIN, 1, i64), 0);
+  // Casts wrap to the target width.
+  EXPECT_EQ(wrapInt(384, i8), -128);
+  EXPECT_EQ(wrapInt(-1, u8), 255);
+  // The simplifier keeps what is not folded, and evaluation follows the same rules.
+  Var x = Var::make("x");
+  EXPECT_EQ(toText(simplify(imm(INT64_MAX) + imm(1))), "9223372036854775807 + 1");
+  EXPECT_EQ(toText(simplify((x + imm(INT64_MAX)) + imm(1))), "x + 9223372036854775807 + 1");
+  EXPECT_EQ(toText(simplify(x * imm(int64_t{1} << 62) * imm(4))), "x * 4611686018427387904 * 4");
+  EXPECT_EQ(toText(simplify(x - imm(INT64_MIN))), "x - -9223372036854775808");
+  Expr a8 = IntImmNode::make(100, i8), b8 = IntImmNode::make(100, i8);
+  EXPECT_EQ(toText(simplify(a8 + b8)), "int8(-56)");
+  EXPECT_EQ(evalInt(a8 + b8), -56);
+  Expr a32 = IntImmNode::make(2147483647, i32);
+  EXPECT_EQ(toText(simplify(a32 + IntImmNode::make(1, i32))), "int32(2147483647) + int32(1)");
+  EXPECT_DEATH(evalInt(a32 + IntImmNode::make(1, i32)), "signed overflow");
+  // An IntImm holds a value of its type.
+  EXPECT_DEATH(IntImmNode::make(128, i8), "outside the range of int8");
 }
 
 TEST(Verify, ReportsScopeErrors) {

@@ -1,12 +1,14 @@
 // ParserTest.cpp - the TIR parser: print -> parse -> structurally equal and printed identically,
 // over hand-built nests covering every node kind and over every op lowerGroup produces; and the
-// located error messages for malformed text.
+// located error messages for malformed text, and the nesting limit.
 #include "tir/Parser.h"
+#include "DiffUtil.h"
 #include "TestGraphs.h"
 #include "lowering/LowerOps.h"
 #include "support/Error.h"
 #include "tir/Equal.h"
 #include "tir/IRMutator.h"
+#include "tir/PassManager.h"
 #include "tir/Printer.h"
 #include "tir/Verify.h"
 
@@ -200,6 +202,73 @@ TEST(Parser, ErrorsNameLineAndColumn) {
   expectError("func f(A: int64[4] @global) {\n  A[0] = min(1)\n}\n",
               "t.tir:2:10: error: 'min' takes 2 arguments, not 1");
   expectError("", "t.tir:1:1: error: expected 'func'");
+}
+
+// ---------------------------------------------------------------- the nesting limit
+
+std::string repeat(const std::string &s, int n) {
+  std::string out;
+  for (int k = 0; k < n; ++k)
+    out += s;
+  return out;
+}
+
+// The deepest text of each shape is accepted, one level more is an error at the token that goes
+// past kMaxTextDepth; the levels are counted by hand from Parser.h's definition (each statement
+// body, bracket, call, '!' and binary operator is one; a literal or variable is one).
+TEST(Parser, NestingLimit) {
+  ASSERT_EQ(kMaxTextDepth, 256); // the expectations below are written for 256
+  const std::string head = "func f(A: int64[4] @global, B: bool[1] @global) {\n  A[0] = ";
+  auto parens = [&](int n) { return head + repeat("(", n) + "1" + repeat(")", n) + "\n}\n"; };
+  // 1 + 1 + ... with n operators is n + 1 levels (the literals are the last).
+  auto sum = [&](int n) { return head + "1" + repeat(" + 1", n) + "\n}\n"; };
+  auto nots = [&](int n) { return head + "select(" + repeat("!", n) + "B[0], 1, 2)\n}\n"; };
+  // n loop bodies around A[0] = 1, whose load A[0] is two levels (the load and its index).
+  auto loops = [&](int n) {
+    std::string t = "func f(A: int64[4] @global) {\n";
+    for (int k = 0; k < n; ++k)
+      t += "for (i" + std::to_string(k) + ", 0, 1) {\n";
+    return t + "A[0] = 1\n" + repeat("}\n", n) + "}\n";
+  };
+  // Parentheses: 256 accepted, the 257th '(' (column 10 + 256) is one too many.
+  std::vector<PrimFunc> deepest = {parseFunc(parens(256))};
+  expectError(parens(257), "t.tir:2:266: error: nested more than 256 levels deep (each statement "
+                           "body, bracket, call and operator is one level, so a + b + ... is one "
+                           "per '+'): the limit of TIR text");
+  // Sums: 255 operators accepted; the 256th '+' (column 12 + 4 * 255) is one too many.
+  deepest.push_back(parseFunc(sum(255)));
+  expectError(sum(256), "t.tir:2:1032: error: nested more than 256 levels deep (each statement "
+                        "body, bracket, call and operator is one level, so a + b + ... is one per "
+                        "'+'): the limit of TIR text");
+  // B[0] is two levels, each '!' one and select( one: 253 '!' fit; with 254 the select node is
+  // one level too deep, an error at 'select' (column 10).
+  deepest.push_back(parseFunc(nots(253)));
+  expectError(nots(254), "t.tir:2:10: error: nested more than 256 levels deep (each statement "
+                         "body, bracket, call and operator is one level, so a + b + ... is one per "
+                         "'+'): the limit of TIR text");
+  // Loops: 254 bodies leave two levels for A[0]; in 255 the load A[0] on line 257 is too deep.
+  deepest.push_back(parseFunc(loops(254)));
+  expectError(loops(255), "t.tir:257:1: error: nested more than 256 levels deep (each statement "
+                          "body, bracket, call and operator is one level, so a + b + ... is one "
+                          "per '+'): the limit of TIR text");
+
+  // What the parser accepts, the verifier, every pass alone, the normalisation pipeline with
+  // emission, the printer and structural equality handle.
+  PassRegistry registry = test::allPasses();
+  PassContext ctx;
+  std::vector<std::string> specs;
+  for (const PassInfo &p : registry.passes())
+    specs.push_back(test::passSpec(p));
+  const std::string target = "{target=" + test::kTargetPath + "}";
+  specs.push_back(std::string(test::kPipeline) + ",pre-process" + target + ",emit-npu" + target);
+  for (const PrimFunc &f : deepest) {
+    EXPECT_TRUE(verifyErrors(f).empty());
+    EXPECT_TRUE(structuralEqual(parseFunc(toText(f)), f));
+    for (const std::string &spec : specs) {
+      PassManager pm(test::pipeline(spec), ctx);
+      EXPECT_TRUE(verifyErrors(pm.run(f)).empty()) << spec;
+    }
+  }
 }
 
 } // namespace

@@ -92,6 +92,46 @@ TEST(Schedule, TileFuseReorder) {
   expectError([&] { sch::fuse(f, "j", "i"); }, "fuse: loop 'i' is not the whole body of loop 'j'");
 }
 
+// Extents computed by fuse and split never overflow: an extent product past int64 is an error,
+// and a loop that never runs makes its fused pair never run (-2 x -3 iterations fused to 6).
+TEST(Schedule, FuseAndSplitExtentsDoNotOverflow) {
+  PrimFunc big = parse(R"(func big(A: float32[4] @global) {
+  for (i, 0, 4294967296) {
+    for (j, 0, 4294967296) {
+      A[0] = 1.0f
+    }
+  }
+})");
+  expectError([&] { sch::fuse(big, "i", "j"); },
+              "fuse: the fused extent of 'i' (4294967296) and 'j' (4294967296) does not fit in "
+              "int64");
+  PrimFunc neg = parse(R"(func neg(A: float32[4] @global) {
+  for (i, 0, -2) {
+    for (j, 0, -3) {
+      A[0] = 1.0f
+    }
+  }
+})");
+  EXPECT_EQ(bodyText(sch::fuse(neg, "i", "j")), "  for (i_j, 0, 0) {\n    A[0] = 1.0f\n  }\n");
+  // ceil((2^62 + 1) / 2^62) = 2 outer iterations; (extent + factor - 1) / factor overflowed.
+  PrimFunc wide = parse(R"(func wide(A: float32[4] @global) {
+  for (i, 0, 4611686018427387905) {
+    A[0] = 1.0f
+  }
+})");
+  EXPECT_NE(bodyText(sch::split(wide, "i", 4611686018427387904)).find("for (i_o, 0, 2) {"),
+            std::string::npos);
+  // The guarded index outer * factor + inner would reach 2^63 + 2^62 - 2.
+  PrimFunc huge = parse(R"(func huge(A: float32[4] @global) {
+  for (i, 0, 9223372036854775807) {
+    A[0] = 1.0f
+  }
+})");
+  expectError([&] { sch::split(huge, "i", 4611686018427387904); },
+              "split: loop 'i' of extent 9223372036854775807 split by 4611686018427387904 would "
+              "compute indices past int64");
+}
+
 TEST(Schedule, ReorderRefusesDependencesAndReductionOrder) {
   PrimFunc scan = parse(R"(func scan(A: float32[4, 4] @global) {
   for (i, 0, 4) {

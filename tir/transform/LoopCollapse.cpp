@@ -1,6 +1,7 @@
 // LoopCollapse.cpp - merging contiguous loop pairs (see LoopCollapse.h).
 #include "tir/transform/LoopCollapse.h"
 
+#include "tir/Bound.h"
 #include "tir/IRMutator.h"
 #include "tir/Linear.h"
 #include "tir/Simplify.h"
@@ -28,8 +29,9 @@ public:
       return idx;
     int64_t ci = 0, cj = 0;
     Expr r1, r2;
+    int64_t stride = 0;
     if (!linearIn(idx, i, ci, r1) || !linearIn(r1, j, cj, r2) || cj == 0 ||
-        ci != cj * innerExtent) {
+        __builtin_mul_overflow(cj, innerExtent, &stride) || ci != stride) {
       ok = false;
       return idx;
     }
@@ -54,13 +56,41 @@ protected:
 class Collapser : public IRMutator {
 protected:
   Stmt mutateFor(const ForNode *op, const Stmt &self) override {
-    Stmt s = IRMutator::mutateFor(op, self);
+    const auto *mn = op->min.as<IntImmNode>(), *ex = op->extent.as<IntImmNode>();
+    const bool bound = mn && ex && ex->value >= 1;
+    if (bound)
+      bounds_.bind(op->var, mn->value, ex->value);
+    Stmt s = collapse(IRMutator::mutateFor(op, self));
+    if (bound)
+      bounds_.unbind(op->var);
+    return s;
+  }
+
+private:
+  BoundAnalyzer bounds_; // ranges of the enclosing loops, for symbolic outer extents
+
+  // The merged loop's extent N*M, or a null Expr when N*M may not fit in int64 (a constant
+  // product that overflows, or a symbolic N not bounded by the enclosing loops' ranges): the
+  // merged loop would then count a different number of iterations, so the pair stays.
+  Expr fusedExtent(const Expr &n, int64_t m) const {
+    Interval r = bounds_.bound(n);
+    int64_t lo = 0, hi = 0;
+    if (!r.bounded() || __builtin_mul_overflow(r.lo, m, &lo) ||
+        __builtin_mul_overflow(r.hi, m, &hi))
+      return Expr();
+    return simplify(n * IntImmNode::make(m, n.type()));
+  }
+
+  Stmt collapse(const Stmt &s) {
     const auto *outer = s.as<ForNode>();
     const auto *inner = outer->body.as<ForNode>();
     if (!inner || inner->forKind != outer->forKind || !isZero(outer->min) || !isZero(inner->min))
       return s;
     const auto *m = inner->extent.as<IntImmNode>();
     if (!m || m->value <= 0)
+      return s;
+    Expr extent = fusedExtent(outer->extent, m->value);
+    if (!extent.defined())
       return s;
     IndexRewriter rw;
     rw.i = outer->var.node();
@@ -70,7 +100,6 @@ protected:
     Stmt body = rw.mutate(inner->body);
     if (!rw.ok || usesVar(body, rw.i) || usesVar(body, rw.j))
       return s;
-    Expr extent = simplify(outer->extent * inner->extent);
     return ForNode::make(rw.fused, outer->min, extent, outer->forKind, body);
   }
 };

@@ -6,7 +6,9 @@
 // so the merged loop walks the same elements in the same order. Any other use of i or j (a
 // condition, a stored value, an inner loop bound, a broadcast index such as B[j]) leaves the
 // pair alone. Applied from the innermost pair outwards, so a contiguous 3-deep nest becomes one
-// loop. Run LoopShift first: loops not starting at 0 are not collapsed.
+// loop. Run LoopShift first: loops not starting at 0 are not collapsed. Nor is a pair whose
+// merged extent N*M might not fit in int64 (a constant product that overflows, or a symbolic N
+// the enclosing loops' constant ranges do not bound): the merged loop would count wrongly.
 #pragma once
 
 #include "tir/IR.h"

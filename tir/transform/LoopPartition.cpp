@@ -201,8 +201,10 @@ public:
 
 protected:
   Stmt mutateFor(const ForNode *op, const Stmt &self) override {
-    int64_t lo = 0, ext = 0;
-    if (!constInt(op->min, lo) || !constInt(op->extent, ext) || ext <= 0)
+    int64_t lo = 0, ext = 0, end = 0;
+    // A loop whose end (min + extent) leaves int64 has no pieces to cut; it is left whole.
+    if (!constInt(op->min, lo) || !constInt(op->extent, ext) || ext <= 0 ||
+        __builtin_add_overflow(lo, ext, &end))
       return IRMutator::mutateFor(op, self);
     Stmt parts = partition(op);
     if (parts.defined())
@@ -255,9 +257,10 @@ private:
             continue;
           // c*i + rv == 0 at i = -rv/c; the value can change at floor and floor + 1.
           int64_t x = floorDivInt(-rv, coeff);
-          for (int64_t p : {x, x + 1})
-            if (p > lo && p < hi)
-              cuts.insert(p);
+          if (x > lo && x < hi)
+            cuts.insert(x);
+          if (x >= lo && x < hi - 1) // x + 1 inside, without computing it past int64
+            cuts.insert(x + 1);
         }
       }
     }

@@ -1,11 +1,14 @@
 // StorageFlatten.cpp - strided flat layouts for allocated buffers (StorageFlatten.h).
 #include "tir/transform/StorageFlatten.h"
 
+#include "support/Error.h"
 #include "tir/Bound.h"
 #include "tir/Eval.h"
 #include "tir/IRMutator.h"
 #include "tir/Linear.h"
 #include "tir/Simplify.h"
+
+#include <fmt/ranges.h>
 
 #include <set>
 #include <unordered_map>
@@ -26,10 +29,16 @@ public:
 protected:
   Stmt mutateAllocate(const AllocateNode *op, const Stmt &self) override {
     const Buffer &b = op->buffer;
-    if (b->shape.size() >= 2 && !skip_.count(b.get())) {
+    // A buffer without elements has no rows to lay out.
+    if (b->shape.size() >= 2 && b->numElements() > 0 && !skip_.count(b.get())) {
       const int64_t w = b->shape.back(), rows = b->numElements() / w;
-      const int64_t wp = (w + align_ - 1) / align_ * align_;
-      map_[b.get()] = Buffer::make(b->name, b->dtype, {rows * wp}, b->scope);
+      int64_t wp = w, size = 0;
+      if ((w % align_ != 0 && __builtin_mul_overflow(w / align_ + 1, align_, &wp)) ||
+          __builtin_mul_overflow(rows, wp, &size))
+        npuc::fail("storage-flatten: buffer '{}' ({}[{}]) with its rows padded to a multiple of {} "
+                   "elements has more elements than a 64-bit index can address",
+                   b->name, toString(b->dtype), fmt::join(b->shape, ", "), align_);
+      map_[b.get()] = Buffer::make(b->name, b->dtype, {size}, b->scope);
       width_[b.get()] = {w, wp};
     }
     return IRMutator::mutateAllocate(op, self);

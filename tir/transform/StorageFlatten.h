@@ -9,8 +9,9 @@
 // multiple of W (and the constant's multiple of W) are the row, the rest the column, which must
 // stay within [0, W) over the loops' ranges (interval analysis).
 //
-// Left alone: parameters (the caller owns their layout), buffers of rank 1, and any buffer with
-// an access that is not affine in constant-range loops or whose column part can leave its row.
+// Left alone: parameters (the caller owns their layout), buffers of rank 1 or without elements,
+// and any buffer with an access that is not affine in constant-range loops or whose column part
+// can leave its row. A buffer whose padded size does not fit in int64 is an npuc::Error naming it.
 #pragma once
 
 #include "tir/IR.h"

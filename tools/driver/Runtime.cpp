@@ -72,6 +72,21 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   out.hostMs = std::chrono::duration<double, std::milli>((t1 - t0) + (t3 - t2)).count();
 }
 
+// The CPU kernels clamp a gather's out-of-range index (their code has no error channel), so
+// the indices are checked here, as the reference executor checks them; fusion keeps them at a
+// group boundary for this (graph/Fusion.cpp). No NPU kernel gathers by data.
+void checkGathers(const graph::Graph &g, const graph::FusedGroup &grp, ValueStore &vals) {
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    if (n.kind != graph::OpKind::Gather && n.kind != graph::OpKind::GatherElements)
+      continue;
+    NPUC_ASSERT(std::find(grp.nodes.begin(), grp.nodes.end(), g.value(n.inputs[1]).producer) ==
+                    grp.nodes.end(),
+                n.name + ": a gather's indices enter its group from outside");
+    graph::checkGatherIndices(n, g.value(n.inputs[0]).shape, vals.get(n.inputs[1]));
+  }
+}
+
 struct CpuKernel {
   std::string symbol;
   std::vector<ValueId> params; // the graph value bound to each parameter (lowerGroup's order)
@@ -169,6 +184,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
             args.push_back(const_cast<float *>(vals.get(v).data.data()));
           }
         }
+        checkGathers(g, grp, vals);
         auto t0 = std::chrono::steady_clock::now();
         k.fn(args.data());
         auto t1 = std::chrono::steady_clock::now();

@@ -1,0 +1,105 @@
+// ShapeAttrTest.cpp - shape inference rejects operator attributes that would divide by zero,
+// loop backwards or read no element (graph/ShapeNN.cpp, ShapeData.cpp) with an npuc::Error
+// naming the node and the attribute, and still accepts the boundary values that are legal. Each
+// graph is written as graph text (docs/GRAPH.md), whose parser runs shape inference per node.
+#include "graph/Text.h"
+#include "support/Error.h"
+
+#include <gtest/gtest.h>
+
+using namespace npuc;
+
+namespace {
+
+// Parses a graph of input %x: f32[1x4x8x8], a 3x3 conv weight %w: f32[4x4x3x3], and one node
+// line; returns the error message, or "" when the graph is accepted.
+std::string errorOf(const std::string &node) {
+  const std::string text = "graph \"g\"\n"
+                           "  input %x: f32[1x4x8x8]\n"
+                           "  const %w: f32[4x4x3x3] = splat(1)\n"
+                           "  " +
+                           node + "\n";
+  try {
+    graph::parseGraphText(text, {"t.graph", 1});
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct BadAttr {
+  const char *what;
+  const char *node;    // the node line, its output shape as the op would give with sane values
+  const char *message; // how the error message ends: the node, then the attribute
+};
+
+class ShapeAttr : public ::testing::TestWithParam<BadAttr> {};
+
+TEST_P(ShapeAttr, IsAnErrorNamingNodeAndAttribute) {
+  const BadAttr c = GetParam();
+  const std::string msg = errorOf(c.node);
+  const std::string want = c.message;
+  ASSERT_GE(msg.size(), want.size()) << msg;
+  EXPECT_EQ(msg.substr(msg.size() - want.size()), want) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, ShapeAttr,
+    ::testing::Values(
+        BadAttr{"conv_stride_0",
+                "%y: f32[1x4x8x8] = Conv \"c\"(%x, %w) {strides=[1, 0], pads=[1, 1, 1, 1]}",
+                "node 'c' (Conv): attribute strides = [1, 0] must be at least 1 in every entry"},
+        BadAttr{"conv_dilation_0",
+                "%y: f32[1x4x8x8] = Conv \"c\"(%x, %w) {dilations=[0, 1], pads=[1, 1, 1, 1]}",
+                "node 'c' (Conv): attribute dilations = [0, 1] must be at least 1 in every entry"},
+        BadAttr{"conv_negative_pad", "%y: f32[1x4x6x8] = Conv \"c\"(%x, %w) {pads=[0, 2, 0, -1]}",
+                "node 'c' (Conv): attribute pads = [0, 2, 0, -1] must be at least 0 in every "
+                "entry"},
+        BadAttr{"maxpool_kernel_0", "%y: f32[1x4x8x8] = MaxPool \"p\"(%x) {kernel_shape=[0, 0]}",
+                "node 'p' (MaxPool): attribute kernel_shape = [0, 0] must be at least 1 in every "
+                "entry"},
+        BadAttr{"avgpool_stride_negative",
+                "%y: f32[1x4x4x4] = AveragePool \"p\"(%x) {kernel_shape=[2, 2], strides=[-2, 2]}",
+                "node 'p' (AveragePool): attribute strides = [-2, 2] must be at least 1 in every "
+                "entry"},
+        BadAttr{"maxpool_window_in_padding",
+                "%y: f32[1x4x12x8] = MaxPool \"p\"(%x) {kernel_shape=[3, 3], pads=[3, 0, 3, 0]}",
+                "node 'p' (MaxPool): attribute pads = [3, 0, 3, 0] must be smaller than the "
+                "(dilated) kernel_shape [3, 3]"},
+        BadAttr{"lppool_p_0", "%y: f32[1x4x7x7] = LpPool \"p\"(%x) {kernel_shape=[2, 2], p=0}",
+                "node 'p' (LpPool): attribute p = 0 must be at least 1"},
+        BadAttr{"global_lppool_p_0", "%y: f32[1x4x1x1] = GlobalLpPool \"p\"(%x) {p=0}",
+                "node 'p' (GlobalLpPool): attribute p = 0 must be at least 1"},
+        BadAttr{"conv_transpose_stride_0",
+                "%y: f32[1x4x10x10] = ConvTranspose \"t\"(%x, %w) {strides=[0, 1], "
+                "dilations=[1, 1], pads=[0, 0, 0, 0], output_padding=[0, 0]}",
+                "node 't' (ConvTranspose): attribute strides = [0, 1] must be at least 1 in "
+                "every entry"},
+        BadAttr{"conv_transpose_output_padding",
+                "%y: f32[1x4x11x11] = ConvTranspose \"t\"(%x, %w) {strides=[1, 1], "
+                "dilations=[1, 1], pads=[0, 0, 0, 0], output_padding=[1, 1]}",
+                "node 't' (ConvTranspose): attribute output_padding = [1, 1] must lie in [0, "
+                "max(stride, dilation)) per axis"},
+        BadAttr{"lrn_size_0", "%y: f32[1x4x8x8] = LRN \"n\"(%x) {size=0}",
+                "node 'n' (LRN): attribute size = 0 must be at least 1"},
+        BadAttr{"resize_size_0",
+                "%y: f32[1x4x0x16] = Resize \"r\"(%x) {mode=\"nearest\", sizes=[1, 4, 0, 16]}",
+                "node 'r' (Resize): attribute sizes = [1, 4, 0, 16] must be positive"},
+        BadAttr{"expand_negative", "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[-2, 1, 1, 1]}",
+                "node 'e' (Expand): shape entry -2 is negative"}),
+    [](const ::testing::TestParamInfo<BadAttr> &i) { return std::string(i.param.what); });
+
+// The boundaries stay legal: a convolution's window may lie wholly in its padding (its output
+// there is the bias), a pool's padding may be one less than its window, ConvTranspose's
+// output_padding may reach stride - 1.
+TEST(ShapeAttr, AcceptsTheLegalBoundaries) {
+  EXPECT_EQ(errorOf("%y: f32[1x4x46x46] = Conv \"c\"(%x, %w) {pads=[20, 20, 20, 20]}"), "");
+  EXPECT_EQ(errorOf("%y: f32[1x4x10x6] = MaxPool \"p\"(%x) {kernel_shape=[3, 3], "
+                    "pads=[2, 0, 2, 0]}"),
+            "");
+  EXPECT_EQ(errorOf("%y: f32[1x4x16x16] = ConvTranspose \"t\"(%x, %w) {strides=[2, 2], "
+                    "dilations=[1, 1], pads=[1, 1, 1, 1], output_padding=[1, 1]}"),
+            "");
+}
+
+} // namespace
