@@ -5,6 +5,7 @@
 // `npuc: error: <message>` on stderr with exit status 1; commands remove their own outputs on
 // failure, so an error never leaves partial results behind.
 #include "npu/pipeline/Phase.h"
+#include "npuc/thread_pool.h"
 #include "support/Error.h"
 #include "tools/cli/Commands.h"
 
@@ -27,6 +28,11 @@ int reportError(const std::string &msg) {
 }
 
 using namespace npuc::cli;
+
+// Every thread or job count option: the bound packages are checked against too.
+CLI::Range threadRange() {
+  return CLI::Range(1, npuc::rt::ThreadPool::kMaxThreads);
+}
 
 // One subcommand: its options, registered on the application, and what runs when the command
 // line names it (the exit status; npuc::Error propagates to main's report).
@@ -64,7 +70,8 @@ Command addCompile(CLI::App &app) {
                 "slower (by default a split never costs cycles)");
   sub->add_option("--emit", a->emit,
                   "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
-  sub->add_option("--threads", a->threads, "CPU threads for parallel loops (default 1)");
+  sub->add_option("--threads", a->threads, "CPU threads for parallel loops (default 1)")
+      ->check(threadRange());
   sub->add_option("--tiling", a->tiling, "tile choice: auto (cost model) or naive (ablation)");
   sub->add_option("--schedule", a->schedule,
                   "FILE.json: lower each NPU group whose key the file lists with that schedule "
@@ -110,7 +117,8 @@ Command addTune(CLI::App &app) {
       ->required();
   sub->add_option("--time-budget", a->timeBudget, "stop after this many seconds");
   sub->add_option("--jobs", a->jobs,
-                  "candidates measured in parallel (default: the hardware's concurrency)");
+                  "candidates measured in parallel (default: the hardware's concurrency)")
+      ->check(threadRange());
   sub->add_option("--seed", a->seed, "seed of the search's random choices (default 0)");
   sub->add_option("--plot", a->plot,
                   "FILE.png or FILE.svg: best estimated end-to-end cycles against trials");
@@ -129,7 +137,8 @@ Command addRun(CLI::App &app) {
   sub->add_option("--output-dir", a->outputDir, "where <output>.npy files go")->required();
   sub->add_option("--report", a->report, "write the JSON report here");
   sub->add_option("--trace", a->trace, "write a Chrome trace here");
-  sub->add_option("--threads", a->threads, "CPU threads (default: the package's)");
+  sub->add_option("--threads", a->threads, "CPU threads (default: the package's)")
+      ->check(threadRange());
   return {sub, [a] {
             cmdRun(*a, std::cout);
             return 0;

@@ -110,7 +110,7 @@ void cmdAsm(const AsmArgs &a, std::ostream &out) {
   isa::Target t = isa::loadTarget(a.target);
   isa::Program p = isa::assemble(t, readFile(a.program), a.program);
   std::vector<uint8_t> code = isa::encode(t, p);
-  OutputSet outs;
+  OutputSet outs({a.program, a.target});
   outs.writeFile(a.output, std::string(code.begin(), code.end()));
   outs.commit();
   out << fmt::format("assembled {} instructions ({} bytes) -> {}\n", p.instrs.size(), code.size(),
@@ -177,7 +177,12 @@ void cmdSim(const SimArgs &a, std::ostream &out) {
     fail("--dump: a --timing-only run computes no data to dump");
   sim::SimStats stats = sim::run(t, p, mem, opt);
 
-  OutputSet outs;
+  std::vector<std::string> read;
+  for (const DramInit &d : inits)
+    read.push_back(d.file);
+  read.push_back(a.program);
+  read.push_back(a.target);
+  OutputSet outs(read);
   for (const Dump &d : dumps) {
     if (d.region)
       outs.writeFile(d.file, regionNpy(*d.region, mem.level(d.region->level).data() + d.addr));
