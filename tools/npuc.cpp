@@ -10,6 +10,7 @@
 #include "tools/cli/Commands.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <functional>
 #include <iostream>
@@ -287,6 +288,19 @@ int main(int argc, char **argv) {
   const Command commands[] = {addCompile(app), addTune(app),    addRun(app),      addRef(app),
                               addDisasm(app),  addInspect(app), addAsm(app),      addSim(app),
                               addDemo(app),    addOpt(app),     addGraphOpt(app), addCosim(app)};
+
+  // CLI11 reports a word that names no subcommand as "A subcommand is required"; say which word.
+  std::string names;
+  bool known = argc < 2 || argv[1][0] == '-';
+  for (const Command &c : commands) {
+    names += (names.empty() ? "" : ", ") + c.sub->get_name();
+    known = known || c.sub->get_name() == argv[1];
+  }
+  if (!known)
+    return reportError(fmt::format("unknown subcommand '{}'; the subcommands are: {} (npuc --help)",
+                                   argv[1], names));
+  if (argc < 2)
+    return reportError("a subcommand is required: " + names + " (npuc --help)");
 
   try {
     app.parse(argc, argv);

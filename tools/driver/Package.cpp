@@ -234,6 +234,10 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
 
 } // namespace
 
+bool hasPackageMagic(const std::string &bytes) {
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+}
+
 std::string packageBytes(const CompiledModel &m) {
   BlobWriter blobs;
   json segs = json::array(), npuSegs = json::array();
