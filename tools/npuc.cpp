@@ -211,6 +211,10 @@ Command addSim(CLI::App &app) {
   sub->add_flag("--no-check", a->noCheck, "skip hazard checking (speed measurements only)");
   sub->add_flag("--timing-only", a->timingOnly, "no data: cycles only (same count as functional)");
   sub->add_option("--dram-bytes", a->dramBytes, "DRAM image size (default: target's, <= 64 MiB)");
+  sub->add_option("--max-work", a->maxWork,
+                  "functional runs: the most element operations (DMA/vector elements, matmul "
+                  "MACs) the program may take in all (default 2^40)")
+      ->check(CLI::PositiveNumber);
   return {sub, [a] {
             cmdSim(*a, std::cout);
             return 0;

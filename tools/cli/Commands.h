@@ -112,6 +112,7 @@ struct SimArgs {
   std::vector<std::string> dumps;    // REGION=FILE.npy or ADDR:BYTES=FILE
   bool noCheck = false, timingOnly = false;
   int64_t dramBytes = 0; // 0: the target's DRAM size, capped (see ProgramCommands)
+  int64_t maxWork = 0;   // > 0: the functional budget (default sim::SimOptions::maxWork)
 };
 struct OptArgs {
   std::string file, passes, stopAfter;

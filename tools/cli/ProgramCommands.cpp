@@ -186,6 +186,8 @@ void cmdSim(const SimArgs &a, std::ostream &out) {
   opt.trace = !a.trace.empty();
   opt.check = !a.noCheck;
   opt.functional = !a.timingOnly;
+  if (a.maxWork > 0)
+    opt.maxWork = a.maxWork;
   if (a.timingOnly && !dumps.empty())
     fail("--dump: a --timing-only run computes no data to dump");
   sim::SimStats stats = sim::run(t, p, mem, opt);
