@@ -355,6 +355,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
   if (!a.tuningLog.empty())
     opt.tuned = tuningLogSchedules(a.tuningLog, err);
+  // Bad destinations fail before the compile (the write checks them again).
+  const std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog, a.calibrate};
+  checkOutputPath(a.output, read);
+  if (!a.emitSchedule.empty())
+    checkOutputPath(a.emitSchedule, read);
   driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
   m.threads = a.threads;
   if (opt.phases && opt.phases->time)
@@ -364,7 +369,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
                        npu::phaseName(*opt.phases->stopAfter));
     return;
   }
-  OutputSet outs({a.model, a.target, a.schedule, a.tuningLog, a.calibrate});
+  OutputSet outs(read);
   reportSchedules(m, a, err, outs);
   for (const npu::Segment &s : m.npuSegments)
     for (const std::string &w : s.warnings)
