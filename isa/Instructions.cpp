@@ -245,6 +245,10 @@ void checkAddressRanges(const YNode &memory, const Target &t) {
           reach[size_t(l)] = r;
     }
   }
+  // The largest on-chip level npuc models, whatever its address fields allow: the compiler and
+  // the simulator keep per-byte state for on-chip memories (a 1 GiB L1 took minutes and as much
+  // host memory). Real scratchpads are far smaller (npu-large's L1 is 8 MiB).
+  constexpr int64_t kMaxOnChipBytes = int64_t(256) << 20;
   for (const MemoryLevel &l : t.levels) {
     // A level no field reaches is bounded by the widest address field: nothing larger can be
     // used, and the simulator holds every level in host memory.
@@ -254,6 +258,11 @@ void checkAddressRanges(const YNode &memory, const Target &t) {
           .relabel(fmt::format("{} ({}).size", memory.at(size_t(l.index)).path(), l.name))
           .error(fmt::format("{} bytes, but {} addresses at most {} bytes", l.size, r.field,
                              r.bytes));
+    if (!l.isDram && l.size > kMaxOnChipBytes)
+      memory.at(size_t(l.index))
+          .relabel(fmt::format("{} ({}).size", memory.at(size_t(l.index)).path(), l.name))
+          .error(fmt::format("{} bytes exceeds {} bytes, the largest on-chip level npuc models",
+                             l.size, kMaxOnChipBytes));
   }
 }
 

@@ -232,6 +232,15 @@ TEST(Validation, LevelLargerThanItsAddressFieldsIsRejected) {
                    {"memory[0] (dram).size: 8589934592 bytes", "addresses at most 4294967296"});
   // The accumulator is addressed by mm's c_addr: narrowing it to 16 bits (64 KiB) rejects the
   // 128 KiB acc and names that field.
+  // Wider fields do not lift the model's own limit of 256 MiB per on-chip level.
+  std::string wide = baseText();
+  for (size_t at = 0; (at = wide.find("_addr, width: 24}", at)) != std::string::npos;)
+    wide.replace(at, 17, "_addr, width: 32}");
+  EXPECT_NO_THROW(parseTarget(edit(wide, "size: 1 MiB, banks: 16", "size: 256 MiB, banks: 16"),
+                              "ok.yaml"));
+  expectParseError(edit(wide, "size: 1 MiB, banks: 16", "size: 512 MiB, banks: 16"),
+                   {"bad.yaml: memory[1] (l1).size: 536870912 bytes exceeds 268435456 bytes, the "
+                    "largest on-chip level npuc models"});
   expectParseError(edit(baseText(), "{name: c_addr, width: 24}", "{name: c_addr, width: 16}"),
                    {"memory[4] (acc).size: 131072 bytes, but instructions[3] (mm).fields.c_addr "
                     "(16 bits) addresses at most 65536 bytes"});
