@@ -206,8 +206,9 @@ InstrDesc parseInstr(const YNode &raw, const Target &t) {
 // instructions whose space is fixed to it, such as npu-base's ld and st).
 std::vector<int> addressedLevels(const Target &t, const InstrDesc &d, const std::string &addr) {
   if (d.semantics == Semantics::Matmul)
-    return {addr == "a_addr" ? t.tensor.aLevel
-                             : addr == "b_addr" ? t.tensor.bLevel : t.tensor.accLevel};
+    return {addr == "a_addr"   ? t.tensor.aLevel
+            : addr == "b_addr" ? t.tensor.bLevel
+                               : t.tensor.accLevel};
   auto fixed = d.fixed.find(addr.substr(0, addr.size() - 5) + "_space");
   if (fixed != d.fixed.end())
     return {int(fixed->second)};
@@ -256,8 +257,8 @@ void checkAddressRanges(const YNode &memory, const Target &t) {
     if (!r.field.empty() && l.size > r.bytes)
       memory.at(size_t(l.index))
           .relabel(fmt::format("{} ({}).size", memory.at(size_t(l.index)).path(), l.name))
-          .error(fmt::format("{} bytes, but {} addresses at most {} bytes", l.size, r.field,
-                             r.bytes));
+          .error(
+              fmt::format("{} bytes, but {} addresses at most {} bytes", l.size, r.field, r.bytes));
     if (!l.isDram && l.size > kMaxOnChipBytes)
       memory.at(size_t(l.index))
           .relabel(fmt::format("{} ({}).size", memory.at(size_t(l.index)).path(), l.name))

@@ -38,8 +38,8 @@ void rejectDuplicateKeys(const YAML::Node &doc, const std::string &origin) {
         const YAML::Mark m = it->first.Mark();
         auto [first, fresh] = seen.emplace(it->first.Scalar(), m);
         if (!fresh)
-          fail("{}:{}:{}: duplicate key '{}' (first at line {})", origin, m.line + 1,
-               m.column + 1, it->first.Scalar(), first->second.line + 1);
+          fail("{}:{}:{}: duplicate key '{}' (first at line {})", origin, m.line + 1, m.column + 1,
+               it->first.Scalar(), first->second.line + 1);
       }
       todo.push_back(it->second);
     }

@@ -222,7 +222,7 @@ private:
     int64_t total = 0, largest = 0;
     const Decoded *worst = nullptr;
     for (const Decoded &d : code_) {
-      const int64_t w = d.sem == isa::Semantics::Matmul ? mul(mul(d.mm.m, d.mm.k), d.mm.n)
+      const int64_t w = d.sem == isa::Semantics::Matmul   ? mul(mul(d.mm.m, d.mm.k), d.mm.n)
                         : d.sem == isa::Semantics::Finish ? 0
                                                           : d.elements;
       total = __builtin_add_overflow(total, w, &total) ? INT64_MAX : total;

@@ -17,7 +17,9 @@ namespace npuc {
 
 namespace {
 
-std::string why() { return std::strerror(errno); }
+std::string why() {
+  return std::strerror(errno);
+}
 
 // What a non-regular file is, for "refusing to replace a FIFO".
 const char *fileKind(mode_t mode) {

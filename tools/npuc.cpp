@@ -295,16 +295,16 @@ int main(int argc, char **argv) {
 
   // CLI11 reports a word that names no subcommand as "A subcommand is required"; say which word.
   std::string names;
-  bool known = argc < 2 || argv[1][0] == '-';
+  bool known = false;
   for (const Command &c : commands) {
     names += (names.empty() ? "" : ", ") + c.sub->get_name();
-    known = known || c.sub->get_name() == argv[1];
+    known = known || (argc >= 2 && c.sub->get_name() == argv[1]);
   }
-  if (!known)
-    return reportError(fmt::format("unknown subcommand '{}'; the subcommands are: {} (npuc --help)",
-                                   argv[1], names));
   if (argc < 2)
     return reportError("a subcommand is required: " + names + " (npuc --help)");
+  if (!known && argv[1][0] != '-')
+    return reportError(fmt::format("unknown subcommand '{}'; the subcommands are: {} (npuc --help)",
+                                   argv[1], names));
 
   try {
     app.parse(argc, argv);

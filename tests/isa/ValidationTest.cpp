@@ -236,8 +236,8 @@ TEST(Validation, LevelLargerThanItsAddressFieldsIsRejected) {
   std::string wide = baseText();
   for (size_t at = 0; (at = wide.find("_addr, width: 24}", at)) != std::string::npos;)
     wide.replace(at, 17, "_addr, width: 32}");
-  EXPECT_NO_THROW(parseTarget(edit(wide, "size: 1 MiB, banks: 16", "size: 256 MiB, banks: 16"),
-                              "ok.yaml"));
+  EXPECT_NO_THROW(
+      parseTarget(edit(wide, "size: 1 MiB, banks: 16", "size: 256 MiB, banks: 16"), "ok.yaml"));
   expectParseError(edit(wide, "size: 1 MiB, banks: 16", "size: 512 MiB, banks: 16"),
                    {"bad.yaml: memory[1] (l1).size: 536870912 bytes exceeds 268435456 bytes, the "
                     "largest on-chip level npuc models"});

@@ -1,7 +1,7 @@
 // FileTest.cpp - outputs never replace what is not a regular file or what the command reads, and
 // every failure names the file and the system's reason (issue 18).
-#include "support/Error.h"
 #include "support/File.h"
+#include "support/Error.h"
 
 #include <gtest/gtest.h>
 

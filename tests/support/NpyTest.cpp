@@ -1,7 +1,7 @@
 // NpyTest.cpp - the .npy header is parsed strictly, and a header declaring more elements than
 // the file holds is an error naming the file before anything is allocated (issue 18).
-#include "support/Error.h"
 #include "support/Npy.h"
+#include "support/Error.h"
 
 #include <gtest/gtest.h>
 

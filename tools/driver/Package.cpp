@@ -308,7 +308,8 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   CompiledModel m;
   // Packages from before --target cpu have neither key: NPU target, one thread.
   m.cpuOnly = root.has("cpu_only") && root["cpu_only"].asBool();
-  m.threads = root.has("threads") ? int(root["threads"].asIntIn(1, rt::ThreadPool::kMaxThreads)) : 1;
+  m.threads =
+      root.has("threads") ? int(root["threads"].asIntIn(1, rt::ThreadPool::kMaxThreads)) : 1;
   if (m.cpuOnly) {
     m.target.name = "cpu";
   } else {
