@@ -227,11 +227,10 @@ TEST(Validation, LevelLargerThanItsAddressFieldsIsRejected) {
   expectParseError(edit(baseText(), "size: 1 MiB, banks: 16", "size: 1 GiB, banks: 16"),
                    {"bad.yaml: memory[1] (l1).size: 1073741824 bytes, but instructions[",
                     "dst_addr (24 bits) addresses at most 16777216 bytes"});
-  // The dram is reached by ld/st, whose dram-side addresses are 32 bits.
-  expectParseError(edit(baseText(), "size: 1 GiB, banks: 1,", "size: 8 GiB, banks: 1,"),
-                   {"memory[0] (dram).size: 8589934592 bytes", "addresses at most 4294967296"});
-  // The accumulator is addressed by mm's c_addr: narrowing it to 16 bits (64 KiB) rejects the
-  // 128 KiB acc and names that field.
+  // The dram may exceed its address fields: a tensor out of reach is an encoding Reject at compile
+  // time (tests/e2e/RetryTest.cpp), and only the image a program uses is held.
+  EXPECT_NO_THROW(
+      parseTarget(edit(baseText(), "size: 1 GiB, banks: 1,", "size: 8 GiB, banks: 1,"), "ok.yaml"));
   // Wider fields do not lift the model's own limit of 256 MiB per on-chip level.
   std::string wide = baseText();
   for (size_t at = 0; (at = wide.find("_addr, width: 24}", at)) != std::string::npos;)
