@@ -12,6 +12,8 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <system_error>
+
 namespace npuc::cpu {
 namespace {
 
@@ -64,7 +66,12 @@ void Jit::add(const std::vector<tir::PrimFunc> &funcs) {
 }
 
 void Jit::setThreads(int threads) {
-  rt::ThreadPool::setThreads(threads);
+  try {
+    rt::ThreadPool::setThreads(threads);
+  } catch (const std::system_error &e) {
+    fail("cannot start a pool of {} CPU threads: {} (ask for fewer threads)", threads,
+         e.code().message());
+  }
 }
 
 Jit::Fn Jit::lookup(const std::string &name) {

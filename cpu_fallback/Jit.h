@@ -27,7 +27,8 @@ public:
   using Fn = void (*)(void **);
   /// The compiled function; a name never added is a compiler bug.
   Fn lookup(const std::string &name);
-  /// Threads of the process-wide pool that runs parallel loops (1: serial).
+  /// Threads of the process-wide pool that runs parallel loops (1: serial). Threads the system
+  /// refuses to create are an npuc::Error naming the count and the reason.
   static void setThreads(int threads);
 
 private:

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
+#include <vector>
 
 namespace npuc::frontend {
 
@@ -167,6 +169,9 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
         shape.push_back(want);
       } else if (known) {
         shape.push_back(d->dim_value());
+      } else if (d->has_dim_value()) {
+        fail("input '{}': dim {} is {}; every dimension must be positive", in.name(), i,
+             d->dim_value());
       } else {
         fail("input '{}': dim {} ('{}') is dynamic; pin it with --input-shape {}=...", in.name(), i,
              d->has_dim_param() ? d->dim_param() : "?", in.name());
@@ -204,6 +209,55 @@ void crossCheck(const Importer &im, const onnx::ModelProto &m) {
   }
 }
 
+// A node's name in messages: its own, else "<OpType>_<index>" as the importer names it.
+std::string nodeLabel(const onnx::NodeProto &n, int index) {
+  return n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name();
+}
+
+// ONNX graphs are acyclic; a cycle would otherwise surface later as a shape-inference failure
+// ("type is null") that names no node. Depth-first search over producers (iterative: graphs may
+// be long chains); the error walks the cycle found.
+void checkAcyclic(const onnx::GraphProto &gp) {
+  std::map<std::string, int> producer;
+  for (int i = 0; i < gp.node_size(); ++i)
+    for (const std::string &out : gp.node(i).output())
+      if (!out.empty())
+        producer.emplace(out, i);
+  enum class Mark { New, Open, Done };
+  std::vector<Mark> mark(size_t(gp.node_size()), Mark::New);
+  std::vector<int> parent(size_t(gp.node_size()), -1);
+  for (int root = 0; root < gp.node_size(); ++root) {
+    if (mark[size_t(root)] != Mark::New)
+      continue;
+    std::vector<std::pair<int, int>> stack{{root, 0}}; // (node, next input to follow)
+    mark[size_t(root)] = Mark::Open;
+    while (!stack.empty()) {
+      auto &[n, next] = stack.back();
+      const onnx::NodeProto &node = gp.node(n);
+      if (next == node.input_size()) {
+        mark[size_t(n)] = Mark::Done;
+        stack.pop_back();
+        continue;
+      }
+      auto p = producer.find(node.input(next++));
+      if (p == producer.end() || mark[size_t(p->second)] == Mark::Done)
+        continue;
+      if (mark[size_t(p->second)] == Mark::Open) {
+        // n reads p's output, and each open node's output is read by its parent, up to p.
+        std::string path = nodeLabel(gp.node(p->second), p->second);
+        for (int at = n; at != p->second; at = parent[size_t(at)])
+          path += " -> " + nodeLabel(gp.node(at), at);
+        fail("node '{}' ({}) is on a cycle (each node feeds the next): {} -> {}",
+             nodeLabel(gp.node(p->second), p->second), gp.node(p->second).op_type(), path,
+             nodeLabel(gp.node(p->second), p->second));
+      }
+      parent[size_t(p->second)] = n;
+      mark[size_t(p->second)] = Mark::Open;
+      stack.emplace_back(p->second, 0);
+    }
+  }
+}
+
 graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape> &pinned) {
   Importer im;
   im.opset = findOpset(m);
@@ -217,6 +271,7 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
   for (const auto &t : gp.initializer())
     inits.insert(t.name());
   importInputs(im, m, inits, pinned);
+  checkAcyclic(gp);
   for (const auto &t : gp.initializer())
     im.names[t.name()] = detail::importTensor(im, t, t.name());
   for (int i = 0; i < gp.node_size(); ++i)

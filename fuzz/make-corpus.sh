@@ -5,7 +5,8 @@
 # target: the bundled presets; npy: the bundled inputs; tir: every lit test's functions, one
 # file per `// -----` chunk; asm/decode: each preset's programs for the bundled TinyCNN cut into
 # short pieces, as text and as binaries, behind the selector byte that picks the preset
-# (fuzz/FuzzTargets.h: the order of presets() there). package: small compiled packages.
+# (fuzz/FuzzTargets.h: the order of presets() there); sim: the same binaries. package: small
+# compiled packages.
 # The hand-written seeds (names starting with `hand-`) are kept.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +15,7 @@ npuc="$build/tools/npuc"
 c="$root/fuzz/corpus"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-for d in onnx target npy tir asm decode package; do
+for d in onnx target npy tir asm decode sim package; do
   mkdir -p "$c/$d"
   find "$c/$d" -type f ! -name 'hand-*' -delete
 done
@@ -53,6 +54,8 @@ for i in "${!presets[@]}"; do
     n=$((n + 1))
   done
 done
+
+cp "$c"/decode/*.bin "$c/sim/" # the simulator harness reads the same encoding
 
 for m in mlp dwnet; do
   "$npuc" compile "$root/models/$m.onnx" --target "$root/configs/npu-tiny.yaml" -o "$c/package/$m-npu-tiny.npub" >/dev/null

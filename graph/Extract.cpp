@@ -3,7 +3,7 @@
 
 #include "graph/Text.h"
 #include "support/Error.h"
-#include "support/Npy.h"
+#include "support/File.h"
 
 #include <algorithm>
 #include <set>

@@ -200,7 +200,71 @@ InstrDesc parseInstr(const YNode &raw, const Target &t) {
   return d;
 }
 
+// The levels an instruction's address field `addr` ("dst_addr", "a_addr") can point into: the
+// tensor unit's levels for a matmul; else the level a fixed *_space names; else every level the
+// vector unit works on, or for a dma every on-chip level (the dram is reached through
+// instructions whose space is fixed to it, such as npu-base's ld and st).
+std::vector<int> addressedLevels(const Target &t, const InstrDesc &d, const std::string &addr) {
+  if (d.semantics == Semantics::Matmul)
+    return {addr == "a_addr"   ? t.tensor.aLevel
+            : addr == "b_addr" ? t.tensor.bLevel
+                               : t.tensor.accLevel};
+  auto fixed = d.fixed.find(addr.substr(0, addr.size() - 5) + "_space");
+  if (fixed != d.fixed.end())
+    return {int(fixed->second)};
+  if (d.semantics == Semantics::Vector)
+    return t.vector.levels;
+  std::vector<int> onChip;
+  for (const MemoryLevel &l : t.levels)
+    if (!l.isDram)
+      onChip.push_back(l.index);
+  return onChip;
+}
+
 } // namespace
+
+void checkAddressRanges(const YNode &memory, const Target &t) {
+  struct Reach {
+    int64_t bytes = INT64_MAX; // what the narrowest field reaching the level can address
+    std::string field;         // "instructions[1] (mov).fields.dst_addr (24 bits)"
+  };
+  std::vector<Reach> reach(t.levels.size());
+  for (size_t i = 0; i < t.instrs.size(); ++i) {
+    const InstrDesc &d = t.instrs[i];
+    for (const Field &f : d.fields) {
+      if (!endsWith(f.name, "_addr"))
+        continue;
+      const int64_t max = f.maxValue();
+      Reach r{max == INT64_MAX ? max : max + 1,
+              fmt::format("instructions[{}] ({}).fields.{} ({}{} bits)", i, d.mnemonic, f.name,
+                          f.isSigned ? "signed, " : "", f.width)};
+      for (int l : addressedLevels(t, d, f.name))
+        if (r.bytes < reach[size_t(l)].bytes)
+          reach[size_t(l)] = r;
+    }
+  }
+  // The largest on-chip level npuc models, whatever its address fields allow: the compiler and
+  // the simulator keep per-byte state for on-chip memories (a 1 GiB L1 took minutes and as much
+  // host memory). Real scratchpads are far smaller (npu-large's L1 is 8 MiB).
+  constexpr int64_t kMaxOnChipBytes = int64_t(256) << 20;
+  for (const MemoryLevel &l : t.levels) {
+    // The dram may be larger than its address fields reach: only the image a program uses is
+    // held, and a tensor placed out of reach is an encoding Reject the compiler handles (the
+    // group moves to the CPU; tests/e2e/RetryTest.cpp).
+    if (l.isDram)
+      continue;
+    const YNode size =
+        memory.at(size_t(l.index))
+            .relabel(fmt::format("{} ({}).size", memory.at(size_t(l.index)).path(), l.name));
+    const Reach &r = reach[size_t(l.index)];
+    if (l.size > r.bytes)
+      size.error(
+          fmt::format("{} bytes, but {} addresses at most {} bytes", l.size, r.field, r.bytes));
+    if (l.size > kMaxOnChipBytes)
+      size.error(fmt::format("{} bytes exceeds {} bytes, the largest on-chip level npuc models",
+                             l.size, kMaxOnChipBytes));
+  }
+}
 
 void parseInstructions(const YNode &seq, Target &t) {
   size_t n = seq.size();

@@ -189,6 +189,7 @@ Target parseTarget(const std::string &yamlText, const std::string &origin) {
   } catch (const YAML::Exception &e) {
     fail("{}: cannot read YAML: {}", origin, e.what());
   }
+  detail::rejectDuplicateKeys(doc, origin);
   YNode root(doc, "", &origin);
   if (!doc.IsMap())
     root.error("a target description must be a YAML map");
@@ -217,6 +218,7 @@ Target parseTarget(const std::string &yamlText, const std::string &origin) {
   tokens.allowKeys({"queue_depth"});
   t.tokenQueueDepth = static_cast<int>(tokens.req("queue_depth").asIntIn(1, 1 << 20));
   detail::parseInstructions(root.req("instructions"), t);
+  detail::checkAddressRanges(root.req("memory"), t);
   return t;
 }
 

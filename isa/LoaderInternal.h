@@ -13,4 +13,11 @@ namespace npuc::isa::detail {
 /// Requires t.levels, t.engines, t.vector, t.instructionBits and t.opcodeField to be final.
 void parseInstructions(const YNode &seq, Target &t);
 
+/// Checks every on-chip level's size against the address fields that can point into it (a field
+/// of W unsigned bits reaches 2^W bytes), so that a level larger than its instructions can
+/// address is rejected at load, naming the level's size and the narrowest field; on-chip levels
+/// are also limited to 256 MiB, the most npuc models. `memory` is
+/// the `memory:` list the levels came from (for the message's line). Requires t.instrs.
+void checkAddressRanges(const YNode &memory, const Target &t);
+
 } // namespace npuc::isa::detail

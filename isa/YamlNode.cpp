@@ -11,8 +11,40 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <map>
 
 namespace npuc::isa::detail {
+
+void rejectDuplicateKeys(const YAML::Node &doc, const std::string &origin) {
+  // An explicit stack: a hostile file may nest deeper than the native stack allows. Aliases are
+  // walked once per use, so a budget keeps a file of nested aliases from expanding without end.
+  constexpr int64_t kMaxNodes = int64_t(1) << 20;
+  std::vector<YAML::Node> todo{doc};
+  for (int64_t visited = 0; !todo.empty(); ++visited) {
+    if (visited == kMaxNodes)
+      fail("{}: more than {} YAML nodes (aliases counted at each use); a target description is "
+           "far smaller",
+           origin, kMaxNodes);
+    YAML::Node n = todo.back();
+    todo.pop_back();
+    if (n.IsSequence())
+      for (auto it = n.begin(); it != n.end(); ++it)
+        todo.push_back(*it);
+    if (!n.IsMap())
+      continue;
+    std::map<std::string, YAML::Mark> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (it->first.IsScalar()) {
+        const YAML::Mark m = it->first.Mark();
+        auto [first, fresh] = seen.emplace(it->first.Scalar(), m);
+        if (!fresh)
+          fail("{}:{}:{}: duplicate key '{}' (first at line {})", origin, m.line + 1, m.column + 1,
+               it->first.Scalar(), first->second.line + 1);
+      }
+      todo.push_back(it->second);
+    }
+  }
+}
 
 void YNode::error(const std::string &msg) const {
   YAML::Mark m = node_.Mark();

@@ -17,6 +17,11 @@
 
 namespace npuc::isa::detail {
 
+/// Throws npuc::Error "origin:line:column: duplicate key 'k' (first at line L)" for the first
+/// map anywhere in `doc` that has a key twice. yaml-cpp keeps both entries and lookups see only
+/// one, so a deleted line such as `- mnemonic: vop` silently merged two instructions.
+void rejectDuplicateKeys(const YAML::Node &doc, const std::string &origin);
+
 class YNode {
 public:
   YNode(YAML::Node node, std::string path, const std::string *origin)

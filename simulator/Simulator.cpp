@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -53,6 +54,8 @@ public:
 
   SimStats run() {
     code_ = decodeProgram(t_, p_, mem_);
+    if (opt_.functional)
+      checkWorkBudget();
     const size_t E = t_.engines.size();
     queue_.assign(E, {});
     head_.assign(E, 0);
@@ -208,6 +211,31 @@ private:
       return desc.timing.latency;
     }
     return 0;
+  }
+
+  // The functional model's work for the whole program against opt_.maxWork (SimOptions).
+  void checkWorkBudget() const {
+    auto mul = [](int64_t a, int64_t b) {
+      int64_t r = 0;
+      return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+    };
+    int64_t total = 0, largest = 0;
+    const Decoded *worst = nullptr;
+    for (const Decoded &d : code_) {
+      const int64_t w = d.sem == isa::Semantics::Matmul   ? mul(mul(d.mm.m, d.mm.k), d.mm.n)
+                        : d.sem == isa::Semantics::Finish ? 0
+                                                          : d.elements;
+      total = __builtin_add_overflow(total, w, &total) ? INT64_MAX : total;
+      if (w > largest) {
+        largest = w;
+        worst = &d;
+      }
+    }
+    if (total > opt_.maxWork)
+      fail("the functional simulation needs {} element operations, over its budget of {}; the "
+           "largest is instruction {} ({}) with {}. Raise the budget (npuc sim --max-work N) or "
+           "count cycles only (--timing-only)",
+           total, opt_.maxWork, worst->index, worst->desc->mnemonic, largest);
   }
 
   void execute(int e, int64_t s) {

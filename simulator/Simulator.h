@@ -101,6 +101,13 @@ struct SimOptions {
   /// Hazard checking (docs/SIMULATOR.md): races between engines on overlapping bytes with no
   /// token ordering, misaligned accesses. A hazard is an npuc::Error. Off only for speed runs.
   bool check = true;
+  /// Functional runs: the most element operations (elements a DMA moves or a vector op computes,
+  /// multiply-accumulates of a matmul) the whole program may take, checked before it starts, so
+  /// that one instruction over a 65535^3 box is an error instead of hours of work. Over it, run()
+  /// throws npuc::Error naming the total and the largest instruction. Timing-only runs cost
+  /// nothing per element and are not limited. `npuc sim --max-work` raises it.
+  int64_t maxWork = kDefaultMaxWork;
+  static constexpr int64_t kDefaultMaxWork = int64_t(1) << 40; // ~1.1e12: above any model's
 };
 
 /// Runs `p` to completion. Throws npuc::Error on deadlock, out-of-bounds access or a malformed

@@ -3,11 +3,7 @@
 
 #include "support/Error.h"
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
 
 namespace npuc {
 
@@ -19,33 +15,6 @@ std::string shapeToString(const Shape &s) {
     out += std::to_string(s[i]);
   }
   return out.empty() ? "scalar" : out;
-}
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("{}: cannot open file", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void writeFileAtomic(const std::string &path, const std::string &bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      fail("{}: cannot write file", path);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail("{}: write failed", path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("{}: cannot write file", path);
-  }
 }
 
 namespace {
@@ -74,6 +43,40 @@ std::string dictValue(const std::string &path, const std::string &hdr, const std
   while (!v.empty() && v.back() == ' ')
     v.pop_back();
   return v;
+}
+
+// The shape tuple "(1, 3, 32, 32)", "(16,)" or "()": non-negative decimal dims separated by
+// commas, one trailing comma allowed; anything else is an error rather than a guess.
+Shape parseShape(const std::string &path, const std::string &text) {
+  auto bad = [&](const std::string &why) -> Shape {
+    fail("{}: malformed .npy header: shape {}: {}", path, text, why);
+  };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    return bad("expected a tuple of dimensions");
+  Shape shape;
+  const std::string body = text.substr(1, text.size() - 2);
+  size_t at = 0;
+  while (at < body.size()) {
+    size_t comma = body.find(',', at);
+    std::string item = body.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    size_t b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+    if (b == std::string::npos) {
+      // Only the single trailing comma of "(16,)" or "(2, 3,)" may leave an empty item.
+      if (comma != std::string::npos || shape.empty())
+        return bad("empty dimension");
+      break;
+    }
+    item = item.substr(b, e - b + 1);
+    if (item.find_first_not_of("0123456789") != std::string::npos)
+      return bad("dimension '" + item + "' is not a non-negative integer");
+    if (item.size() > 18)
+      return bad("dimension '" + item + "' is too large");
+    shape.push_back(std::stoll(item));
+    if (comma == std::string::npos)
+      break;
+    at = comma + 1;
+  }
+  return shape;
 }
 
 } // namespace
@@ -106,28 +109,28 @@ HostTensor readNpy(const std::string &path) {
          descr);
   if (dictValue(path, hdr, "fortran_order") != "False")
     fail("{}: Fortran-ordered arrays are not supported; save a C-ordered array", path);
-  std::string shp = dictValue(path, hdr, "shape");
-  Shape shape;
-  std::string num;
-  for (char c : shp) {
-    if (c >= '0' && c <= '9') {
-      num += c;
-    } else if (!num.empty()) {
-      shape.push_back(std::stoll(num));
-      num.clear();
-    }
-  }
-  HostTensor t(shape);
-  size_t need = static_cast<size_t>(t.size()) * 4;
-  if (bytes.size() - off - hlen < need)
+  Shape shape = parseShape(path, dictValue(path, hdr, "shape"));
+  // Checked before allocating: a header may declare far more elements than the file holds.
+  const size_t have = bytes.size() - off - hlen;
+  int64_t elems = 1;
+  for (int64_t d : shape)
+    if (d != 0 && elems > int64_t(have / 4) / d)
+      fail("{}: truncated data: shape {} needs more than the {} bytes the file has", path,
+           shapeToString(shape), have);
+    else
+      elems *= d;
+  const size_t need = size_t(elems) * 4;
+  if (have < need)
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(shape),
-         need, bytes.size() - off - hlen);
+         need, have);
+  HostTensor t(shape);
   if (need > 0) // an empty tensor's data() may be null, which memcpy must not get
     std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
   return t;
 }
 
-void writeNpy(const std::string &path, const HostTensor &t) {
+void writeNpy(const std::string &path, const HostTensor &t,
+              const std::vector<std::string> &inputs) {
   std::string shp = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
     shp += std::to_string(t.shape[i]) +
@@ -144,7 +147,7 @@ void writeNpy(const std::string &path, const HostTensor &t) {
   out += static_cast<char>((hdr.size() >> 8) & 0xff);
   out += hdr;
   out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size() * 4);
-  writeFileAtomic(path, out);
+  writeFileAtomic(path, out, inputs);
 }
 
 } // namespace npuc

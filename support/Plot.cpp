@@ -2,6 +2,7 @@
 #include "support/Plot.h"
 
 #include "support/Error.h"
+#include "support/File.h"
 
 #include <cerrno>
 #include <cmath>
@@ -134,7 +135,9 @@ void plotLines(const std::string &path, const std::string &title, const std::str
     fail("plot {}: cannot create a temporary file in {}: {}", path, dir ? dir : "/tmp",
          std::strerror(errno));
   close(fd);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Checked before gnuplot runs, and the temporary file beside the file a link names, so that
+  // the rename stays within one file system.
+  const std::string tmp = checkOutputPath(path, {}) + ".tmp." + std::to_string(::getpid());
   std::string printed;
   int status = -1;
   try {
@@ -151,11 +154,7 @@ void plotLines(const std::string &path, const std::string &title, const std::str
     std::remove(tmp.c_str());
     fail("plot {}: gnuplot failed (exit status {}): {}", path, status, printed);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    fail("plot {}: cannot write the file: {}", path, why);
-  }
+  replaceWithTemp(tmp, path);
 }
 
 } // namespace npuc

@@ -5,11 +5,13 @@
 // `npuc: error: <message>` on stderr with exit status 1; commands remove their own outputs on
 // failure, so an error never leaves partial results behind.
 #include "npu/pipeline/Phase.h"
+#include "npuc/thread_pool.h"
 #include "support/CrashContext.h"
 #include "support/Error.h"
 #include "tools/cli/Commands.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <functional>
 #include <iostream>
@@ -28,6 +30,11 @@ int reportError(const std::string &msg) {
 }
 
 using namespace npuc::cli;
+
+// Every thread or job count option: the bound packages are checked against too.
+CLI::Range threadRange() {
+  return CLI::Range(1, npuc::rt::ThreadPool::kMaxThreads);
+}
 
 // One subcommand: its options, registered on the application, and what runs when the command
 // line names it (the exit status; npuc::Error propagates to main's report).
@@ -66,7 +73,8 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
                 "slower (by default a split never costs cycles)");
   sub->add_option("--emit", a->emit,
                   "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
-  sub->add_option("--threads", a->threads, "CPU threads for parallel loops (default 1)");
+  sub->add_option("--threads", a->threads, "CPU threads for parallel loops (default 1)")
+      ->check(threadRange());
   sub->add_option("--tiling", a->tiling, "tile choice: auto (cost model) or naive (ablation)");
   sub->add_option("--schedule", a->schedule,
                   "FILE.json: lower each NPU group whose key the file lists with that schedule "
@@ -114,7 +122,8 @@ Command addTune(CLI::App &app) {
       ->required();
   sub->add_option("--time-budget", a->timeBudget, "stop after this many seconds");
   sub->add_option("--jobs", a->jobs,
-                  "candidates measured in parallel (default: the hardware's concurrency)");
+                  "candidates measured in parallel (default: the hardware's concurrency)")
+      ->check(threadRange());
   sub->add_option("--seed", a->seed, "seed of the search's random choices (default 0)");
   sub->add_option("--plot", a->plot,
                   "FILE.png or FILE.svg: best estimated end-to-end cycles against trials");
@@ -133,7 +142,8 @@ Command addRun(CLI::App &app) {
   sub->add_option("--output-dir", a->outputDir, "where <output>.npy files go")->required();
   sub->add_option("--report", a->report, "write the JSON report here");
   sub->add_option("--trace", a->trace, "write a Chrome trace here");
-  sub->add_option("--threads", a->threads, "CPU threads (default: the package's)");
+  sub->add_option("--threads", a->threads, "CPU threads (default: the package's)")
+      ->check(threadRange());
   return {sub, [a] {
             cmdRun(*a, std::cout);
             return 0;
@@ -205,6 +215,10 @@ Command addSim(CLI::App &app) {
   sub->add_flag("--no-check", a->noCheck, "skip hazard checking (speed measurements only)");
   sub->add_flag("--timing-only", a->timingOnly, "no data: cycles only (same count as functional)");
   sub->add_option("--dram-bytes", a->dramBytes, "DRAM image size (default: target's, <= 64 MiB)");
+  sub->add_option("--max-work", a->maxWork,
+                  "functional runs: the most element operations (DMA/vector elements, matmul "
+                  "MACs) the program may take in all (default 2^40)")
+      ->check(CLI::PositiveNumber);
   return {sub, [a] {
             cmdSim(*a, std::cout);
             return 0;
@@ -284,6 +298,19 @@ int main(int argc, char **argv) {
   const Command commands[] = {addCompile(app, commandLine), addTune(app),    addRun(app),      addRef(app),
                               addDisasm(app),  addInspect(app), addAsm(app),      addSim(app),
                               addDemo(app),    addOpt(app),     addGraphOpt(app), addCosim(app)};
+
+  // CLI11 reports a word that names no subcommand as "A subcommand is required"; say which word.
+  std::string names;
+  bool known = false;
+  for (const Command &c : commands) {
+    names += (names.empty() ? "" : ", ") + c.sub->get_name();
+    known = known || (argc >= 2 && c.sub->get_name() == argv[1]);
+  }
+  if (argc < 2)
+    return reportError("a subcommand is required: " + names + " (npuc --help)");
+  if (!known && argv[1][0] != '-')
+    return reportError(fmt::format("unknown subcommand '{}'; the subcommands are: {} (npuc --help)",
+                                   argv[1], names));
 
   try {
     app.parse(argc, argv);

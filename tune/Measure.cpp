@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 namespace npuc::tune {
@@ -95,8 +96,15 @@ std::vector<Measurement> Measurer::measureAll(const std::vector<Candidate> &cs) 
     work();
   } else {
     std::vector<std::thread> pool;
-    for (size_t i = 0; i < n; ++i)
-      pool.emplace_back(work);
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error &) {
+        break; // the system refuses more threads: the ones running share out all the work
+      }
+    }
+    if (pool.empty())
+      work();
     for (std::thread &th : pool)
       th.join();
   }

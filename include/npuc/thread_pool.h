@@ -25,20 +25,25 @@ using ParallelForFn = void (*)(ParallelBody body, void *closure, int64_t n);
 
 class ThreadPool {
 public:
-  /// `threads` counts the calling thread: 1 runs everything inline.
+  /// The most threads a pool, a package or a command-line option may ask for: every thread
+  /// count npuc accepts is checked against this one bound.
+  static constexpr int kMaxThreads = 1024;
+
+  /// `threads` counts the calling thread: 1 runs everything inline. Throws std::system_error
+  /// when a thread cannot be created, after stopping the ones that were.
   explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-    for (int i = 1; i < threads_; ++i)
-      workers_.emplace_back([this, i] { workerLoop(i); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+    try {
+      for (int i = 1; i < threads_; ++i)
+        workers_.emplace_back([this, i] { workerLoop(i); });
+    } catch (...) {
+      // The destructor does not run for a constructor that throws; without this the members
+      // would be destroyed under running workers (a condition variable destroyed while they
+      // wait on it blocks forever in pthread_cond_destroy).
+      stopWorkers();
+      throw;
     }
-    wake_.notify_all();
-    for (std::thread &t : workers_)
-      t.join();
   }
+  ~ThreadPool() { stopWorkers(); }
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
@@ -67,10 +72,13 @@ public:
 
   /// The process-wide pool the hook uses; setThreads() replaces it (not while a model runs).
   static ThreadPool &global() { return *globalSlot(); }
+  /// Throws std::system_error when the threads cannot be created; the global pool is then
+  /// empty and the next parallelFor runs on one thread.
   static void setThreads(int threads) {
     if (globalSlot() && globalSlot()->threads() == threads)
       return;
-    delete globalSlot();
+    delete globalSlot(); // before the new pool starts: both together may exceed the limit
+    globalSlot() = nullptr;
     globalSlot() = new ThreadPool(threads);
   }
   /// The function generated code calls through `npuc_parallel_for_hook`.
@@ -91,6 +99,16 @@ private:
   int pending_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;
+
+  void stopWorkers() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread &t : workers_)
+      t.join();
+  }
 
   static ThreadPool *&globalSlot() {
     static ThreadPool *pool = nullptr;

@@ -4,6 +4,7 @@
 #include "isa/VectorOps.h"
 
 #include "support/Error.h"
+#include "support/File.h"
 #include "support/Hash.h"
 
 #include <fmt/format.h>
@@ -283,10 +284,7 @@ ScheduleFile ScheduleFile::load(const std::string &path) {
 }
 
 void ScheduleFile::save(const std::string &path) const {
-  std::ofstream out(path);
-  if (!out)
-    fail("{}: cannot write the schedule file", path);
-  out << toJson().dump(2) << "\n";
+  writeFileAtomic(path, toJson().dump(2) + "\n");
 }
 
 } // namespace npuc::npu

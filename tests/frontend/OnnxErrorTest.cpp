@@ -391,3 +391,45 @@ TEST(OnnxImport, ClipBoundsAsAttributesBeforeOpset11AreNotAccepted) {
 }
 
 } // namespace
+
+TEST(OnnxErrors, ZeroOrNegativeDimIsNamedNotCalledDynamic) {
+  for (int64_t bad : {0, -3}) {
+    onnx::ModelProto m = baseModel(13, {1, bad});
+    addNode(m, "Relu", "r", {"x"}, {"y"});
+    addOutput(m, "y");
+    std::string path = save(m, "baddim.onnx");
+    std::string msg = importError(path);
+    EXPECT_TRUE(contains(msg, fmt::format("input 'x': dim 1 is {}; every dimension must be "
+                                          "positive",
+                                          bad)))
+        << msg;
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(OnnxErrors, CycleNamesANodeOnIt) {
+  // x -> a (Add x, c) -> b (Relu) -> c (Relu) -> back into a: a cycle a -> b -> c -> a.
+  onnx::ModelProto m = baseModel(13, {1, 4});
+  addNode(m, "Add", "a", {"x", "cv"}, {"av"});
+  addNode(m, "Relu", "b", {"av"}, {"bv"});
+  addNode(m, "Relu", "c", {"bv"}, {"cv"});
+  addNode(m, "Relu", "out", {"bv"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "cycle.onnx");
+  std::string msg = importError(path);
+  EXPECT_TRUE(contains(msg, "is on a cycle")) << msg;
+  // The walk starts at a (the first node) and meets a again through c.
+  EXPECT_TRUE(contains(msg, "node 'a' (Add) is on a cycle (each node feeds the next): a -> b -> "
+                            "c -> a"))
+      << msg;
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, DirectoryIsNotAModel) {
+  const std::string dir = tempPath("model_dir.onnx");
+  std::filesystem::create_directories(dir);
+  std::string msg = importError(dir);
+  EXPECT_TRUE(contains(msg, dir + ": is a directory, not a file")) << msg;
+  EXPECT_FALSE(contains(msg, "protobuf")) << msg;
+  std::filesystem::remove(dir);
+}

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
+
 using namespace npuc::isa;
 using namespace npuc::isa::test;
 
@@ -189,4 +192,55 @@ TEST(Validation, TokensAndFixedFields) {
   // A DMA on an engine without a transfer rate.
   expectParseError(edit(baseText(), "engine: feed", "engine: tensor"),
                    {"instructions[1] (mov).engine: engine 'tensor' runs a dma instruction"});
+}
+
+namespace {
+// 1-based line of the single occurrence of `needle` in `text`.
+int lineOf(const std::string &text, const std::string &needle) {
+  size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  EXPECT_EQ(text.find(needle, at + 1), std::string::npos) << needle << " is not unique";
+  return 1 + int(std::count(text.begin(), text.begin() + long(at), '\n'));
+}
+} // namespace
+
+TEST(Validation, DuplicateKeysAreRejectedWithTheirPosition) {
+  // Deleting `- mnemonic: vop` used to merge vop's keys into mm's map, the later copy of each
+  // key silently ignored (issue 18); the second `opcode:` is the first duplicate met.
+  const std::string merged = edit(baseText(), "  - mnemonic: vop ", "  # ");
+  const int mmOpcode = lineOf(merged, "opcode: 0x10");
+  const int vopOpcode = lineOf(merged, "opcode: 0x20");
+  expectParseError(merged, {fmt::format("bad.yaml:{}:5: duplicate key 'opcode' (first at line {})",
+                                        vopOpcode, mmOpcode)
+                                .c_str()});
+  // A duplicate inside a flow map, and at the top level.
+  std::string flow = edit(baseText(), "{name: k, width: 16}", "{name: k, width: 16, width: 8}");
+  const int kLine = lineOf(flow, "{name: k, width: 16, width: 8}");
+  expectParseError(flow, {fmt::format("bad.yaml:{}:", kLine).c_str(), "duplicate key 'width'"});
+  expectParseError(baseText() + "\nname: again\n", {"duplicate key 'name' (first at line"});
+}
+
+TEST(Validation, LevelLargerThanItsAddressFieldsIsRejected) {
+  // npu-base's on-chip address fields are 24 bits: 16 MiB is the largest L1 they address.
+  EXPECT_NO_THROW(parseTarget(edit(baseText(), "size: 1 MiB, banks: 16", "size: 16 MiB, banks: 16"),
+                              "ok.yaml"));
+  expectParseError(edit(baseText(), "size: 1 MiB, banks: 16", "size: 1 GiB, banks: 16"),
+                   {"bad.yaml: memory[1] (l1).size: 1073741824 bytes, but instructions[",
+                    "dst_addr (24 bits) addresses at most 16777216 bytes"});
+  // The dram may exceed its address fields: a tensor out of reach is an encoding Reject at compile
+  // time (tests/e2e/RetryTest.cpp), and only the image a program uses is held.
+  EXPECT_NO_THROW(
+      parseTarget(edit(baseText(), "size: 1 GiB, banks: 1,", "size: 8 GiB, banks: 1,"), "ok.yaml"));
+  // Wider fields do not lift the model's own limit of 256 MiB per on-chip level.
+  std::string wide = baseText();
+  for (size_t at = 0; (at = wide.find("_addr, width: 24}", at)) != std::string::npos;)
+    wide.replace(at, 17, "_addr, width: 32}");
+  EXPECT_NO_THROW(
+      parseTarget(edit(wide, "size: 1 MiB, banks: 16", "size: 256 MiB, banks: 16"), "ok.yaml"));
+  expectParseError(edit(wide, "size: 1 MiB, banks: 16", "size: 512 MiB, banks: 16"),
+                   {"bad.yaml: memory[1] (l1).size: 536870912 bytes exceeds 268435456 bytes, the "
+                    "largest on-chip level npuc models"});
+  expectParseError(edit(baseText(), "{name: c_addr, width: 24}", "{name: c_addr, width: 16}"),
+                   {"memory[4] (acc).size: 131072 bytes, but instructions[3] (mm).fields.c_addr "
+                    "(16 bits) addresses at most 65536 bytes"});
 }

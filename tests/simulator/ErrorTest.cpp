@@ -119,3 +119,43 @@ TEST(SimErrors, MalformedInstructionsAreRejected) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(SimErrors, FunctionalWorkBudgetIsCheckedBeforeRunning) {
+  auto t = makeTarget();
+  // A 4 x 4 x 4 copy onto itself (strides 0: in bounds) apart from a 16-element load: 64 + 16
+  // element operations.
+  isa::Program p;
+  p.instrs.push_back(copy1d(*t, "ld", DRAM, 0, L1, 0, 16));
+  p.instrs.push_back(make(*t, "vop",
+                          {{"op", 0},
+                           {"dst_space", L1},
+                           {"dst_addr", 256},
+                           {"src1_space", L1},
+                           {"src1_addr", 256},
+                           {"n0", 4},
+                           {"n1", 4},
+                           {"n2", 4}}));
+  sim::Memory mem(*t, 4096);
+  sim::SimOptions opt;
+  opt.maxWork = 79;
+  try {
+    sim::run(*t, p, mem, opt);
+    ADD_FAILURE() << "79 element operations allowed, 80 needed: expected an error";
+  } catch (const Error &e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(has(m, "the functional simulation needs 80 element operations, over its budget "
+                       "of 79; the largest is instruction 1 (vop) with 64"))
+        << m;
+    EXPECT_TRUE(has(m, "--max-work")) << m;
+  }
+  opt.maxWork = 80;
+  EXPECT_NO_THROW(sim::run(*t, p, mem, opt));
+  // Timing-only runs do no per-element work and are not limited.
+  opt.maxWork = 1;
+  opt.functional = false;
+  EXPECT_NO_THROW(sim::run(*t, p, mem, opt));
+}
+
+} // namespace

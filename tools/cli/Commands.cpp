@@ -15,6 +15,7 @@
 #include "npu/hw/Hw.h"
 #include "npu/isel/Coverage.h"
 #include "npu/pipeline/Phase.h"
+#include "npuc/thread_pool.h"
 #include "support/Error.h"
 #include "support/Npy.h"
 #include "tools/driver/Package.h"
@@ -155,12 +156,12 @@ void OutputSet::createDirs(const std::string &dir) {
 }
 
 void OutputSet::writeFile(const std::string &path, const std::string &bytes) {
-  writeFileAtomic(path, bytes);
+  writeFileAtomic(path, bytes, inputs_);
   written_.push_back(path);
 }
 
 void OutputSet::writeNpy(const std::string &path, const HostTensor &t) {
-  npuc::writeNpy(path, t);
+  npuc::writeNpy(path, t, inputs_);
   written_.push_back(path);
 }
 
@@ -219,6 +220,14 @@ std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
       fail("--input-shape: input '{}' given twice", name);
   }
   return m;
+}
+
+std::vector<std::string> inputPaths(const std::vector<std::string> &args) {
+  std::vector<std::string> paths;
+  for (const std::string &a : args)
+    if (size_t eq = a.find('='); eq != std::string::npos)
+      paths.push_back(a.substr(eq + 1));
+  return paths;
 }
 
 static std::map<std::string, HostTensor> inputMap(const std::vector<std::string> &args) {
@@ -281,14 +290,15 @@ std::shared_ptr<npu::PhaseControl> phaseControl(const CompileArgs &a, std::ostre
 // --emit-schedule: the schedule of every NPU group, by key (the first group of a key wins; equal
 // structures in one model normally choose equal points). --schedule: a warning per key that
 // matched no group, which usually means the file was made for another model or target.
-void reportSchedules(const driver::CompiledModel &m, const CompileArgs &a, std::ostream &warn) {
+void reportSchedules(const driver::CompiledModel &m, const CompileArgs &a, std::ostream &warn,
+                     OutputSet &outs) {
   npu::ScheduleFile chosen;
   for (const npu::Segment &s : m.npuSegments)
     for (const npu::GroupInfo &gi : s.groupInfo)
       if (!chosen.find(gi.scheduleKey))
         chosen.put(gi.scheduleKey, gi.schedule, gi.name);
   if (!a.emitSchedule.empty())
-    chosen.save(a.emitSchedule);
+    outs.writeFile(a.emitSchedule, chosen.toJson().dump(2) + "\n");
   if (m.options.schedules)
     for (const auto &[key, e] : m.options.schedules->entries())
       if (!chosen.find(key))
@@ -312,8 +322,8 @@ std::shared_ptr<const npu::ScheduleFile> tuningLogSchedules(const std::string &p
 } // namespace
 
 void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
-  if (a.threads < 1)
-    fail("--threads {}: must be at least 1", a.threads);
+  if (a.threads < 1 || a.threads > rt::ThreadPool::kMaxThreads)
+    fail("--threads {}: must be in [1, {}]", a.threads, rt::ThreadPool::kMaxThreads);
   if (a.target == "gpu" || a.emit == "ptx") {
     if (a.target != "gpu" || (a.emit != "ptx" && a.emit != "package"))
       fail("--emit ptx goes with --target gpu (got --target {} --emit {})", a.target, a.emit);
@@ -350,6 +360,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
     opt.schedules = std::make_shared<const npu::ScheduleFile>(npu::ScheduleFile::load(a.schedule));
   if (!a.tuningLog.empty())
     opt.tuned = tuningLogSchedules(a.tuningLog, err);
+  // Bad destinations fail before the compile (the write checks them again).
+  const std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog, a.calibrate};
+  checkOutputPath(a.output, read);
+  if (!a.emitSchedule.empty())
+    checkOutputPath(a.emitSchedule, read);
   CrashHandlerScope reproducer(compileCrashHandler(a));
   driver::CompiledModel m;
   try {
@@ -366,11 +381,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
                        npu::phaseName(*opt.phases->stopAfter));
     return;
   }
-  reportSchedules(m, a, err);
+  OutputSet outs(read);
+  reportSchedules(m, a, err, outs);
   for (const npu::Segment &s : m.npuSegments)
     for (const std::string &w : s.warnings)
       err << "npuc: warning: " << w << "\n";
-  OutputSet outs;
   if (aot) {
     cpu::AotArtifacts art = cpu::buildAot(m.graph, a.emit == "so", a.threads);
     outs.writeFile(a.output, art.library);
@@ -396,7 +411,7 @@ void cmdCompileGpu(const CompileArgs &a, std::ostream &out) {
   // Placement does not matter for the GPU: every group is lowered; running is not supported.
   driver::CompiledModel m = driver::compileModelForCpu(a.model, shapeMap(a.inputShapes));
   cpu::GpuArtifacts art = cpu::buildGpu(m.graph);
-  OutputSet outs;
+  OutputSet outs({a.model});
   outs.writeFile(a.output, art.ptx);
   outs.writeFile(a.output + ".launch", art.plan);
   outs.commit();
@@ -406,13 +421,15 @@ void cmdCompileGpu(const CompileArgs &a, std::ostream &out) {
 
 void cmdRun(const RunArgs &a, std::ostream &out) {
   driver::CompiledModel m = driver::loadPackage(a.package);
-  if (a.threads < 0)
-    fail("--threads {}: must be at least 1", a.threads);
+  if (a.threads < 0 || a.threads > rt::ThreadPool::kMaxThreads)
+    fail("--threads {}: must be in [1, {}]", a.threads, rt::ThreadPool::kMaxThreads);
   if (a.threads > 0)
     m.threads = a.threads;
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
   driver::RunResult r = driver::runModel(m, inputs, !a.trace.empty());
-  OutputSet outs;
+  std::vector<std::string> read = inputPaths(a.inputs);
+  read.push_back(a.package);
+  OutputSet outs(read);
   writeOutputs(outs, a.outputDir, r.outputs);
   if (!a.report.empty())
     outs.writeFile(a.report, r.report.dump(2) + "\n");
@@ -433,7 +450,9 @@ void cmdRef(const RefArgs &a, std::ostream &out) {
   std::map<std::string, HostTensor> named;
   for (graph::ValueId v : g.outputs)
     named[g.value(v).name] = res.at(v);
-  OutputSet outs;
+  std::vector<std::string> read = inputPaths(a.inputs);
+  read.push_back(a.model);
+  OutputSet outs(read);
   writeOutputs(outs, a.outputDir, named);
   outs.commit();
   for (const auto &[name, t] : named)

@@ -16,10 +16,11 @@
 namespace npuc::cli {
 
 /// Files (and directories) a command has created; unless commit() is called, the destructor
-/// removes them, so a failing command leaves none of its outputs.
+/// removes them, so a failing command leaves none of its outputs. `inputs` are the files the
+/// command read: an output that names one of them is refused (support/File.h).
 class OutputSet {
 public:
-  OutputSet() = default;
+  explicit OutputSet(std::vector<std::string> inputs) : inputs_(std::move(inputs)) {}
   OutputSet(const OutputSet &) = delete;
   OutputSet &operator=(const OutputSet &) = delete;
   ~OutputSet();
@@ -30,6 +31,7 @@ public:
   void commit() { committed_ = true; }
 
 private:
+  std::vector<std::string> inputs_;
   std::vector<std::string> written_;
   std::vector<std::string> createdDirs_; // outermost first
   bool committed_ = false;
@@ -39,6 +41,8 @@ private:
 std::pair<std::string, Shape> parseInputShape(const std::string &arg);
 /// "NAME=FILE.npy" -> (NAME, tensor read from FILE.npy).
 std::pair<std::string, HostTensor> parseInputFile(const std::string &arg);
+/// The files of "NAME=FILE.npy" arguments (the inputs an output must not overwrite).
+std::vector<std::string> inputPaths(const std::vector<std::string> &args);
 /// --input-shape arguments as a map; an input named twice is an error.
 std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args);
 
@@ -112,6 +116,7 @@ struct SimArgs {
   std::vector<std::string> dumps;    // REGION=FILE.npy or ADDR:BYTES=FILE
   bool noCheck = false, timingOnly = false;
   int64_t dramBytes = 0; // 0: the target's DRAM size, capped (see ProgramCommands)
+  int64_t maxWork = 0;   // > 0: the functional budget (default sim::SimOptions::maxWork)
 };
 struct OptArgs {
   std::string file, passes, stopAfter;

@@ -8,7 +8,7 @@
 // paths of existing files are made absolute so the command runs from any directory.
 #include "support/CrashContext.h"
 #include "support/Error.h"
-#include "support/Npy.h"
+#include "support/File.h"
 #include "tools/cli/Commands.h"
 
 #include <cerrno>

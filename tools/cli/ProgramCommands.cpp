@@ -11,6 +11,7 @@
 #include "simulator/Simulator.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+#include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 
 #include <algorithm>
@@ -42,8 +43,18 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A compiled package handed to a command for programs: it would otherwise be read as assembly
+// text ("unknown mnemonic 'NPUB'") or decoded as instructions.
+void rejectPackage(const std::string &path, const std::string &bytes) {
+  if (driver::hasPackageMagic(bytes))
+    fail("{}: is an npuc package (a compiled model), not a program; run it with `npuc run {}`, "
+         "or list its programs with `npuc disasm {}`",
+         path, path, path);
+}
+
 isa::Program loadProgram(const isa::Target &t, const std::string &path, isa::AsmSymbols &sym) {
   std::string bytes = readFile(path);
+  rejectPackage(path, bytes);
   if (endsWith(path, ".bin")) {
     try {
       return isa::decode(t, std::vector<uint8_t>(bytes.begin(), bytes.end()));
@@ -108,9 +119,11 @@ std::string regionNpy(const isa::Region &r, const uint8_t *data) {
 
 void cmdAsm(const AsmArgs &a, std::ostream &out) {
   isa::Target t = isa::loadTarget(a.target);
-  isa::Program p = isa::assemble(t, readFile(a.program), a.program);
+  std::string text = readFile(a.program);
+  rejectPackage(a.program, text);
+  isa::Program p = isa::assemble(t, text, a.program);
   std::vector<uint8_t> code = isa::encode(t, p);
-  OutputSet outs;
+  OutputSet outs({a.program, a.target});
   outs.writeFile(a.output, std::string(code.begin(), code.end()));
   outs.commit();
   out << fmt::format("assembled {} instructions ({} bytes) -> {}\n", p.instrs.size(), code.size(),
@@ -173,11 +186,18 @@ void cmdSim(const SimArgs &a, std::ostream &out) {
   opt.trace = !a.trace.empty();
   opt.check = !a.noCheck;
   opt.functional = !a.timingOnly;
+  if (a.maxWork > 0)
+    opt.maxWork = a.maxWork;
   if (a.timingOnly && !dumps.empty())
     fail("--dump: a --timing-only run computes no data to dump");
   sim::SimStats stats = sim::run(t, p, mem, opt);
 
-  OutputSet outs;
+  std::vector<std::string> read;
+  for (const DramInit &d : inits)
+    read.push_back(d.file);
+  read.push_back(a.program);
+  read.push_back(a.target);
+  OutputSet outs(read);
   for (const Dump &d : dumps) {
     if (d.region)
       outs.writeFile(d.file, regionNpy(*d.region, mem.level(d.region->level).data() + d.addr));
@@ -205,6 +225,7 @@ namespace npuc::cli {
 void cmdDisasmProgram(const std::string &binary, const std::string &target, std::ostream &out) {
   isa::Target t = isa::loadTarget(target);
   std::string bytes = readFile(binary);
+  rejectPackage(binary, bytes);
   isa::Program p;
   try {
     p = isa::decode(t, std::vector<uint8_t>(bytes.begin(), bytes.end()));

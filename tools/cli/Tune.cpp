@@ -3,8 +3,10 @@
 // and an optional plot of the best estimated cycles against trials.
 #include "tools/cli/Commands.h"
 
+#include "npuc/thread_pool.h"
 #include "simulator/Simulator.h"
 #include "support/Error.h"
+#include "support/File.h"
 #include "support/Plot.h"
 #include "tune/Tuner.h"
 
@@ -25,14 +27,18 @@ void checkTuneArgs(const TuneArgs &a) {
     fail("--target {}: npuc tune tunes NPU kernels; give a target description YAML", a.target);
   if (a.trials <= 0)
     fail("--trials {}: must be at least 1", a.trials);
-  if (a.jobs < 0)
-    fail("--jobs {}: must be at least 1 (0: the hardware's concurrency)", a.jobs);
+  if (a.jobs < 0 || a.jobs > rt::ThreadPool::kMaxThreads)
+    fail("--jobs {}: must be in [1, {}] (0: the hardware's concurrency)", a.jobs,
+         rt::ThreadPool::kMaxThreads);
   if (a.timeBudget < 0)
     fail("--time-budget {}: must not be negative", a.timeBudget);
   std::error_code ec;
   if (fs::is_directory(a.log, ec))
     fail("--log {}: is a directory, not a tuning log file", a.log);
+  // The log is appended to and the plot replaced: neither may be a device, a FIFO or an input.
+  checkOutputPath(a.log, {a.model, a.target});
   if (!a.plot.empty()) {
+    checkOutputPath(a.plot, {a.model, a.target, a.log});
     const std::string ext = fs::path(a.plot).extension().string();
     if (ext != ".png" && ext != ".svg")
       fail("--plot {}: the plot is .png or .svg", a.plot);

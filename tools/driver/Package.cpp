@@ -12,6 +12,8 @@
 #include "tools/driver/PackageCodec.h"
 #include "tools/driver/Report.h"
 
+#include "npuc/thread_pool.h"
+
 #include <cstring>
 #include <optional>
 
@@ -232,6 +234,10 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
 
 } // namespace
 
+bool hasPackageMagic(const std::string &bytes) {
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+}
+
 std::string packageBytes(const CompiledModel &m) {
   BlobWriter blobs;
   json segs = json::array(), npuSegs = json::array();
@@ -302,7 +308,8 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
   CompiledModel m;
   // Packages from before --target cpu have neither key: NPU target, one thread.
   m.cpuOnly = root.has("cpu_only") && root["cpu_only"].asBool();
-  m.threads = root.has("threads") ? int(root["threads"].asIntIn(1, 1024)) : 1;
+  m.threads =
+      root.has("threads") ? int(root["threads"].asIntIn(1, rt::ThreadPool::kMaxThreads)) : 1;
   if (m.cpuOnly) {
     m.target.name = "cpu";
   } else {

@@ -30,6 +30,10 @@ std::string packageBytes(const CompiledModel &m);
 /// Parses bytes; `origin` names the file in error messages.
 CompiledModel parsePackage(const std::string &bytes, const std::string &origin);
 
+/// Whether `bytes` start with the package magic (so that commands taking programs can tell a
+/// package handed to them by mistake).
+bool hasPackageMagic(const std::string &bytes);
+
 /// Writes atomically: on error no file (and no partial file) exists at `path`.
 void savePackage(const CompiledModel &m, const std::string &path);
 CompiledModel loadPackage(const std::string &path);
