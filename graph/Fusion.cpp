@@ -66,6 +66,7 @@ struct Fuser {
   std::vector<NodeId> parent;                 // union-find over nodes
   std::vector<OpPattern> groupPattern;        // by root
   std::vector<int> groupSize;                 // by root
+  std::vector<std::vector<NodeId>> members;   // by root: the group's nodes, in no set order
   static constexpr int kMaxGroupSize = 256;
 
   Fuser(const Graph &graph, const FusionFilter &f) : g(graph), filter(f) {}
@@ -206,9 +207,9 @@ struct Fuser {
     return roots;
   }
 
-  FusedGroup makeGroup(const std::vector<NodeId> &members) const {
+  FusedGroup makeGroup(const std::vector<NodeId> &nodes) const {
     FusedGroup grp;
-    grp.nodes = members;
+    grp.nodes = nodes;
     std::sort(grp.nodes.begin(), grp.nodes.end(), [&](NodeId a, NodeId b) {
       return pos[static_cast<size_t>(a)] < pos[static_cast<size_t>(b)];
     });
@@ -221,15 +222,20 @@ struct Fuser {
           grp.anchor = n;
       }
     grp.name = g.node(grp.anchor).name;
-    computeGroupBoundary(g, grp);
+    computeGroupBoundary(g, grp, consumers);
     return grp;
   }
 
-  std::vector<NodeId> membersOf(const std::set<NodeId> &roots) {
+  // The nodes of the groups `roots`, in topological order. Gathered from the per-root member
+  // lists, not by a scan of every node: commit asks this once per candidate merge.
+  std::vector<NodeId> membersOf(const std::set<NodeId> &roots) const {
     std::vector<NodeId> m;
-    for (NodeId n : order)
-      if (roots.count(find(n)))
-        m.push_back(n);
+    for (NodeId r : roots)
+      m.insert(m.end(), members[static_cast<size_t>(r)].begin(),
+               members[static_cast<size_t>(r)].end());
+    std::sort(m.begin(), m.end(), [&](NodeId a, NodeId b) {
+      return pos[static_cast<size_t>(a)] < pos[static_cast<size_t>(b)];
+    });
     return m;
   }
 
@@ -268,6 +274,10 @@ struct Fuser {
         continue;
       parent[static_cast<size_t>(r)] = target;
       groupSize[static_cast<size_t>(target)] += groupSize[static_cast<size_t>(r)];
+      std::vector<NodeId> &into = members[static_cast<size_t>(target)];
+      into.insert(into.end(), members[static_cast<size_t>(r)].begin(),
+                  members[static_cast<size_t>(r)].end());
+      members[static_cast<size_t>(r)].clear();
       groupPattern[static_cast<size_t>(target)] =
           std::max(groupPattern[static_cast<size_t>(target)], groupPattern[static_cast<size_t>(r)]);
     }
@@ -279,6 +289,9 @@ struct Fuser {
       parent[i] = static_cast<NodeId>(i);
     groupPattern = pattern;
     groupSize.assign(g.nodes.size(), 1);
+    members.assign(g.nodes.size(), {});
+    for (NodeId n : order)
+      members[static_cast<size_t>(n)] = {n};
     for (int phase = 0; phase < 2; ++phase)
       for (NodeId n : order) {
         NodeId sink = ipdom[static_cast<size_t>(n)];
@@ -311,10 +324,10 @@ struct Fuser {
       byRoot[find(n)].push_back(n);
     std::vector<FusedGroup> gs;
     std::vector<int> groupOf(g.nodes.size(), -1);
-    for (const auto &[r, members] : byRoot) {
-      for (NodeId n : members)
+    for (const auto &[r, nodes] : byRoot) {
+      for (NodeId n : nodes)
         groupOf[static_cast<size_t>(n)] = static_cast<int>(gs.size());
-      gs.push_back(makeGroup(members));
+      gs.push_back(makeGroup(nodes));
     }
     // Kahn over the group graph, ready groups by the position of their last node.
     const size_t ng = gs.size();
@@ -353,6 +366,11 @@ struct Fuser {
 } // namespace
 
 void computeGroupBoundary(const Graph &g, FusedGroup &grp) {
+  computeGroupBoundary(g, grp, g.useLists());
+}
+
+void computeGroupBoundary(const Graph &g, FusedGroup &grp,
+                          const std::vector<std::vector<NodeId>> &uses) {
   grp.inputs.clear();
   grp.outputs.clear();
   std::set<NodeId> members(grp.nodes.begin(), grp.nodes.end());
@@ -369,11 +387,10 @@ void computeGroupBoundary(const Graph &g, FusedGroup &grp) {
   for (ValueId o : produced)
     if (g.isGraphOutput(o))
       external.insert(o);
-  for (const Node &c : g.nodes)
-    if (!c.dead && !members.count(c.id))
-      for (ValueId in : c.inputs)
-        if (in != kNoValue && produced.count(in))
-          external.insert(in);
+  for (ValueId o : produced)
+    for (NodeId c : uses[static_cast<size_t>(o)])
+      if (!members.count(c))
+        external.insert(o);
   for (NodeId n : grp.nodes)
     for (ValueId o : g.node(n).outputs)
       if (external.count(o))
@@ -381,6 +398,12 @@ void computeGroupBoundary(const Graph &g, FusedGroup &grp) {
 }
 
 bool isNodeChain(const Graph &g, const FusedGroup &grp) {
+  // A chain value read outside the group is one of its outputs; one read by a later member
+  // besides the next is caught below. So with a current boundary, "not an output" is "consumed
+  // by the next node alone" without scanning the graph's nodes (fusion asks this per merge).
+  auto isOutput = [&](ValueId v) {
+    return std::find(grp.outputs.begin(), grp.outputs.end(), v) != grp.outputs.end();
+  };
   std::set<ValueId> produced;
   for (size_t i = 0; i < grp.nodes.size(); ++i) {
     const Node &n = g.node(grp.nodes[i]);
@@ -389,7 +412,7 @@ bool isNodeChain(const Graph &g, const FusedGroup &grp) {
     if (i > 0) {
       ValueId prev = g.node(grp.nodes[i - 1]).outputs[0];
       if (std::find(n.inputs.begin(), n.inputs.end(), prev) == n.inputs.end() ||
-          g.isGraphOutput(prev) || g.consumers(prev).size() != 1)
+          g.isGraphOutput(prev) || isOutput(prev))
         return false;
       for (ValueId in : n.inputs)
         if (in != prev && produced.count(in))
@@ -426,13 +449,14 @@ std::vector<int> splitGroup(Graph &g, int gid) {
   NPUC_ASSERT(gid >= 0 && static_cast<size_t>(gid) < g.groups.size(), "splitGroup: no such group");
   FusedGroup whole = g.groups[static_cast<size_t>(gid)];
   std::vector<FusedGroup> parts;
+  const std::vector<std::vector<NodeId>> uses = g.useLists();
   for (NodeId n : whole.nodes) { // already in topological order, so the parts are too
     FusedGroup p;
     p.nodes = {n};
     p.anchor = n;
     p.name = g.node(n).name;
     p.placement = whole.placement;
-    computeGroupBoundary(g, p);
+    computeGroupBoundary(g, p, uses);
     parts.push_back(std::move(p));
   }
   g.groups.erase(g.groups.begin() + gid);

@@ -181,6 +181,21 @@ std::vector<NodeId> Graph::consumers(ValueId v) const {
   return out;
 }
 
+std::vector<std::vector<NodeId>> Graph::useLists() const {
+  std::vector<std::vector<NodeId>> uses(values.size());
+  for (const Node &nd : nodes) {
+    if (nd.dead)
+      continue;
+    for (ValueId in : nd.inputs)
+      if (in != kNoValue) {
+        std::vector<NodeId> &u = uses[static_cast<size_t>(in)];
+        if (u.empty() || u.back() != nd.id) // a node reading v twice is one consumer
+          u.push_back(nd.id);
+      }
+  }
+  return uses;
+}
+
 bool Graph::isGraphOutput(ValueId v) const {
   return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
 }

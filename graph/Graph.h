@@ -100,8 +100,11 @@ public:
 
   /// Live nodes in a topological order (Boost.Graph topological_sort); ties keep model order.
   std::vector<NodeId> topoOrder() const;
-  /// Live nodes reading value v.
+  /// Live nodes reading value v, in id order. Scans every node: a pass asking about many values
+  /// builds useLists() once instead.
   std::vector<NodeId> consumers(ValueId v) const;
+  /// consumers() of every value at once, indexed by value id, in one pass over the nodes.
+  std::vector<std::vector<NodeId>> useLists() const;
   bool isGraphOutput(ValueId v) const;
   /// Replaces every use of `from` (in live nodes and graph outputs) by `to`.
   void replaceAllUses(ValueId from, ValueId to);

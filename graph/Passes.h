@@ -65,7 +65,8 @@ preserveRunnable(const std::function<std::string(const Graph &, const FusedGroup
 /// Groups made only of Reshape/Flatten/Squeeze/Unsqueeze (a free reinterpretation).
 bool isViewOnly(const Graph &g, const FusedGroup &grp);
 
-/// The chain shape preserveRunnable requires.
+/// The chain shape preserveRunnable requires. grp's boundary must be current
+/// (computeGroupBoundary): a chain value in grp.outputs has a reader outside the chain.
 bool isNodeChain(const Graph &g, const FusedGroup &grp);
 
 /// Immediate post-dominator of every live node (-1: only the virtual exit post-dominates it).
@@ -73,6 +74,10 @@ std::vector<NodeId> postDominators(const Graph &g);
 
 /// Recomputes grp.inputs/outputs from grp.nodes.
 void computeGroupBoundary(const Graph &g, FusedGroup &grp);
+/// The same with the graph's use lists (Graph::useLists, or any lists naming every live reader of
+/// each value) built once by a caller that computes many boundaries.
+void computeGroupBoundary(const Graph &g, FusedGroup &grp,
+                          const std::vector<std::vector<NodeId>> &uses);
 
 /// Throughputs the placement cost model uses (see Placement.cpp).
 struct DeviceCosts {

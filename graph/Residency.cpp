@@ -14,15 +14,13 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <set>
 
 namespace npuc::graph {
 
 std::vector<ResidentTensor> findResidentTensors(const Graph &g, const std::vector<int> &segment,
                                                 int64_t capacity, int64_t elemBytes) {
-  std::map<int, size_t> index; // group id -> position in the segment
-  for (size_t i = 0; i < segment.size(); ++i)
-    index[segment[i]] = i;
   std::map<ValueId, std::set<size_t>> readers; // segment positions reading each value
   for (size_t i = 0; i < segment.size(); ++i)
     for (ValueId in : g.groups.at(static_cast<size_t>(segment[i])).inputs)
@@ -40,31 +38,34 @@ std::vector<ResidentTensor> findResidentTensors(const Graph &g, const std::vecto
     return std::min(b, capacity / 2);
   };
 
+  // Looked up once, not per value: a segment has thousands of groups in a long chain.
+  const std::vector<std::vector<NodeId>> uses = g.useLists();
+  std::vector<int64_t> posOf(g.nodes.size(), -1); // segment position of each node's group
+  for (size_t i = 0; i < segment.size(); ++i)
+    for (NodeId n : g.groups.at(static_cast<size_t>(segment[i])).nodes)
+      posOf[static_cast<size_t>(n)] = static_cast<int64_t>(i);
+  // The tensors kept so far that are still needed, by the position of their last consumer.
+  using Pending = std::pair<size_t, int64_t>; // last consumer's position, bytes
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> pending;
+  int64_t live = 0; // their bytes
+
   std::vector<ResidentTensor> kept;
   for (size_t i = 0; i + 1 < segment.size(); ++i) {
+    // Space: tensors kept earlier that are still needed while group i+1 runs.
+    for (; !pending.empty() && pending.top().first < i + 1; pending.pop())
+      live -= pending.top().second;
     const FusedGroup &grp = g.groups.at(static_cast<size_t>(segment[i]));
     for (ValueId v : grp.outputs) {
       if (g.isGraphOutput(v))
         continue;
-      // Every consumer (by node, so a consumer outside the segment is seen) is in the segment.
+      // Every consumer (by node, so a consumer outside the segment is seen) is a later group of
+      // the segment.
       bool inside = true;
-      for (const Node &c : g.nodes)
-        if (!c.dead && std::find(c.inputs.begin(), c.inputs.end(), v) != c.inputs.end()) {
-          bool found = false;
-          for (size_t j = i + 1; j < segment.size() && !found; ++j) {
-            const auto &ns = g.groups.at(static_cast<size_t>(segment[j])).nodes;
-            found = std::find(ns.begin(), ns.end(), c.id) != ns.end();
-          }
-          inside = inside && found;
-        }
+      for (NodeId c : uses[static_cast<size_t>(v)])
+        inside = inside && posOf[static_cast<size_t>(c)] > static_cast<int64_t>(i);
       auto r = readers.find(v);
       if (!inside || r == readers.end() || *r->second.begin() != i + 1)
         continue;
-      // Space: tensors kept earlier that are still needed while group i+1 runs.
-      int64_t live = 0;
-      for (const ResidentTensor &t : kept)
-        if (index.at(t.consumers.back()) >= i + 1)
-          live += t.bytes;
       const FusedGroup &next = g.groups.at(static_cast<size_t>(segment[i + 1]));
       int64_t b = bytesOf(v);
       if (live + b + workingSet(next) > capacity)
@@ -76,6 +77,8 @@ std::vector<ResidentTensor> findResidentTensors(const Graph &g, const std::vecto
         t.consumers.push_back(segment[j]);
       t.bytes = b;
       t.dramBytesSaved = b * static_cast<int64_t>(1 + t.consumers.size());
+      pending.push({*r->second.rbegin(), b});
+      live += b;
       kept.push_back(std::move(t));
     }
   }

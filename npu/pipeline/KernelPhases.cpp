@@ -47,7 +47,27 @@ Expected<isa::Program, Reject> encode(const SegmentPlan &p, const EmitUnit &u) {
   return unexpected(std::move(r));
 }
 
-EmitUnit wholeBatchUnit(SegmentPlan &p, size_t i) {
+// The L1 bytes of the residents live at each step: a difference array over their lifetimes, so
+// the schedule phase does not scan every resident for every step.
+std::vector<int64_t> residentBytesPerStep(const SegmentPlan &p) {
+  const int64_t steps = static_cast<int64_t>(p.groupIds.size());
+  std::vector<int64_t> delta(static_cast<size_t>(steps) + 1, 0);
+  for (const auto &[root, at] : p.rp.l1Addr) {
+    const Span &life = p.live.life.at(root);
+    const int64_t lo = std::max<int64_t>(life.first, 0), hi = std::min(life.second, steps);
+    if (lo >= hi)
+      continue;
+    delta[static_cast<size_t>(lo)] += p.bytesOf(root);
+    delta[static_cast<size_t>(hi)] -= p.bytesOf(root);
+  }
+  std::vector<int64_t> bytes(p.groupIds.size(), 0);
+  int64_t sum = 0;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = sum += delta[i];
+  return bytes;
+}
+
+EmitUnit wholeBatchUnit(SegmentPlan &p, size_t i, int64_t residentL1Bytes) {
   EmitUnit u;
   u.step = i;
   u.g = p.g;
@@ -58,9 +78,7 @@ EmitUnit wholeBatchUnit(SegmentPlan &p, size_t i) {
   // Odd steps place their buffers from the top of each level (Builder): see crossGroupPrefetch.
   u.fromTop = p.opt.crossGroupPrefetch && i % 2 == 1;
   u.resident = [&p](graph::ValueId v) { return p.resident(v); };
-  for (const auto &[root, at] : p.rp.l1Addr)
-    if (p.live.life.at(root).first <= int64_t(i) && int64_t(i) < p.live.life.at(root).second)
-      u.residentL1Bytes += p.bytesOf(root);
+  u.residentL1Bytes = residentL1Bytes;
   return u;
 }
 
@@ -106,13 +124,14 @@ PhaseResult phaseSchedule(SegmentPlan &p) {
                          [&p, &hw](graph::ValueId v) { return p.resident(v) ? hw.l1 : hw.dram; }};
   p.runConsts.assign(p.split.runs.size(), {});
   p.units.clear();
+  const std::vector<int64_t> residentBytes = residentBytesPerStep(p);
   for (size_t i = 0; i < p.groupIds.size(); ++i) {
     if (const SplitRun *run = p.split.startingAt(i)) {
       splitRunUnits(p, static_cast<int>(run - p.split.runs.data()));
       i = run->end - 1;
       continue;
     }
-    p.units.push_back(wholeBatchUnit(p, i));
+    p.units.push_back(wholeBatchUnit(p, i, residentBytes[i]));
   }
   return {};
 }

@@ -38,9 +38,10 @@ Liveness computeLiveness(const graph::Graph &g, const std::vector<int> &groupIds
   for (int id : groupIds)
     for (graph::NodeId n : g.groups.at(static_cast<size_t>(id)).nodes)
       nodeInRun[static_cast<size_t>(n)] = true;
+  const std::vector<std::vector<graph::NodeId>> uses = g.useLists(); // once, not per value
   for (graph::ValueId v : produced) {
     bool outside = g.isGraphOutput(v);
-    for (graph::NodeId c : g.consumers(v))
+    for (graph::NodeId c : uses[static_cast<size_t>(v)])
       outside = outside || !nodeInRun[static_cast<size_t>(c)];
     if (outside)
       out.escaping.push_back(v);

@@ -197,6 +197,18 @@ private:
   // The proposals, merged by alias root (a view of a resident tensor is the same bytes), each
   // with its report entry; those the host or a batch-split run needs in DRAM start dropped.
   void collectCandidates() {
+    // Every kernel (views move no data) reading each root or one of its views, in step order.
+    std::map<graph::ValueId, std::vector<int>> readers;
+    for (size_t i = 0; i < steps_; ++i) {
+      if (in_.plans[i].kind == KernelKind::View)
+        continue;
+      const graph::FusedGroup &grp = g_.groups.at(static_cast<size_t>(in_.groupIds[i]));
+      for (graph::ValueId v : grp.inputs) {
+        std::vector<int> &ids = readers[in_.rootOf(v)];
+        if (ids.empty() || ids.back() != grp.id) // a group reading a root twice reads it once
+          ids.push_back(grp.id);
+      }
+    }
     for (const graph::ResidentTensor &r :
          graph::findResidentTensors(g_, in_.groupIds, cap_, hw_.actBytes())) {
       graph::ValueId root = in_.rootOf(r.value);
@@ -209,15 +221,8 @@ private:
       e.name = g_.value(root).name;
       e.bytes = c.bytes;
       e.producer = r.producer;
-      // Its readers: every kernel (views move no data) reading the root or one of its views.
-      for (size_t i = 0; i < steps_; ++i) {
-        if (in_.plans[i].kind == KernelKind::View)
-          continue;
-        const graph::FusedGroup &grp = g_.groups.at(static_cast<size_t>(in_.groupIds[i]));
-        if (std::any_of(grp.inputs.begin(), grp.inputs.end(),
-                        [&](graph::ValueId v) { return in_.rootOf(v) == root; }))
-          e.consumers.push_back(grp.id);
-      }
+      if (auto it = readers.find(root); it != readers.end())
+        e.consumers = it->second;
       e.dramBytesSaved = c.bytes * static_cast<int64_t>(1 + e.consumers.size());
       auto span = in_.life.find(root);
       NPUC_ASSERT(span != in_.life.end(), "a proposed tensor is an activation of the segment");
@@ -262,16 +267,17 @@ private:
     }
     for (size_t j = 0; j < kept.size(); ++j)
       out_.l1Addr[cands_[kept[j]].root] = mp.offsets[j];
-    for (size_t i = 0; i < steps_; ++i) {
-      int64_t lo = 0;
-      for (size_t j = 0; j < kept.size(); ++j) {
-        const Candidate &c = cands_[kept[j]];
-        if (c.start <= int64_t(i) && int64_t(i) < c.end)
-          lo = std::max(lo, mp.offsets[j] + c.bytes);
-      }
-      if (lo > 0)
-        out_.window[i].range[hw_.l1] = {alignUp(lo, align_), cap_};
+    // Each step's window starts above the highest kept tensor live at it: one pass over each
+    // tensor's live steps, not over every tensor per step.
+    std::vector<int64_t> lo(steps_, 0);
+    for (size_t j = 0; j < kept.size(); ++j) {
+      const Candidate &c = cands_[kept[j]];
+      for (int64_t i = std::max<int64_t>(c.start, 0); i < std::min(c.end, int64_t(steps_)); ++i)
+        lo[size_t(i)] = std::max(lo[size_t(i)], mp.offsets[j] + c.bytes);
     }
+    for (size_t i = 0; i < steps_; ++i)
+      if (lo[i] > 0)
+        out_.window[i].range[hw_.l1] = {alignUp(lo[i], align_), cap_};
     return true;
   }
 

@@ -88,6 +88,36 @@ void checkSplitRuns(const SegmentPlan &p, Problems &out) {
   }
 }
 
+// Two residents live at once do not share L1 bytes. Only pairs whose lifetimes overlap are
+// compared (residents by first step, each against those starting before it ends), so that a
+// segment of thousands of short-lived residents is not checked pair by pair.
+void checkResidentOverlaps(const SegmentPlan &p, Problems &out) {
+  struct Res {
+    Span life;
+    graph::ValueId root;
+    int64_t at, end;
+  };
+  std::vector<Res> rs;
+  for (const auto &[root, at] : p.rp.l1Addr)
+    if (auto span = p.live.life.find(root); span != p.live.life.end())
+      rs.push_back({span->second, root, at, at + p.bytesOf(root)});
+  std::sort(rs.begin(), rs.end(), [](const Res &x, const Res &y) {
+    return std::tie(x.life.first, x.root) < std::tie(y.life.first, y.root);
+  });
+  std::vector<std::pair<graph::ValueId, graph::ValueId>> clash;
+  for (size_t i = 0; i < rs.size(); ++i)
+    for (size_t j = i + 1; j < rs.size() && rs[j].life.first < rs[i].life.second; ++j) {
+      const Res &a = rs[i], &b = rs[j];
+      if (b.life.first < a.life.second && a.life.first < b.life.second && a.at < b.end &&
+          b.at < a.end)
+        clash.emplace_back(std::min(a.root, b.root), std::max(a.root, b.root));
+    }
+  std::sort(clash.begin(), clash.end());
+  for (const auto &[x, y] : clash)
+    out.push_back(fmt::format("residents {} and {} share L1 bytes while both live", quoted(p, x),
+                              quoted(p, y)));
+}
+
 // Residents: not host-visible, outside every window of the steps they are live at, and never
 // live across a batch-split run; two residents live at once do not share L1 bytes.
 void checkResidents(const SegmentPlan &p, Problems &out) {
@@ -108,30 +138,23 @@ void checkResidents(const SegmentPlan &p, Problems &out) {
       continue;
     }
     for (int64_t i = span->second.first; i < span->second.second; ++i) {
-      const std::string step = fmt::format("step {} (group '{}')", i, p.group(size_t(i)).name);
+      auto step = [&] { return fmt::format("step {} (group '{}')", i, p.group(size_t(i)).name); };
       if (p.split.covers(size_t(i)))
         out.push_back(fmt::format("resident {} stays in L1 across a batch-split run at {}",
-                                  quoted(p, root), step));
+                                  quoted(p, root), step()));
       const Window &w = p.rp.window.at(size_t(i));
       auto r = w.range.find(l1);
       if (r == w.range.end())
         out.push_back(fmt::format("{} tiles in the whole of L1 while resident {} is live at "
                                   "[{}, {})",
-                                  step, quoted(p, root), at, end));
+                                  step(), quoted(p, root), at, end));
       else if (r->second.first < end && at < r->second.second)
         out.push_back(fmt::format("{}: its L1 window [{}, {}) overlaps resident {} at [{}, {})",
-                                  step, r->second.first, r->second.second, quoted(p, root), at,
+                                  step(), r->second.first, r->second.second, quoted(p, root), at,
                                   end));
     }
-    for (const auto &[other, at2] : p.rp.l1Addr) {
-      if (other <= root)
-        continue;
-      const Span &a = span->second, &b = p.live.life.at(other);
-      if (a.first < b.second && b.first < a.second && at < at2 + p.bytesOf(other) && at2 < end)
-        out.push_back(fmt::format("residents {} and {} share L1 bytes while both live",
-                                  quoted(p, root), quoted(p, other)));
-    }
   }
+  checkResidentOverlaps(p, out);
 }
 
 // Every live buffer has exactly one home (a DRAM region, the whole batch's L1, or a split

@@ -224,6 +224,35 @@ TEST(Fusion, FilterKeepsDeviceChains) {
   expectSame(want, runGroups(d.g, in));
 }
 
+TEST(Fusion, ChainValueReadOutsideTheGroupIsNoChain) {
+  // relu -> tanh, and exp also reads relu's output: {relu, tanh} is no chain (relu's output
+  // is not single-use), whichever way the reader outside is found; {tanh} alone is.
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = out(g, addNode(g, "Relu", "relu", {x}));
+  ValueId b = out(g, addNode(g, "Tanh", "tanh", {a}));
+  ValueId e = out(g, addNode(g, "Exp", "exp", {a}));
+  g.outputs = {b, e};
+  FusedGroup grp;
+  grp.nodes = {0, 1};
+  computeGroupBoundary(g, grp);
+  EXPECT_EQ(grp.outputs, (std::vector<ValueId>{a, b}));
+  EXPECT_FALSE(isNodeChain(g, grp));
+  // The same with use lists built once (what fusion does per candidate merge).
+  FusedGroup same;
+  same.nodes = {0, 1};
+  computeGroupBoundary(g, same, g.useLists());
+  EXPECT_EQ(same.inputs, grp.inputs);
+  EXPECT_EQ(same.outputs, grp.outputs);
+  // Without the outside reader the pair is a chain.
+  g.node(2).dead = true;
+  g.outputs = {b};
+  computeGroupBoundary(g, grp);
+  EXPECT_EQ(grp.outputs, (std::vector<ValueId>{b}));
+  EXPECT_TRUE(isNodeChain(g, grp));
+}
+
 TEST(Fusion, MultiConsumerFusesOneConvIntoTheAdd) {
   // relu -> {conv1, conv2} -> add. relu's paths go through convs: it stays alone. conv1 fuses
   // into the add (elementwise edge); conv2's post-dominator is then a group holding a conv,

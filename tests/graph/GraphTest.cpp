@@ -53,6 +53,29 @@ TEST(Graph, CycleIsAnError) {
   EXPECT_THROW(g.topoOrder(), Error);
 }
 
+TEST(Graph, UseListsAreEveryValuesConsumers) {
+  // x feeds r twice (one consumer) and m; a feeds t and the dead node; nothing reads b or d.
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
+  ValueId c = g.addValue("c", {4}, DType::F32), d = g.addValue("d", {4}, DType::F32);
+  g.addNode(OpKind::Add, "r", {x, x}, {a});
+  g.addNode(OpKind::Tanh, "t", {a}, {b});
+  g.addNode(OpKind::Mul, "m", {a, x}, {c});
+  g.addNode(OpKind::Exp, "dead", {a}, {d});
+  g.node(3).dead = true;
+  g.outputs = {b, c};
+  const std::vector<std::vector<NodeId>> uses = g.useLists();
+  ASSERT_EQ(uses.size(), g.values.size());
+  EXPECT_EQ(uses[static_cast<size_t>(x)], (std::vector<NodeId>{0, 2}));
+  EXPECT_EQ(uses[static_cast<size_t>(a)], (std::vector<NodeId>{1, 2}));
+  EXPECT_TRUE(uses[static_cast<size_t>(b)].empty());
+  EXPECT_TRUE(uses[static_cast<size_t>(d)].empty());
+  for (const Value &v : g.values)
+    EXPECT_EQ(uses[static_cast<size_t>(v.id)], g.consumers(v.id)) << v.name;
+}
+
 TEST(Graph, ConsumersReplaceAndDce) {
   Graph g;
   ValueId x = g.addValue("x", {4}, DType::F32);
