@@ -33,7 +33,8 @@ template <typename T> std::vector<T> rawAs(const onnx::TensorProto &t, int64_t n
     fail("tensor '{}': raw_data has {} bytes, expected {}", t.name(), t.raw_data().size(),
          n * static_cast<int64_t>(sizeof(T)));
   std::vector<T> v(static_cast<size_t>(n));
-  std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size()); // ONNX raw data is LE
+  if (n > 0) // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size()); // ONNX raw data is LE
   return v;
 }
 

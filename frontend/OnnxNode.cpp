@@ -6,6 +6,8 @@
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
 
+#include <onnx/defs/schema.h>
+
 #include <limits>
 #include <optional>
 #include <set>
@@ -74,6 +76,34 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
       fail("{}: attribute {} has an unsupported type", where(n), a.name());
     }
   }
+}
+
+// The input and output counts ONNX's schema allows for the node's operator at the model's
+// opset, checked before any rule reads an input (a Conv with no inputs is bad input, not an
+// out-of-range index). Operators (or opsets) the installed ONNX library does not know are left
+// to the rules, which check what they read.
+void checkArity(const Importer &im, const Node &n, const onnx::NodeProto &p) {
+  // A model newer than the library: its schemas for that opset are not known (Pad and the
+  // Reduce* take more inputs at 18), so the rules alone check such a node.
+  const int64_t knownOpset =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (im.opset > knownOpset)
+    return;
+  const std::string domain = p.domain() == "ai.onnx" ? "" : p.domain();
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(p.op_type(), static_cast<int>(im.opset), domain);
+  if (!schema)
+    return;
+  auto range = [](int lo, int hi) {
+    return hi == std::numeric_limits<int>::max() ? fmt::format("at least {}", lo)
+                                                 : fmt::format("{} to {}", lo, hi);
+  };
+  if (p.input_size() < schema->min_input() || p.input_size() > schema->max_input())
+    fail("{}: has {} inputs; {} takes {}", where(n), p.input_size(), p.op_type(),
+         range(schema->min_input(), schema->max_input()));
+  if (p.output_size() < schema->min_output() || p.output_size() > schema->max_output())
+    fail("{}: has {} outputs; {} gives {}", where(n), p.output_size(), p.op_type(),
+         range(schema->min_output(), schema->max_output()));
 }
 
 // Resolves auto_pad and fills defaults for a 2-D window op (Conv, MaxPool, AveragePool).
@@ -297,6 +327,7 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   for (size_t i = 0; i < n.outputs.size(); ++i)
     if (n.outputs[i] == kNoValue)
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
+  checkArity(im, n, p);
   bool keep = normalise(im, n, p);
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.

@@ -18,6 +18,9 @@ PACKAGES=(
   # the auto-tuner (npuc tune): XGBoost for its learned cost model (tune/costmodel, C API), gnuplot
   # for its plots of best cycles against trials (support/Plot.cpp runs the program)
   libxgboost-dev gnuplot-nox
+  # the sanitizer build and the libFuzzer harnesses (scripts/sanitize.sh, fuzz/): clang 16 with
+  # its sanitizer and libFuzzer runtimes (llvm-16's llvm-symbolizer names the source lines)
+  clang-16 libclang-rt-16-dev libfuzzer-16-dev
   # test models (export with /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )

@@ -331,7 +331,7 @@ std::vector<BankAccess> bankAccesses(const isa::Target &t, const Decoded &d) {
   return out;
 }
 
-BankModel::BankModel(const isa::Target &t) : t_(t), counter_(t) {
+BankModel::BankModel(const isa::Target &t) : counter_(t) {
   int maxIndex = 0;
   for (const isa::MemoryLevel &l : t.levels)
     maxIndex = std::max(maxIndex, l.index);

@@ -154,7 +154,6 @@ private:
     /// Drops the entries that ended at or before `start` (in order).
     void retire(int64_t start);
   };
-  const isa::Target &t_;
   std::vector<Level> levels_; // by level index
   BankCounter counter_;
   std::vector<int64_t> cuts_; // scratch: the interval boundaries of one stall() call

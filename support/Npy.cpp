@@ -124,7 +124,8 @@ HostTensor readNpy(const std::string &path) {
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(shape),
          need, have);
   HostTensor t(shape);
-  std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
+  if (need > 0) // an empty tensor's data() may be null, which memcpy must not get
+    std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
   return t;
 }
 

@@ -142,8 +142,11 @@ protected:
   // x - (y - c) -> (x - y) + c, ...; so shifted indices such as (i + 1) * 2 + j - 2 fold.
   static Expr constantsOutward(NodeKind k, const Expr &a, const Expr &b) {
     auto split = [](const Expr &e, Expr &x, Expr &c, bool &plus) {
+      if (e.kind() != NodeKind::Add && e.kind() != NodeKind::Sub)
+        return false;
+      // Only now is the downcast valid (UBSan's vptr check flags it on any other node).
       const auto *op = static_cast<const BinaryNode *>(e.get());
-      if ((e.kind() != NodeKind::Add && e.kind() != NodeKind::Sub) || !op->b.as<IntImmNode>())
+      if (!op->b.as<IntImmNode>())
         return false;
       x = op->a;
       c = op->b;

@@ -6,6 +6,7 @@
 // failure, so an error never leaves partial results behind.
 #include "npu/pipeline/Phase.h"
 #include "npuc/thread_pool.h"
+#include "support/CrashContext.h"
 #include "support/Error.h"
 #include "tools/cli/Commands.h"
 
@@ -47,8 +48,9 @@ struct DisasmArgs {
   std::string package, target;
 };
 
-Command addCompile(CLI::App &app) {
+Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   auto a = std::make_shared<CompileArgs>();
+  a->commandLine = commandLine;
   auto *sub = app.add_subcommand("compile", "compile an ONNX model into a .npub package");
   sub->add_option("model", a->model, "ONNX model")->required();
   sub->add_option("--target", a->target,
@@ -98,6 +100,8 @@ Command addCompile(CLI::App &app) {
                 "stderr");
   sub->add_flag("--no-verify-phases", a->noVerifyPhases,
                 "skip the checks of the segment plan's invariants between the phases");
+  // Tests of the crash reproducer only (as clang's `#pragma clang __debug crash`): not listed.
+  sub->add_option("--debug-crash-at", a->debugCrashAt)->group("");
   return {sub, [a] {
             cmdCompile(*a, std::cout, std::cerr);
             return 0;
@@ -289,7 +293,9 @@ Command addCosim(CLI::App &app) {
 int main(int argc, char **argv) {
   CLI::App app{"npuc - compiler, runtime and simulator for deep-learning accelerators"};
   app.require_subcommand(1);
-  const Command commands[] = {addCompile(app), addTune(app),    addRun(app),      addRef(app),
+  npuc::installFatalSignalHandlers();
+  const std::vector<std::string> commandLine(argv, argv + argc);
+  const Command commands[] = {addCompile(app, commandLine), addTune(app),    addRun(app),      addRef(app),
                               addDisasm(app),  addInspect(app), addAsm(app),      addSim(app),
                               addDemo(app),    addOpt(app),     addGraphOpt(app), addCosim(app)};
 
@@ -323,6 +329,8 @@ int main(int argc, char **argv) {
   } catch (const npuc::Error &e) {
     return reportError(e.what());
   } catch (const std::exception &e) {
+    // Scopes that caught it first have printed where it happened (support/CrashContext.h).
+    npuc::reportIfInternal(e);
     return reportError(std::string("internal error: ") + e.what());
   }
   return 0;

@@ -68,7 +68,7 @@ void TaskSearch::Sketch::enumerateOnce() {
 
 TaskSearch::TaskSearch(const driver::CompiledModel &m, const npu::Hw &hw, const Task &t,
                        std::vector<float> taskFeatures, uint64_t seed, SearchOptions o)
-    : m_(m), taskFeatures_(std::move(taskFeatures)), o_(o),
+    : taskFeatures_(std::move(taskFeatures)), o_(o),
       rng_(seed ^ t.key.group ^ (t.key.target << 1)) {
   const graph::FusedGroup &grp = m.graph.groups.at(static_cast<size_t>(t.group));
   const npu::GroupPlan plan = npu::planGroup(m.graph, grp, hw);

@@ -72,7 +72,6 @@ private:
   Sketch *sketchOf(npu::Strategy s) const;
   size_t pick(size_t n) { return static_cast<size_t>(rng_() % n); }
 
-  const driver::CompiledModel &m_;
   std::vector<std::unique_ptr<Sketch>> sketches_;
   std::vector<float> taskFeatures_;
   SearchOptions o_;

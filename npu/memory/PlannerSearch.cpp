@@ -342,7 +342,8 @@ private:
       }
       V.cand = std::move(viable);
       size_t count = V.cand.size() + (minSlack(V.a, V.b) >= std::min(V.left, V.right) - V.f);
-      bool tieBreak = randomValleys ? (rng() & 1) : V.f < valleys[best].f;
+      // (No valley to compare with before the first: valleys[-1] was read, out of bounds.)
+      bool tieBreak = randomValleys ? (rng() & 1) : best >= 0 && V.f < valleys[best].f;
       if (best < 0 || count < bestCount || (count == bestCount && tieBreak)) {
         best = static_cast<int>(v);
         bestCount = count;

@@ -16,6 +16,7 @@
 #include "npu/hw/Layout.h"
 #include "npu/hw/Quant.h"
 #include "npu/kernels/KernelSelect.h"
+#include "npu/pipeline/Phase.h"
 #include "npu/schedule/Schedule.h"
 #include "support/Expected.h"
 
@@ -78,6 +79,10 @@ struct CompileOptions {
   /// A listed group lowers its point where that point is legal in the group's context; elsewhere
   /// it compiles as without the record and Segment::warnings says why. A forced schedule wins.
   std::shared_ptr<const ScheduleFile> tuned;
+  /// Testing the crash path only (`npuc compile --debug-crash-at=PHASE`, hidden, as clang's
+  /// `#pragma clang __debug crash`): an internal error at the start of that phase of every
+  /// segment, or for `lower` while the first group is lowered, so the reproducer is the group.
+  std::optional<Phase> debugCrashAt;
 };
 
 /// A run of consecutive groups the segment compiler executes sub-batch by sub-batch

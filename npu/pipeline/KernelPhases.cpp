@@ -9,6 +9,7 @@
 // first. Constants go into the image as units are lowered, in program order; the bank-aware
 // placement re-lowers a kernel at candidate placements, which then finds its constants where
 // the first lowering put them.
+#include "npu/pipeline/Pipeline.h"
 #include "npu/pipeline/SegmentPlan.h"
 
 #include "npu/isel/Emit.h"
@@ -140,6 +141,8 @@ PhaseResult phaseLower(SegmentPlan &p) {
   for (EmitUnit &u : p.units) {
     if (u.replayOf >= 0)
       continue;
+    CrashScope scope = unitCrashScope(p, u, "lowering");
+    debugCrashPoint(p, Phase::Lower);
     const size_t mark = p.seg.constImage.size();
     DramCtx d = u.dram;
     d.addConst = [&u](const std::vector<uint8_t> &bytes) {
@@ -183,6 +186,7 @@ PhaseResult phaseBanks(SegmentPlan &p) {
   for (EmitUnit &u : p.units) {
     if (u.replayOf >= 0)
       continue; // it takes the placement of the unit it replays
+    CrashScope scope = unitCrashScope(p, u, "placing the on-chip buffers of");
     if (!p.simMem)
       p.simMem = std::make_unique<sim::Memory>(*p.t, u.dramNeed);
     if (static_cast<int64_t>(p.simMem->dram().size()) < u.dramNeed)

@@ -1,6 +1,7 @@
 // Pipeline.cpp - the phase table and the loop that runs it (Pipeline.h).
 #include "npu/pipeline/Pipeline.h"
 
+#include "graph/Extract.h"
 #include "support/Error.h"
 
 #include <chrono>
@@ -54,6 +55,22 @@ void initSegmentPlan(SegmentPlan &p, const graph::Graph &g, const std::vector<in
   p.index = opt.phases ? opt.phases->segments++ : 0;
 }
 
+CrashScope unitCrashScope(const SegmentPlan &p, const EmitUnit &u, const char *action) {
+  return CrashScope(
+      [&p, &u, action] {
+        std::string batch =
+            u.subBatch >= 0 ? fmt::format(", sub-batch {} of run {}", u.subBatch, u.run) : "";
+        return fmt::format("{} group {} '{}' (NPU segment {}{})", action, u.grp->id, u.grp->name,
+                           p.index, batch);
+      },
+      graph::reproduceGroups(*u.g, {u.grp->id}));
+}
+
+void debugCrashPoint(const SegmentPlan &p, Phase phase) {
+  NPUC_ASSERT(p.opt.debugCrashAt != phase,
+              fmt::format("crash requested by --debug-crash-at={}", phaseName(phase)));
+}
+
 std::optional<Reject> runPhases(SegmentPlan &p, Phase last) {
   PhaseControl *c = p.opt.phases.get();
   for (const PhaseEntry &e : kPhases) {
@@ -61,8 +78,19 @@ std::optional<Reject> runPhases(SegmentPlan &p, Phase last) {
       continue;
     if (e.phase > last)
       break;
+    CrashScope scope([&p, &e] {
+      return fmt::format("running phase '{}' of NPU segment {}", phaseName(e.phase), p.index);
+    });
+    if (e.phase != Phase::Lower) // lower asks while its first group is lowered
+      debugCrashPoint(p, e.phase);
     const auto start = std::chrono::steady_clock::now();
-    PhaseResult r = e.run(p);
+    PhaseResult r;
+    try {
+      r = e.run(p);
+    } catch (const std::exception &ex) {
+      reportIfInternal(ex); // while the scopes still say where
+      throw;
+    }
     if (c && c->time)
       c->seconds[static_cast<size_t>(e.phase)] += secondsSince(start);
     if (r)

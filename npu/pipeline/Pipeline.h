@@ -6,6 +6,7 @@
 #pragma once
 
 #include "npu/pipeline/SegmentPlan.h"
+#include "support/CrashContext.h"
 
 #include <ostream>
 #include <string>
@@ -21,6 +22,13 @@ void initSegmentPlan(SegmentPlan &p, const graph::Graph &g, const std::vector<in
 /// Runs the phases after p.done up to and including `last` (or up to CompileOptions::phases'
 /// stopAfter, if earlier). Returns the first phase's Reject, if any.
 std::optional<Reject> runPhases(SegmentPlan &p, Phase last);
+
+/// What a crash report says while `action` (for example "lowering") runs on unit `u` of the
+/// segment, with the unit's group as the reproducer (support/CrashContext.h).
+CrashScope unitCrashScope(const SegmentPlan &p, const EmitUnit &u, const char *action);
+
+/// CompileOptions::debugCrashAt: an internal error when `phase` is the one asked for.
+void debugCrashPoint(const SegmentPlan &p, Phase phase);
 
 /// The invariants the plan breaks, as far as its phases have run (empty: none). Each message
 /// names the invariant and the tensor, step or run that breaks it.

@@ -253,3 +253,77 @@ def case_schedule(c):
                                 "--schedule", path])
     assert rc == 0 and "warning: " + path + ": key 0123456789abcdef-0123456789abcdef " \
         "(elsewhere) matches no NPU group" in err, (rc, err)
+
+
+def case_crash_reproducer(c):
+    """An internal error during `npuc compile` (forced with the hidden --debug-crash-at, as
+    clang's `#pragma clang __debug crash`) prints what the compiler was doing, innermost first,
+    and writes a reproducer directory under $TMPDIR: the failing group as graph text, a copy of
+    the target and rerun.sh. Rerunning crashes the same way; the group without the crash flag
+    compiles, and its package matches `npuc ref` on the same graph text. A crash between groups
+    (the residency phase) reproduces with the whole segment's groups."""
+    import re
+    import subprocess
+
+    try:
+        import numpy as np
+    except ImportError:
+        print("SKIP: python numpy package not available")
+        sys.exit(SKIP)
+    c.require(c.model, c.target)
+    tmp = c.w("tmp")
+    os.makedirs(tmp)
+    env = dict(os.environ, TMPDIR=tmp)
+
+    def crash(phase):
+        pkg = c.w("never.npub")
+        p = subprocess.run([c.npuc, "compile", c.model, "--target", c.target, "-o", pkg,
+                            "--debug-crash-at=" + phase], capture_output=True, text=True, env=env)
+        msg = "rc=%d\nstderr:\n%s" % (p.returncode, p.stderr)
+        assert p.returncode not in (0, 1), "an internal error is not a user error\n" + msg
+        assert "crash requested by --debug-crash-at=" + phase in p.stderr, msg
+        assert not os.path.exists(pkg), "no package after an internal error\n" + msg
+        m = re.search(r"a reproducer is in (\S+) ", p.stderr)
+        assert m and m.group(1).startswith(tmp + "/npuc-crash-"), msg
+        d = m.group(1)
+        for f in ("group.graph", "target.yaml", "rerun.sh"):
+            assert os.path.isfile(os.path.join(d, f)), f + " missing\n" + msg
+        with open(c.target) as a, open(os.path.join(d, "target.yaml")) as b:
+            assert a.read() == b.read(), "the reproducer's target is a copy"
+        return p.stderr, d
+
+    err, d = crash("lower")
+    assert "npuc: while lowering group 0 '/stem/stem.0/Conv' (NPU segment 0)\n" \
+           "npuc: while running phase 'lower' of NPU segment 0\n" in err, err
+    group = os.path.join(d, "group.graph")
+    with open(group) as f:
+        text = f.read()
+    assert text.count(" = Conv ") == 1 and "output " in text, text[:2000]
+    # rerun.sh is the same command on the reproducer: the same internal error.
+    p = subprocess.run(["sh", os.path.join(d, "rerun.sh")], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode not in (0, 1), p.stderr
+    assert "crash requested by --debug-crash-at=lower" in p.stderr, p.stderr
+    assert "while lowering group 0 '/stem/stem.0/Conv'" in p.stderr, p.stderr
+    # Without the flag the reproducer compiles and runs like the reference on the same graph.
+    pkg = c.w("group.npub")
+    c.expect_ok(["compile", group, "--target", os.path.join(d, "target.yaml"), "-o", pkg])
+    rng = np.random.default_rng(5)
+    inp = c.w("x.npy")
+    np.save(inp, rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w("npu")])
+    c.expect_ok(["ref", group, "--input", "input=" + inp, "--output-dir", c.w("ref")])
+    (name,) = os.listdir(c.w("npu"))
+    got, want = np.load(os.path.join(c.w("npu"), name)), np.load(os.path.join(c.w("ref"), name))
+    assert got.shape == want.shape and np.allclose(got, want, rtol=2e-2, atol=2e-2), \
+        float(np.abs(got - want).max())
+    # A crash outside any one group's lowering: the reproducer is the segment's groups.
+    err, d = crash("residency")
+    assert "npuc: while running phase 'residency' of NPU segment 0\n" \
+           "npuc: while compiling NPU segment 0 (groups 0, 1" in err, err
+    with open(os.path.join(d, "group.graph")) as f:
+        seg = f.read()
+    assert seg.count(" = Conv ") > 1, seg[:2000]
+    c.expect_ok(["compile", os.path.join(d, "group.graph"), "--target", c.target,
+                 "-o", c.w("seg.npub")])
+    print("ok: crash context, reproducer, rerun and reproducer compile")

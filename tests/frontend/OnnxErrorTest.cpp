@@ -433,3 +433,20 @@ TEST(OnnxErrors, DirectoryIsNotAModel) {
   EXPECT_FALSE(contains(msg, "protobuf")) << msg;
   std::filesystem::remove(dir);
 }
+
+// Found by fuzz_Onnx: a Conv with no inputs read input 0 with .at() (std::out_of_range, an
+// "internal error"). The schema's input and output counts are checked before any rule reads.
+TEST(OnnxErrors, InputAndOutputCountsFollowTheSchema) {
+  onnx::ModelProto none = baseModel(13, {1, 1, 5, 5});
+  addNode(none, "Conv", "c", {}, {"y"});
+  addOutput(none, "y");
+  std::string path = save(none, "conv_no_inputs.onnx");
+  EXPECT_EQ(importError(path), path + ": node 'c' (Conv): has 0 inputs; Conv takes 2 to 3");
+  onnx::ModelProto many = baseModel(13, {1, 1, 5, 5});
+  addNode(many, "Relu", "r", {"x"}, {"y", "z"});
+  addOutput(many, "y");
+  std::string path2 = save(many, "relu_two_outputs.onnx");
+  EXPECT_EQ(importError(path2), path2 + ": node 'r' (Relu): has 2 outputs; Relu gives 1 to 1");
+  std::filesystem::remove(path);
+  std::filesystem::remove(path2);
+}

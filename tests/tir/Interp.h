@@ -236,7 +236,12 @@ private:
     const auto *op = static_cast<const BinaryNode *>(e.get());
     double a = eval(op->a), b = eval(op->b);
     bool isInt = op->a.type().isIntegral();
-    auto ia = static_cast<int64_t>(a), ib = static_cast<int64_t>(b);
+    // Float operands may be non-finite or beyond int64, whose conversion is undefined; the
+    // integer views of those are not used by the float cases below.
+    auto toInt = [](double x) {
+      return std::isfinite(x) && std::fabs(x) < 0x1p63 ? static_cast<int64_t>(x) : int64_t(0);
+    };
+    auto ia = toInt(a), ib = toInt(b);
     switch (e.kind()) {
     case NodeKind::Add:
       return a + b;

@@ -346,6 +346,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationFile = a.calibrate;
   opt.verifyPhases = !a.noVerifyPhases;
+  if (!a.debugCrashAt.empty()) {
+    opt.debugCrashAt = npu::phaseNamed(a.debugCrashAt);
+    if (!opt.debugCrashAt)
+      fail("--debug-crash-at {}: expected a phase ({})", a.debugCrashAt, npu::phaseNames());
+  }
   opt.phases = phaseControl(a, out);
   if (opt.phases && (aot || driver::isCpuTarget(a.target)))
     fail("--print-after, --stop-after and --time-phases show the NPU's segment pipeline; "
@@ -360,7 +365,14 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   checkOutputPath(a.output, read);
   if (!a.emitSchedule.empty())
     checkOutputPath(a.emitSchedule, read);
-  driver::CompiledModel m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  CrashHandlerScope reproducer(compileCrashHandler(a));
+  driver::CompiledModel m;
+  try {
+    m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+  } catch (const std::exception &e) {
+    reportIfInternal(e); // not caught inside: the reproducer is the whole model
+    throw;
+  }
   m.threads = a.threads;
   if (opt.phases && opt.phases->time)
     err << npu::formatPhaseTimes(*opt.phases);
@@ -428,7 +440,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
 }
 
 void cmdRef(const RefArgs &a, std::ostream &out) {
-  graph::Graph g = frontend::importOnnx(a.model, shapeMap(a.inputShapes));
+  graph::Graph g = driver::loadModelGraph(a.model, shapeMap(a.inputShapes));
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
   driver::validateInputs(g, inputs);
   std::map<graph::ValueId, HostTensor> byId;

@@ -3,6 +3,7 @@
 // no output file behind when it fails (OutputSet).
 #pragma once
 
+#include "support/CrashContext.h"
 #include "support/Tensor.h"
 
 #include <cstdint>
@@ -86,6 +87,9 @@ struct CompileArgs {
   std::string schedule;     // JSON schedule file: force these groups' kernel schedules
   std::string emitSchedule; // write the schedules the compile chose (every NPU group)
   std::string tuningLog;    // `npuc tune` records: each key's best point, used where it fits
+  std::string debugCrashAt; // testing the crash path: an internal error at this phase (hidden)
+  /// The whole command line as given (argv), for the crash reproducer's rerun command.
+  std::vector<std::string> commandLine;
 };
 struct RunArgs {
   std::string package;
@@ -152,6 +156,10 @@ struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
 bool cmdCosim(const CosimArgs &a, std::ostream &out);
 
 void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err);
+/// On an internal error during `npuc compile`: writes the failing group (or segment; without
+/// one, refers to the whole model) as graph text, a copy of the target and rerun.sh into a new
+/// directory under $TMPDIR or /tmp, and prints the command (CrashRepro.cpp).
+CrashHandler compileCrashHandler(const CompileArgs &a);
 /// --target gpu: lowers every group to NVPTX and writes one PTX module (cpu_fallback/Gpu.h).
 void cmdCompileGpu(const CompileArgs &a, std::ostream &out);
 void cmdRun(const RunArgs &a, std::ostream &out);

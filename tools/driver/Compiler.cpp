@@ -6,11 +6,16 @@
 #include "tools/driver/Compiler.h"
 
 #include "frontend/Onnx.h"
+#include "graph/Extract.h"
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
 #include "graph/SinkScale.h"
+#include "graph/Text.h"
+#include "support/CrashContext.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+
+#include <fmt/ranges.h>
 
 #include <map>
 #include <memory>
@@ -60,7 +65,15 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
 RejectFn npuReject(const isa::Target &t) {
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   return [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
-    return npu::npuRejectReason(g, grp, t);
+    CrashScope scope([&grp] { return fmt::format("trying group {} '{}' on the NPU (placement)",
+                                                 grp.id, grp.name); },
+                     graph::reproduceGroups(g, {grp.id}));
+    try {
+      return npu::npuRejectReason(g, grp, t);
+    } catch (const std::exception &e) {
+      reportIfInternal(e); // while the scope still names the group
+      throw;
+    }
   };
 }
 
@@ -90,6 +103,12 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
       if (!s.npu)
         continue;
       s.npuIndex = static_cast<int>(m.npuSegments.size());
+      CrashScope scope(
+          [&s] {
+            return fmt::format("compiling NPU segment {} (groups {})", s.npuIndex,
+                               fmt::join(s.groups, ", "));
+          },
+          graph::reproduceGroups(g, s.groups));
       Expected<npu::Segment, npu::Reject> seg = npu::compileSegment(g, s.groups, m.target, opt);
       if (!seg) {
         const npu::Reject &r = seg.error();
@@ -150,13 +169,27 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
 
 } // namespace
 
+graph::Graph loadModelGraph(const std::string &path,
+                            const std::map<std::string, Shape> &inputShapes) {
+  const std::string ext = ".graph";
+  if (path.size() < ext.size() || path.compare(path.size() - ext.size(), ext.size(), ext) != 0)
+    return frontend::importOnnx(path, inputShapes);
+  if (!inputShapes.empty())
+    fail("{}: --input-shape pins ONNX inputs; graph text gives every shape", path);
+  graph::Graph g = graph::parseGraphText(readFile(path), {path, 1});
+  g.groups.clear();
+  return g;
+}
+
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
                            const std::map<std::string, Shape> &inputShapes,
                            const npu::CompileOptions &opt) {
+  CrashScope scope(
+      [&] { return fmt::format("compiling '{}' for target '{}'", onnxPath, target.name); });
   CompiledModel m;
   m.target = target;
   m.options = opt;
-  m.graph = frontend::importOnnx(onnxPath, inputShapes);
+  m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
@@ -179,7 +212,8 @@ CompiledModel compileModelForCpu(const std::string &onnxPath,
   CompiledModel m;
   m.cpuOnly = true;
   m.target.name = "cpu";
-  m.graph = frontend::importOnnx(onnxPath, inputShapes);
+  CrashScope scope([&] { return fmt::format("compiling '{}' for the CPU", onnxPath); });
+  m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);

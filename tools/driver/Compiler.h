@@ -37,6 +37,12 @@ struct CompiledModel {
   npu::CompileOptions options; // what the NPU segments were compiled with
 };
 
+/// Reads a model: an ONNX file, or graph text (docs/GRAPH.md) when the path ends in `.graph`
+/// (crash reproducers are written so; fused groups in the text are dropped, since compiling
+/// fuses again). `inputShapes` pins ONNX inputs; graph text is static, so pins are an error there.
+graph::Graph loadModelGraph(const std::string &path,
+                            const std::map<std::string, Shape> &inputShapes);
+
 /// Compiles an ONNX model for a target. `inputShapes` pins graph inputs by name (dynamic dims).
 /// Throws npuc::Error naming the file, node or field on bad input.
 CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,

@@ -204,7 +204,8 @@ template <typename T> std::shared_ptr<const std::vector<T>> blobAs(const JsonIn 
   if (b.size() != size_t(n) * sizeof(T))
     j.bad(fmt::format("holds {} bytes, the value's shape needs {}", b.size(), n * sizeof(T)));
   auto v = std::make_shared<std::vector<T>>(size_t(n));
-  std::memcpy(v->data(), b.data(), b.size());
+  if (!b.empty()) // an empty vector's data() may be null, which memcpy must not get
+    std::memcpy(v->data(), b.data(), b.size());
   return v;
 }
 

@@ -50,7 +50,8 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   NPUC_ASSERT(int64_t(dram.size()) >= seg.dramBytes, "Memory allocates the requested DRAM");
   NPUC_ASSERT(seg.constBase + int64_t(seg.constImage.size()) <= seg.dramBytes,
               "compileSegment places the constant image inside the DRAM image");
-  std::memcpy(dram.data() + seg.constBase, seg.constImage.data(), seg.constImage.size());
+  if (!seg.constImage.empty()) // data() of an empty image may be null
+    std::memcpy(dram.data() + seg.constBase, seg.constImage.data(), seg.constImage.size());
   auto t0 = std::chrono::steady_clock::now();
   for (const npu::DramTensor &dt : seg.inputs) {
     const HostTensor &t = vals.get(dt.value);
