@@ -5,8 +5,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   try {
-    npuc::driver::CompiledModel m = npuc::driver::parsePackage(npuc::fuzz::asText(data, size),
-                                                               "fuzz.npub");
+    npuc::driver::CompiledModel m =
+        npuc::driver::parsePackage(npuc::fuzz::asText(data, size), "fuzz.npub");
     (void)m;
   } catch (const npuc::Error &) {
   }

@@ -14,8 +14,8 @@ inline const std::vector<isa::Target> &presets() {
   // while the fuzzer runs (a harness-local constant, not a compiler cache).
   static const std::vector<isa::Target> all = [] {
     std::vector<isa::Target> v;
-    for (const char *name : {"npu-base", "npu-int8", "npu-large", "npu-32x32", "npu-tiny",
-                             "npu-rtl", "vta-like"})
+    for (const char *name :
+         {"npu-base", "npu-int8", "npu-large", "npu-32x32", "npu-tiny", "npu-rtl", "vta-like"})
       v.push_back(isa::loadTarget(sourcePath(std::string("configs/") + name + ".yaml")));
     return v;
   }();

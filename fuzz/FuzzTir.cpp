@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npuc::tir::PassRegistry registry;
   npuc::tir::registerCorePasses(registry);
   npuc::tir::PassContext ctx;
-  npuc::tir::PassManager pm(
-      npuc::tir::parsePipeline(registry, npuc::tir::kNormalisationPipeline), ctx);
+  npuc::tir::PassManager pm(npuc::tir::parsePipeline(registry, npuc::tir::kNormalisationPipeline),
+                            ctx);
   for (const npuc::tir::PrimFunc &f : funcs) {
     if (!npuc::tir::verifyErrors(f).empty())
       continue; // `npuc opt` rejects these with the verifier's message

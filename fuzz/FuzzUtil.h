@@ -45,6 +45,8 @@ inline std::string asText(const uint8_t *data, size_t size) {
 }
 
 /// A file of the source tree (the bundled presets the harnesses that need a target load).
-inline std::string sourcePath(const std::string &rel) { return std::string(NPUC_SOURCE_DIR) + "/" + rel; }
+inline std::string sourcePath(const std::string &rel) {
+  return std::string(NPUC_SOURCE_DIR) + "/" + rel;
+}
 
 } // namespace npuc::fuzz

@@ -37,8 +37,8 @@ constexpr bool kSanitized = false;
 
 void onFatalSignal(int sig) {
   std::signal(sig, SIG_DFL);
-  reportInternalError(std::string("fatal signal ") + std::to_string(sig) + " (" +
-                      strsignal(sig) + ")");
+  reportInternalError(std::string("fatal signal ") + std::to_string(sig) + " (" + strsignal(sig) +
+                      ")");
   std::raise(sig);
 }
 
@@ -49,7 +49,9 @@ CrashScope::CrashScope(Describe describe, Reproduce reproduce)
   innermost = this;
 }
 
-CrashScope::~CrashScope() { innermost = outer_; }
+CrashScope::~CrashScope() {
+  innermost = outer_;
+}
 
 std::vector<const CrashScope *> CrashScope::stack() {
   std::vector<const CrashScope *> out;
@@ -70,9 +72,13 @@ CrashHandlerScope::CrashHandlerScope(CrashHandler h) : previous_(std::move(handl
   handlerSlot() = std::move(h);
 }
 
-CrashHandlerScope::~CrashHandlerScope() { handlerSlot() = std::move(previous_); }
+CrashHandlerScope::~CrashHandlerScope() {
+  handlerSlot() = std::move(previous_);
+}
 
-bool internalErrorReported() { return reported.load(); }
+bool internalErrorReported() {
+  return reported.load();
+}
 
 void reportInternalError(const std::string &reason) {
   if (reported.exchange(true)) {

@@ -295,9 +295,18 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   npuc::installFatalSignalHandlers();
   const std::vector<std::string> commandLine(argv, argv + argc);
-  const Command commands[] = {addCompile(app, commandLine), addTune(app),    addRun(app),      addRef(app),
-                              addDisasm(app),  addInspect(app), addAsm(app),      addSim(app),
-                              addDemo(app),    addOpt(app),     addGraphOpt(app), addCosim(app)};
+  const Command commands[] = {addCompile(app, commandLine),
+                              addTune(app),
+                              addRun(app),
+                              addRef(app),
+                              addDisasm(app),
+                              addInspect(app),
+                              addAsm(app),
+                              addSim(app),
+                              addDemo(app),
+                              addOpt(app),
+                              addGraphOpt(app),
+                              addCosim(app)};
 
   // CLI11 reports a word that names no subcommand as "A subcommand is required"; say which word.
   std::string names;

@@ -257,7 +257,8 @@ private:
         bits = std::bit_cast<uint32_t>(static_cast<float>(m.imm0));
       else if (dt.isInt() && std::nearbyint(m.imm0) == m.imm0 && std::fabs(m.imm0) < 0x1p63)
         // The low dt.bits bits; a 64-bit type keeps them all (a shift by 64 is undefined).
-        bits = static_cast<int64_t>(m.imm0) & (dt.bits >= 64 ? ~int64_t(0) : (int64_t(1) << dt.bits) - 1);
+        bits = static_cast<int64_t>(m.imm0) &
+               (dt.bits >= 64 ? ~int64_t(0) : (int64_t(1) << dt.bits) - 1);
       else
         return;
       fb.num("pad_value", bits);

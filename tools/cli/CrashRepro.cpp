@@ -28,8 +28,7 @@ std::string makeCrashDir() {
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
-    fail("cannot create a directory for the reproducer from {}: {}", pattern,
-         std::strerror(errno));
+    fail("cannot create a directory for the reproducer from {}: {}", pattern, std::strerror(errno));
   return buf.data();
 }
 
@@ -111,7 +110,9 @@ CrashHandler compileCrashHandler(const CompileArgs &a) {
     std::fprintf(stderr,
                  "npuc: a reproducer is in %s (%s); rerun it with:\n  %s\n"
                  "npuc: please report the internal error with that directory attached\n",
-                 dir.c_str(), repro ? "group.graph: the groups of the innermost 'while' line above" : "the whole model",
+                 dir.c_str(),
+                 repro ? "group.graph: the groups of the innermost 'while' line above"
+                       : "the whole model",
                  cmd.c_str());
   };
 }

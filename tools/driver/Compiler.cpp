@@ -65,9 +65,11 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
 RejectFn npuReject(const isa::Target &t) {
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   return [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
-    CrashScope scope([&grp] { return fmt::format("trying group {} '{}' on the NPU (placement)",
-                                                 grp.id, grp.name); },
-                     graph::reproduceGroups(g, {grp.id}));
+    CrashScope scope(
+        [&grp] {
+          return fmt::format("trying group {} '{}' on the NPU (placement)", grp.id, grp.name);
+        },
+        graph::reproduceGroups(g, {grp.id}));
     try {
       return npu::npuRejectReason(g, grp, t);
     } catch (const std::exception &e) {
