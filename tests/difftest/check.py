@@ -189,4 +189,4 @@ def compare(ref_dir, out_dir, dtype):
         good, m = close(np.load(p), np.load(os.path.join(ref_dir, f)), dtype)
         ok &= good
         msgs.append(f"{f[:-4]}: {m}")
-    return Result("pass" if ok else "mismatch", "; ".join(msgs), "mismatch")
+    return Result("pass" if ok else "mismatch", "; ".join(msgs))

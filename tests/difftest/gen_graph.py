@@ -123,6 +123,7 @@ class Gen:
         self.spec = Spec()
         self.pool = []        # values a step may consume, oldest first
         self.counter = 0
+        self.npu_only = False  # build() draws it: only operators with an NPU kernel
 
     # ------------------------------------------------------------------ random helpers
     def pick(self, items):
@@ -198,8 +199,12 @@ class Gen:
 
     # ------------------------------------------------------------------ steps
     def act(self, x):
-        op = self.pick(["Relu", "Relu", "Clip6", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-                        "HardSwish", "Elu", "Abs", "Neg", "Softsign", "Gelu"])
+        if self.npu_only:
+            op = self.pick(["Relu", "Relu", "Clip6", "Sigmoid", "Tanh", "HardSigmoid",
+                            "HardSwish", "Neg"])
+        else:
+            op = self.pick(["Relu", "Relu", "Clip6", "LeakyRelu", "Sigmoid", "Tanh",
+                            "HardSigmoid", "HardSwish", "Elu", "Abs", "Neg", "Softsign", "Gelu"])
         if op == "Clip6":
             return self.node("Clip", [x, self.const_f(0.0), self.const_f(6.0)])
         if op == "LeakyRelu":
@@ -279,7 +284,8 @@ class Gen:
     def step_pool(self):
         x = self.choose(rank=4)
         _, _, h, w = self.shape(x)
-        kind = self.pick(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"])
+        kind = self.pick(["MaxPool", "AveragePool", "GlobalAveragePool"] + (
+            [] if self.npu_only else ["GlobalMaxPool"]))
         if kind.startswith("Global"):
             return [self.node(kind, [x])]
         k = self.pick([2, 3, 3, 1])
@@ -442,7 +448,8 @@ class Gen:
     def step_reduce(self):
         x = self.choose()
         r = len(self.shape(x))
-        op = self.pick(["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare",
+        op = self.pick(["ReduceMean", "ReduceSum", "ReduceSumSquare"] if self.npu_only else
+                       ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare",
                         "ReduceL2"])
         axes = sorted(set(int(a) for a in self.rs.choice(r, size=self.rs.integers(1, r + 1))))
         keep = int(self.chance(0.5))
@@ -478,7 +485,8 @@ class Gen:
             perm = list(range(r - 2)) + [r - 1, r - 2]
             y = self.node("Transpose", [x], perm=perm)
             s = self.node("MatMul", [x, y])
-            return [self.node("Softmax", [s], axis=-1) if self.chance(0.5) else s]
+            return [self.node("Softmax", [s], axis=-1) if not self.npu_only and self.chance(0.5)
+                    else s]
         if kind == "scaled":  # a scalar scale of the operand: moved onto the product
             x = self.node("Mul", [x, self.const_f(float(self.pick([0.125, 0.5, 2.0])))])
         y = self.node("MatMul", [x, self.weights((k, n), scale=1.0 / np.sqrt(k))])
@@ -557,10 +565,18 @@ class Gen:
         self.pool.extend(new)
         return True
 
+    # Operators the NPU has no kernel for on npu-base (docs/OPERATORS.md): a graph of only the
+    # others stays on the NPU, where tiny groups next to CPU groups would move to the CPU by
+    # the placement's cost model (device crossings cost more than the groups' work).
+    CPU_STEPS = {"softmax", "layernorm", "space"}
+
     def build(self):
+        self.npu_only = self.chance(0.6)
         self.start()
-        names = [n for n, _ in self.STEPS]
-        weights = np.array([w for _, w in self.STEPS], dtype=np.float64)
+        steps_ok = [(n, w) for n, w in self.STEPS
+                    if not (self.npu_only and n in self.CPU_STEPS)]
+        names = [n for n, _ in steps_ok]
+        weights = np.array([w for _, w in steps_ok], dtype=np.float64)
         steps = int(self.rs.integers(1, 11))
         done = tries = 0
         while done < steps and tries < 6 * steps:
