@@ -539,6 +539,11 @@ class Gen:
             shape = (self.pick([1, 2]), self.dim(SEQ), self.dim(FEATURES))
         else:
             shape = (self.dim(SEQ), self.dim(FEATURES))
+        shape = list(shape)
+        while int(np.prod(shape)) > MAX_ELEMS:  # halve the largest extent (no draw: stable)
+            i = int(np.argmax(shape))
+            shape[i] = (shape[i] + 1) // 2
+        shape = tuple(shape)
         x = self.add_input(shape)
         if self.chance(0.25):  # a second input of the same or a broadcastable shape
             self.add_input(self.bcast_shape(shape) or (1,))
