@@ -8,13 +8,14 @@ Classes (docs/DIFFTEST.md):
   run-error  a package that compiled failed to run, or produced no output the reference has
   mismatch   an output differs beyond the tolerance (or in shape, or in NaN pattern)
   ref-error  `npuc ref` itself refused the graph (a clear error): nothing to compare with
+  int8-drift an int8 target's output within the drift band (see close()): recorded
 FAILURES are the classes the tester fails on.
 
 Tolerances reuse the project's: tests/ops/check_ops.py's 1e-4 of the output's range when
 everything ran on the CPU in fp32, 2e-2 of the range when an fp16 NPU group ran; for int8
-targets where an NPU group ran, tests/npu/Int8Test.cpp's criterion against the fp32 reference,
-cosine similarity >= 0.99, with 2e-2 of the range accepted instead where the reference is
-too small or too flat for a cosine to mean anything (an output that is nearly constant)."""
+targets where an NPU group ran, 2e-2 of the range or tests/npu/Int8Test.cpp's criterion
+against the fp32 reference, cosine similarity >= 0.99; a cosine in [0.9, 0.99) is recorded as
+int8-drift (see close()), below 0.9 it is a mismatch."""
 import json
 import os
 import re
@@ -155,38 +156,45 @@ def check_target(npuc, root, case, target, work, timeout):
 
 
 def close(x, y, dtype):
-    """(ok, message) for one output; x the target's, y the reference's."""
+    """(verdict, message) for one output, x the target's and y the reference's; the verdict
+    is "pass", "mismatch" or, for int8, "int8-drift"."""
     if x.shape != y.shape:
-        return False, f"shape {x.shape} vs {y.shape}"
+        return "mismatch", f"shape {x.shape} vs {y.shape}"
     if not np.array_equal(np.isnan(x), np.isnan(y)):
-        return False, f"NaN pattern differs ({int(np.isnan(x).sum())} vs {int(np.isnan(y).sum())})"
+        return "mismatch", (f"NaN pattern differs ({int(np.isnan(x).sum())} vs "
+                            f"{int(np.isnan(y).sum())})")
     finite = ~np.isnan(y)
     x64, y64 = x[finite].astype(np.float64), y[finite].astype(np.float64)
     if x64.size == 0:
-        return True, "empty"
+        return "pass", "empty"
     scale = max(1.0, float(np.max(np.abs(y64))))
     err = float(np.max(np.abs(x64 - y64)))
     tol = {"fp32": 1e-4, "fp16": 2e-2}.get(dtype, 2e-2)
     msg = f"max abs err {err:.3g} (scale {scale:.3g}, {dtype})"
-    if dtype == "int8" and err > tol * scale:
-        xc, yc = x64 - x64.mean(), y64 - y64.mean()
-        cos = float(x64 @ y64 / (np.linalg.norm(x64) * np.linalg.norm(y64) + 1e-30))
-        msg += f", cosine {cos:.5f}"
-        # A nearly constant output (spread below 2e-2 of the range) has no direction to compare.
-        flat = float(np.max(np.abs(yc))) <= 2e-2 * scale and float(np.max(np.abs(xc))) <= \
-            4e-2 * scale
-        return cos >= 0.99 or flat, msg
-    return err <= tol * scale, msg
+    if err <= tol * scale:
+        return "pass", msg
+    if dtype != "int8":
+        return "mismatch", msg
+    cos = float(x64 @ y64 / (np.linalg.norm(x64) * np.linalg.norm(y64) + 1e-30))
+    msg += f", cosine {cos:.5f}"
+    if cos >= 0.99:
+        return "pass", msg
+    # Int8Test's 0.99 bounds one quantised layer calibrated on its input; a random graph chains
+    # several requantisations, and a graph of several inputs is calibrated on the default draw,
+    # not on the test input (--calibrate takes one file), so activations may saturate. Below
+    # 0.99 is recorded; below 0.9 (the output's direction lost) is a mismatch.
+    return ("int8-drift" if cos >= 0.9 else "mismatch"), msg
 
 
 def compare(ref_dir, out_dir, dtype):
     msgs = []
-    ok = True
+    verdicts = set()
     for f in sorted(os.listdir(ref_dir)):
         p = os.path.join(out_dir, f)
         if not os.path.exists(p):
             return Result("run-error", f"no output {f}", "run-error")
-        good, m = close(np.load(p), np.load(os.path.join(ref_dir, f)), dtype)
-        ok &= good
+        v, m = close(np.load(p), np.load(os.path.join(ref_dir, f)), dtype)
+        verdicts.add(v)
         msgs.append(f"{f[:-4]}: {m}")
-    return Result("pass" if ok else "mismatch", "; ".join(msgs))
+    cls = next(c for c in ("mismatch", "int8-drift", "pass") if c in verdicts or c == "pass")
+    return Result(cls, "; ".join(msgs))

@@ -293,8 +293,13 @@ class Gen:
         p = self.pick([0, 0, 1]) if k > 1 else 0
         if h + 2 * p < k or w + 2 * p < k:
             raise Infeasible
-        attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p],
-                     ceil_mode=int(self.chance(0.3)))
+        ceil = int(self.chance(0.3))
+        # A ceil-mode window that would start in the bottom/right padding is dropped by npuc
+        # (and PyTorch) but counted by ONNX 1.12's shape inference, which npuc checks against
+        # at import: not a case the two can agree on, so floor mode there.
+        if any((-(-(n + 2 * p - k) // s)) * s >= n + p for n in (h, w)):
+            ceil = 0
+        attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p], ceil_mode=ceil)
         if kind == "AveragePool":
             attrs["count_include_pad"] = int(self.chance(0.5))
         return [self.node(kind, [x], **attrs)]
