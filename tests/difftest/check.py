@@ -15,7 +15,9 @@ Tolerances reuse the project's: tests/ops/check_ops.py's 1e-4 of the output's ra
 everything ran on the CPU in fp32, 2e-2 of the range when an fp16 NPU group ran; for int8
 targets where an NPU group ran, 2e-2 of the range or tests/npu/Int8Test.cpp's criterion
 against the fp32 reference, cosine similarity >= 0.99; a cosine in [0.9, 0.99) is recorded as
-int8-drift (see close()), below 0.9 it is a mismatch."""
+int8-drift (see close()), below 0.9 it is a mismatch. An int8 graph of several inputs is
+calibrated on npuc's default draw, not on the test inputs: only its shapes and NaN pattern are
+checked, a value difference is int8-drift."""
 import json
 import os
 import re
@@ -152,6 +154,10 @@ def check_target(npuc, root, case, target, work, timeout):
         return Result("run-error", f"report unreadable: {e}", "run-error")
     on_npu = any(op.get("placement") == "npu" for op in ops)
     dtype = operand_dtype(root, target) if on_npu else "fp32"
+    if dtype == "int8" and len(inputs_of(case)) > 1:
+        # Calibrated on npuc's default draw, not on these inputs (--calibrate takes one file):
+        # activations may saturate, so only the shape and NaN pattern are checked.
+        dtype = "int8-uncalibrated"
     return compare(os.path.join(work, "ref"), os.path.join(work, target), dtype)
 
 
@@ -173,6 +179,8 @@ def close(x, y, dtype):
     msg = f"max abs err {err:.3g} (scale {scale:.3g}, {dtype})"
     if err <= tol * scale:
         return "pass", msg
+    if dtype == "int8-uncalibrated":
+        return "int8-drift", msg
     if dtype != "int8":
         return "mismatch", msg
     cos = float(x64 @ y64 / (np.linalg.norm(x64) * np.linalg.norm(y64) + 1e-30))

@@ -102,6 +102,10 @@ def test_classification():
     expect(verdict(r + 1.2 * noise, r, "int8") == "int8-drift",
            "int8: cosine in [0.9, 0.99) is int8-drift")
     expect(verdict(-r, r, "int8") == "mismatch", "int8: a negated output is a mismatch")
+    expect(verdict(-r, r, "int8-uncalibrated") == "int8-drift",
+           "int8 calibrated on another input: a value difference is int8-drift")
+    expect(verdict(r[:5], r, "int8-uncalibrated") == "mismatch",
+           "int8 calibrated on another input: a shape difference is a mismatch")
     res = check.classify_failure("compile", -6, "assertion `x` failed at ../npu/A.cpp:12\n")
     expect(res.cls == "crash" and res.key == "crash@A.cpp:12", "an abort is a crash keyed A.cpp:12")
     expect(check.classify_failure("compile", 1, "npuc: error: x.onnx: no") is None,
