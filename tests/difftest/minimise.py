@@ -172,7 +172,7 @@ def write_finding(npuc, root, seed, target, result, edits, outdir, tests):
     here = outdir
     lines = ["#!/bin/sh", f"# difftest seed {seed}, target {target}: {result.cls} ({result.key})",
              f"# {result.detail}", "# NPUC: the npuc binary (default: the one that found it)",
-             f"set -e", f"NPUC=${{NPUC:-{npuc}}}", 'cd "$(dirname "$0")"', "mkdir -p out"]
+             "set -e", f"NPUC=${{NPUC:-{npuc}}}", 'cd "$(dirname "$0")"', "mkdir -p out"]
     for cmd in (ref, comp, run):
         words = ["$NPUC"] + [w.replace(here + "/", "") for w in cmd[1:]]
         lines.append(" ".join(w if w == "$NPUC" else shlex.quote(w) for w in words))

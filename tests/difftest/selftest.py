@@ -12,11 +12,13 @@
 Exits non-zero on the first failure."""
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -27,7 +29,6 @@ import minimise  # noqa: E402
 
 def fake_npuc(argv):
     """Stands in for npuc: ref/run write nothing, compile aborts on a Conv with group > 1."""
-    import onnx
     cmd = argv[0]
 
     def arg(flag):
@@ -65,7 +66,6 @@ def test_generator():
     for seed in range(60):
         spec, _ = gen_graph.generate(seed)
         m = spec.model()
-        import onnx
         onnx.checker.check_model(m)
         onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
         big = [v for v, s in spec.shapes.items() if int(np.prod(s)) > gen_graph.MAX_ELEMS]
@@ -121,7 +121,8 @@ def test_minimiser():
     work = tempfile.mkdtemp(prefix="difftest-self-")
     fake = os.path.join(work, "npuc")
     with open(fake, "w") as f:
-        f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.abspath(__file__)} --fake-npuc \"$@\"\n")
+        f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.abspath(__file__)} --fake-npuc "
+                '"$@"\n')
     os.chmod(fake, 0o755)
     root = os.path.dirname(os.path.dirname(HERE))
     case = os.path.join(work, "case")
@@ -138,6 +139,7 @@ def test_minimiser():
     rc = subprocess.run(["sh", os.path.join(out, "repro.sh")], env=dict(os.environ, NPUC=fake),
                         capture_output=True, text=True)
     expect(rc.returncode != 0 and "Fake.cpp:7" in rc.stderr, "repro.sh reproduces the abort")
+    shutil.rmtree(work)
 
 
 def main():
