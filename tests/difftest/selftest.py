@@ -90,6 +90,11 @@ def test_classification():
     expect(verdict(y + 3e-2, y, "fp16") == "pass", "fp16: 1.5e-2 of the range passes")
     expect(verdict(y + 5e-2, y, "fp16") == "mismatch", "fp16: 2.5e-2 of the range is a mismatch")
     expect(verdict(y[:, :2], y, "fp16") == "mismatch", "a shape difference is a mismatch")
+    big = np.array([1e5, 1.0], np.float32)
+    expect(verdict([np.inf, 1.0], big, "fp16") == "fp16-range",
+           "fp16: a reference beyond 65504 is fp16-range")
+    expect(verdict([np.inf, 1.0], big, "fp32") == "mismatch", "fp32: an inf is a mismatch")
+    expect(verdict([np.inf, 1.0], [np.inf, 1.0], "fp32") == "pass", "equal infinities pass")
     n = y.copy()
     n[0, 1] = np.nan
     expect(verdict(n, y, "fp16") == "mismatch", "a NaN where the reference has none: mismatch")
