@@ -194,9 +194,8 @@ def close(x, y, dtype):
     if cos >= 0.99:
         return "pass", msg
     # Int8Test's 0.99 bounds one quantised layer calibrated on its input; a random graph chains
-    # several requantisations, and a graph of several inputs is calibrated on the default draw,
-    # not on the test input (--calibrate takes one file), so activations may saturate. Below
-    # 0.99 is recorded; below 0.9 (the output's direction lost) is a mismatch.
+    # several requantisations. Below 0.99 is recorded; below 0.9 (the output's direction lost)
+    # is a mismatch.
     return ("int8-drift" if cos >= 0.9 else "mismatch"), msg
 
 

@@ -162,6 +162,7 @@ def size(spec):
 
 
 def write_finding(npuc, root, seed, target, result, edits, outdir, tests):
+    root = os.path.abspath(root)
     spec, _ = materialise(seed, edits)
     shutil.rmtree(outdir, ignore_errors=True)
     gen_graph.write_case(spec, outdir)
@@ -171,11 +172,15 @@ def write_finding(npuc, root, seed, target, result, edits, outdir, tests):
     outdir = os.path.abspath(outdir)
     here = outdir
     lines = ["#!/bin/sh", f"# difftest seed {seed}, target {target}: {result.cls} ({result.key})",
-             f"# {result.detail}", "# NPUC: the npuc binary (default: the one that found it)",
-             "set -e", f"NPUC=${{NPUC:-{npuc}}}", 'cd "$(dirname "$0")"', "mkdir -p out"]
+             f"# {result.detail}",
+             "# NPUC: the npuc binary, NPUC_ROOT: the repository (its configs/)",
+             "set -e", f"NPUC=${{NPUC:-{npuc}}}", f"NPUC_ROOT=${{NPUC_ROOT:-{root}}}",
+             'cd "$(dirname "$0")"', "mkdir -p out"]
     for cmd in (ref, comp, run):
-        words = ["$NPUC"] + [w.replace(here + "/", "") for w in cmd[1:]]
-        lines.append(" ".join(w if w == "$NPUC" else shlex.quote(w) for w in words))
+        words = [w.replace(here + "/", "") for w in cmd[1:]]
+        words = [f'"$NPUC_ROOT/{w[len(root) + 1:]}"' if w.startswith(root + "/") else
+                 shlex.quote(w) for w in words]
+        lines.append(" ".join(['"$NPUC"'] + words))
     if result.cls == "mismatch":
         lines.append("# then compare out/ref/*.npy with out/%s/*.npy (tests/difftest/check.py)"
                      % target)
