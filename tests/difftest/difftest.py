@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--minimise", action="store_true", help="minimise every failure")
     ap.add_argument("--findings", default="difftest-findings")
     a = ap.parse_args()
+    a.npuc = os.path.abspath(a.npuc)
     a.targets = a.targets.split(",")
     a.skip = set(a.skip)
     for t in a.targets:
