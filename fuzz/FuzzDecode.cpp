@@ -6,14 +6,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const npuc::isa::Target *t = nullptr;
-  if (!npuc::fuzz::pickPreset(data, size, t))
+  std::optional<npuc::isa::Program> decoded = npuc::fuzz::decodeInput(data, size, t);
+  if (!decoded)
     return 0;
-  npuc::isa::Program p;
-  try {
-    p = npuc::isa::decode(*t, std::vector<uint8_t>(data, data + size));
-  } catch (const npuc::Error &) {
-    return 0;
-  }
+  const npuc::isa::Program &p = *decoded;
   std::string text = npuc::isa::disassemble(*t, p);
   npuc::isa::Program again = npuc::isa::decode(*t, npuc::isa::encode(*t, p));
   NPUC_ASSERT(npuc::isa::disassemble(*t, again) == text,

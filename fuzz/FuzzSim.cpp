@@ -17,14 +17,10 @@ constexpr int64_t kMaxWork = 1 << 22;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const npuc::isa::Target *t = nullptr;
-  if (!npuc::fuzz::pickPreset(data, size, t))
+  std::optional<npuc::isa::Program> decoded = npuc::fuzz::decodeInput(data, size, t);
+  if (!decoded)
     return 0;
-  npuc::isa::Program p;
-  try {
-    p = npuc::isa::decode(*t, std::vector<uint8_t>(data, data + size));
-  } catch (const npuc::Error &) {
-    return 0;
-  }
+  const npuc::isa::Program &p = *decoded;
   int64_t functionalCycles = -1, timingCycles = -1;
   try {
     npuc::sim::Memory mem(*t, kDramBytes);

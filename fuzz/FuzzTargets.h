@@ -3,8 +3,10 @@
 #pragma once
 
 #include "fuzz/FuzzUtil.h"
+#include "isa/Program.h"
 #include "isa/Target.h"
 
+#include <optional>
 #include <vector>
 
 namespace npuc::fuzz {
@@ -30,6 +32,19 @@ inline bool pickPreset(const uint8_t *&data, size_t &size, const isa::Target *&t
   ++data;
   --size;
   return true;
+}
+
+/// The input as a program binary for the preset its first byte picks; nullopt when it is empty
+/// or does not decode (the decoder's errors are the decoder harness's to find).
+inline std::optional<isa::Program> decodeInput(const uint8_t *data, size_t size,
+                                               const isa::Target *&t) {
+  if (!pickPreset(data, size, t))
+    return std::nullopt;
+  try {
+    return isa::decode(*t, std::vector<uint8_t>(data, data + size));
+  } catch (const Error &) {
+    return std::nullopt;
+  }
 }
 
 } // namespace npuc::fuzz
