@@ -26,7 +26,7 @@ std::atomic<bool> reported{false};
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#if __has_feature(address_sanitizer)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

@@ -339,7 +339,6 @@ int main(int argc, char **argv) {
     return reportError(e.what());
   } catch (const std::exception &e) {
     // Scopes that caught it first have printed where it happened (support/CrashContext.h).
-    npuc::reportIfInternal(e);
     return reportError(std::string("internal error: ") + e.what());
   }
   return 0;
