@@ -214,6 +214,12 @@ case("LogSoftmax", "norm", "LogSoftmax", [("x", R)], {"axis": -1},
      lambda x: np.log(softmax(x.astype(np.float64), 3)))
 case("Hardmax", "norm", "Hardmax", [("x", TIE)], {"axis": 1},
      lambda x: np.eye(4, dtype=np.float32)[np.argmax(x, axis=1)])
+# No axis attribute: opset 13 made the last axis the default (and before it, axis 1 of the input
+# flattened to 2-D), not 0.
+case("LogSoftmax_default_axis", "norm", "LogSoftmax", [("x", R)], {},
+     lambda x: np.log(softmax(x.astype(np.float64), 3)))
+case("Hardmax_default_axis", "norm", "Hardmax", [("x", TIE)], {},
+     lambda x: np.eye(4, dtype=np.float32)[np.argmax(x, axis=1)])
 case("CumSum", "norm", "CumSum", [("x", R), ("c", np.array(2, np.int64))], {},
      lambda x, a: np.cumsum(x, axis=2))
 case("CumSum_excl_rev", "norm", "CumSum", [("x", R), ("c", np.array(-1, np.int64))],

@@ -320,26 +320,38 @@ def expect_file(expect_dir, suite):
     return os.path.join(expect_dir, f"expected-{suite}.txt")
 
 
-def write_expect(expect_dir, results):
-    """Rewrites expected-<suite>.txt for every suite in `results` (each with all its targets)."""
-    for suite in sorted({s for s, _, _ in results}):
-        with open(expect_file(expect_dir, suite), "w") as f:
-            f.write("# suite/case target status -- written by conformance.py --update; a case "
-                    "that\n# changes status fails the `conformance` ctest label until this is "
-                    "rewritten.\n")
-            for (s, c, t), (st, _) in sorted(results.items()):
-                if s == suite:
-                    f.write(f"{s}/{c} {t} {st}\n")
-
-
-def check_expect(expect_dir, results):
+def read_expect(expect_dir, suite):
+    """{(suite/case, target): status} of expected-<suite>.txt ({} when there is none)."""
     want = {}
-    for suite in sorted({s for s, _, _ in results}):
+    if os.path.exists(expect_file(expect_dir, suite)):
         with open(expect_file(expect_dir, suite)) as f:
             for line in f:
                 if line.strip() and not line.startswith("#"):
                     case, t, st = line.split()
                     want[(case, t)] = st
+    return want
+
+
+def write_expect(expect_dir, results):
+    """Updates expected-<suite>.txt with this run's statuses: the entries of the cases and
+    targets this run did not cover (--filter, one --target) stay as they were."""
+    for suite in sorted({s for s, _, _ in results}):
+        want = read_expect(expect_dir, suite)
+        for (s, c, t), (st, _) in results.items():
+            if s == suite:
+                want[(f"{s}/{c}", t)] = st
+        with open(expect_file(expect_dir, suite), "w") as f:
+            f.write("# suite/case target status -- written by conformance.py --update; a case "
+                    "that\n# changes status fails the `conformance` ctest label until this is "
+                    "rewritten.\n")
+            for (case, t), st in sorted(want.items()):
+                f.write(f"{case} {t} {st}\n")
+
+
+def check_expect(expect_dir, results):
+    want = {}
+    for suite in sorted({s for s, _, _ in results}):
+        want.update(read_expect(expect_dir, suite))
     rc = 0
     for (s, c, t), (st, why) in sorted(results.items()):
         exp = want.get((f"{s}/{c}", t))
