@@ -315,10 +315,7 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     if (n.attrInt("stash_type", 1) != 1)
       fail("{}: attribute stash_type={} not supported", where(n), n.attrInt("stash_type", 1));
-    for (int i = 1; i < p.output_size(); ++i)
-      if (!p.output(i).empty())
-        fail("{}: output {} (Mean/InvStdDev) is not supported", where(n), i);
-    n.outputs.resize(1);
+    n.outputs.resize(1); // Mean and InvStdDev: separate nodes (OnnxNode.cpp emitLayerNormStats)
   } else if (op == OpKind::LpNormalization) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     int64_t pw = n.attrInt("p", 2);

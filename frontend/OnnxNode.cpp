@@ -283,6 +283,44 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   return true;
 }
 
+// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
+// and folds it when its inputs are constant; returns the output value.
+ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+  graph::Graph &g = im.g;
+  if (out == kNoValue)
+    out = g.addValue(name, {}, graph::DType::F32);
+  graph::NodeId id = g.addNode(kind, name, std::move(ins), {out});
+  g.node(id).attrs = std::move(attrs);
+  graph::inferNodeShape(g, id);
+  graph::foldConstantNode(g, id);
+  return out;
+}
+
+// LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
+// defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
+// nodes of existing operators, so every path (ref, CPU, NPU) runs them as it runs those.
+void emitLayerNormStats(Importer &im, const graph::Node &ln, ValueId mean, ValueId invStd) {
+  const ValueId x = ln.inputs.at(0);
+  const auto rank = static_cast<int64_t>(im.g.value(x).shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t a = ln.attrInt("axis", -1); a < rank; ++a)
+    axes.push_back(a);
+  std::map<std::string, graph::AttrValue> reduce{{"axes", axes}, {"keepdims", int64_t{1}}};
+  const std::string base = ln.name + ".stats";
+  ValueId m = emitNode(im, OpKind::ReduceMean, base + "_mean", {x}, reduce, mean);
+  if (invStd == kNoValue)
+    return;
+  ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, m}, {});
+  ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
+  ValueId var = emitNode(im, OpKind::ReduceMean, base + "_var", {d2}, reduce);
+  ValueId eps = im.g.addConstant(base + ".epsilon", {},
+                                 {static_cast<float>(ln.attrFloat("epsilon", 1e-5))});
+  ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps", {var, eps}, {});
+  ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
+  emitNode(im, OpKind::Reciprocal, base + "_inv_std", {sd}, {}, invStd);
+}
+
 } // namespace
 
 void importNode(Importer &im, const onnx::NodeProto &p, int index) {
@@ -328,7 +366,15 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
     if (n.outputs[i] == kNoValue)
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
   checkArity(im, n, p);
+  const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
   bool keep = normalise(im, n, p);
+  if (!keep && n.kind == OpKind::Dropout && p.output_size() > 1 && !p.output(1).empty()) {
+    // Inference-mode Dropout keeps every element: its mask is all true.
+    const Shape &s = g.value(n.inputs.at(0)).shape;
+    ValueId mask = g.addConstantI64(p.output(1), s, std::vector<int64_t>(numElements(s), 1));
+    g.value(mask).dtype = graph::DType::Bool;
+    im.names[p.output(1)] = mask;
+  }
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.
     ValueId alias =
@@ -365,10 +411,22 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::NodeId id = g.addNode(n.kind, n.name, n.inputs, n.outputs);
   g.node(id).attrs = std::move(n.attrs);
   graph::inferNodeShape(g, id);
-  for (int i = 0; i < p.output_size(); ++i)
-    if (!p.output(i).empty())
-      im.names[p.output(i)] = g.node(id).outputs[static_cast<size_t>(i)];
+  const graph::Node added = g.node(id); // a copy: emitting nodes below may reallocate
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (i < added.outputs.size() && !p.output(static_cast<int>(i)).empty())
+      im.names[p.output(static_cast<int>(i))] = added.outputs[i];
   graph::foldConstantNode(g, id);
+  if (added.kind == OpKind::LayerNormalization && declared.size() > 1) {
+    auto wanted = [&](size_t i) {
+      return i < declared.size() && !p.output(static_cast<int>(i)).empty() ? declared[i]
+                                                                             : kNoValue;
+    };
+    if (wanted(1) != kNoValue || wanted(2) != kNoValue)
+      emitLayerNormStats(im, added, wanted(1), wanted(2));
+    for (size_t i = 1; i < declared.size(); ++i)
+      if (wanted(i) != kNoValue)
+        im.names[p.output(static_cast<int>(i))] = declared[i];
+  }
 }
 
 } // namespace npuc::frontend::detail

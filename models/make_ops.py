@@ -243,6 +243,19 @@ case("LayerNormalization", "norm", "LayerNormalization",
      lambda x, s, b: layernorm(x, s, b, 3, 1e-5))
 case("LayerNormalization_2axes", "norm", "LayerNormalization",
      [("x", R), ("c", rnd(4, 5))], {"axis": 2}, lambda x, s: layernorm(x, s, 0, 2, 1e-5))
+
+
+def layernorm_stats(x, axis, eps):
+    """LayerNormalization's optional outputs: Mean and InvStdDev over [axis, rank), kept."""
+    ax = tuple(range(axis, x.ndim))
+    x64 = x.astype(np.float64)
+    m = x64.mean(axis=ax, keepdims=True)
+    return m, 1 / np.sqrt(((x64 - m) ** 2).mean(axis=ax, keepdims=True) + eps)
+
+
+case("LayerNormalization_stats", "norm", "LayerNormalization",
+     [("x", R), ("c", rnd(4, 5)), ("c", rnd(4, 5))], {"axis": -2, "epsilon": 1e-3},
+     lambda x, s, b: (layernorm(x, s, b, 2, 1e-3),) + layernorm_stats(x, 2, 1e-3), outs=3)
 case("InstanceNormalization", "norm", "InstanceNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3))], {"epsilon": 1e-3},
      lambda x, s, b: layernorm(x, 1, 0, 2, 1e-3) * s[:, None, None] + b[:, None, None])
