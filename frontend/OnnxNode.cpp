@@ -314,8 +314,8 @@ void emitLayerNormStats(Importer &im, const graph::Node &ln, ValueId mean, Value
   ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, m}, {});
   ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
   ValueId var = emitNode(im, OpKind::ReduceMean, base + "_var", {d2}, reduce);
-  ValueId eps = im.g.addConstant(base + ".epsilon", {},
-                                 {static_cast<float>(ln.attrFloat("epsilon", 1e-5))});
+  ValueId eps =
+      im.g.addConstant(base + ".epsilon", {}, {static_cast<float>(ln.attrFloat("epsilon", 1e-5))});
   ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps", {var, eps}, {});
   ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
   emitNode(im, OpKind::Reciprocal, base + "_inv_std", {sd}, {}, invStd);
@@ -418,8 +418,7 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::foldConstantNode(g, id);
   if (added.kind == OpKind::LayerNormalization && declared.size() > 1) {
     auto wanted = [&](size_t i) {
-      return i < declared.size() && !p.output(static_cast<int>(i)).empty() ? declared[i]
-                                                                             : kNoValue;
+      return i < declared.size() && !p.output(static_cast<int>(i)).empty() ? declared[i] : kNoValue;
     };
     if (wanted(1) != kNoValue || wanted(2) != kNoValue)
       emitLayerNormStats(im, added, wanted(1), wanted(2));
