@@ -295,6 +295,8 @@ void splitAttrs(Importer &im, Node &n) {
 } // namespace
 
 std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p) {
+  if (std::optional<bool> keep = normaliseDataOps(im, n, p))
+    return keep;
   graph::Graph &g = im.g;
   const OpKind op = n.kind;
   auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };

@@ -42,4 +42,8 @@ int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 /// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
+/// Normalises the attributes of the data, math and signal ops of opset 17 added at the end of
+/// graph/Ops.def (OnnxDataOps.cpp); nullopt for every other operator, else as normaliseExt.
+std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+
 } // namespace npuc::frontend::detail

@@ -17,6 +17,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, folded ops)
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
 
 CASES = []
@@ -33,7 +34,8 @@ def rnd(*shape, lo=-2.0, hi=2.0):
 def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=None, opset=17,
          pre=None, post=None, placement=None):
     """inputs: list of ("x", array) graph inputs (float32), ("b", array) graph inputs turned into
-    bool by Greater(x, 0) first, ("c", array) initializers, or None for an omitted input.
+    bool by Greater(x, 0) first, ("i", int array) graph inputs Cast to int64 first (indices
+    computed at run time), ("c", array) initializers, or None for an omitted input.
     expect(*values) returns the expected output(s) (values: the arrays, bools for "b").
     placement: "npu"/"cpu" when check_ops.py must also find every group of the model there."""
     CASES.append(dict(name=name, family=family, op=op, inputs=inputs, attrs=attrs or {},
@@ -52,6 +54,13 @@ def build(c, outdir):
             continue
         kind, arr = item
         nm = f"i{i}"
+        if kind == "i":  # an int64 tensor computed at run time: a float input Cast to int64
+            ginputs.append(helper.make_tensor_value_info(nm, F, list(arr.shape)))
+            np.save(os.path.join(d, f"in_{nm}.npy"), arr.astype(np.float32))
+            nodes.append(helper.make_node("Cast", [nm], [nm + "_i"], to=TensorProto.INT64))
+            names.append(nm + "_i")
+            vals.append(arr)
+            continue
         if kind in ("x", "b"):
             ginputs.append(helper.make_tensor_value_info(nm, F, list(arr.shape)))
             np.save(os.path.join(d, f"in_{nm}.npy"), arr.astype(np.float32))
@@ -82,7 +91,7 @@ def build(c, outdir):
         for o, r in zip(outs, res):
             np.save(os.path.join(d, f"exp_{o}.npy"), np.asarray(r).astype(np.float32))
     meta = dict(name=c["name"], family=c["family"], op=c["op"],
-                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xb"],
+                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xbi"],
                 oracle=c["expect"] is not None)
     if c["placement"]:
         meta["placement"] = c["placement"]
@@ -584,9 +593,11 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     torch_cases()
     ops_opsets.add(case, rnd)
+    ops_dataops.add(case, rnd)
     npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
+    meta += ops_dataops.folded(outdir, rnd)
     meta += encoder_case(outdir)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
