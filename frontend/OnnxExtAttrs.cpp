@@ -130,7 +130,7 @@ void resizeAttrs(Importer &im, Node &n) {
   const size_t r = x.size();
   const bool legacy = im.opset < 11 || n.kind == OpKind::Upsample;
   std::string mode = n.attrString("mode", "nearest");
-  requireOneOf(n, "mode", mode, {"nearest", "linear"});
+  requireOneOf(n, "mode", mode, {"nearest", "linear", "cubic"});
   std::string ctm =
       legacy ? "asymmetric" : n.attrString("coordinate_transformation_mode", "half_pixel");
   requireOneOf(
@@ -206,9 +206,11 @@ void resizeAttrs(Importer &im, Node &n) {
   }
   n.kind = OpKind::Resize;
   n.inputs.resize(1);
-  for (const char *a : {"cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
-                        "axes", "keep_aspect_ratio_policy"})
+  for (const char *a : {"extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"})
     n.attrs.erase(a);
+  if (mode != "cubic") // the cubic kernel's own attributes
+    for (const char *a : {"cubic_coeff_a", "exclude_outside"})
+      n.attrs.erase(a);
   n.attrs["mode"] = mode;
   n.attrs["coordinate_transformation_mode"] = ctm;
   n.attrs["nearest_mode"] = nearest;

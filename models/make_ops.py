@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from onnx.backend.test.case.node import resize as onnx_resize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, folded ops)
@@ -480,6 +481,24 @@ def torch_cases():
          {"mode": "nearest"}, lambda x, s: np.array([[[[0, 20]]]]))
     case("LRN_torch", "norm", "LRN", [("x", rnd(1, 5, 2, 2))], {"size": 3},
          lambda x: tf.local_response_norm(T(x), 3, alpha=1e-4, beta=0.75, k=1.0).numpy())
+    # Cubic Resize: torch's bicubic is Keys' kernel with A = -0.75 and clamped edge taps; ONNX's
+    # own numpy reference (onnx.backend.test.case.node.resize) checks exclude_outside and A.
+    case("Resize_cubic_half_pixel", "resize", "Resize", [("x", rx), None, None, ("c", sizes)],
+         {"mode": "cubic"},
+         lambda x, s: tf.interpolate(T(x), size=(7, 5), mode="bicubic",
+                                     align_corners=False).numpy())
+    case("Resize_cubic_align_corners", "resize", "Resize", [("x", rx), None, None,
+                                                            ("c", sizes)],
+         {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+         lambda x, s: tf.interpolate(T(x), size=(7, 5), mode="bicubic",
+                                     align_corners=True).numpy())
+    down = np.array([1, 1, 2, 0.6], np.float32)
+    case("Resize_cubic_exclude_outside", "resize", "Resize", [("x", rx), ("c", empty),
+                                                              ("c", down)],
+         {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+         lambda x, r, s: onnx_resize.interpolate_nd(
+             x, lambda ratio: onnx_resize.cubic_coeffs(ratio, A=-0.5), scale_factors=s,
+             exclude_outside=True))
 
 
 # ----------------------------------------------------------------------------- NPU layout
