@@ -42,4 +42,7 @@ int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 /// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
+/// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
+void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+
 } // namespace npuc::frontend::detail

@@ -134,6 +134,8 @@ RefResult refShapeOf(const RefArgs &a);
 RefResult refSize(const RefArgs &a);
 RefResult refConstantOfShape(const RefArgs &a);
 RefResult refRange(const RefArgs &a);
+// RefRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+RefResult refRnn(const RefArgs &a);
 // Reference.cpp: operators that are never nodes at run time.
 RefResult refUnsupported(const RefArgs &a);
 

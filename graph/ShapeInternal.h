@@ -103,6 +103,8 @@ OutTypes inferSize(const Graph &g, Node &n);
 OutTypes inferConstantOfShape(const Graph &g, Node &n);
 OutTypes inferRange(const Graph &g, Node &n);
 OutTypes inferEyeLike(const Graph &g, Node &n);
+// ShapeRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+OutTypes inferRnn(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
 OutTypes inferUnsupported(const Graph &g, Node &n);
 

@@ -95,6 +95,8 @@ Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n);
 Stmt lowerTrilu(LowerCtx &c, const graph::Node &n);
 Stmt lowerEyeLike(LowerCtx &c, const graph::Node &n);
 Stmt lowerCast(LowerCtx &c, const graph::Node &n);
+// LowerRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+Stmt lowerRnn(LowerCtx &c, const graph::Node &n);
 // LowerOps.cpp: operators with no run-time loop nest (folded or resolved at import).
 Stmt lowerUnsupported(LowerCtx &c, const graph::Node &n);
 
