@@ -160,15 +160,13 @@ def add(case, rnd):
     # Bidirectional, batch-first, two activations with parameters, clip, no bias.
     W2, R2, _ = weights(1, 2)
     xb = rnd(Bn, S, I)
-    # alpha/beta are listed only for the functions that take them: LeakyRelu, Affine,
-    # LeakyRelu, Affine take alpha; the Affines take beta.
-    rnn_acts = _acts(["LeakyRelu", "Affine", "LeakyRelu", "Affine"], [0.3, 0.7, 0.2, 1.1],
-                     [None, 0.1, None, -0.2])
+    # One function per direction (forward LeakyRelu, backward Affine); alpha/beta are listed
+    # only for the functions that take them: LeakyRelu and Affine read alpha, Affine beta.
+    rnn_acts = _acts(["LeakyRelu", "Affine"], [0.3, 0.7], [None, 0.1])
     case("RNN_bidirectional_layout1_clip", "rnn", "RNN", [("x", xb), ("c", W2), ("c", R2)],
          {"hidden_size": H, "direction": "bidirectional", "layout": 1, "clip": 0.8,
-          "activations": ["LeakyRelu", "Affine", "LeakyRelu", "Affine"],
-          "activation_alpha": [0.3, 0.7, 0.2, 1.1],
-          "activation_beta": [0.1, -0.2]},
+          "activations": ["LeakyRelu", "Affine"], "activation_alpha": [0.3, 0.7],
+          "activation_beta": [0.1]},
          lambda x, W, R: recurrent("RNN", x, W, R, direction="bidirectional", layout=1,
                                    clip=0.8, acts=rnn_acts),
          outs=2)
