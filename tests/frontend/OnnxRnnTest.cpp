@@ -204,7 +204,7 @@ TEST(OnnxRnn, AttributeErrorsNameTheNode) {
   Model hidden = rnnModel("GRU", 3);
   setInt(hidden.node, "hidden_size", 3); // W has 3 * 2 rows
   EXPECT_NE(importError(hidden, "hidden.onnx")
-                .find("node 'r' (GRU): input 1 (W) has shape [1, 6, 2], expected [1, 9, 2]"),
+                .find("node 'r' (GRU): input 1 (W) has shape 1x6x2, expected 1x9x2"),
             std::string::npos);
 }
 
