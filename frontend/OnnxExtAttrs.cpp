@@ -5,6 +5,7 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/ExtOps.h"
+#include "graph/Rnn.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -389,6 +390,8 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.inputs.resize(1);
   } else if (op == OpKind::GatherElements) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
+  } else if (graph::isRecurrentOp(op)) {
+    rnnAttrs(im, n, p);
   } else if (graph::opInfo(op).family == graph::OpFamily::Basic || op == OpKind::LogSoftmax ||
              op == OpKind::Hardmax) {
     // LogSoftmax and Hardmax share Softmax's axis rule (default -1 from opset 13, 1 before),

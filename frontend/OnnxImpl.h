@@ -45,5 +45,7 @@ std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeP
 /// Normalises the attributes of the data, math and signal ops of opset 17 added at the end of
 /// graph/Ops.def (OnnxDataOps.cpp); nullopt for every other operator, else as normaliseExt.
 std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+/// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
+void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
 } // namespace npuc::frontend::detail

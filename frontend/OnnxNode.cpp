@@ -3,6 +3,7 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/Passes.h"
+#include "graph/Rnn.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
 
@@ -72,6 +73,10 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
       break;
     case AP::TENSOR:
       break; // only Constant has tensor attributes; handled there
+    case AP::STRINGS:
+      if (graph::isRecurrentOp(n.kind) && a.name() == "activations")
+        break; // read from the proto by OnnxRnn.cpp
+      fail("{}: attribute {} has an unsupported type", where(n), a.name());
     default:
       fail("{}: attribute {} has an unsupported type", where(n), a.name());
     }

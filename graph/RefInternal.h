@@ -151,6 +151,8 @@ RefResult refWindow(const RefArgs &a);
 RefResult refMelWeightMatrix(const RefArgs &a);
 RefResult refDFT(const RefArgs &a);
 RefResult refSTFT(const RefArgs &a);
+// RefRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+RefResult refRnn(const RefArgs &a);
 // Reference.cpp: operators that are never nodes at run time.
 RefResult refUnsupported(const RefArgs &a);
 

@@ -44,6 +44,10 @@ bool readsIndexInput(OpKind k);
 /// such node, and the compiled model's runtime checks them before a CPU kernel, whose code
 /// clamps (tools/driver/Runtime.cpp).
 void checkIndexInput(const Node &n, const Shape &data, const HostTensor &indices);
+/// Fails naming the node when an entry of a recurrent operator's sequence_lens (fp32 integers,
+/// as at run time) is not an integer in [0, seqLength]. The executor checks them, and so does
+/// the compiled model's runtime before a CPU kernel, whose code clamps (tools/driver/Runtime.cpp).
+void checkSequenceLens(const Node &n, int64_t seqLength, const HostTensor &lens);
 
 /// A constant value's contents as fp32 (int64 constants are converted).
 HostTensor constantTensor(const Value &v);

@@ -118,6 +118,8 @@ OutTypes inferWindow(const Graph &g, Node &n);
 OutTypes inferMelWeightMatrix(const Graph &g, Node &n);
 OutTypes inferDFT(const Graph &g, Node &n);
 OutTypes inferSTFT(const Graph &g, Node &n);
+// ShapeRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+OutTypes inferRnn(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
 OutTypes inferUnsupported(const Graph &g, Node &n);
 

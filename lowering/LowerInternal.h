@@ -106,6 +106,8 @@ Stmt lowerEinsum(LowerCtx &c, const graph::Node &n);
 Stmt lowerDet(LowerCtx &c, const graph::Node &n);
 Stmt lowerDFT(LowerCtx &c, const graph::Node &n);
 Stmt lowerSTFT(LowerCtx &c, const graph::Node &n);
+// LowerRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+Stmt lowerRnn(LowerCtx &c, const graph::Node &n);
 // LowerOps.cpp: operators with no run-time loop nest (folded or resolved at import).
 Stmt lowerUnsupported(LowerCtx &c, const graph::Node &n);
 

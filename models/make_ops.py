@@ -20,6 +20,7 @@ from onnx.backend.test.case.node import resize as onnx_resize
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, folded ops)
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
+import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -613,11 +614,13 @@ def main():
     torch_cases()
     ops_opsets.add(case, rnd)
     ops_dataops.add(case, rnd)
+    ops_rnn.add(case, rnd)
     npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)
     meta += encoder_case(outdir)
+    meta += ops_rnn.torch_cases(outdir, rnd)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}

@@ -358,6 +358,53 @@ def case_index_ops(c):
     c.expect_fail(["compile", nz, "--target", "cpu", "-o", c.w("nz.npub")], [want],
                   [c.w("nz.npub")])
     c.expect_fail(["ref", nz, "--input", "x=" + xs, "--output-dir", c.w("ref")], [want], [])
+def case_rnn_sequence_lens(c):
+    """An LSTM's sequence length outside [0, seq_length], constant or computed at run time
+    (Cast of an input), is an error naming the node: at import for a constant, in ref and at
+    run time in a compiled package (the CPU kernel clamps) for a computed one; in range, the
+    package runs."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    c.require(c.target)
+    S, B, I, H = 3, 2, 2, 2
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [S, B, I])
+    lens = helper.make_tensor_value_info("lens", TensorProto.FLOAT, [B])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [numpy_helper.from_array(np.full((1, 4 * H, I), 0.1, np.float32), "W"),
+             numpy_helper.from_array(np.full((1, 4 * H, H), 0.2, np.float32), "R")]
+    lstm = lambda seq: helper.make_node("LSTM", ["x", "W", "R", "", seq], ["y"], name="l0",
+                                        hidden_size=H)
+    const = helper.make_model(helper.make_graph(
+        [lstm("seq")], "g", [x], [y],
+        inits + [numpy_helper.from_array(np.array([3, 4], np.int32), "seq")]),
+        opset_imports=[helper.make_opsetid("", 14)])
+    computed = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["lens"], ["seq"], name="cast", to=TensorProto.INT32),
+         lstm("seq")], "g", [x, lens], [y], inits), opset_imports=[helper.make_opsetid("", 14)])
+    xs, bad, good = c.w("x.npy"), c.w("bad.npy"), c.w("good.npy")
+    np.save(xs, np.ones((S, B, I), np.float32))
+    np.save(bad, np.array([2, 4], np.float32))
+    np.save(good, np.array([2, 0], np.float32))
+    path = c.w("const.onnx")
+    onnx.save(const, path)
+    c.expect_fail(["compile", path, "--target", "cpu", "-o", c.w("const.npub")],
+                  ["node 'l0' (LSTM): sequence_lens[1] = 4 is not a length in [0, 3]"],
+                  [c.w("const.npub")])
+    path = c.w("computed.onnx")
+    onnx.save(computed, path)
+    want = "node 'l0' (LSTM): sequence_lens[1] = 4 is not a length in [0, 3]"
+    args = ["--input", "x=" + xs, "--input", "lens=" + bad]
+    c.expect_fail(["ref", path] + args + ["--output-dir", c.w("ref")], [want], [])
+    for target in (c.target, "cpu"):
+        pkg = c.w("computed.npub")
+        c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+        outdir = c.w("out_bad")
+        c.expect_fail(["run", pkg] + args + ["--output-dir", outdir], [want],
+                      [os.path.join(outdir, "y.npy")])
+        c.expect_ok(["run", pkg, "--input", "x=" + xs, "--input", "lens=" + good,
+                     "--output-dir", c.w("out_good")])
+        y_out = np.load(os.path.join(c.w("out_good"), "y.npy"))
+        assert np.all(y_out[2:, 0] == 0) and np.all(y_out[:, 0, 1] == 0), y_out
 
 
 def case_non_finite(c):
