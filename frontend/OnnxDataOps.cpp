@@ -18,14 +18,6 @@ using graph::Node;
 
 namespace {
 
-bool present(const Node &n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] != kNoValue;
-}
-
-const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
-  return im.g.value(n.inputs.at(i)).shape;
-}
-
 void requireReduction(const Node &n) {
   std::string r = n.attrString("reduction", "none");
   if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")

@@ -18,11 +18,15 @@ namespace npuc::frontend::detail {
 using graph::kNoValue;
 using graph::Node;
 
-namespace {
-
 bool present(const Node &n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue;
 }
+
+const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
+  return im.g.value(n.inputs.at(i)).shape;
+}
+
+namespace {
 
 // Optional constant input i as ints, or `dflt` when omitted.
 std::vector<int64_t> optInts(Importer &im, const Node &n, size_t i, const char *what,
@@ -43,10 +47,6 @@ void requireOneOf(const Node &n, const char *attr, const std::string &v,
     if (v == o)
       return;
   fail("{}: attribute {}={} not supported", where(n), attr, v);
-}
-
-const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
-  return im.g.value(n.inputs.at(i)).shape;
 }
 
 // Reduce*: axes from the attribute or (ReduceSum >= 13, others >= 18) the second input.

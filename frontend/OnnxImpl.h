@@ -36,6 +36,9 @@ const graph::Value &constInput(Importer &im, const graph::Node &n, size_t i, con
 std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, const char *what);
 double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what);
 int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
+/// Whether optional input i is given; the shape of input i.
+bool present(const graph::Node &n, size_t i);
+const Shape &shapeOf(Importer &im, const graph::Node &n, size_t i);
 
 /// Normalises an extended op's attributes (OnnxExtAttrs.cpp). Returns nullopt for the ops of the
 /// basic family (graph/Ops.def), which OnnxNode.cpp handles, false when the node is removed (its

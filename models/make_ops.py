@@ -274,6 +274,26 @@ case("BatchNormalization", "norm", "BatchNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3, lo=0.5, hi=2))], {},
      lambda x, s, b, m, v: (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-5) *
      s[:, None, None] + b[:, None, None])
+# Parameters computed at run time (graph inputs) and training mode (batch statistics; running
+# mean and variance outputs): BatchNormalization as elementwise nodes at import.
+case("BatchNormalization_runtime_params", "norm", "BatchNormalization",
+     [("x", R), ("x", rnd(3)), ("x", rnd(3)), ("x", rnd(3)), ("x", rnd(3, lo=0.5, hi=2))],
+     {"epsilon": 1e-3},
+     lambda x, s, b, m, v: (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-3) *
+     s[:, None, None] + b[:, None, None])
+
+
+def bn_training(x, s, b, m, v, eps=1e-5, momentum=0.9):
+    bm, bv = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    y = (x - bm[:, None, None]) / np.sqrt(bv[:, None, None] + eps) * s[:, None, None] + \
+        b[:, None, None]
+    return y, m * momentum + bm * (1 - momentum), v * momentum + bv * (1 - momentum)
+
+
+case("BatchNormalization_training", "norm", "BatchNormalization",
+     [("x", R), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3, lo=0.5, hi=2))],
+     {"training_mode": 1, "momentum": 0.8},
+     lambda x, s, b, m, v: bn_training(x, s, b, m, v, momentum=0.8), outs=3, opset=15)
 
 
 def lrn(x, size, alpha, beta, bias):
