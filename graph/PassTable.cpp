@@ -5,6 +5,7 @@
 #include "graph/PassManager.h"
 #include "graph/SinkScale.h"
 #include "graph/Text.h"
+#include "graph/WindowTo2d.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -109,6 +110,13 @@ const std::vector<PassInfo> &passTable() {
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "lower-activations");
          lowerActivations(g);
+       }},
+      {"window-to-2d",
+       "rewrites 1-D Conv/MaxPool/AveragePool/GlobalAveragePool as 2-D ones over a unit height",
+       {},
+       [](Graph &g, const PassOptions &, PassContext &) {
+         requireUngrouped(g, "window-to-2d");
+         windowOpsTo2d(g);
        }},
       {"sink-scale",
        "moves a scalar scale of a MatMul operand onto the MatMul's product",

@@ -134,6 +134,14 @@ RefResult refShapeOf(const RefArgs &a);
 RefResult refSize(const RefArgs &a);
 RefResult refConstantOfShape(const RefArgs &a);
 RefResult refRange(const RefArgs &a);
+// RefSample.cpp: sampling at data-given positions.
+RefResult refMaxUnpool(const RefArgs &a);
+RefResult refRoiAlign(const RefArgs &a);
+RefResult refMaxRoiPool(const RefArgs &a);
+RefResult refGridSample(const RefArgs &a);
+// RefStats.cpp: statistics over axes (MeanVarianceNormalization, the losses).
+RefResult refMvn(const RefArgs &a);
+RefResult refLoss(const RefArgs &a);
 // Reference.cpp: operators that are never nodes at run time.
 RefResult refUnsupported(const RefArgs &a);
 

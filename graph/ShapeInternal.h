@@ -103,6 +103,12 @@ OutTypes inferSize(const Graph &g, Node &n);
 OutTypes inferConstantOfShape(const Graph &g, Node &n);
 OutTypes inferRange(const Graph &g, Node &n);
 OutTypes inferEyeLike(const Graph &g, Node &n);
+// ShapeNNExt.cpp: the opset-17 NN operators beyond the convolutions.
+OutTypes inferMvn(const Graph &g, Node &n);
+OutTypes inferMaxUnpool(const Graph &g, Node &n);
+OutTypes inferRoiPool(const Graph &g, Node &n);
+OutTypes inferGridSample(const Graph &g, Node &n);
+OutTypes inferLoss(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
 OutTypes inferUnsupported(const Graph &g, Node &n);
 

@@ -95,6 +95,14 @@ Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n);
 Stmt lowerTrilu(LowerCtx &c, const graph::Node &n);
 Stmt lowerEyeLike(LowerCtx &c, const graph::Node &n);
 Stmt lowerCast(LowerCtx &c, const graph::Node &n);
+// LowerSample.cpp: sampling at data-given positions.
+Stmt lowerMaxUnpool(LowerCtx &c, const graph::Node &n);
+Stmt lowerRoiAlign(LowerCtx &c, const graph::Node &n);
+Stmt lowerMaxRoiPool(LowerCtx &c, const graph::Node &n);
+Stmt lowerGridSample(LowerCtx &c, const graph::Node &n);
+// LowerStats.cpp: statistics over axes (MeanVarianceNormalization, the losses).
+Stmt lowerMvn(LowerCtx &c, const graph::Node &n);
+Stmt lowerLoss(LowerCtx &c, const graph::Node &n);
 // LowerOps.cpp: operators with no run-time loop nest (folded or resolved at import).
 Stmt lowerUnsupported(LowerCtx &c, const graph::Node &n);
 

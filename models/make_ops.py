@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
+import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -565,10 +566,12 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     torch_cases()
     ops_opsets.add(case, rnd)
+    ops_convnd.add(case, rnd)
     npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += encoder_case(outdir)
+    meta += ops_convnd.models(outdir)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}
