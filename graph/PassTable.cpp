@@ -104,19 +104,19 @@ const std::vector<PassInfo> &passTable() {
          requireUngrouped(g, "fold-bn");
          foldBatchNorm(g);
        }},
-      {"lower-activations",
-       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip",
-       {},
-       [](Graph &g, const PassOptions &, PassContext &) {
-         requireUngrouped(g, "lower-activations");
-         lowerActivations(g);
-       }},
       {"window-to-2d",
        "rewrites 1-D Conv/MaxPool/AveragePool/GlobalAveragePool as 2-D ones over a unit height",
        {},
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "window-to-2d");
          windowOpsTo2d(g);
+       }},
+      {"lower-activations",
+       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip",
+       {},
+       [](Graph &g, const PassOptions &, PassContext &) {
+         requireUngrouped(g, "lower-activations");
+         lowerActivations(g);
        }},
       {"sink-scale",
        "moves a scalar scale of a MatMul operand onto the MatMul's product",
