@@ -103,45 +103,47 @@ def add(case, rnd):
     T = torch.from_numpy
     fam = "convnd"
 
-    # ----- 1-D: conv, transposed conv, pools (the NPU runs conv/max/avg as 2-D, H = 1) -----
+    # ----- 1-D: conv, transposed conv, pools (the NPU runs conv/max/avg as 2-D, H = 1: every
+    # group of those cases must run there, the Unsqueeze/Squeeze views included) -----
     x1 = rnd(2, 4, 11)
     w1, b1 = rnd(6, 2, 3), rnd(6)
     case("Conv1d_group_stride_pads", fam, "Conv", [("x", x1), ("c", w1), ("c", b1)],
          {"pads": [2, 1], "strides": [2], "group": 2},
-         lambda x, w, b: tf.conv1d(tf.pad(T(x), (2, 1)), T(w), T(b), stride=2, groups=2).numpy())
+         lambda x, w, b: tf.conv1d(tf.pad(T(x), (2, 1)), T(w), T(b), stride=2, groups=2).numpy(),
+         placement="npu")
     # SAME_UPPER with dilation 2, kernel 3 (extent 5), stride 1: total pad 4 -> 2 / 2.
     case("Conv1d_dilated_same_upper", fam, "Conv", [("x", x1), ("c", rnd(3, 4, 3))],
          {"auto_pad": "SAME_UPPER", "dilations": [2]},
-         lambda x, w: tf.conv1d(T(x), T(w), padding=2, dilation=2).numpy())
+         lambda x, w: tf.conv1d(T(x), T(w), padding=2, dilation=2).numpy(), placement="npu")
     case("ConvTranspose1d", fam, "ConvTranspose", [("x", x1), ("c", rnd(4, 3, 3)), ("c", b1)],
          {"strides": [2], "pads": [1, 1], "output_padding": [1], "group": 2},
          lambda x, w, b: tf.conv_transpose1d(T(x), T(w), T(b), stride=2, padding=1,
                                              output_padding=1, groups=2).numpy())
     case("MaxPool1d_ceil", fam, "MaxPool", [("x", x1)],
          {"kernel_shape": [3], "strides": [2], "pads": [1, 1], "ceil_mode": 1},
-         lambda x: tf.max_pool1d(T(x), 3, 2, 1, ceil_mode=True).numpy())
+         lambda x: tf.max_pool1d(T(x), 3, 2, 1, ceil_mode=True).numpy(), placement="npu")
     case("MaxPool1d_dilated", fam, "MaxPool", [("x", x1)],
          {"kernel_shape": [3], "dilations": [2]},
          lambda x: tf.max_pool1d(T(x), 3, 1, dilation=2).numpy())
     case("AveragePool1d_include_pad", fam, "AveragePool", [("x", x1)],
          {"kernel_shape": [4], "strides": [3], "pads": [1, 2], "count_include_pad": 1},
-         lambda x: window_nd(x, [4], [3], [1, 2], [1], lambda v: sum(v) / 4))
+         lambda x: window_nd(x, [4], [3], [1, 2], [1], lambda v: sum(v) / 4), placement="npu")
     case("AveragePool1d_same_lower", fam, "AveragePool", [("x", x1)],
          {"kernel_shape": [4], "strides": [2], "auto_pad": "SAME_LOWER"},
          # out ceil(11/2) = 6; total pad (6-1)*2+4-11 = 3 -> 2 before, 1 after
-         lambda x: window_nd(x, [4], [2], [2, 1], [1], lambda v: sum(v) / len(v)))
+         lambda x: window_nd(x, [4], [2], [2, 1], [1], lambda v: sum(v) / len(v)), placement="npu")
     case("LpPool1d", fam, "LpPool", [("x", x1)], {"kernel_shape": [3], "strides": [2], "p": 3},
          lambda x: window_nd(x, [3], [2], [0, 0], [1],
                              lambda v: sum(np.abs(a) ** 3 for a in v) ** (1 / 3)))
     case("GlobalAveragePool1d", fam, "GlobalAveragePool", [("x", x1)], {},
-         lambda x: x.mean(axis=2, keepdims=True))
+         lambda x: x.mean(axis=2, keepdims=True), placement="npu")
 
-    # ----- 3-D -----
+    # ----- 3-D (conv and pools on the CPU, not the NPU's loop-nest kernel) -----
     x3 = rnd(1, 2, 4, 5, 6)
     case("Conv3d", fam, "Conv", [("x", x3), ("c", rnd(3, 2, 2, 3, 3)), ("c", rnd(3))],
          {"strides": [1, 2, 1], "pads": [1, 0, 1, 0, 1, 2], "dilations": [1, 1, 2]},
          lambda x, w, b: tf.conv3d(tf.pad(T(x), (1, 2, 0, 1, 1, 0)), T(w), T(b),
-                                   stride=(1, 2, 1), dilation=(1, 1, 2)).numpy())
+                                   stride=(1, 2, 1), dilation=(1, 1, 2)).numpy(), placement="cpu")
     case("ConvTranspose3d", fam, "ConvTranspose", [("x", x3), ("c", rnd(2, 2, 2, 2, 3))],
          {"strides": [2, 1, 2], "dilations": [1, 2, 1], "pads": [0, 1, 1, 1, 0, 0]},
          lambda x, w: tf.conv_transpose3d(T(x), T(w), stride=(2, 1, 2), dilation=(1, 2, 1))
@@ -149,11 +151,12 @@ def add(case, rnd):
     case("MaxPool3d_ceil_dilated", fam, "MaxPool", [("x", x3)],
          {"kernel_shape": [2, 2, 2], "strides": [2, 2, 2], "dilations": [1, 2, 1],
           "ceil_mode": 1},
-         lambda x: tf.max_pool3d(T(x), 2, 2, dilation=(1, 2, 1), ceil_mode=True).numpy())
+         lambda x: tf.max_pool3d(T(x), 2, 2, dilation=(1, 2, 1), ceil_mode=True).numpy(),
+         placement="cpu")
     case("AveragePool3d_pads", fam, "AveragePool", [("x", x3)],
          {"kernel_shape": [3, 2, 3], "strides": [1, 2, 2], "pads": [1, 1, 1, 1, 0, 1]},
          lambda x: window_nd(x, [3, 2, 3], [1, 2, 2], [1, 1, 1, 1, 0, 1], [1, 1, 1],
-                             lambda v: sum(v) / len(v)))
+                             lambda v: sum(v) / len(v)), placement="cpu")
     case("LpPool3d", fam, "LpPool", [("x", x3)], {"kernel_shape": [2, 2, 3], "p": 2},
          lambda x: window_nd(x, [2, 2, 3], [1, 1, 1], [0] * 6, [1, 1, 1],
                              lambda v: np.sqrt(sum(a * a for a in v))))
@@ -265,7 +268,7 @@ def models(outdir):
     rng = np.random.default_rng(77)
     out = []
 
-    def model(name, op, nodes, inputs, inits, expect, outputs=("y0",)):
+    def model(name, op, nodes, inputs, inits, expect, outputs=("y0",), placement=None):
         d = os.path.join(outdir, name)
         os.makedirs(d, exist_ok=True)
         g = helper.make_graph(
@@ -279,8 +282,18 @@ def models(outdir):
         for o, e in zip(outputs, expect):
             np.save(os.path.join(d, f"exp_{o}.npy"), np.asarray(e).astype(np.float32))
         out.append(dict(name=name, family="convnd", op=op, inputs=[k for k, _ in inputs],
-                        oracle=True))
+                        oracle=True, **({"placement": placement} if placement else {})))
 
+    # Two 1-D ops in a row: the Squeeze -> Unsqueeze between their 2-D forms cancels, and the
+    # whole chain runs on the NPU.
+    x = rng.uniform(-2, 2, (1, 3, 12)).astype(np.float32)
+    w = rng.uniform(-1, 1, (4, 3, 3)).astype(np.float32)
+    model("Conv1d_MaxPool1d", "Conv",
+          [helper.make_node("Conv", ["i0", "w"], ["c"], pads=[1, 1]),
+           helper.make_node("MaxPool", ["c"], ["y0"], kernel_shape=[2], strides=[2])],
+          [("i0", x)], [numpy_helper.from_array(w, "w")],
+          [tf.max_pool1d(tf.conv1d(torch.from_numpy(x), torch.from_numpy(w), padding=1),
+                         2, 2).numpy()], placement="npu")
     # MaxPool's Indices feeding MaxUnpool: the unpooled tensor keeps each window's maximum.
     x = rng.uniform(-2, 2, (1, 3, 4, 6)).astype(np.float32)
     pooled, pidx = tf.max_pool2d(torch.from_numpy(x), 2, 2, return_indices=True)
