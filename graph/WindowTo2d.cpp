@@ -48,6 +48,31 @@ void liftAttr(Node &n, const char *key, int64_t unit) {
   n.attrs[key] = out;
 }
 
+// Moves the Squeeze `sq` after the one-input elementwise ops (Relu, Clip, Sigmoid, ...) that
+// alone read its output, so that they run on the 2-D value and fusion can make them the 2-D op's
+// epilogue (and a Squeeze -> Unsqueeze before the next lifted op can cancel).
+void sinkSqueeze(Graph &g, NodeId sq) {
+  for (;;) {
+    ValueId y = g.node(sq).outputs[0];
+    std::vector<NodeId> uses = g.consumers(y);
+    if (g.isGraphOutput(y) || uses.size() != 1)
+      return;
+    const Node &u = g.node(uses[0]);
+    if (!isElementwiseOp(u.kind) || u.inputs.size() != 1 || u.outputs.size() != 1)
+      return;
+    const NodeId uid = u.id;
+    ValueId y2 = g.node(sq).inputs[0], z = u.outputs[0];
+    ValueId z2 = g.addValue(g.value(z).name + ".2d", g.value(y2).shape, g.value(z).dtype);
+    g.node(uid).inputs[0] = y2;
+    g.node(uid).outputs[0] = z2;
+    g.value(z2).producer = uid;
+    g.node(sq).inputs[0] = z2;
+    g.node(sq).outputs[0] = z;
+    g.value(z).producer = sq;
+    g.value(y).producer = -1; // no longer computed or read
+  }
+}
+
 } // namespace
 
 int windowOpsTo2d(Graph &g) {
@@ -81,6 +106,7 @@ int windowOpsTo2d(Graph &g) {
     g.value(y2).producer = id;
     NodeId sq = g.addNode(OpKind::Squeeze, name + "_squeeze", {y2}, {y});
     g.node(sq).attrs["axes"] = std::vector<int64_t>{2};
+    sinkSqueeze(g, sq);
     ++rewritten;
   }
   return rewritten;

@@ -284,15 +284,16 @@ def models(outdir):
         out.append(dict(name=name, family="convnd", op=op, inputs=[k for k, _ in inputs],
                         oracle=True, **({"placement": placement} if placement else {})))
 
-    # Two 1-D ops in a row: the Squeeze -> Unsqueeze between their 2-D forms cancels, and the
-    # whole chain runs on the NPU.
+    # 1-D Conv -> Relu -> MaxPool: the Relu moves before the conv's Squeeze (an epilogue), the
+    # Squeeze -> Unsqueeze before the pool cancels, and the whole chain runs on the NPU.
     x = rng.uniform(-2, 2, (1, 3, 12)).astype(np.float32)
     w = rng.uniform(-1, 1, (4, 3, 3)).astype(np.float32)
     model("Conv1d_MaxPool1d", "Conv",
           [helper.make_node("Conv", ["i0", "w"], ["c"], pads=[1, 1]),
-           helper.make_node("MaxPool", ["c"], ["y0"], kernel_shape=[2], strides=[2])],
+           helper.make_node("Relu", ["c"], ["r"]),
+           helper.make_node("MaxPool", ["r"], ["y0"], kernel_shape=[2], strides=[2])],
           [("i0", x)], [numpy_helper.from_array(w, "w")],
-          [tf.max_pool1d(tf.conv1d(torch.from_numpy(x), torch.from_numpy(w), padding=1),
+          [tf.max_pool1d(tf.relu(tf.conv1d(torch.from_numpy(x), torch.from_numpy(w), padding=1)),
                          2, 2).numpy()], placement="npu")
     # MaxPool's Indices feeding MaxUnpool: the unpooled tensor keeps each window's maximum.
     x = rng.uniform(-2, 2, (1, 3, 4, 6)).astype(np.float32)
