@@ -9,6 +9,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <set>
@@ -111,41 +112,56 @@ void checkArity(const Importer &im, const Node &n, const onnx::NodeProto &p) {
          range(schema->min_output(), schema->max_output()));
 }
 
-// Resolves auto_pad and fills defaults for a 2-D window op (Conv, MaxPool, AveragePool).
+// MaxPool's optional Indices output: storage_order (0 row-major, 1 column-major) decides how
+// its flat indices are counted; without Indices the attribute changes nothing and is dropped.
+void maxPoolIndices(Node &n) {
+  int64_t order = n.attrInt("storage_order", 0);
+  if (order != 0 && order != 1)
+    fail("{}: attribute storage_order={} must be 0 or 1", where(n), order);
+  if (n.outputs.size() > 1)
+    n.attrs["storage_order"] = order;
+  else
+    n.attrs.erase("storage_order");
+}
+
+// Resolves auto_pad and fills defaults for a window op (Conv, MaxPool, AveragePool, LpPool)
+// over 1 to 3 spatial axes ([N, C, W], [N, C, H, W] or [N, C, D, H, W]): kernel_shape, strides
+// and dilations get one entry per spatial axis, pads two (all begins, then all ends).
 void normaliseWindow(Importer &im, Node &n) {
   const Shape &x = im.g.value(n.inputs.at(0)).shape;
-  if (x.size() != 4)
-    fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
+  if (x.size() < 3 || x.size() > 5)
+    fail("{}: input must have 1 to 3 spatial axes ([N, C, W] to [N, C, D, H, W]), got shape {}",
+         where(n), shapeToString(x));
+  const size_t r = x.size() - 2;
   std::vector<int64_t> k;
   if (n.kind == OpKind::Conv) {
     const Shape &w = im.g.value(n.inputs.at(1)).shape;
-    if (w.size() != 4)
-      fail("{}: weight must be 4-D, got shape {}", where(n), shapeToString(w));
-    k = n.attrInts("kernel_shape", {w[2], w[3]});
+    if (w.size() != x.size())
+      fail("{}: weight must have the input's rank {}, got shape {}", where(n), x.size(),
+           shapeToString(w));
+    k = n.attrInts("kernel_shape", Shape(w.begin() + 2, w.end()));
   } else {
     k = n.attrInts("kernel_shape");
-    if (n.attrInt("storage_order", 0) != 0)
-      fail("{}: attribute storage_order={} not supported", where(n), n.attrInt("storage_order", 0));
   }
-  if (k.size() != 2)
-    fail("{}: kernel_shape must have 2 entries", where(n));
-  auto s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0});
-  if (s.size() != 2 || d.size() != 2 || p.size() != 4)
-    fail("{}: strides/dilations need 2 entries and pads 4", where(n));
+  if (k.size() != r)
+    fail("{}: kernel_shape must have {} entries (one per spatial axis)", where(n), r);
+  auto s = n.attrInts("strides", std::vector<int64_t>(r, 1));
+  auto d = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+  auto p = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (s.size() != r || d.size() != r || p.size() != 2 * r)
+    fail("{}: strides/dilations need {} entries and pads {}", where(n), r, 2 * r);
   graph::checkWindowAttrs(n, k, s, d, p); // SAME_* below divides by the strides
   std::string autoPad = n.attrString("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
-    p = {0, 0, 0, 0};
+    std::fill(p.begin(), p.end(), 0);
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = x[static_cast<size_t>(2 + i)];
+    for (size_t i = 0; i < r; ++i) {
+      int64_t in = x[2 + i];
       int64_t out = (in + s[i] - 1) / s[i];
       int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in);
       int64_t small = total / 2, big = total - small;
       p[i] = autoPad == "SAME_UPPER" ? small : big;
-      p[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+      p[i + r] = autoPad == "SAME_UPPER" ? big : small;
     }
   } else if (autoPad != "NOTSET") {
     fail("{}: attribute auto_pad={} not supported", where(n), autoPad);
@@ -161,8 +177,8 @@ void normaliseWindow(Importer &im, Node &n) {
     n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
     if (n.kind == OpKind::AveragePool)
       n.attrs["count_include_pad"] = n.attrInt("count_include_pad", 0);
-    if (n.outputs.size() > 1)
-      fail("{}: the Indices output is not supported", where(n));
+    if (n.kind == OpKind::MaxPool)
+      maxPoolIndices(n);
   }
 }
 
@@ -175,6 +191,8 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   auto rank = [&](size_t i) { return g.value(n.inputs.at(i)).shape.size(); };
   if (op == OpKind::Conv || op == OpKind::MaxPool || op == OpKind::AveragePool ||
       op == OpKind::LpPool) {
+    if (op == OpKind::MaxPool && proto.output_size() > 1 && proto.output(1).empty())
+      n.outputs.resize(1); // Indices not asked for
     normaliseWindow(im, n);
   } else if (op == OpKind::Gemm) {
     n.attrs["alpha"] = n.attrFloat("alpha", 1.0);

@@ -153,6 +153,14 @@ RefResult refDFT(const RefArgs &a);
 RefResult refSTFT(const RefArgs &a);
 // RefRnn.cpp: the recurrent operators RNN, GRU and LSTM.
 RefResult refRnn(const RefArgs &a);
+// RefSample.cpp: sampling at data-given positions.
+RefResult refMaxUnpool(const RefArgs &a);
+RefResult refRoiAlign(const RefArgs &a);
+RefResult refMaxRoiPool(const RefArgs &a);
+RefResult refGridSample(const RefArgs &a);
+// RefStats.cpp: statistics over axes (MeanVarianceNormalization, the losses).
+RefResult refMvn(const RefArgs &a);
+RefResult refLoss(const RefArgs &a);
 // Reference.cpp: operators that are never nodes at run time.
 RefResult refUnsupported(const RefArgs &a);
 

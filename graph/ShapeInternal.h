@@ -120,6 +120,12 @@ OutTypes inferDFT(const Graph &g, Node &n);
 OutTypes inferSTFT(const Graph &g, Node &n);
 // ShapeRnn.cpp: the recurrent operators RNN, GRU and LSTM.
 OutTypes inferRnn(const Graph &g, Node &n);
+// ShapeNNExt.cpp: the opset-17 NN operators beyond the convolutions.
+OutTypes inferMvn(const Graph &g, Node &n);
+OutTypes inferMaxUnpool(const Graph &g, Node &n);
+OutTypes inferRoiPool(const Graph &g, Node &n);
+OutTypes inferGridSample(const Graph &g, Node &n);
+OutTypes inferLoss(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
 OutTypes inferUnsupported(const Graph &g, Node &n);
 

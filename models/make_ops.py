@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, folded ops)
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
 import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
+import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -635,12 +636,14 @@ def main():
     ops_opsets.add(case, rnd)
     ops_dataops.add(case, rnd)
     ops_rnn.add(case, rnd)
+    ops_convnd.add(case, rnd)
     npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)
     meta += encoder_case(outdir)
     meta += ops_rnn.torch_cases(outdir, rnd)
+    meta += ops_convnd.models(outdir)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}

@@ -112,11 +112,22 @@ TEST(OnnxErrors, TruncatedModel) {
 
 TEST(OnnxErrors, UnsupportedOperator) {
   onnx::ModelProto m = baseModel(14, {1, 4});
-  addNode(m, "MeanVarianceNormalization", "nz", {"x"}, {"y"});
+  addNode(m, "QLinearMatMul", "nz", {"x"}, {"y"});
   addOutput(m, "y");
   std::string path = save(m, "unsupported.onnx");
   std::string msg = importError(path);
-  EXPECT_EQ(msg, path + ": node 'nz' (MeanVarianceNormalization): unsupported operator");
+  EXPECT_EQ(msg, path + ": node 'nz' (QLinearMatMul): unsupported operator");
+  std::filesystem::remove(path);
+}
+
+// MeanVarianceNormalization's default axes [0, 2, 3] need a 4-D input.
+TEST(OnnxErrors, MvnDefaultAxesNeedRank4) {
+  onnx::ModelProto m = baseModel(14, {1, 4});
+  addNode(m, "MeanVarianceNormalization", "nz", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "mvn.onnx");
+  std::string msg = importError(path);
+  EXPECT_EQ(msg, path + ": node 'nz' (MeanVarianceNormalization): axis 2 out of range for rank 2");
   std::filesystem::remove(path);
 }
 
