@@ -240,15 +240,18 @@ struct Fuser {
     return m;
   }
 
-  // Whether the indices of a gather, scatter or ReverseSequence (graph::readsIndexInput) would
-  // be computed inside the group. The CPU kernels clamp an index (their code has no error
+  // Whether the indices of a gather, scatter, ReverseSequence, MaxUnpool, ... (graph::indexInput)
+  // would be computed inside the group. The CPU kernels clamp an index (their code has no error
   // channel), so the runtime checks the indices before the kernel runs, which needs them at a
   // group boundary (tools/driver/Runtime.cpp).
   bool hidesGatherIndices(const std::vector<NodeId> &members) const {
     std::set<NodeId> in(members.begin(), members.end());
     for (NodeId m : members) {
       const Node &n = g.node(m);
-      if (readsIndexInput(n.kind) && n.inputs.size() > 1 && in.count(g.value(n.inputs[1]).producer))
+      const int k = indexInput(n.kind);
+      if (k >= 0 && static_cast<size_t>(k) < n.inputs.size() &&
+          n.inputs[static_cast<size_t>(k)] != kNoValue &&
+          in.count(g.value(n.inputs[static_cast<size_t>(k)]).producer))
         return true;
     }
     return false;

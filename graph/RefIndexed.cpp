@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace npuc::graph {
 
@@ -85,6 +86,57 @@ void checkIndexInput(const Node &n, const Shape &data, const HostTensor &indices
       if (f < 0 || f > static_cast<float>(len))
         fail("node '{}' ({}): sequence length {} out of range [0, {}]", n.name, n.kind, f, len);
   }
+  }
+}
+
+int indexInput(OpKind k) {
+  if (readsIndexInput(k) || k == OpKind::MaxUnpool || k == OpKind::NegativeLogLikelihoodLoss ||
+      k == OpKind::SoftmaxCrossEntropyLoss || k == OpKind::MaxRoiPool)
+    return 1;
+  return k == OpKind::RoiAlign ? 2 : -1;
+}
+
+namespace {
+
+// Every value at positions start, start + step, ... of `v` is an integer in [0, extent) (or, when
+// `ignore` is given, equal to it): the reference kernels' rule and message.
+void requireIntegers(const Node &n, const HostTensor &v, int64_t extent, const char *what,
+                     size_t start = 0, size_t step = 1, std::optional<int64_t> ignore = {}) {
+  for (size_t i = start; i < v.data.size(); i += step) {
+    float f = v.data[i];
+    if (ignore && f == static_cast<float>(*ignore))
+      continue;
+    if (std::nearbyint(f) != f || f < 0 || f >= static_cast<float>(extent))
+      fail("node '{}' ({}): {} {} is not an integer in [0, {}){}", n.name, n.kind, what, f, extent,
+           ignore ? " nor ignore_index" : "");
+  }
+}
+
+} // namespace
+
+void checkIndexOperand(const Graph &g, const Node &n, const HostTensor &indices) {
+  NPUC_ASSERT(indexInput(n.kind) >= 0, "only operators with an index input are checked");
+  const Shape &data = g.value(n.inputs.at(0)).shape;
+  switch (n.kind) {
+  case OpKind::MaxUnpool:
+    requireIntegers(n, indices, numElements(g.value(n.outputs.at(0)).shape), "index");
+    return;
+  case OpKind::NegativeLogLikelihoodLoss:
+  case OpKind::SoftmaxCrossEntropyLoss: {
+    std::optional<int64_t> ignore;
+    if (n.hasAttr("ignore_index"))
+      ignore = n.attrInt("ignore_index", 0);
+    requireIntegers(n, indices, data.at(1), "label", 0, 1, ignore);
+    return;
+  }
+  case OpKind::MaxRoiPool: // rois [num_rois, 5]: the batch index first
+    requireIntegers(n, indices, data.at(0), "batch index", 0, 5);
+    return;
+  case OpKind::RoiAlign:
+    requireIntegers(n, indices, data.at(0), "batch index");
+    return;
+  default:
+    checkIndexInput(n, data, indices);
   }
 }
 

@@ -305,10 +305,10 @@ def case_gather_index(c):
 
 
 def case_index_ops(c):
-    """GatherND, ScatterElements, ScatterND and ReverseSequence read indices from a tensor: an
-    out-of-range one computed at run time (a Cast of an input) is an error naming the node in
-    `ref` and in the compiled package on the NPU target and on --target cpu, never a clamped
-    result. NonZero of a run-time tensor (an output shape that depends on values) is a
+    """GatherND, ScatterElements, ScatterND, ReverseSequence and the losses' labels read indices
+    from a tensor: an out-of-range one computed at run time (a Cast of an input) is an error
+    naming the node in `ref` and in the compiled package on the NPU target and on --target cpu,
+    never a clamped result. NonZero of a run-time tensor (an output shape that depends on values) is a
     compile-time error."""
     onnx, helper, np = onnx_or_skip()
     from onnx import TensorProto
@@ -325,7 +325,13 @@ def case_index_ops(c):
         ("ScatterND", [1, 1], [[3]], {}, ["u"],
          "node 'op' (ScatterND): index 3 out of range [0, 3) on data axis 0"),
         ("ReverseSequence", [4], [1, 2, 5, 0], {"batch_axis": 1, "time_axis": 0}, [],
-         "node 'op' (ReverseSequence): sequence length 5 out of range [0, 3]")]
+         "node 'op' (ReverseSequence): sequence length 5 out of range [0, 3]"),
+        # class labels of the losses: in [0, C) or ignore_index (graph::checkIndexOperand)
+        ("NegativeLogLikelihoodLoss", [3], [0, 4, 1], {}, [],
+         "node 'op' (NegativeLogLikelihoodLoss): label 4 is not an integer in [0, 4)"),
+        ("SoftmaxCrossEntropyLoss", [3], [0, -2, 1], {"ignore_index": -1}, [],
+         "node 'op' (SoftmaxCrossEntropyLoss): label -2 is not an integer in [0, 4) nor "
+         "ignore_index")]
     for op, ishape, bad, attrs, extra, want in cases:
         i = helper.make_tensor_value_info("i", TensorProto.FLOAT, ishape)
         u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, 4])
