@@ -212,7 +212,7 @@ OutTypes inferResize(const Graph &g, Node &n) {
   for (int64_t d : s)
     if (d < 1)
       fail("{}: attribute sizes = [{}] must be positive", where(n), fmt::join(s, ", "));
-  return {{s, DType::F32}};
+  return {{s, floatResultType(g, n)}};
 }
 
 namespace {

@@ -43,7 +43,7 @@ OutTypes inferUnaryMap(const Graph &g, Node &n) {
   const OpKind op = n.kind;
   DType t = hasTrait(op, optrait::kBoolResult)                               ? DType::Bool
             : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign) ? inType(g, n, 0)
-                                                                             : DType::F32;
+                                                                             : floatResultType(g, n);
   return {{inShape(g, n, 0), t}};
 }
 

@@ -75,19 +75,16 @@ bool foldConstantNode(Graph &g, NodeId id) {
       ins.push_back(in == kNoValue ? nullptr : &tmp.emplace_back(g.value(in).shape));
       continue;
     }
-    tmp.push_back(constantTensor(g.value(in)));
+    tmp.push_back(typedConstant(g.value(in)));
     ins.push_back(&tmp.back());
   }
   std::vector<HostTensor> outs = evalNode(g, n, ins);
   Value &v = g.value(n.outputs[0]);
-  if (v.dtype == DType::F32) {
+  NPUC_ASSERT(outs[0].dtype == v.dtype, "evalNode returns the inferred dtype");
+  if (outs[0].isInt())
+    v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(outs[0].ints));
+  else
     v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[0].data));
-  } else {
-    std::vector<int64_t> iv(outs[0].data.size());
-    for (size_t i = 0; i < iv.size(); ++i)
-      iv[i] = std::llround(outs[0].data[i]);
-    v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(iv));
-  }
   v.producer = -1;
   n.dead = true;
   return true;

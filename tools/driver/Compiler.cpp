@@ -169,6 +169,73 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
   return std::make_shared<const npu::QuantTable>(npu::calibrate(g, in, source));
 }
 
+// Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
+// result are exact in fp32 (the runtime checks that they are: Runtime.cpp). Data movement,
+// comparisons, logic, exact arithmetic (Div truncates in the lowering), selections and the
+// order-based reductions do; the rest (Pow, Mean, MatMul, ... on integers, BitShift) do not.
+bool lowersIntegersExactly(graph::OpKind k) {
+  using graph::OpKind;
+  if (graph::isViewOp(k) || graph::hasTrait(k, graph::optrait::kBoolResult))
+    return true;
+  switch (k) {
+  case OpKind::Transpose:
+  case OpKind::Concat:
+  case OpKind::Split:
+  case OpKind::Pad:
+  case OpKind::Slice:
+  case OpKind::Expand:
+  case OpKind::Tile:
+  case OpKind::DepthToSpace:
+  case OpKind::SpaceToDepth:
+  case OpKind::Gather:
+  case OpKind::GatherElements:
+  case OpKind::Trilu:
+  case OpKind::EyeLike:
+  case OpKind::Cast:
+  case OpKind::Where:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Mod:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Sum:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Sign:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+  case OpKind::TopK:
+  case OpKind::CumSum:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// Compiled targets hold every runtime tensor in fp32 (integers exactly up to 2^24, checked at
+// run time); an operator whose fp32 lowering would give a different integer result is refused
+// here, naming the node, the value and its type, rather than run to a wrong answer.
+void checkRuntimeTypes(const graph::Graph &g) {
+  for (graph::NodeId id : g.topoOrder()) {
+    const graph::Node &n = g.node(id);
+    for (graph::ValueId o : n.outputs) {
+      const graph::Value &v = g.value(o);
+      if (isIntStored(v.dtype) && !v.isConstant() && !lowersIntegersExactly(n.kind))
+        fail("node '{}' ({}): its output '{}' is {}, and compiled targets compute {} on integers "
+             "in fp32, which differs from ONNX's integer result; `npuc ref` runs it exactly",
+             n.name, n.kind, v.name, dtypeName(v.dtype), n.kind);
+    }
+  }
+}
+
 } // namespace
 
 graph::Graph loadModelGraph(const std::string &path,
@@ -193,6 +260,7 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   m.options = opt;
   m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
@@ -217,6 +285,7 @@ CompiledModel compileModelForCpu(const std::string &onnxPath,
   CrashScope scope([&] { return fmt::format("compiling '{}' for the CPU", onnxPath); });
   m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::fuseOps(m.graph);
