@@ -87,15 +87,18 @@ std::vector<float> floatContents(const onnx::TensorProto &t, int64_t n) {
   bool raw = t.has_raw_data();
   switch (t.data_type()) {
   case TP::FLOAT:
-    return raw ? rawAs<float>(t, n) : std::vector<float>(t.float_data().begin(), t.float_data().end());
+    return raw ? rawAs<float>(t, n)
+               : std::vector<float>(t.float_data().begin(), t.float_data().end());
   case TP::DOUBLE: {
-    std::vector<double> d = raw ? rawAs<double>(t, n)
-                                : std::vector<double>(t.double_data().begin(), t.double_data().end());
+    std::vector<double> d =
+        raw ? rawAs<double>(t, n)
+            : std::vector<double>(t.double_data().begin(), t.double_data().end());
     return std::vector<float>(d.begin(), d.end());
   }
   case TP::FLOAT16: {
-    std::vector<uint16_t> h = raw ? rawAs<uint16_t>(t, n)
-                                  : std::vector<uint16_t>(t.int32_data().begin(), t.int32_data().end());
+    std::vector<uint16_t> h =
+        raw ? rawAs<uint16_t>(t, n)
+            : std::vector<uint16_t>(t.int32_data().begin(), t.int32_data().end());
     std::vector<float> f(h.size());
     for (size_t i = 0; i < h.size(); ++i)
       f[i] = halfToFloat(h[i]);

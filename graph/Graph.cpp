@@ -5,9 +5,9 @@
 #include "support/Error.h"
 
 #include <algorithm>
-#include <iterator>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
+#include <iterator>
 #include <set>
 
 namespace npuc::graph {

@@ -66,9 +66,8 @@ HostTensor transpose(const HostTensor &x, const std::vector<int64_t> &perm, cons
   for (size_t i = 0; i < perm.size(); ++i)
     st[i] = ist[static_cast<size_t>(perm[i])];
   HostTensor out(os, x.dtype);
-  forEachBroadcast(os, {st}, [&](int64_t o, const std::vector<int64_t> &off) {
-    out.copyElement(o, x, off[0]);
-  });
+  forEachBroadcast(
+      os, {st}, [&](int64_t o, const std::vector<int64_t> &off) { out.copyElement(o, x, off[0]); });
   return out;
 }
 

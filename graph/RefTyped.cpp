@@ -109,8 +109,7 @@ RefResult refIntBroadcast(const RefArgs &a) {
   const DType t = a.in(0).dtype;
   if (a.n.kind == OpKind::BitShift && t != DType::U8 && t != DType::U16 && t != DType::U32 &&
       t != DType::U64)
-    fail("node '{}' (BitShift): input type {} is not an unsigned integer", a.n.name,
-         dtypeName(t));
+    fail("node '{}' (BitShift): input type {} is not an unsigned integer", a.n.name, dtypeName(t));
   std::vector<int64_t> acc(static_cast<size_t>(numElements(os)));
   Index st0 = broadcastStrides(a.in(0).shape, os);
   forEachBroadcast(os, {st0}, [&](int64_t o, const std::vector<int64_t> &off) {
@@ -213,7 +212,8 @@ RefResult refIntReduce(const RefArgs &a) {
     const size_t u = size_t(o);
     const bool first = cnt[u]++ == 0;
     if (arg) {
-      bool better = op == OpKind::ArgMax ? lessThan(x.dtype, best[u], v) : lessThan(x.dtype, v, best[u]);
+      bool better =
+          op == OpKind::ArgMax ? lessThan(x.dtype, best[u], v) : lessThan(x.dtype, v, best[u]);
       bool tie = v == best[u];
       if (first || better || (last && tie)) {
         best[u] = v;
@@ -246,7 +246,8 @@ RefResult refIntReduce(const RefArgs &a) {
 RefResult refIntCumSum(const RefArgs &a) {
   const HostTensor &x = a.in(0);
   auto axis = static_cast<size_t>(a.n.attrInt("axis", 0));
-  int64_t len = x.shape[axis], inner = numElements(Shape(x.shape.begin() + int64_t(axis) + 1, x.shape.end()));
+  int64_t len = x.shape[axis],
+          inner = numElements(Shape(x.shape.begin() + int64_t(axis) + 1, x.shape.end()));
   int64_t outer = len ? x.size() / (len * inner) : 0;
   bool excl = a.n.attrInt("exclusive", 0) != 0, rev = a.n.attrInt("reverse", 0) != 0;
   HostTensor out(x.shape, x.dtype);

@@ -41,9 +41,10 @@ OutTypes inferArith(const Graph &g, Node &n) {
 // (exact on integers), float for the rest.
 OutTypes inferUnaryMap(const Graph &g, Node &n) {
   const OpKind op = n.kind;
-  DType t = hasTrait(op, optrait::kBoolResult)                               ? DType::Bool
-            : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign) ? inType(g, n, 0)
-                                                                             : floatResultType(g, n);
+  DType t = hasTrait(op, optrait::kBoolResult) ? DType::Bool
+            : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign)
+                ? inType(g, n, 0)
+                : floatResultType(g, n);
   return {{inShape(g, n, 0), t}};
 }
 

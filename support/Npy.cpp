@@ -81,7 +81,6 @@ Shape parseShape(const std::string &path, const std::string &text) {
   return shape;
 }
 
-
 // The .npy descr of each DType (little endian; one-byte types have no byte order).
 const char *npyDescr(DType t) {
   switch (t) {

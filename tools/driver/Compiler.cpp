@@ -62,9 +62,27 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   return c;
 }
 
+// The NPU keeps tensors in fp16, exact on integers only up to 2048: a group with an integer or
+// bool runtime tensor runs on the CPU, whose fp32 the runtime checks (Runtime.cpp). Empty when
+// every runtime tensor of the group is a float.
+std::string integerTensorReason(const graph::Graph &g, const graph::FusedGroup &grp) {
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    for (const std::vector<graph::ValueId> *vs : {&n.inputs, &n.outputs})
+      for (graph::ValueId v : *vs)
+        if (v != graph::kNoValue && !g.value(v).isConstant() && isIntStored(g.value(v).dtype))
+          return fmt::format("{} ({}): tensor '{}' is {}, and the NPU keeps tensors in fp16, "
+                             "which would round integers",
+                             n.name, n.kind, g.value(v).name, dtypeName(g.value(v).dtype));
+  }
+  return "";
+}
+
 RejectFn npuReject(const isa::Target &t) {
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   return [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+    if (std::string why = integerTensorReason(g, grp); !why.empty())
+      return why;
     CrashScope scope(
         [&grp] {
           return fmt::format("trying group {} '{}' on the NPU (placement)", grp.id, grp.name);
