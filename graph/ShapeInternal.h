@@ -54,6 +54,13 @@ inline DType floatResultType(const Graph &g, const Node &n) {
   return isFloatType(t) ? t : DType::F32;
 }
 
+/// Fails naming the node unless inputs i and j have one dtype (Concat's parts, Where's branches).
+inline void requireSameType(const Graph &g, const Node &n, size_t i, size_t j) {
+  if (inType(g, n, i) != inType(g, n, j))
+    fail("{}: input {} is {} but input {} is {}; they must have one type", where(n), j,
+         dtypeName(inType(g, n, j)), i, dtypeName(inType(g, n, i)));
+}
+
 /// Fails naming the node unless input i has the given rank.
 void requireRank(const Graph &g, const Node &n, size_t i, size_t rank);
 /// A possibly negative axis in [0, rank); out of range is a user error naming the node.

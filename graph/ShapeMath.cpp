@@ -60,6 +60,8 @@ OutTypes inferBroadcastMap(const Graph &g, Node &n) {
   Shape s = inShape(g, n, 0);
   for (size_t i = 1; i < n.inputs.size(); ++i)
     s = broadcastShapes(s, inShape(g, n, i), where(n));
+  if (op == OpKind::Where)
+    requireSameType(g, n, 1, 2);
   DType t = hasTrait(op, optrait::kBoolResult) ? DType::Bool
             : op == OpKind::Where              ? inType(g, n, 1)
                                                : inType(g, n, 0);

@@ -183,6 +183,16 @@ TEST(TypedReference, Fp32KernelsGetCheckedViews) {
       << e;
 }
 
+TEST(TypedReference, ConcatPartsShareOneType) {
+  TypedOp t;
+  t.input(DType::I64, {2}, {1, 2});
+  t.input(DType::I32, {2}, {3, 4});
+  EXPECT_NE(errorOf(t, OpKind::Concat, {{"axis", int64_t{0}}})
+                .find("node 'node' (Concat): input 1 is i32 but input 0 is i64; they must have "
+                      "one type"),
+            std::string::npos);
+}
+
 TEST(TypedReference, InputTypeMismatchIsAnError) {
   Graph g;
   ValueId x = g.addValue("x", {2}, DType::I64);
