@@ -5,6 +5,7 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/ExtOps.h"
+#include "graph/Rnn.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -17,11 +18,15 @@ namespace npuc::frontend::detail {
 using graph::kNoValue;
 using graph::Node;
 
-namespace {
-
 bool present(const Node &n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue;
 }
+
+const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
+  return im.g.value(n.inputs.at(i)).shape;
+}
+
+namespace {
 
 // Optional constant input i as ints, or `dflt` when omitted.
 std::vector<int64_t> optInts(Importer &im, const Node &n, size_t i, const char *what,
@@ -42,10 +47,6 @@ void requireOneOf(const Node &n, const char *attr, const std::string &v,
     if (v == o)
       return;
   fail("{}: attribute {}={} not supported", where(n), attr, v);
-}
-
-const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
-  return im.g.value(n.inputs.at(i)).shape;
 }
 
 // Reduce*: axes from the attribute or (ReduceSum >= 13, others >= 18) the second input.
@@ -130,7 +131,7 @@ void resizeAttrs(Importer &im, Node &n) {
   const size_t r = x.size();
   const bool legacy = im.opset < 11 || n.kind == OpKind::Upsample;
   std::string mode = n.attrString("mode", "nearest");
-  requireOneOf(n, "mode", mode, {"nearest", "linear"});
+  requireOneOf(n, "mode", mode, {"nearest", "linear", "cubic"});
   std::string ctm =
       legacy ? "asymmetric" : n.attrString("coordinate_transformation_mode", "half_pixel");
   requireOneOf(
@@ -206,9 +207,11 @@ void resizeAttrs(Importer &im, Node &n) {
   }
   n.kind = OpKind::Resize;
   n.inputs.resize(1);
-  for (const char *a : {"cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
-                        "axes", "keep_aspect_ratio_policy"})
+  for (const char *a : {"extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"})
     n.attrs.erase(a);
+  if (mode != "cubic") // the cubic kernel's own attributes
+    for (const char *a : {"cubic_coeff_a", "exclude_outside"})
+      n.attrs.erase(a);
   n.attrs["mode"] = mode;
   n.attrs["coordinate_transformation_mode"] = ctm;
   n.attrs["nearest_mode"] = nearest;
@@ -295,6 +298,8 @@ void splitAttrs(Importer &im, Node &n) {
 } // namespace
 
 std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p) {
+  if (std::optional<bool> keep = normaliseDataOps(im, n, p))
+    return keep;
   graph::Graph &g = im.g;
   const OpKind op = n.kind;
   auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };
@@ -322,10 +327,7 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     if (n.attrInt("stash_type", 1) != 1)
       fail("{}: attribute stash_type={} not supported", where(n), n.attrInt("stash_type", 1));
-    for (int i = 1; i < p.output_size(); ++i)
-      if (!p.output(i).empty())
-        fail("{}: output {} (Mean/InvStdDev) is not supported", where(n), i);
-    n.outputs.resize(1);
+    n.outputs.resize(1); // Mean and InvStdDev: separate nodes (OnnxNode.cpp emitLayerNormStats)
   } else if (op == OpKind::LpNormalization) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     int64_t pw = n.attrInt("p", 2);
@@ -395,7 +397,12 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.inputs.resize(1);
   } else if (op == OpKind::GatherElements) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
-  } else if (graph::opInfo(op).family == graph::OpFamily::Basic) {
+  } else if (graph::isRecurrentOp(op)) {
+    rnnAttrs(im, n, p);
+  } else if (graph::opInfo(op).family == graph::OpFamily::Basic || op == OpKind::LogSoftmax ||
+             op == OpKind::Hardmax) {
+    // LogSoftmax and Hardmax share Softmax's axis rule (default -1 from opset 13, 1 before),
+    // which OnnxNode.cpp applies.
     return std::nullopt;
   }
   return true;

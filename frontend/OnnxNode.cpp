@@ -3,6 +3,7 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/Passes.h"
+#include "graph/Rnn.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
 
@@ -72,6 +73,10 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
       break;
     case AP::TENSOR:
       break; // only Constant has tensor attributes; handled there
+    case AP::STRINGS:
+      if (graph::isRecurrentOp(n.kind) && a.name() == "activations")
+        break; // read from the proto by OnnxRnn.cpp
+      fail("{}: attribute {} has an unsupported type", where(n), a.name());
     default:
       fail("{}: attribute {} has an unsupported type", where(n), a.name());
     }
@@ -250,9 +255,6 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
       n.inputs.resize(1);
     }
     n.attrs.erase("mode");
-  } else if (op == OpKind::BatchNormalization) {
-    if (n.attrInt("training_mode", 0) != 0)
-      fail("{}: attribute training_mode=1 not supported", where(n));
   } else if (op == OpKind::Shape) {
     // Opset 15 start/end: slice the dims. Folded right away (static shapes).
     const Shape &s = g.value(n.inputs.at(0)).shape;
@@ -277,6 +279,114 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     const graph::Value &x = g.value(n.inputs.at(0));
     if (graph::dtypeFromOnnx(n.attrInt("to", 0)) == x.dtype)
       return false; // a cast to the input's own type is the identity
+  }
+  return true;
+}
+
+// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
+// and folds it when its inputs are constant; returns the output value.
+ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+  graph::Graph &g = im.g;
+  if (out == kNoValue)
+    out = g.addValue(name, {}, graph::DType::F32);
+  graph::NodeId id = g.addNode(kind, name, std::move(ins), {out});
+  g.node(id).attrs = std::move(attrs);
+  graph::inferNodeShape(g, id);
+  graph::foldConstantNode(g, id);
+  return out;
+}
+
+// LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
+// defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
+// nodes of existing operators, so every path (ref, CPU, NPU) runs them as it runs those.
+void emitLayerNormStats(Importer &im, const graph::Node &ln, ValueId mean, ValueId invStd) {
+  const ValueId x = ln.inputs.at(0);
+  const auto rank = static_cast<int64_t>(im.g.value(x).shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t a = ln.attrInt("axis", -1); a < rank; ++a)
+    axes.push_back(a);
+  std::map<std::string, graph::AttrValue> reduce{{"axes", axes}, {"keepdims", int64_t{1}}};
+  const std::string base = ln.name + ".stats";
+  ValueId m = emitNode(im, OpKind::ReduceMean, base + "_mean", {x}, reduce, mean);
+  if (invStd == kNoValue)
+    return;
+  ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, m}, {});
+  ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
+  ValueId var = emitNode(im, OpKind::ReduceMean, base + "_var", {d2}, reduce);
+  ValueId eps =
+      im.g.addConstant(base + ".epsilon", {}, {static_cast<float>(ln.attrFloat("epsilon", 1e-5))});
+  ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps", {var, eps}, {});
+  ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
+  emitNode(im, OpKind::Reciprocal, base + "_inv_std", {sd}, {}, invStd);
+}
+
+// BatchNormalization as elementwise nodes, in training mode (batch statistics over every axis
+// but the channel axis 1, and the running mean and variance outputs, ONNX opset 14-15) or when a
+// parameter is computed at run time. The inference form with constant parameters stays a node:
+// it folds into a Conv or a per-channel Mul/Add (graph/FoldBatchNorm.cpp). Returns false when
+// the node stays.
+bool emitBatchNormNodes(Importer &im, const graph::Node &bn, const onnx::NodeProto &p,
+                        const std::vector<ValueId> &outs) {
+  graph::Graph &g = im.g;
+  const bool training = bn.attrInt("training_mode", 0) != 0;
+  bool runtime = false;
+  for (size_t i = 1; i < 5; ++i)
+    runtime |= !g.value(bn.inputs.at(i)).isConstant();
+  if (!training && !runtime)
+    return false;
+  const ValueId x = bn.inputs[0];
+  const Shape &xs0 = g.value(x).shape;
+  if (xs0.size() < 2)
+    fail("{}: input must have a channel dimension", where(bn));
+  for (size_t i = 1; i < 5; ++i)
+    if (g.value(bn.inputs[i]).shape != Shape{xs0[1]})
+      fail("{}: parameter {} has shape {}, expected [{}]", where(bn), i,
+           shapeToString(g.value(bn.inputs[i]).shape), xs0[1]);
+  const auto r = static_cast<int64_t>(xs0.size());
+  std::vector<int64_t> spatial, batchAxes{0};
+  for (int64_t a = 1; a + 1 < r; ++a)
+    spatial.push_back(a); // [C] -> [C, 1, ..., 1]: broadcasts along axis 1
+  for (int64_t a = 2; a < r; ++a)
+    batchAxes.push_back(a);
+  const std::string base = bn.name;
+  auto perChannel = [&](ValueId v, const std::string &what) {
+    return spatial.empty() ? v
+                           : emitNode(im, OpKind::Unsqueeze, base + "_" + what + "_c", {v},
+                                      {{"axes", spatial}});
+  };
+  auto scalar = [&](const std::string &what, double v) {
+    return g.addConstant(base + "." + what, {}, {static_cast<float>(v)});
+  };
+  ValueId mean = bn.inputs[3], var = bn.inputs[4];
+  if (training) {
+    std::map<std::string, graph::AttrValue> reduce{{"axes", batchAxes}, {"keepdims", int64_t{0}}};
+    mean = emitNode(im, OpKind::ReduceMean, base + "_batch_mean", {x}, reduce);
+    ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, perChannel(mean, "mean")}, {});
+    ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
+    var = emitNode(im, OpKind::ReduceMean, base + "_batch_var", {d2}, reduce);
+  }
+  ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps",
+                        {var, scalar("epsilon", bn.attrFloat("epsilon", 1e-5))}, {});
+  ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
+  ValueId s = emitNode(im, OpKind::Div, base + "_scale", {bn.inputs[1], sd}, {});
+  ValueId ms = emitNode(im, OpKind::Mul, base + "_mean_scaled", {mean, s}, {});
+  ValueId t = emitNode(im, OpKind::Sub, base + "_shift", {bn.inputs[2], ms}, {});
+  ValueId xs = emitNode(im, OpKind::Mul, base + "_mul", {x, perChannel(s, "scale")}, {});
+  im.names[p.output(0)] =
+      emitNode(im, OpKind::Add, base + "_add", {xs, perChannel(t, "shift")}, {}, outs.at(0));
+  const double momentum = bn.attrFloat("momentum", 0.9);
+  for (size_t i = 1; training && i < 3 && i < outs.size(); ++i) {
+    if (p.output(static_cast<int>(i)).empty())
+      continue;
+    // running = input * momentum + batch * (1 - momentum)
+    const std::string what = i == 1 ? "running_mean" : "running_var";
+    ValueId old = emitNode(im, OpKind::Mul, base + "_" + what + "_old",
+                           {bn.inputs[2 + i], scalar("momentum", momentum)}, {});
+    ValueId cur = emitNode(im, OpKind::Mul, base + "_" + what + "_batch",
+                           {i == 1 ? mean : var, scalar("one_minus_momentum", 1 - momentum)}, {});
+    im.names[p.output(static_cast<int>(i))] =
+        emitNode(im, OpKind::Add, base + "_" + what, {old, cur}, {}, outs[i]);
   }
   return true;
 }
@@ -326,7 +436,17 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
     if (n.outputs[i] == kNoValue)
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
   checkArity(im, n, p);
+  const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
+  if (n.kind == OpKind::BatchNormalization && emitBatchNormNodes(im, n, p, declared))
+    return;
   bool keep = normalise(im, n, p);
+  if (!keep && n.kind == OpKind::Dropout && p.output_size() > 1 && !p.output(1).empty()) {
+    // Inference-mode Dropout keeps every element: its mask is all true.
+    const Shape &s = g.value(n.inputs.at(0)).shape;
+    ValueId mask = g.addConstantI64(p.output(1), s, std::vector<int64_t>(numElements(s), 1));
+    g.value(mask).dtype = graph::DType::Bool;
+    im.names[p.output(1)] = mask;
+  }
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.
     ValueId alias =
@@ -339,10 +459,21 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::NodeId id = g.addNode(n.kind, n.name, n.inputs, n.outputs);
   g.node(id).attrs = std::move(n.attrs);
   graph::inferNodeShape(g, id);
-  for (int i = 0; i < p.output_size(); ++i)
-    if (!p.output(i).empty())
-      im.names[p.output(i)] = g.node(id).outputs[static_cast<size_t>(i)];
+  const graph::Node added = g.node(id); // a copy: emitting nodes below may reallocate
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (i < added.outputs.size() && !p.output(static_cast<int>(i)).empty())
+      im.names[p.output(static_cast<int>(i))] = added.outputs[i];
   graph::foldConstantNode(g, id);
+  if (added.kind == OpKind::LayerNormalization && declared.size() > 1) {
+    auto wanted = [&](size_t i) {
+      return i < declared.size() && !p.output(static_cast<int>(i)).empty() ? declared[i] : kNoValue;
+    };
+    if (wanted(1) != kNoValue || wanted(2) != kNoValue)
+      emitLayerNormStats(im, added, wanted(1), wanted(2));
+    for (size_t i = 1; i < declared.size(); ++i)
+      if (wanted(i) != kNoValue)
+        im.names[p.output(static_cast<int>(i))] = declared[i];
+  }
 }
 
 } // namespace npuc::frontend::detail

@@ -48,6 +48,22 @@ std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
 /// model's runtime before a CPU kernel, whose code clamps (tools/driver/Runtime.cpp).
 void checkGatherIndices(const Node &n, const Shape &data, const HostTensor &indices);
 
+/// Whether the node reads indices from its input 1 at run time that must lie inside its input
+/// 0: Gather, GatherElements, GatherND, ScatterElements, ScatterND, and ReverseSequence's
+/// sequence_lens (OneHot's out-of-range indices are defined: a row of off values).
+bool readsIndexInput(OpKind k);
+
+/// checkGatherIndices for every operator readsIndexInput names: fails naming the node when an
+/// index in `indices` (fp32 integers, negative ones counting from the end where the operator
+/// allows them) lies outside `data`, the shape of the node's input 0. The executor checks every
+/// such node, and the compiled model's runtime checks them before a CPU kernel, whose code
+/// clamps (tools/driver/Runtime.cpp).
+void checkIndexInput(const Node &n, const Shape &data, const HostTensor &indices);
+/// Fails naming the node when an entry of a recurrent operator's sequence_lens (fp32 integers,
+/// as at run time) is not an integer in [0, seqLength]. The executor checks them, and so does
+/// the compiled model's runtime before a CPU kernel, whose code clamps (tools/driver/Runtime.cpp).
+void checkSequenceLens(const Node &n, int64_t seqLength, const HostTensor &lens);
+
 /// A constant value's contents as fp32 (integer constants are converted), the compiled targets'
 /// internal form.
 HostTensor constantTensor(const Value &v);

@@ -32,7 +32,7 @@ bool isNoOp(const Graph &g, const Node &n) {
 
 // Node whose every (present) input is constant and that we know how to evaluate.
 bool isFoldable(const Graph &g, const Node &n) {
-  if (n.inputs.empty() || n.outputs.size() != 1)
+  if (n.inputs.empty())
     return false;
   if (n.kind == OpKind::Shape)
     return true; // static shapes: the result never depends on the input's contents
@@ -79,13 +79,17 @@ bool foldConstantNode(Graph &g, NodeId id) {
     ins.push_back(&tmp.back());
   }
   std::vector<HostTensor> outs = evalNode(g, n, ins);
-  Value &v = g.value(n.outputs[0]);
-  NPUC_ASSERT(outs[0].dtype == v.dtype, "evalNode returns the inferred dtype");
-  if (outs[0].isInt())
-    v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(outs[0].ints));
-  else
-    v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[0].data));
-  v.producer = -1;
+  if (outs.size() < n.outputs.size())
+    return false; // a kernel that leaves trailing outputs out (Dropout's mask) stays a node
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    Value &v = g.value(n.outputs[k]);
+    NPUC_ASSERT(outs[k].dtype == v.dtype, "evalNode returns the inferred dtype");
+    if (outs[k].isInt())
+      v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(outs[k].ints));
+    else
+      v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[k].data));
+    v.producer = -1;
+  }
   n.dead = true;
   return true;
 }

@@ -207,6 +207,11 @@ bool lowersIntegersExactly(graph::OpKind k) {
   case OpKind::SpaceToDepth:
   case OpKind::Gather:
   case OpKind::GatherElements:
+  case OpKind::GatherND:
+  case OpKind::ScatterElements:
+  case OpKind::ScatterND:
+  case OpKind::OneHot:
+  case OpKind::ReverseSequence:
   case OpKind::Trilu:
   case OpKind::EyeLike:
   case OpKind::Cast:
