@@ -60,6 +60,15 @@ def case_typed_messages(c):
     assert y.dtype == np.int64 and y.tolist() == [8, -2, 1], y
     c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("run_big")],
                   ["input 'x' (i64): element 0 is 1099511627776, beyond 2^24"], [c.w("run_big")])
+    # An int8 target calibrates on a default input: zeros for the int64 input, and the integer
+    # group stays on the CPU, exact.
+    pkgq = c.w("add_int8.npub")
+    c.expect_ok(["compile", add, "--target", os.path.join(c.root, "configs", "npu-int8.yaml"),
+                 "-o", pkgq])
+    run_q = c.w("run_q")
+    c.expect_ok(["run", pkgq, "--input", "x=" + small, "--output-dir", run_q])
+    y = np.load(os.path.join(run_q, "y.npy"))
+    assert y.dtype == np.int64 and y.tolist() == [8, -2, 1], y
     # uint8 wrap-around: ref wraps (np.uint8(200) + np.uint8(100) == 44); the compiled fp32
     # code cannot, and says so naming the value.
     u8 = c.w("add_u8.onnx")
