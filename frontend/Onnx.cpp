@@ -4,6 +4,7 @@
 #include "frontend/OnnxImpl.h"
 
 #include "support/Error.h"
+#include "support/Half.h"
 #include "support/Npy.h"
 
 #include <onnx/shape_inference/implementation.h>
@@ -38,7 +39,7 @@ template <typename T> std::vector<T> rawAs(const onnx::TensorProto &t, int64_t n
   return v;
 }
 
-// Reads integer-typed tensor contents (raw or typed field) as int64.
+// Reads integer-typed tensor contents (raw or typed field) as int64 (uint64 as its bit pattern).
 std::vector<int64_t> intContents(const onnx::TensorProto &t, int64_t n) {
   using TP = onnx::TensorProto;
   std::vector<int64_t> out;
@@ -51,11 +52,20 @@ std::vector<int64_t> intContents(const onnx::TensorProto &t, int64_t n) {
     else
       widen(t.int64_data());
     break;
+  case TP::UINT64:
+    raw ? widen(rawAs<int64_t>(t, n)) : widen(t.uint64_data());
+    break;
+  case TP::UINT32:
+    raw ? widen(rawAs<uint32_t>(t, n)) : widen(t.uint64_data());
+    break;
   case TP::INT32:
     raw ? widen(rawAs<int32_t>(t, n)) : widen(t.int32_data());
     break;
   case TP::INT16:
     raw ? widen(rawAs<int16_t>(t, n)) : widen(t.int32_data());
+    break;
+  case TP::UINT16:
+    raw ? widen(rawAs<uint16_t>(t, n)) : widen(t.int32_data());
     break;
   case TP::INT8:
     raw ? widen(rawAs<int8_t>(t, n)) : widen(t.int32_data());
@@ -70,7 +80,47 @@ std::vector<int64_t> intContents(const onnx::TensorProto &t, int64_t n) {
   return out;
 }
 
+// Reads float-typed tensor contents as fp32 (double rounds; float16 from its bits, which the
+// typed field keeps in int32_data).
+std::vector<float> floatContents(const onnx::TensorProto &t, int64_t n) {
+  using TP = onnx::TensorProto;
+  bool raw = t.has_raw_data();
+  switch (t.data_type()) {
+  case TP::FLOAT:
+    return raw ? rawAs<float>(t, n)
+               : std::vector<float>(t.float_data().begin(), t.float_data().end());
+  case TP::DOUBLE: {
+    std::vector<double> d =
+        raw ? rawAs<double>(t, n)
+            : std::vector<double>(t.double_data().begin(), t.double_data().end());
+    return std::vector<float>(d.begin(), d.end());
+  }
+  case TP::FLOAT16: {
+    std::vector<uint16_t> h =
+        raw ? rawAs<uint16_t>(t, n)
+            : std::vector<uint16_t>(t.int32_data().begin(), t.int32_data().end());
+    std::vector<float> f(h.size());
+    for (size_t i = 0; i < h.size(); ++i)
+      f[i] = halfToFloat(h[i]);
+    return f;
+  }
+  default:
+    NPUC_ASSERT(false, "floatContents is only called for float tensors");
+  }
+  return {};
+}
+
 } // namespace
+
+graph::DType tensorDType(int32_t elemType, const std::string &what) {
+  std::optional<graph::DType> t = graph::dtypeFromOnnx(elemType);
+  if (!t)
+    fail("{}: element type {} is not supported (float, double, float16, int8..int64, "
+         "uint8..uint64 and bool are)",
+         what,
+         onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elemType)));
+  return *t;
+}
 
 graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std::string &name) {
   using TP = onnx::TensorProto;
@@ -81,41 +131,21 @@ graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std:
     if (d < 0)
       fail("tensor '{}': negative dimension", name);
   int64_t n = numElements(shape);
-  std::vector<float> f;
-  switch (t.data_type()) {
-  case TP::FLOAT:
-    if (t.has_raw_data())
-      f = rawAs<float>(t, n);
-    else
-      f.assign(t.float_data().begin(), t.float_data().end());
-    break;
-  case TP::DOUBLE: { // converted: the NPU and the reference compute in fp32
-    std::vector<double> d =
-        t.has_raw_data() ? rawAs<double>(t, n)
-                         : std::vector<double>(t.double_data().begin(), t.double_data().end());
-    f.assign(d.begin(), d.end());
-    break;
-  }
-  case TP::INT64:
-  case TP::INT32:
-  case TP::INT16:
-  case TP::INT8:
-  case TP::UINT8:
-  case TP::BOOL: {
+  const graph::DType dt = tensorDType(t.data_type(), fmt::format("tensor '{}'", name));
+  if (isIntStored(dt)) {
     std::vector<int64_t> v = intContents(t, n);
     if (static_cast<int64_t>(v.size()) != n)
       fail("tensor '{}': has {} elements, shape {} needs {}", name, v.size(), shapeToString(shape),
            n);
-    return im.g.addConstantI64(name, shape, std::move(v));
+    for (int64_t &x : v)
+      x = wrapToType(dt, x); // the typed fields widen; a bool may be stored as any non-zero
+    return im.g.addConstantI64(name, shape, std::move(v), dt);
   }
-  default:
-    fail("tensor '{}': data type {} is not supported (float32, float64 and integer types are)",
-         name, TP::DataType_Name(static_cast<TP::DataType>(t.data_type())));
-  }
+  std::vector<float> f = floatContents(t, n);
   if (static_cast<int64_t>(f.size()) != n)
     fail("tensor '{}': has {} elements, shape {} needs {}", name, f.size(), shapeToString(shape),
          n);
-  return im.g.addConstant(name, shape, std::move(f));
+  return im.g.addConstant(name, shape, std::move(f), dt);
 }
 
 } // namespace detail
@@ -142,10 +172,8 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
     if (!in.type().has_tensor_type())
       fail("input '{}': only tensor inputs are supported", in.name());
     auto *tt = in.mutable_type()->mutable_tensor_type();
-    if (tt->elem_type() != onnx::TensorProto::FLOAT)
-      fail("input '{}': element type {} is not supported (float32 only)", in.name(),
-           onnx::TensorProto::DataType_Name(
-               static_cast<onnx::TensorProto::DataType>(tt->elem_type())));
+    const graph::DType dtype =
+        detail::tensorDType(tt->elem_type(), fmt::format("input '{}'", in.name()));
     if (!tt->has_shape())
       fail("input '{}': the model gives no shape", in.name());
     auto pin = pinned.find(in.name());
@@ -179,7 +207,7 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
       d->clear_dim_param();
       d->set_dim_value(shape.back());
     }
-    graph::ValueId v = im.g.addValue(in.name(), shape, graph::DType::F32);
+    graph::ValueId v = im.g.addValue(in.name(), shape, dtype);
     im.g.inputs.push_back(v);
     im.names[in.name()] = v;
   }
@@ -278,6 +306,13 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
     detail::importNode(im, gp.node(i), i);
   for (const auto &out : gp.output()) {
     graph::ValueId v = im.lookup(out.name(), "graph output");
+    const int32_t declared = out.type().tensor_type().elem_type();
+    if (declared != onnx::TensorProto::UNDEFINED &&
+        detail::tensorDType(declared, fmt::format("output '{}'", out.name())) !=
+            im.g.value(v).dtype)
+      fail("output '{}': the model declares element type {} but npuc infers {}", out.name(),
+           graph::dtypeName(detail::tensorDType(declared, out.name())),
+           graph::dtypeName(im.g.value(v).dtype));
     // An output produced through a removed Identity/Dropout/Cast aliases an earlier value; give
     // that value the output's name so results are reported (and written) under the name the model
     // declares. Graph inputs, constants and values already claimed by another output keep theirs.

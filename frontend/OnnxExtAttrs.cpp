@@ -379,8 +379,15 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
   auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };
   if (op == OpKind::Gelu) {
     requireOneOf(n, "approximate", n.attrString("approximate", "none"), {"none", "tanh"});
+  } else if (op == OpKind::CastLike) {
+    // A Cast to the second input's type (which only lends its type).
+    n.kind = OpKind::Cast;
+    n.attrs["to"] = graph::onnxDTypeCode(g.value(n.inputs.at(1)).dtype);
+    n.inputs.resize(1);
+  } else if (op == OpKind::BitShift) {
+    requireOneOf(n, "direction", n.attrString("direction", ""), {"LEFT", "RIGHT"});
   } else if (op == OpKind::Mod) {
-    if (g.value(n.inputs.at(0)).dtype == graph::DType::F32 && n.attrInt("fmod", 0) == 0)
+    if (isFloatType(g.value(n.inputs.at(0)).dtype) && n.attrInt("fmod", 0) == 0)
       n.attrs["fmod"] = int64_t{0}; // float inputs with fmod=0: the remainder takes the
                                     // divisor's sign (numpy.mod), the integer rule
   } else if (graph::isReduceOp(op)) {
@@ -443,7 +450,7 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
         if (numElements(tv.shape) != 1)
           fail("{}: attribute value must hold one element", where(n));
         v = tv.f32 ? (*tv.f32)[0] : static_cast<double>((*tv.i64)[0]);
-        dt = a.t().data_type() == onnx::TensorProto::BOOL ? 2 : tv.f32 ? 0 : 1;
+        dt = static_cast<int64_t>(tv.dtype); // the DType enumerator (ShapeData.cpp)
       }
     n.attrs["value"] = v;
     n.attrs["dtype"] = dt;

@@ -22,8 +22,11 @@ struct Importer {
   graph::ValueId lookup(const std::string &name, const std::string &where) const;
 };
 
-/// Converts an ONNX tensor to a graph constant (float32, or int64 for integer tensors; int32,
-/// int8/16, uint8, bool and float64 are converted). Fails naming the tensor otherwise.
+/// The DType of ONNX element type `elemType`; an unsupported one fails naming `what`.
+graph::DType tensorDType(int32_t elemType, const std::string &what);
+
+/// Converts an ONNX tensor to a graph constant of its own dtype (float types held in fp32,
+/// integer and bool types exactly). Fails naming the tensor for the types npuc lacks.
 graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std::string &name);
 
 /// Adds ONNX node `n` (index `index` in the model) to the graph with normalised attributes,

@@ -294,11 +294,9 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     }
     return false;
   } else if (op == OpKind::Cast) {
-    int64_t to = n.attrInt("to", 0);
     const graph::Value &x = g.value(n.inputs.at(0));
-    if (to == onnx::TensorProto::FLOAT && x.dtype == graph::DType::F32)
-      return false;
-    // Non-constant casts stay nodes: runtime tensors are fp32 holding the cast values.
+    if (graph::dtypeFromOnnx(n.attrInt("to", 0)) == x.dtype)
+      return false; // a cast to the input's own type is the identity
   }
   return true;
 }
@@ -474,30 +472,6 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
     if (n.kind == OpKind::Cast || n.kind == OpKind::Identity || n.kind == OpKind::Dropout)
       alias = n.inputs.at(0);
     im.names[p.output(0)] = alias;
-    return;
-  }
-  if (n.kind == OpKind::Cast && g.value(n.inputs[0]).isConstant()) {
-    // Constant input, non-trivial cast: fold here.
-    const graph::Value &x = g.value(n.inputs[0]);
-    int64_t to = n.attrInt("to", 0);
-    std::vector<float> f;
-    std::vector<int64_t> iv;
-    if (x.f32)
-      for (float v : *x.f32)
-        iv.push_back(static_cast<int64_t>(v));
-    else
-      iv = *x.i64;
-    Shape s = x.shape;
-    ValueId v;
-    if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE) {
-      std::vector<float> fv = x.f32 ? *x.f32 : std::vector<float>(iv.begin(), iv.end());
-      v = g.addConstant(p.output(0), s, std::move(fv));
-    } else if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32) {
-      v = g.addConstantI64(p.output(0), s, std::move(iv));
-    } else {
-      fail("{}: attribute to={} not supported", where(n), to);
-    }
-    im.names[p.output(0)] = v;
     return;
   }
   graph::NodeId id = g.addNode(n.kind, n.name, n.inputs, n.outputs);

@@ -7,20 +7,28 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
+#include <iterator>
 #include <set>
 
 namespace npuc::graph {
 
-const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::I64:
-    return "i64";
-  case DType::Bool:
-    return "bool";
-  }
-  return "?";
+namespace {
+
+// ONNX TensorProto::DataType codes, indexed by DType.
+constexpr int64_t kOnnxCode[] = {1, 7, 9, 11, 10, 3, 5, 6, 2, 4, 12, 13};
+static_assert(std::size(kOnnxCode) == std::size(kAllDTypes), "one ONNX code per DType");
+
+} // namespace
+
+std::optional<DType> dtypeFromOnnx(int64_t code) {
+  for (DType t : kAllDTypes)
+    if (kOnnxCode[static_cast<size_t>(t)] == code)
+      return t;
+  return std::nullopt;
+}
+
+int64_t onnxDTypeCode(DType t) {
+  return kOnnxCode[static_cast<size_t>(t)];
 }
 
 const char *placementName(Placement p) {
@@ -87,18 +95,21 @@ ValueId Graph::addValue(std::string name, Shape shape, DType dtype) {
   return values.back().id;
 }
 
-ValueId Graph::addConstant(std::string name, Shape shape, std::vector<float> data) {
+ValueId Graph::addConstant(std::string name, Shape shape, std::vector<float> data, DType dtype) {
   NPUC_ASSERT(static_cast<int64_t>(data.size()) == numElements(shape),
               "constant data size must match its shape");
-  ValueId id = addValue(std::move(name), std::move(shape), DType::F32);
+  NPUC_ASSERT(isFloatType(dtype), "float constants have a float type");
+  ValueId id = addValue(std::move(name), std::move(shape), dtype);
   value(id).f32 = std::make_shared<const std::vector<float>>(std::move(data));
   return id;
 }
 
-ValueId Graph::addConstantI64(std::string name, Shape shape, std::vector<int64_t> data) {
+ValueId Graph::addConstantI64(std::string name, Shape shape, std::vector<int64_t> data,
+                              DType dtype) {
   NPUC_ASSERT(static_cast<int64_t>(data.size()) == numElements(shape),
               "constant data size must match its shape");
-  ValueId id = addValue(std::move(name), std::move(shape), DType::I64);
+  NPUC_ASSERT(isIntStored(dtype), "integer constants have an integer or bool type");
+  ValueId id = addValue(std::move(name), std::move(shape), dtype);
   value(id).i64 = std::make_shared<const std::vector<int64_t>>(std::move(data));
   return id;
 }

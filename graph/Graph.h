@@ -21,8 +21,17 @@
 
 namespace npuc::graph {
 
-enum class DType { F32, I64, Bool };
-const char *dtypeName(DType t);
+// Element types are support's (support/DType.h): graph code names them graph::DType.
+using npuc::DType;
+using npuc::dtypeName;
+
+/// The DType of ONNX TensorProto data type `code` (FLOAT=1, UINT8=2, INT8=3, UINT16=4, INT16=5,
+/// INT32=6, INT64=7, BOOL=9, FLOAT16=10, DOUBLE=11, UINT32=12, UINT64=13), nullopt for the rest
+/// (string, complex, bfloat16). Here rather than in the frontend because node attributes keep
+/// ONNX's codes (Cast's `to`, EyeLike's `dtype`) and shape inference reads them.
+std::optional<DType> dtypeFromOnnx(int64_t code);
+/// The ONNX TensorProto data type code of `t`.
+int64_t onnxDTypeCode(DType t);
 
 using ValueId = int;
 using NodeId = int;
@@ -35,8 +44,8 @@ struct Value {
   DType dtype = DType::F32;
   NodeId producer = -1; // -1 for graph inputs and constants
   // Constant contents, when the value is an initializer or was folded at compile time.
-  std::shared_ptr<const std::vector<float>> f32;   // dtype F32
-  std::shared_ptr<const std::vector<int64_t>> i64; // dtype I64 / Bool (0/1)
+  std::shared_ptr<const std::vector<float>> f32;   // float dtypes (F32; F64/F16 held in fp32)
+  std::shared_ptr<const std::vector<int64_t>> i64; // integer and bool dtypes (wrapped; bool 0/1)
   bool isConstant() const { return f32 || i64; }
 };
 
@@ -87,8 +96,12 @@ public:
   std::vector<FusedGroup> groups; // filled by fuseOps(); empty before
 
   ValueId addValue(std::string name, Shape shape, DType dtype);
-  ValueId addConstant(std::string name, Shape shape, std::vector<float> data);
-  ValueId addConstantI64(std::string name, Shape shape, std::vector<int64_t> data);
+  /// A float constant (F32, or F64/F16 held in fp32).
+  ValueId addConstant(std::string name, Shape shape, std::vector<float> data,
+                      DType dtype = DType::F32);
+  /// An integer or bool constant; the values must be in the type's range.
+  ValueId addConstantI64(std::string name, Shape shape, std::vector<int64_t> data,
+                         DType dtype = DType::I64);
   NodeId addNode(OpKind kind, std::string name, std::vector<ValueId> inputs,
                  std::vector<ValueId> outputs);
 

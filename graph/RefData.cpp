@@ -62,10 +62,11 @@ namespace ref {
 namespace {
 
 // Gather form shared by the pure data-movement ops: out[i] = x[src(out multi-index)].
+// Like every kernel here that only moves elements, it keeps x's dtype and storage.
 template <typename F> HostTensor gatherBy(const HostTensor &x, const Shape &os, F src) {
-  HostTensor out(os);
+  HostTensor out(os, x.dtype);
   for (int64_t i = 0; i < out.size(); ++i)
-    out.data[i] = x.data[ref::flatten(src(ref::unflatten(i, os)), x.shape)];
+    out.copyElement(i, x, ref::flatten(src(ref::unflatten(i, os)), x.shape));
   return out;
 }
 
@@ -73,9 +74,9 @@ HostTensor transpose(const HostTensor &x, const std::vector<int64_t> &perm, cons
   Index ist = stridesOf(x.shape), st(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
     st[i] = ist[static_cast<size_t>(perm[i])];
-  HostTensor out(os);
+  HostTensor out(os, x.dtype);
   forEachBroadcast(
-      os, {st}, [&](int64_t o, const std::vector<int64_t> &off) { out.data[o] = x.data[off[0]]; });
+      os, {st}, [&](int64_t o, const std::vector<int64_t> &off) { out.copyElement(o, x, off[0]); });
   return out;
 }
 
@@ -83,14 +84,14 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   axis = axis < 0 ? axis + static_cast<int64_t>(os.size()) : axis;
   int64_t outer = numElements(Shape(os.begin(), os.begin() + axis));
   int64_t inner = numElements(Shape(os.begin() + axis + 1, os.end()));
-  HostTensor out(os);
+  HostTensor out(os, in.at(0)->dtype);
   int64_t pos = 0;
   for (const HostTensor *t : in) {
     int64_t len = t->shape[static_cast<size_t>(axis)];
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t k = 0; k < len * inner; ++k)
-        out.data[(o * os[static_cast<size_t>(axis)] + pos) * inner + k] =
-            t->data[o * len * inner + k];
+        out.copyElement((o * os[static_cast<size_t>(axis)] + pos) * inner + k, *t,
+                        o * len * inner + k);
     pos += len;
   }
   return out;
@@ -98,8 +99,12 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
 
 HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
   auto pads = n.attrInts("pads");
-  HostTensor out(os);
-  std::fill(out.data.begin(), out.data.end(), static_cast<float>(n.attrFloat("value", 0.0)));
+  HostTensor out(os, x.dtype);
+  const double value = n.attrFloat("value", 0.0);
+  if (out.isInt())
+    std::fill(out.ints.begin(), out.ints.end(), floatToIntType(x.dtype, value));
+  else
+    std::fill(out.data.begin(), out.data.end(), static_cast<float>(value));
   Index ost = stridesOf(os), xst = stridesOf(x.shape);
   forEachBroadcast(x.shape, {xst}, [&](int64_t i, const std::vector<int64_t> &) {
     int64_t rem = i, o = 0;
@@ -107,7 +112,7 @@ HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
       o += (rem / xst[d] + pads[d]) * ost[d];
       rem %= xst[d];
     }
-    out.data[o] = x.data[i];
+    out.copyElement(o, x, i);
   });
   return out;
 }
@@ -119,13 +124,13 @@ HostTensor gather(const Node &n, const HostTensor &x, const HostTensor &idx, con
   int64_t outer = numElements(Shape(x.shape.begin(), x.shape.begin() + axis));
   int64_t len = x.shape[static_cast<size_t>(axis)];
   int64_t inner = numElements(Shape(x.shape.begin() + axis + 1, x.shape.end()));
-  HostTensor out(os);
+  HostTensor out(os, x.dtype);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < idx.size(); ++j) {
-      auto k = static_cast<int64_t>(idx.data[j]);
+      int64_t k = idx.intAt(j);
       k = k < 0 ? k + len : k;
       for (int64_t i = 0; i < inner; ++i)
-        out.data[(o * idx.size() + j) * inner + i] = x.data[(o * len + k) * inner + i];
+        out.copyElement((o * idx.size() + j) * inner + i, x, (o * len + k) * inner + i);
     }
   return out;
 }
@@ -228,7 +233,9 @@ template <typename F> HostTensor byPosition(const Shape &os, F value) {
 
 // The views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout): row-major order is kept.
 RefResult refCopy(const RefArgs &a) {
-  return {HostTensor(a.outShape(), a.in(0).data)};
+  HostTensor out = a.in(0);
+  out.shape = a.outShape();
+  return {out};
 }
 
 RefResult refTranspose(const RefArgs &a) {
@@ -314,13 +321,13 @@ RefResult refGatherElements(const RefArgs &a) {
   const Shape &os = a.outShape();
   auto axis = static_cast<size_t>(a.n.attrInt("axis", 0));
   checkGatherIndices(a.n, x.shape, idx);
-  HostTensor out(os);
+  HostTensor out(os, x.dtype);
   for (int64_t i = 0; i < out.size(); ++i) {
     Index si = ref::unflatten(i, os);
-    auto k = static_cast<int64_t>(idx.data[i]);
+    int64_t k = idx.intAt(i);
     k = k < 0 ? k + x.shape[axis] : k;
     si[axis] = k;
-    out.data[i] = x.data[ref::flatten(si, x.shape)];
+    out.copyElement(i, x, ref::flatten(si, x.shape));
   }
   return {out};
 }
@@ -343,27 +350,13 @@ RefResult refEyeLike(const RefArgs &a) {
   })};
 }
 
-RefResult refCast(const RefArgs &a) {
-  const HostTensor &x = a.in(0);
-  DType to = a.g.value(a.n.outputs[0]).dtype;
-  HostTensor out(a.outShape());
-  for (int64_t i = 0; i < out.size(); ++i) {
-    float v = x.data[i];
-    out.data[i] = to == DType::Bool ? (v != 0 ? 1.0f : 0.0f) : to == DType::I64 ? std::trunc(v) : v;
-  }
-  return {out};
-}
-
 RefResult refShapeOf(const RefArgs &a) {
-  const HostTensor &x = a.in(0);
-  HostTensor out(a.outShape());
-  for (size_t i = 0; i < x.shape.size(); ++i)
-    out.data[i] = static_cast<float>(x.shape[i]);
-  return {out};
+  const Shape &s = a.in(0).shape;
+  return {HostTensor({static_cast<int64_t>(s.size())}, DType::I64, s)};
 }
 
 RefResult refSize(const RefArgs &a) {
-  return {HostTensor({}, {static_cast<float>(a.in(0).size())})};
+  return {HostTensor({}, DType::I64, {numElements(a.in(0).shape)})};
 }
 
 RefResult refConstantOfShape(const RefArgs &a) {
@@ -387,8 +380,8 @@ void checkGatherIndices(const Node &n, const Shape &data, const HostTensor &indi
   int64_t axis = n.attrInt("axis", 0);
   axis = axis < 0 ? axis + static_cast<int64_t>(data.size()) : axis;
   const int64_t len = data.at(static_cast<size_t>(axis));
-  for (float f : indices.data) {
-    auto k = static_cast<int64_t>(f);
+  for (int64_t i = 0; i < indices.size(); ++i) {
+    int64_t k = indices.intAt(i);
     k = k < 0 ? k + len : k;
     if (k < 0 || k >= len)
       fail("node '{}' ({}): index {} out of range [0, {})", n.name, n.kind, k, len);

@@ -87,9 +87,20 @@ struct RefArgs {
   /// Optional input i: nullptr when omitted.
   const HostTensor *opt(size_t i) const { return i < ins.size() ? ins[i] : nullptr; }
   const Shape &outShape(size_t i = 0) const { return g.value(n.outputs.at(i)).shape; }
+  DType outType(size_t i = 0) const { return g.value(n.outputs.at(i)).dtype; }
 };
 /// One tensor per node output (trailing outputs nobody reads may be left out).
 using RefResult = std::vector<HostTensor>;
+using RefKernel = RefResult (*)(const RefArgs &);
+
+// How evalNode treats integer and bool tensors (Reference.h explains why): RefTyped.cpp.
+/// The kernel with ONNX's integer semantics for node n given its inputs (ins as evalNode gets
+/// them), or nullptr when the Ops.def kernel runs instead (on typed tensors when
+/// readsTypedTensors, else on an fp32 view).
+RefKernel integerKernel(const Node &n, const std::vector<const HostTensor *> &ins);
+/// Whether the Ops.def kernel of `k` reads and writes typed tensors itself (the data-movement
+/// kernels, which copy elements with HostTensor::copyElement and keep their input's dtype).
+bool readsTypedTensors(OpKind k);
 
 // The reference kernels, one per distinct computation; the Ref column of Ops.def names them
 // without the `ref` prefix.
@@ -129,7 +140,9 @@ RefResult refGather(const RefArgs &a);
 RefResult refGatherElements(const RefArgs &a);
 RefResult refTrilu(const RefArgs &a);
 RefResult refEyeLike(const RefArgs &a);
+// RefTyped.cpp: Cast and CastLike (every dtype pair), BitShift (integers only).
 RefResult refCast(const RefArgs &a);
+RefResult refBitShift(const RefArgs &a);
 RefResult refShapeOf(const RefArgs &a);
 RefResult refSize(const RefArgs &a);
 RefResult refConstantOfShape(const RefArgs &a);

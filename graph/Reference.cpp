@@ -21,7 +21,7 @@ RefResult refUnsupported(const RefArgs &a) {
 
 namespace {
 
-using RefKernel = ref::RefResult (*)(const ref::RefArgs &);
+using ref::RefKernel;
 
 // One kernel per OpKind, in Ops.def order.
 constexpr RefKernel kRefKernels[] = {
@@ -30,11 +30,61 @@ constexpr RefKernel kRefKernels[] = {
 };
 static_assert(std::size(kRefKernels) == kNumOpKinds, "one reference kernel per OpKind");
 
+// A kernel's result as the output's type: fp32 results of float outputs take the type (float16
+// rounds), others convert with Cast's rules (an fp32 index or predicate becomes int64 or bool).
+HostTensor asOutputType(HostTensor t, DType want) {
+  if (t.dtype == want)
+    return t;
+  if (!t.isInt() && isFloatType(want)) {
+    t.dtype = want;
+    if (want == DType::F16)
+      t = castTensor(t, DType::F16);
+    return t;
+  }
+  return castTensor(t, want);
+}
+
 } // namespace
 
 std::vector<HostTensor> evalNode(const Graph &g, const Node &n,
                                  const std::vector<const HostTensor *> &ins) {
-  return kRefKernels[static_cast<size_t>(n.kind)](ref::RefArgs{g, n, ins});
+  const RefKernel table = kRefKernels[static_cast<size_t>(n.kind)];
+  std::vector<HostTensor> outs;
+  if (RefKernel k = ref::integerKernel(n, ins)) {
+    outs = k(ref::RefArgs{g, n, ins});
+  } else if (ref::readsTypedTensors(n.kind)) {
+    outs = table(ref::RefArgs{g, n, ins});
+  } else {
+    // An fp32 kernel: integer inputs are handed over as fp32, which must hold them exactly.
+    std::vector<HostTensor> views;
+    views.reserve(ins.size());
+    std::vector<const HostTensor *> fins;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!ins[i] || !ins[i]->isInt()) {
+        fins.push_back(ins[i]);
+        continue;
+      }
+      if (int64_t bad = firstInexactInFloat(*ins[i]); bad >= 0)
+        fail("node '{}' ({}): input {} ('{}', {}) holds {} at element {}, which this operator "
+             "computes in fp32 and fp32 cannot hold exactly (|v| > 2^24)",
+             n.name, n.kind, i, g.value(n.inputs[i]).name, dtypeName(ins[i]->dtype),
+             ins[i]->ints[static_cast<size_t>(bad)], bad);
+      fins.push_back(&views.emplace_back(castTensor(*ins[i], DType::F32)));
+    }
+    outs = table(ref::RefArgs{g, n, fins});
+  }
+  for (size_t i = 0; i < outs.size() && i < n.outputs.size(); ++i)
+    outs[i] = asOutputType(std::move(outs[i]), g.value(n.outputs[i]).dtype);
+  return outs;
+}
+
+HostTensor typedConstant(const Value &v) {
+  NPUC_ASSERT(v.isConstant(), "typedConstant needs a constant value");
+  if (v.i64)
+    return HostTensor(v.shape, v.dtype, *v.i64);
+  HostTensor t(v.shape, *v.f32);
+  t.dtype = v.dtype;
+  return t;
 }
 
 HostTensor constantTensor(const Value &v) {
@@ -58,6 +108,9 @@ std::map<ValueId, HostTensor> runReferenceAll(const Graph &g,
     if (it->second.shape != v.shape)
       fail("reference run: input '{}' expects shape {} but got {}", v.name, shapeToString(v.shape),
            shapeToString(it->second.shape));
+    if (it->second.dtype != v.dtype)
+      fail("reference run: input '{}' is {} but the model's input is {}", v.name,
+           dtypeName(it->second.dtype), dtypeName(v.dtype));
     NPUC_ASSERT(it->second.size() == numElements(v.shape), "tensor data matches its shape");
     env[in] = it->second;
   }
@@ -69,7 +122,7 @@ std::map<ValueId, HostTensor> runReferenceAll(const Graph &g,
       return &it->second;
     const Value &v = g.value(id);
     NPUC_ASSERT(v.isConstant(), "a node input is a graph input, a constant or computed earlier");
-    return &(env[id] = constantTensor(v));
+    return &(env[id] = typedConstant(v));
   };
   for (NodeId nid : g.topoOrder()) {
     const Node &n = g.node(nid);
@@ -82,6 +135,8 @@ std::map<ValueId, HostTensor> runReferenceAll(const Graph &g,
       NPUC_ASSERT(
           outs[i].shape == g.value(n.outputs[i]).shape,
           fmt::format("kernel output shape of node '{}' matches the inferred shape", n.name));
+      NPUC_ASSERT(outs[i].size() == numElements(outs[i].shape),
+                  fmt::format("kernel output of node '{}' fills its storage", n.name));
       env[n.outputs[i]] = std::move(outs[i]);
     }
   }

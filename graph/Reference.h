@@ -1,8 +1,23 @@
-// Reference.h - the reference executor: plain fp32 C++ kernels for every supported operator.
+// Reference.h - the reference executor: plain C++ kernels for every supported operator.
 //
 // This is the test oracle for the NPU and CPU-fallback paths, so the kernels favour obviously
 // correct loops (NCHW, double accumulation) over speed. Constants come from the graph; the caller
 // supplies every graph input.
+//
+// Tensors are typed (support/Tensor.h): every value the executor returns has its graph dtype.
+// Float types compute in fp32 (double too: ONNX's tolerance is rtol 1e-3; float16 results are
+// rounded to fp16). For integers and bool, evalNode picks one of three paths, so that a kernel
+// written for fp32 keeps working and none can silently round an integer:
+//  - the integer kernel (RefTyped.cpp), for the ops whose integer results differ from fp32
+//    arithmetic (wrap-around, truncating Div, Mod, comparisons beyond 2^24, reductions, TopK,
+//    BitShift) and for Where and Cast, which take every type;
+//  - the Ops.def kernel on typed tensors, for the data-movement ops: they copy elements
+//    (HostTensor::copyElement) and are exact on every type;
+//  - otherwise the Ops.def kernel on an fp32 view of its integer inputs, which fails naming the
+//    node and input when a value is not exactly representable (|v| > 2^24); its fp32 results are
+//    converted to the outputs' types with Cast's rules.
+// A table of which kernels are typed, rather than a flag per Ops.def row, keeps the operator
+// table's columns as they are and lets every new fp32 kernel be correct on small integers.
 #pragma once
 
 #include "graph/Graph.h"
@@ -61,7 +76,10 @@ void checkIndexInput(const Node &n, const Shape &data, const HostTensor &indices
 /// the compiled model's runtime before a CPU kernel, whose code clamps (tools/driver/Runtime.cpp).
 void checkSequenceLens(const Node &n, int64_t seqLength, const HostTensor &lens);
 
-/// A constant value's contents as fp32 (int64 constants are converted).
+/// A constant value's contents as fp32 (integer constants are converted), the compiled targets'
+/// internal form.
 HostTensor constantTensor(const Value &v);
+/// A constant value's contents in its own dtype, as the reference executor reads it.
+HostTensor typedConstant(const Value &v);
 
 } // namespace npuc::graph

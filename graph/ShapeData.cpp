@@ -128,6 +128,7 @@ OutTypes inferConcat(const Graph &g, Node &n) {
         fail("{}: input {} shape {} does not match {} outside axis {}", where(n), i,
              shapeToString(s), shapeToString(out), axis);
     out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+    requireSameType(g, n, 0, i);
   }
   return {{out, firstInputType(g, n)}};
 }
@@ -212,7 +213,7 @@ OutTypes inferResize(const Graph &g, Node &n) {
   for (int64_t d : s)
     if (d < 1)
       fail("{}: attribute sizes = [{}] must be positive", where(n), fmt::join(s, ", "));
-  return {{s, DType::F32}};
+  return {{s, floatResultType(g, n)}};
 }
 
 namespace {

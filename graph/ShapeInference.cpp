@@ -36,24 +36,12 @@ int64_t axisAttr(const Node &n, const char *key, size_t rank) {
 }
 
 DType castTarget(const Node &n, int64_t to) {
-  // ONNX TensorProto data types: FLOAT=1, UINT8=2, INT8=3, INT16=5, INT32=6, INT64=7, BOOL=9,
-  // FLOAT16=10, DOUBLE=11.
-  switch (to) {
-  case 1:
-  case 10:
-  case 11:
-    return DType::F32;
-  case 2:
-  case 3:
-  case 5:
-  case 6:
-  case 7:
-    return DType::I64;
-  case 9:
-    return DType::Bool;
-  default:
-    fail("{}: attribute to={} not supported (float, double, integer and bool are)", where(n), to);
-  }
+  std::optional<DType> t = dtypeFromOnnx(to);
+  if (!t)
+    fail("{}: attribute to={} not supported (float, double, float16, the integer types and bool "
+         "are)",
+         where(n), to);
+  return *t;
 }
 
 OutTypes inferUnsupported(const Graph &, Node &n) {

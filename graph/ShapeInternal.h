@@ -47,13 +47,27 @@ inline DType firstInputType(const Graph &g, const Node &n) {
   return !n.inputs.empty() && n.inputs[0] != kNoValue ? g.value(n.inputs[0]).dtype : DType::F32;
 }
 
+/// The dtype of an operator ONNX defines on floats only: input 0's float type (f32, f64, f16), f32
+/// for an integer input (the frontend's legacy integer values computed in fp32).
+inline DType floatResultType(const Graph &g, const Node &n) {
+  DType t = firstInputType(g, n);
+  return isFloatType(t) ? t : DType::F32;
+}
+
+/// Fails naming the node unless inputs i and j have one dtype (Concat's parts, Where's branches).
+inline void requireSameType(const Graph &g, const Node &n, size_t i, size_t j) {
+  if (inType(g, n, i) != inType(g, n, j))
+    fail("{}: input {} is {} but input {} is {}; they must have one type", where(n), j,
+         dtypeName(inType(g, n, j)), i, dtypeName(inType(g, n, i)));
+}
+
 /// Fails naming the node unless input i has the given rank.
 void requireRank(const Graph &g, const Node &n, size_t i, size_t rank);
 /// A possibly negative axis in [0, rank); out of range is a user error naming the node.
 int64_t normAxis(const Node &n, int64_t axis, size_t rank);
 /// The already normalised (non-negative) axis attribute `key` (default 0), checked against rank.
 int64_t axisAttr(const Node &n, const char *key, size_t rank);
-/// The dtype an ONNX TensorProto data type code `to` names at run time (float, int64, bool).
+/// The dtype an ONNX TensorProto data type code `to` names; unsupported codes fail naming the node.
 DType castTarget(const Node &n, int64_t to);
 
 // The rules, one per distinct shape contract; the Shape column of Ops.def names them without the

@@ -41,9 +41,10 @@ OutTypes inferArith(const Graph &g, Node &n) {
 // (exact on integers), float for the rest.
 OutTypes inferUnaryMap(const Graph &g, Node &n) {
   const OpKind op = n.kind;
-  DType t = hasTrait(op, optrait::kBoolResult)                               ? DType::Bool
-            : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign) ? inType(g, n, 0)
-                                                                             : DType::F32;
+  DType t = hasTrait(op, optrait::kBoolResult) ? DType::Bool
+            : (op == OpKind::Neg || op == OpKind::Abs || op == OpKind::Sign)
+                ? inType(g, n, 0)
+                : floatResultType(g, n);
   return {{inShape(g, n, 0), t}};
 }
 
@@ -59,6 +60,8 @@ OutTypes inferBroadcastMap(const Graph &g, Node &n) {
   Shape s = inShape(g, n, 0);
   for (size_t i = 1; i < n.inputs.size(); ++i)
     s = broadcastShapes(s, inShape(g, n, i), where(n));
+  if (op == OpKind::Where)
+    requireSameType(g, n, 1, 2);
   DType t = hasTrait(op, optrait::kBoolResult) ? DType::Bool
             : op == OpKind::Where              ? inType(g, n, 1)
                                                : inType(g, n, 0);

@@ -118,7 +118,7 @@ OutTypes inferConvTranspose(const Graph &g, Node &n) {
   }
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{out[1]})
     fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), out[1]);
-  return {{out, DType::F32}};
+  return {{out, floatResultType(g, n)}};
 }
 
 namespace {
@@ -160,7 +160,7 @@ OutTypes inferGlobalPool(const Graph &g, Node &n) {
     fail("{}: input must be at least 3-D, got {}", where(n), shapeToString(x));
   requirePositiveNormOrder(n);
   std::fill(x.begin() + 2, x.end(), 1);
-  return {{x, DType::F32}};
+  return {{x, floatResultType(g, n)}};
 }
 
 OutTypes inferGemm(const Graph &g, Node &n) {

@@ -75,7 +75,7 @@ bool foldConstantNode(Graph &g, NodeId id) {
       ins.push_back(in == kNoValue ? nullptr : &tmp.emplace_back(g.value(in).shape));
       continue;
     }
-    tmp.push_back(constantTensor(g.value(in)));
+    tmp.push_back(typedConstant(g.value(in)));
     ins.push_back(&tmp.back());
   }
   std::vector<HostTensor> outs = evalNode(g, n, ins);
@@ -83,14 +83,11 @@ bool foldConstantNode(Graph &g, NodeId id) {
     return false; // a kernel that leaves trailing outputs out (Dropout's mask) stays a node
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     Value &v = g.value(n.outputs[k]);
-    if (v.dtype == DType::F32) {
+    NPUC_ASSERT(outs[k].dtype == v.dtype, "evalNode returns the inferred dtype");
+    if (outs[k].isInt())
+      v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(outs[k].ints));
+    else
       v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[k].data));
-    } else {
-      std::vector<int64_t> iv(outs[k].data.size());
-      for (size_t i = 0; i < iv.size(); ++i)
-        iv[i] = std::llround(outs[k].data[i]);
-      v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(iv));
-    }
     v.producer = -1;
   }
   n.dead = true;

@@ -152,15 +152,13 @@ private:
   Token typedName(DType &dtype, Shape &shape) {
     Token name = expect(Tok::Value, "a value name '%name'");
     expectPunct(":");
-    const Token &t = expect(Tok::Ident, "a type (f32, i64, bool)");
-    if (t.text == "f32")
-      dtype = DType::F32;
-    else if (t.text == "i64")
-      dtype = DType::I64;
-    else if (t.text == "bool")
-      dtype = DType::Bool;
-    else
-      error(t, fmt::format("unknown type '{}' (known: f32, i64, bool)", t.text));
+    const Token &t = expect(Tok::Ident, "a type (f32, i64, bool, ...)");
+    std::optional<DType> dt = dtypeFromName(t.text);
+    if (!dt)
+      error(t, fmt::format("unknown type '{}' (known: f32, f64, f16, i8, i16, i32, i64, u8, u16, "
+                           "u32, u64, bool)",
+                           t.text));
+    dtype = *dt;
     expectPunct("[");
     shape.clear();
     if (cur().kind == Tok::Int || cur().kind == Tok::Dims) {
@@ -233,7 +231,7 @@ void Parser::constant() {
   expectPunct("=");
   const Token &at = cur();
   int64_t n = numElements(s);
-  if (dt == DType::F32) {
+  if (isFloatType(dt)) {
     std::vector<float> d = floatData(at, n);
     if (static_cast<int64_t>(d.size()) != n)
       error(at, fmt::format("constant '%{}' of shape [{}] needs {} elements, the list has {}",
@@ -245,6 +243,9 @@ void Parser::constant() {
     if (static_cast<int64_t>(d.size()) != n)
       error(at, fmt::format("constant '%{}' of shape [{}] needs {} elements, the list has {}",
                             name.text, fmt::join(s, "x"), n, d.size()));
+    for (int64_t x : d)
+      if (wrapToType(dt, x) != x)
+        error(at, fmt::format("constant '%{}': {} is not a {} value", name.text, x, dtypeName(dt)));
     ValueId v = declare(dt, s, name);
     g_.value(v).i64 = std::make_shared<const std::vector<int64_t>>(std::move(d));
   }

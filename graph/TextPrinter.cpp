@@ -172,11 +172,11 @@ private:
   }
 
   std::string data(const Value &v) const {
-    if (v.dtype != DType::F32) {
-      NPUC_ASSERT(v.i64 != nullptr, "i64 and bool constants hold integer data");
+    if (isIntStored(v.dtype)) {
+      NPUC_ASSERT(v.i64 != nullptr, "integer and bool constants hold integer data");
       return fmt::format("[{}]", fmt::join(*v.i64, ", "));
     }
-    NPUC_ASSERT(v.f32 != nullptr, "f32 constants hold float data");
+    NPUC_ASSERT(v.f32 != nullptr, "float constants hold float data");
     const std::vector<float> &d = *v.f32;
     bool splat = d.size() > 1;
     for (float f : d)

@@ -384,10 +384,19 @@ Stmt lowerCast(LowerCtx &c, const graph::Node &n) {
   return positionNest(c, n, [&](const Buffer &in, const Buffer &out, const std::vector<Expr> &idx) {
     graph::DType to = c.g.value(n.outputs[0]).dtype;
     Expr x = load(in, flatIndex(idx, out->shape));
-    return to == graph::DType::Bool ? select(x != f32(0), f32(1), f32(0))
-           : to == graph::DType::I64
-               ? select(x < f32(0), call(kF, "ceil", {x}), call(kF, "floor", {x}))
-               : x;
+    if (to == graph::DType::Bool)
+      return select(x != f32(0), f32(1), f32(0));
+    if (isFloatType(to))
+      return x;
+    // Integers: truncation toward zero, then ONNX's wrap-around for the 8- and 16-bit types
+    // (exact in fp32 below 2^24; wider results are checked at run time, Runtime.cpp).
+    Expr t = select(x < f32(0), call(kF, "ceil", {x}), call(kF, "floor", {x}));
+    const int bits = 8 * dtypeSize(to);
+    if (bits > 16)
+      return t;
+    const float range = static_cast<float>(1 << bits);
+    const float lo = isSignedInt(to) ? -range / 2 : 0.0f;
+    return t - call(kF, "floor", {(t - f32(lo)) / f32(range)}) * f32(range);
   });
 }
 

@@ -233,6 +233,9 @@ Stmt lowerArith(LowerCtx &c, const graph::Node &n) {
       Expr b = operand(i);
       v = arithExpr(n, v, b);
     }
+    // Integer Div truncates toward zero (the values are exact integers in fp32, Runtime.cpp).
+    if (op == OpKind::Div && isIntStored(c.g.value(n.outputs[0]).dtype))
+      v = select(v < f32(0), call(kF, "ceil", {v}), call(kF, "floor", {v}));
     return v;
   });
 }

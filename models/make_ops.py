@@ -22,12 +22,15 @@ import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, fo
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
 import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
 import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
+import ops_typed  # noqa: E402  (integer, bool and double tensors)
 
 CASES = []
 RNG = np.random.default_rng(1234)
 F = TensorProto.FLOAT
-NP2ONNX = {np.dtype("float32"): F, np.dtype("int64"): TensorProto.INT64,
-           np.dtype("bool"): TensorProto.BOOL}
+NP2ONNX = {np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[t]): t
+           for t in (F, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT8,
+                     TensorProto.INT16, TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8,
+                     TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64, TensorProto.BOOL)}
 
 
 def rnd(*shape, lo=-2.0, hi=2.0):
@@ -35,15 +38,18 @@ def rnd(*shape, lo=-2.0, hi=2.0):
 
 
 def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=None, opset=17,
-         pre=None, post=None, placement=None):
+         pre=None, post=None, placement=None, exact=False):
     """inputs: list of ("x", array) graph inputs (float32), ("b", array) graph inputs turned into
     bool by Greater(x, 0) first, ("i", int array) graph inputs Cast to int64 first (indices
-    computed at run time), ("c", array) initializers, or None for an omitted input.
+    computed at run time), ("t", array) graph inputs of the array's own dtype (int64, uint8,
+    bool, float64, ...), ("c", array) initializers, or None for an omitted input.
     expect(*values) returns the expected output(s) (values: the arrays, bools for "b").
-    placement: "npu"/"cpu" when check_ops.py must also find every group of the model there."""
+    placement: "npu"/"cpu" when check_ops.py must also find every group of the model there.
+    exact: the oracle is saved in the outputs' declared types, and check_ops.py compares integer
+    and bool outputs exactly, types included."""
     CASES.append(dict(name=name, family=family, op=op, inputs=inputs, attrs=attrs or {},
                       expect=expect, outs=outs, out_types=out_types, opset=opset,
-                      placement=placement))
+                      placement=placement, exact=exact))
 
 
 def build(c, outdir):
@@ -57,6 +63,12 @@ def build(c, outdir):
             continue
         kind, arr = item
         nm = f"i{i}"
+        if kind == "t":
+            ginputs.append(helper.make_tensor_value_info(nm, NP2ONNX[arr.dtype], list(arr.shape)))
+            np.save(os.path.join(d, f"in_{nm}.npy"), arr)
+            names.append(nm)
+            vals.append(arr)
+            continue
         if kind == "i":  # an int64 tensor computed at run time: a float input Cast to int64
             ginputs.append(helper.make_tensor_value_info(nm, F, list(arr.shape)))
             np.save(os.path.join(d, f"in_{nm}.npy"), arr.astype(np.float32))
@@ -91,10 +103,12 @@ def build(c, outdir):
         res = c["expect"](*[v for v in vals if v is not None])
         if not isinstance(res, (list, tuple)):
             res = [res]
-        for o, r in zip(outs, res):
-            np.save(os.path.join(d, f"exp_{o}.npy"), np.asarray(r).astype(np.float32))
+        onp = {v: k for k, v in NP2ONNX.items()}
+        for o, r, t in zip(outs, res, types):
+            np.save(os.path.join(d, f"exp_{o}.npy"),
+                    np.asarray(r).astype(onp[t] if c["exact"] else np.float32))
     meta = dict(name=c["name"], family=c["family"], op=c["op"],
-                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xbi"],
+                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xbit"],
                 oracle=c["expect"] is not None)
     if c["placement"]:
         meta["placement"] = c["placement"]
@@ -637,6 +651,7 @@ def main():
     ops_dataops.add(case, rnd)
     ops_rnn.add(case, rnd)
     ops_convnd.add(case, rnd)
+    ops_typed.add(case, rnd)
     npu_layout_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)

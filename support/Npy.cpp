@@ -2,8 +2,10 @@
 #include "support/Npy.h"
 
 #include "support/Error.h"
+#include "support/Half.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace npuc {
 
@@ -79,6 +81,154 @@ Shape parseShape(const std::string &path, const std::string &text) {
   return shape;
 }
 
+// The .npy descr of each DType (little endian; one-byte types have no byte order).
+const char *npyDescr(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "<f4";
+  case DType::F64:
+    return "<f8";
+  case DType::F16:
+    return "<f2";
+  case DType::I8:
+    return "|i1";
+  case DType::I16:
+    return "<i2";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
+  case DType::U8:
+    return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
+  case DType::Bool:
+    return "|b1";
+  }
+  NPUC_ASSERT(false, "npyDescr covers every DType");
+  return "";
+}
+
+// The DType of a header's descr value ('<f4', "'float32'" as old writers spell float32, and the
+// byte-order-free '|i1'/'<i1' forms of the one-byte types); big endian and the rest are errors.
+DType npyDType(const std::string &path, const std::string &descr) {
+  std::string d = descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"')
+                      ? descr.substr(1, descr.size() - 2)
+                      : descr;
+  if (d == "float32")
+    return DType::F32;
+  if (d.size() == 3 && (d[0] == '<' || d[0] == '|' || d[0] == '='))
+    for (DType t : kAllDTypes) {
+      std::string want = npyDescr(t);
+      if (d.substr(1) == want.substr(1) && (d[0] != '|' || dtypeSize(t) == 1))
+        return t;
+    }
+  fail("{}: dtype {} is not supported (little-endian float32/float64/float16, int8..int64, "
+       "uint8..uint64 and bool are)",
+       path, descr);
+}
+
+template <typename T> void decodeAs(HostTensor &t, const char *src) {
+  const size_t n = static_cast<size_t>(numElements(t.shape));
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * sizeof(T), sizeof(T));
+    if constexpr (std::is_floating_point_v<T>)
+      t.data[i] = static_cast<float>(v);
+    else
+      t.ints[i] = static_cast<int64_t>(v);
+  }
+}
+
+// Fills t (shape and dtype set) from the raw little-endian elements at src. A bool byte other
+// than 0/1 is an error: numpy never writes one.
+void decodeElements(const std::string &path, HostTensor &t, const char *src) {
+  switch (t.dtype) {
+  case DType::F32:
+    return decodeAs<float>(t, src);
+  case DType::F64:
+    return decodeAs<double>(t, src);
+  case DType::F16:
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      t.data[i] = halfToFloat(h);
+    }
+    return;
+  case DType::I8:
+    return decodeAs<int8_t>(t, src);
+  case DType::I16:
+    return decodeAs<int16_t>(t, src);
+  case DType::I32:
+    return decodeAs<int32_t>(t, src);
+  case DType::I64:
+  case DType::U64:
+    return decodeAs<int64_t>(t, src);
+  case DType::U8:
+    return decodeAs<uint8_t>(t, src);
+  case DType::U16:
+    return decodeAs<uint16_t>(t, src);
+  case DType::U32:
+    return decodeAs<uint32_t>(t, src);
+  case DType::Bool:
+    decodeAs<uint8_t>(t, src);
+    for (size_t i = 0; i < t.ints.size(); ++i)
+      if (t.ints[i] > 1)
+        fail("{}: bool element {} is {} (not 0 or 1)", path, i, t.ints[i]);
+    return;
+  }
+}
+
+template <typename T> void encodeAs(const HostTensor &t, std::string &out) {
+  const size_t n = static_cast<size_t>(t.size());
+  const size_t at = out.size();
+  out.resize(at + n * sizeof(T));
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    if constexpr (std::is_floating_point_v<T>)
+      v = static_cast<T>(t.data[i]);
+    else
+      v = static_cast<T>(t.ints[i]);
+    std::memcpy(&out[at + i * sizeof(T)], &v, sizeof(T));
+  }
+}
+
+// Appends t's elements in its dtype's little-endian encoding.
+void encodeElements(const HostTensor &t, std::string &out) {
+  switch (t.dtype) {
+  case DType::F32:
+    return encodeAs<float>(t, out);
+  case DType::F64:
+    return encodeAs<double>(t, out);
+  case DType::F16:
+    for (float f : t.data) {
+      uint16_t h = floatToHalf(f);
+      out.append(reinterpret_cast<const char *>(&h), 2);
+    }
+    return;
+  case DType::I8:
+    return encodeAs<int8_t>(t, out);
+  case DType::I16:
+    return encodeAs<int16_t>(t, out);
+  case DType::I32:
+    return encodeAs<int32_t>(t, out);
+  case DType::I64:
+  case DType::U64:
+    return encodeAs<int64_t>(t, out);
+  case DType::U8:
+  case DType::Bool:
+    return encodeAs<uint8_t>(t, out);
+  case DType::U16:
+    return encodeAs<uint16_t>(t, out);
+  case DType::U32:
+    return encodeAs<uint32_t>(t, out);
+  }
+}
+
 } // namespace
 
 HostTensor readNpy(const std::string &path) {
@@ -103,10 +253,7 @@ HostTensor readNpy(const std::string &path) {
   if (off + hlen > bytes.size())
     fail("{}: truncated .npy header", path);
   std::string hdr = bytes.substr(off, hlen);
-  std::string descr = dictValue(path, hdr, "descr");
-  if (descr != "'<f4'" && descr != "'float32'")
-    fail("{}: dtype {} is not float32 ('<f4'); convert the array with .astype(numpy.float32)", path,
-         descr);
+  const DType dt = npyDType(path, dictValue(path, hdr, "descr"));
   if (dictValue(path, hdr, "fortran_order") != "False")
     fail("{}: Fortran-ordered arrays are not supported; save a C-ordered array", path);
   Shape shape = parseShape(path, dictValue(path, hdr, "shape"));
@@ -114,18 +261,17 @@ HostTensor readNpy(const std::string &path) {
   const size_t have = bytes.size() - off - hlen;
   int64_t elems = 1;
   for (int64_t d : shape)
-    if (d != 0 && elems > int64_t(have / 4) / d)
+    if (d != 0 && elems > int64_t(have / size_t(dtypeSize(dt))) / d)
       fail("{}: truncated data: shape {} needs more than the {} bytes the file has", path,
            shapeToString(shape), have);
     else
       elems *= d;
-  const size_t need = size_t(elems) * 4;
+  const size_t need = size_t(elems) * size_t(dtypeSize(dt));
   if (have < need)
     fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(shape),
          need, have);
-  HostTensor t(shape);
-  if (need > 0) // an empty tensor's data() may be null, which memcpy must not get
-    std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
+  HostTensor t(shape, dt);
+  decodeElements(path, t, bytes.data() + off + hlen);
   return t;
 }
 
@@ -136,7 +282,8 @@ void writeNpy(const std::string &path, const HostTensor &t,
     shp += std::to_string(t.shape[i]) +
            (t.shape.size() == 1 ? "," : (i + 1 < t.shape.size() ? ", " : ""));
   shp += ")";
-  std::string hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shp + ", }";
+  std::string hdr = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+                                npyDescr(t.dtype), shp);
   size_t total = 10 + hdr.size() + 1;
   hdr.append((64 - total % 64) % 64, ' ');
   hdr += '\n';
@@ -146,7 +293,7 @@ void writeNpy(const std::string &path, const HostTensor &t,
   out += static_cast<char>(hdr.size() & 0xff);
   out += static_cast<char>((hdr.size() >> 8) & 0xff);
   out += hdr;
-  out.append(reinterpret_cast<const char *>(t.data.data()), t.data.size() * 4);
+  encodeElements(t, out);
   writeFileAtomic(path, out, inputs);
 }
 

@@ -1,8 +1,11 @@
 // Npy.h - reading and writing NumPy .npy files (format versions 1.0-3.0, little endian).
 //
-// Inputs must be float32 C-order arrays; anything else is a user error naming the file and what
-// was found. Writing goes through a temporary file and a rename so that no partial file is left
-// (support/File.h).
+// Every DType (support/DType.h) reads and writes as its little-endian numpy dtype ('<f4', '<f8',
+// '<f2', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1'; '<i1'/'<u1'/'<b1' are read
+// too): float types arrive in HostTensor::data (fp32; float16 and double converted), integer and
+// bool types in HostTensor::ints. Arrays must be C-ordered; any other dtype, big-endian data or a
+// bool byte other than 0/1 is a user error naming the file and what was found. Writing goes through
+// a temporary file and a rename so that no partial file is left (support/File.h).
 #pragma once
 
 #include "support/File.h"

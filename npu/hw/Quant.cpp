@@ -58,7 +58,9 @@ std::map<ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::map<ValueId, HostTensor> in;
   for (ValueId v : g.inputs) {
-    HostTensor t(g.value(v).shape);
+    // Integer and bool inputs (token ids, masks) are zeros of their type: a valid index and
+    // mask whatever the model's extents.
+    HostTensor t(g.value(v).shape, g.value(v).dtype);
     for (float &x : t.data)
       x = nd(rng);
     in[v] = std::move(t);

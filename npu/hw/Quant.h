@@ -46,7 +46,8 @@ inline float fakeQuantise(float x, float scale) {
 std::vector<float> quantiseWeights(const std::vector<float> &w, int64_t channels,
                                    std::vector<int8_t> &q);
 
-/// A fixed-seed standard-normal tensor for every graph input (the default calibration input).
+/// A fixed-seed standard-normal tensor for every float graph input, zeros for integer and bool
+/// inputs (the default calibration input).
 std::map<graph::ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g);
 
 /// Runs the fp32 reference on `inputs` and records every non-constant value's scale. A view op

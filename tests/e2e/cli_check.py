@@ -679,9 +679,11 @@ def main():
     if fn is None:  # the compile-option and hostile-input cases live in their own files
         import cli_option_cases
         import cli_robust_cases
+        import cli_typed_cases
 
         fn = getattr(cli_option_cases, "case_" + a.case, None) or \
-            getattr(cli_robust_cases, "case_" + a.case, None)
+            getattr(cli_robust_cases, "case_" + a.case, None) or \
+            getattr(cli_typed_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
         return 2

@@ -180,8 +180,12 @@ TEST(GraphText, ErrorsNameTheLineColumnAndWhatWasExpected) {
             "gives f32[2]");
   EXPECT_EQ(parseError("graph \"g\"\n  const %c: f32[3] = [1, 2]\n"),
             "t.graph:2:22: error: constant '%c' of shape [3] needs 3 elements, the list has 2");
-  EXPECT_EQ(parseError("graph \"g\"\n  input %x: f16[2]\n"),
-            "t.graph:2:13: error: unknown type 'f16' (known: f32, i64, bool)");
+  EXPECT_EQ(
+      parseError("graph \"g\"\n  input %x: f128[2]\n"),
+      "t.graph:2:13: error: unknown type 'f128' (known: f32, f64, f16, i8, i16, i32, i64, u8, "
+      "u16, u32, u64, bool)");
+  EXPECT_EQ(parseError("graph \"g\"\n  const %c: u8[2] = [1, 256]\n"),
+            "t.graph:2:21: error: constant '%c': 256 is not a u8 value");
   EXPECT_EQ(parseError("graph \"g\"\n  input %x: f32[2] $\n"),
             "t.graph:2:20: error: unexpected character '$'");
   EXPECT_EQ(parseError("graph \"g\"\n  input %x: f32[2]\n  %y: f32[2] = Frob \"r\"(%x)\n"),

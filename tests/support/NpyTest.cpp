@@ -9,14 +9,16 @@
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 
 namespace {
 
 // A version 1.0 .npy file with `shape` as written in the header and `dataBytes` zero bytes.
-std::string npyFile(const std::string &shape, size_t dataBytes) {
-  std::string hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+std::string npyFile(const std::string &shape, size_t dataBytes,
+                    const std::string &descr = "'<f4'") {
+  std::string hdr = "{'descr': " + descr + ", 'fortran_order': False, 'shape': " + shape + ", }";
   hdr.append((64 - (10 + hdr.size() + 1) % 64) % 64, ' ');
   hdr += '\n';
   std::string out = "\x93NUMPY";
@@ -87,3 +89,100 @@ TEST(Npy, HugeDeclaredShapeIsTruncatedDataNotBadAlloc) {
 }
 
 } // namespace
+
+// Typed files: the bytes of numpy's encodings, written out by hand (little endian), read into
+// the exact integer storage or fp32; each dtype written and read back keeps type and values.
+std::string typedFile(const std::string &descr, const std::string &shape,
+                      const std::string &bytes) {
+  std::string f = npyFile(shape, 0, descr);
+  return f + bytes;
+}
+
+npuc::HostTensor readBytes(const std::string &descr, const std::string &shape,
+                           const std::string &bytes) {
+  const std::string path = tempPath("typed.npy");
+  std::ofstream(path, std::ios::binary) << typedFile(descr, shape, bytes);
+  npuc::HostTensor t = npuc::readNpy(path);
+  fs::remove(path);
+  return t;
+}
+
+TEST(Npy, ReadsIntegerAndBoolTypesExactly) {
+  // int64 -1 and 2^40 + 1 (beyond fp32's exact range): FF..FF and 01 00 00 00 00 01 00 00.
+  std::string i8bytes("\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00\x00\x00\x00\x01\x00\x00", 16);
+  npuc::HostTensor t = readBytes("'<i8'", "(2,)", i8bytes);
+  EXPECT_EQ(t.dtype, npuc::DType::I64);
+  EXPECT_TRUE(t.data.empty());
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{-1, (int64_t{1} << 40) + 1}));
+  t = readBytes("'|u1'", "(3,)", std::string("\x00\x80\xff", 3));
+  EXPECT_EQ(t.dtype, npuc::DType::U8);
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{0, 128, 255}));
+  t = readBytes("'|i1'", "(2,)", std::string("\x80\x7f", 2));
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{-128, 127}));
+  t = readBytes("'<i4'", "(1, 1)", std::string("\xfe\xff\xff\xff", 4));
+  EXPECT_EQ(t.dtype, npuc::DType::I32);
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{-2}));
+  t = readBytes("'<u2'", "()", std::string("\x34\x12", 2));
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{0x1234}));
+  t = readBytes("'|b1'", "(3,)", std::string("\x01\x00\x01", 3));
+  EXPECT_EQ(t.dtype, npuc::DType::Bool);
+  EXPECT_EQ(t.ints, (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST(Npy, ReadsFloatTypesIntoFp32) {
+  // float16 1.0 = 0x3C00, -2.0 = 0xC000; float64 0.5 = 0x3FE0000000000000.
+  npuc::HostTensor h = readBytes("'<f2'", "(2,)", std::string("\x00\x3c\x00\xc0", 4));
+  EXPECT_EQ(h.dtype, npuc::DType::F16);
+  EXPECT_EQ(h.data, (std::vector<float>{1.0f, -2.0f}));
+  npuc::HostTensor d =
+      readBytes("'<f8'", "(1,)", std::string("\x00\x00\x00\x00\x00\x00\xe0\x3f", 8));
+  EXPECT_EQ(d.dtype, npuc::DType::F64);
+  EXPECT_EQ(d.data, (std::vector<float>{0.5f}));
+}
+
+TEST(Npy, TypedRoundTrip) {
+  const std::string path = tempPath("roundtrip.npy");
+  for (npuc::DType t : npuc::kAllDTypes) {
+    npuc::HostTensor x({2, 2}, t);
+    if (x.isInt())
+      x.ints = {1, 0, 1, 1};
+    else
+      x.data = {1.5f, -2.0f, 0.25f, 3.0f};
+    npuc::writeNpy(path, x);
+    npuc::HostTensor y = npuc::readNpy(path);
+    EXPECT_EQ(y.dtype, t) << npuc::dtypeName(t);
+    EXPECT_EQ(y.shape, x.shape);
+    EXPECT_EQ(y.ints, x.ints) << npuc::dtypeName(t);
+    EXPECT_EQ(y.data, x.data) << npuc::dtypeName(t);
+  }
+  fs::remove(path);
+}
+
+std::string typedError(const std::string &descr, const std::string &shape,
+                       const std::string &bytes) {
+  const std::string path = tempPath("typedbad.npy");
+  std::ofstream(path, std::ios::binary) << typedFile(descr, shape, bytes);
+  std::string msg;
+  try {
+    npuc::readNpy(path);
+    ADD_FAILURE() << descr << " was accepted";
+  } catch (const npuc::Error &e) {
+    msg = e.what();
+    EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+  }
+  fs::remove(path);
+  return msg;
+}
+
+TEST(Npy, UnsupportedTypesAndBadBoolsAreErrorsNamingTheFile) {
+  EXPECT_NE(typedError("'>i8'", "(1,)", std::string(8, '\0')).find("dtype '>i8' is not supported"),
+            std::string::npos);
+  EXPECT_NE(typedError("'<c8'", "(1,)", std::string(8, '\0')).find("dtype '<c8'"),
+            std::string::npos);
+  EXPECT_NE(typedError("'|b1'", "(2,)", std::string("\x01\x02", 2))
+                .find("bool element 1 is 2 (not 0 or 1)"),
+            std::string::npos);
+  // The element size of the type decides the bytes needed: 2 int64 need 16.
+  EXPECT_NE(typedError("'<i8'", "(2,)", std::string(8, '\0')).find("truncated data"),
+            std::string::npos);
+}

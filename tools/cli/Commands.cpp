@@ -230,10 +230,17 @@ std::vector<std::string> inputPaths(const std::vector<std::string> &args) {
   return paths;
 }
 
-static std::map<std::string, HostTensor> inputMap(const std::vector<std::string> &args) {
+/// The --input files by input name; a file whose dtype is not the model's input type is an error
+/// naming the input, the file and both types (unknown names are validateInputs' to report).
+static std::map<std::string, HostTensor> inputMap(const std::vector<std::string> &args,
+                                                  const graph::Graph &g) {
   std::map<std::string, HostTensor> m;
   for (const std::string &a : args) {
     auto [name, t] = parseInputFile(a);
+    std::optional<graph::ValueId> v = g.findValue(name);
+    if (v && t.dtype != g.value(*v).dtype)
+      fail("--input {}: {} holds {} values but the model's input '{}' is {}", name,
+           a.substr(a.find('=') + 1), dtypeName(t.dtype), name, dtypeName(g.value(*v).dtype));
     if (!m.emplace(name, std::move(t)).second)
       fail("--input: input '{}' given twice", name);
   }
@@ -425,7 +432,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
     fail("--threads {}: must be in [1, {}]", a.threads, rt::ThreadPool::kMaxThreads);
   if (a.threads > 0)
     m.threads = a.threads;
-  std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
+  std::map<std::string, HostTensor> inputs = inputMap(a.inputs, m.graph);
   driver::RunResult r = driver::runModel(m, inputs, !a.trace.empty());
   std::vector<std::string> read = inputPaths(a.inputs);
   read.push_back(a.package);
@@ -441,7 +448,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
 
 void cmdRef(const RefArgs &a, std::ostream &out) {
   graph::Graph g = driver::loadModelGraph(a.model, shapeMap(a.inputShapes));
-  std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
+  std::map<std::string, HostTensor> inputs = inputMap(a.inputs, g);
   driver::validateInputs(g, inputs);
   std::map<graph::ValueId, HostTensor> byId;
   for (auto &[name, t] : inputs)

@@ -63,9 +63,27 @@ graph::DeviceCosts deviceCosts(const isa::Target &t) {
   return c;
 }
 
+// The NPU keeps tensors in fp16, exact on integers only up to 2048: a group with an integer or
+// bool runtime tensor runs on the CPU, whose fp32 the runtime checks (Runtime.cpp). Empty when
+// every runtime tensor of the group is a float.
+std::string integerTensorReason(const graph::Graph &g, const graph::FusedGroup &grp) {
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    for (const std::vector<graph::ValueId> *vs : {&n.inputs, &n.outputs})
+      for (graph::ValueId v : *vs)
+        if (v != graph::kNoValue && !g.value(v).isConstant() && isIntStored(g.value(v).dtype))
+          return fmt::format("{} ({}): tensor '{}' is {}, and the NPU keeps tensors in fp16, "
+                             "which would round integers",
+                             n.name, n.kind, g.value(v).name, dtypeName(g.value(v).dtype));
+  }
+  return "";
+}
+
 RejectFn npuReject(const isa::Target &t) {
   // The reject callback sees the final fused groups, so a reason names the op the target lacks.
   return [&t](const graph::Graph &g, const graph::FusedGroup &grp) {
+    if (std::string why = integerTensorReason(g, grp); !why.empty())
+      return why;
     CrashScope scope(
         [&grp] {
           return fmt::format("trying group {} '{}' on the NPU (placement)", grp.id, grp.name);
@@ -170,6 +188,78 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
   return std::make_shared<const npu::QuantTable>(npu::calibrate(g, in, source));
 }
 
+// Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
+// result are exact in fp32 (the runtime checks that they are: Runtime.cpp). Data movement,
+// comparisons, logic, exact arithmetic (Div truncates in the lowering), selections and the
+// order-based reductions do; the rest (Pow, Mean, MatMul, ... on integers, BitShift) do not.
+bool lowersIntegersExactly(graph::OpKind k) {
+  using graph::OpKind;
+  if (graph::isViewOp(k) || graph::hasTrait(k, graph::optrait::kBoolResult))
+    return true;
+  switch (k) {
+  case OpKind::Transpose:
+  case OpKind::Concat:
+  case OpKind::Split:
+  case OpKind::Pad:
+  case OpKind::Slice:
+  case OpKind::Expand:
+  case OpKind::Tile:
+  case OpKind::DepthToSpace:
+  case OpKind::SpaceToDepth:
+  case OpKind::Gather:
+  case OpKind::GatherElements:
+  case OpKind::GatherND:
+  case OpKind::ScatterElements:
+  case OpKind::ScatterND:
+  case OpKind::OneHot:
+  case OpKind::ReverseSequence:
+  case OpKind::Trilu:
+  case OpKind::EyeLike:
+  case OpKind::Cast:
+  case OpKind::Where:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Mod:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Sum:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Sign:
+  case OpKind::Relu:
+  case OpKind::Clip:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+  case OpKind::TopK:
+  case OpKind::CumSum:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// Compiled targets hold every runtime tensor in fp32 (integers exactly up to 2^24, checked at
+// run time); an operator whose fp32 lowering would give a different integer result is refused
+// here, naming the node, the value and its type, rather than run to a wrong answer.
+void checkRuntimeTypes(const graph::Graph &g) {
+  for (graph::NodeId id : g.topoOrder()) {
+    const graph::Node &n = g.node(id);
+    for (graph::ValueId o : n.outputs) {
+      const graph::Value &v = g.value(o);
+      if (isIntStored(v.dtype) && !v.isConstant() && !lowersIntegersExactly(n.kind))
+        fail("node '{}' ({}): its output '{}' is {}, and compiled targets compute {} on integers "
+             "in fp32, which differs from ONNX's integer result; `npuc ref` runs it exactly",
+             n.name, n.kind, v.name, dtypeName(v.dtype), n.kind);
+    }
+  }
+}
+
 } // namespace
 
 graph::Graph loadModelGraph(const std::string &path,
@@ -194,6 +284,7 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   m.options = opt;
   m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   // 1-D conv/pool on the NPU's 2-D kernels; a Squeeze -> Unsqueeze between two of them cancels.
@@ -221,6 +312,7 @@ CompiledModel compileModelForCpu(const std::string &onnxPath,
   CrashScope scope([&] { return fmt::format("compiling '{}' for the CPU", onnxPath); });
   m.graph = loadModelGraph(onnxPath, inputShapes);
   graph::simplify(m.graph);
+  checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
   graph::fuseOps(m.graph);

@@ -175,18 +175,6 @@ graph::AttrValue attrFromJson(const JsonIn &j) {
   j.bad("expected one of int/float/string/ints/floats");
 }
 
-const char *dtypeKey(graph::DType t) {
-  switch (t) {
-  case graph::DType::F32:
-    return "f32";
-  case graph::DType::I64:
-    return "i64";
-  case graph::DType::Bool:
-    return "bool";
-  }
-  NPUC_ASSERT(false, "DType has three enumerators");
-}
-
 const char *placementKey(graph::Placement p) {
   switch (p) {
   case graph::Placement::Unassigned:
@@ -216,7 +204,7 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
   for (const graph::Value &v : g.values) {
     json jv = {{"name", v.name},
                {"shape", v.shape},
-               {"dtype", dtypeKey(v.dtype)},
+               {"dtype", graph::dtypeName(v.dtype)},
                {"producer", v.producer}};
     if (v.f32)
       jv["f32"] = blobs.addVector(*v.f32);
@@ -269,14 +257,10 @@ graph::Graph graphFromJson(const JsonIn &j) {
     v.name = jv["name"].asString();
     v.shape = jv["shape"].asShape();
     std::string dt = jv["dtype"].asString();
-    if (dt == "f32")
-      v.dtype = graph::DType::F32;
-    else if (dt == "i64")
-      v.dtype = graph::DType::I64;
-    else if (dt == "bool")
-      v.dtype = graph::DType::Bool;
-    else
+    std::optional<graph::DType> dtype = dtypeFromName(dt);
+    if (!dtype)
       jv["dtype"].bad("unknown dtype '" + dt + "'");
+    v.dtype = *dtype;
     v.producer = int(jv["producer"].asIntIn(-1, nn - 1));
     if (jv.has("f32"))
       v.f32 = blobAs<float>(jv["f32"], numElements(v.shape));

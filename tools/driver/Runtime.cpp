@@ -15,6 +15,7 @@
 #include "tools/driver/Report.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 namespace npuc::driver {
@@ -101,6 +102,33 @@ void checkGathers(const graph::Graph &g, const graph::FusedGroup &grp, ValueStor
   }
 }
 
+// A graph input in the compiled model's internal form, fp32: integers must be exact there.
+HostTensor toInternal(const graph::Value &val, const HostTensor &t) {
+  if (int64_t bad = firstInexactInFloat(t); bad >= 0)
+    fail("input '{}' ({}): element {} is {}, beyond 2^24: the compiled model computes integers in "
+         "fp32, which holds them exactly only up to 2^24 (npuc ref computes them exactly)",
+         val.name, dtypeName(t.dtype), bad, t.ints[size_t(bad)]);
+  HostTensor f = castTensor(t, DType::F32);
+  return f;
+}
+
+// An integer or bool value a CPU kernel computed in fp32 must be an integer of its type's range
+// below 2^24 in magnitude (above, fp32 may have rounded it); otherwise the fp32 result is not
+// the ONNX result (a wrap-around, an overflow) and the run fails naming the value.
+void checkIntegerValue(const graph::Value &val, const HostTensor &t) {
+  if (!isIntStored(val.dtype))
+    return;
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    const float f = t.data[i];
+    const bool exact = std::fabs(f) < 16777216.0f && f == std::trunc(f);
+    if (!exact || wrapToType(val.dtype, static_cast<int64_t>(f)) != static_cast<int64_t>(f))
+      fail("value '{}' ({}): element {} computed as {}, which is not a {} value below 2^24: the "
+           "compiled model computes integers in fp32 without wrap-around (npuc ref computes them "
+           "exactly)",
+           val.name, dtypeName(val.dtype), i, f, dtypeName(val.dtype));
+  }
+}
+
 struct CpuKernel {
   std::string symbol;
   std::vector<ValueId> params; // the graph value bound to each parameter (lowerGroup's order)
@@ -127,6 +155,9 @@ void validateInputs(const graph::Graph &g, const std::map<std::string, HostTenso
     if (it->second.shape != val.shape)
       fail("input '{}': expected shape {}, got {}", val.name, shapeToString(val.shape),
            shapeToString(it->second.shape));
+    if (it->second.dtype != val.dtype)
+      fail("input '{}': the model's input is {}, the given tensor is {}", val.name,
+           dtypeName(val.dtype), dtypeName(it->second.dtype));
     NPUC_ASSERT(it->second.size() == numElements(it->second.shape),
                 "HostTensor data matches its shape");
   }
@@ -168,8 +199,10 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   }
 
   ValueStore vals(g);
-  for (const auto &[name, t] : inputs)
-    vals.set(*g.findValue(name), t);
+  for (const auto &[name, t] : inputs) {
+    const ValueId v = *g.findValue(name);
+    vals.set(v, toInternal(g.value(v), t));
+  }
 
   RunResult r;
   for (const Seg &s : m.segments) {
@@ -204,8 +237,10 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
         auto t1 = std::chrono::steady_clock::now();
         run.cpuMs[gid] = std::chrono::duration<double, std::milli>(t1 - t0).count();
         kernelMs += run.cpuMs[gid];
-        for (size_t i = 0; i < grp.outputs.size(); ++i)
+        for (size_t i = 0; i < grp.outputs.size(); ++i) {
+          checkIntegerValue(g.value(grp.outputs[i]), outs[i]);
           vals.set(grp.outputs[i], std::move(outs[i]));
+        }
       }
       run.hostMs =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - segStart)
@@ -214,8 +249,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
     }
     r.segments.push_back(std::move(run));
   }
-  for (ValueId v : g.outputs)
-    r.outputs[g.value(v).name] = vals.get(v);
+  for (ValueId v : g.outputs) // written in the model's declared types
+    r.outputs[g.value(v).name] = castTensor(vals.get(v), g.value(v).dtype);
   r.report = buildReport(m, r.segments);
   if (trace)
     r.traceJson = buildTrace(m, r.segments);

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""cli_typed_cases.py - CLI tests of integer tensors end to end: `npuc ref` reads typed inputs,
+checks them against the model's input types and writes outputs in the declared types, exactly
+beyond 2^24; compiled packages convert integer inputs at the boundary and fail with a message
+naming the input or value, never a wrong answer, where fp32 cannot give ONNX's integer result.
+Expected values are numpy's. Run through cli_check.py (`cli_check.py CASE ...`).
+"""
+import os
+
+import numpy as np
+
+from cli_check import SKIP  # noqa: F401  (the runner's skip code)
+
+
+def _model(path, op, in_type, out_type, attrs=None, const=None):
+    import onnx
+    from onnx import helper, numpy_helper
+    ins = [helper.make_tensor_value_info("x", in_type, [3])]
+    names, inits = ["x"], []
+    if const is not None:
+        inits.append(numpy_helper.from_array(const, "c"))
+        names.append("c")
+    else:
+        ins.append(helper.make_tensor_value_info("s", in_type, [3]))
+        names.append("s")
+    node = helper.make_node(op, names, ["y"], name="n0", **(attrs or {}))
+    g = helper.make_graph([node], "typed", ins, [helper.make_tensor_value_info("y", out_type, [3])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def case_typed_messages(c):
+    from onnx import TensorProto
+    big = 1 << 40
+    add = c.w("add_i64.onnx")
+    _model(add, "Add", TensorProto.INT64, TensorProto.INT64, const=np.array(1, np.int64))
+    x = c.w("x.npy")
+    np.save(x, np.array([big, 1, -5], np.int64))
+    # ref: exact int64 beyond fp32's range, written as int64.
+    out = c.w("ref")
+    c.expect_ok(["ref", add, "--input", "x=" + x, "--output-dir", out])
+    y = np.load(os.path.join(out, "y.npy"))
+    assert y.dtype == np.int64 and y.tolist() == [big + 1, 2, -4], y
+    # A float32 file for an int64 input names the input, the file and both types.
+    xf = c.w("xf.npy")
+    np.save(xf, np.array([1, 2, 3], np.float32))
+    c.expect_fail(["ref", add, "--input", "x=" + xf, "--output-dir", c.w("bad")],
+                  ["--input x: " + xf + " holds f32 values but the model's input 'x' is i64"],
+                  [c.w("bad")])
+    # Compiled for the CPU: small integers run and come back as int64; 2^40 is an error.
+    pkg = c.w("add.npub")
+    c.expect_ok(["compile", add, "--target", "cpu", "-o", pkg])
+    small = c.w("small.npy")
+    np.save(small, np.array([7, -3, 0], np.int64))
+    run_out = c.w("run")
+    c.expect_ok(["run", pkg, "--input", "x=" + small, "--output-dir", run_out])
+    y = np.load(os.path.join(run_out, "y.npy"))
+    assert y.dtype == np.int64 and y.tolist() == [8, -2, 1], y
+    c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("run_big")],
+                  ["input 'x' (i64): element 0 is 1099511627776, beyond 2^24"], [c.w("run_big")])
+    # An int8 target calibrates on a default input: zeros for the int64 input, and the integer
+    # group stays on the CPU, exact.
+    pkgq = c.w("add_int8.npub")
+    c.expect_ok(["compile", add, "--target", os.path.join(c.root, "configs", "npu-int8.yaml"),
+                 "-o", pkgq])
+    run_q = c.w("run_q")
+    c.expect_ok(["run", pkgq, "--input", "x=" + small, "--output-dir", run_q])
+    y = np.load(os.path.join(run_q, "y.npy"))
+    assert y.dtype == np.int64 and y.tolist() == [8, -2, 1], y
+    # uint8 wrap-around: ref wraps (np.uint8(200) + np.uint8(100) == 44); the compiled fp32
+    # code cannot, and says so naming the value.
+    u8 = c.w("add_u8.onnx")
+    _model(u8, "Add", TensorProto.UINT8, TensorProto.UINT8)
+    a, b = c.w("a.npy"), c.w("b.npy")
+    np.save(a, np.array([200, 1, 2], np.uint8))
+    np.save(b, np.array([100, 1, 2], np.uint8))
+    ref8 = c.w("ref8")
+    c.expect_ok(["ref", u8, "--input", "x=" + a, "--input", "s=" + b, "--output-dir", ref8])
+    y = np.load(os.path.join(ref8, "y.npy"))
+    assert y.dtype == np.uint8 and y.tolist() == [44, 2, 4], y
+    pkg8 = c.w("u8.npub")
+    c.expect_ok(["compile", u8, "--target", c.target, "-o", pkg8])
+    c.expect_fail(["run", pkg8, "--input", "x=" + a, "--input", "s=" + b, "--output-dir",
+                   c.w("run8")],
+                  ["value 'y' (u8): element 0 computed as 300, which is not a u8 value"],
+                  [c.w("run8")])
+    # BitShift has no fp32 lowering: compiling names the node, the value and its type.
+    sh = c.w("shift.onnx")
+    _model(sh, "BitShift", TensorProto.UINT8, TensorProto.UINT8, {"direction": "LEFT"})
+    c.expect_fail(["compile", sh, "--target", "cpu", "-o", c.w("shift.npub")],
+                  ["node 'n0' (BitShift): its output 'y' is u8, and compiled targets compute "
+                   "BitShift on integers in fp32"], [c.w("shift.npub")])
+    refsh, by = c.w("refsh"), c.w("by.npy")
+    np.save(by, np.array([1, 1, 2], np.uint8))
+    c.expect_ok(["ref", sh, "--input", "x=" + a, "--input", "s=" + by, "--output-dir", refsh])
+    y = np.load(os.path.join(refsh, "y.npy"))
+    assert y.dtype == np.uint8 and y.tolist() == [144, 2, 8], y  # np.uint8(200) << 1 == 144
