@@ -79,9 +79,24 @@ Shape parseShape(const std::string &path, const std::string &text) {
   return shape;
 }
 
+// The size in bytes of one element of a dtype descr such as '<f4', '|b1' or 'int64'; a byte order
+// other than little endian or not applicable is refused.
+size_t itemSize(const std::string &path, const std::string &descr) {
+  static const std::pair<const char *, size_t> named[] = {
+      {"float32", 4}, {"float64", 8}, {"int64", 8}, {"int32", 4},  {"int16", 2},
+      {"int8", 1},    {"uint8", 1},   {"bool", 1},  {"float16", 2}};
+  for (const auto &[name, size] : named)
+    if (descr == name)
+      return size;
+  if (descr.size() >= 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') &&
+      descr.find_first_not_of("0123456789", 2) == std::string::npos && descr.size() <= 4)
+    return static_cast<size_t>(std::stoi(descr.substr(2)));
+  fail("{}: dtype '{}' is not supported (little-endian numeric arrays are)", path, descr);
+}
+
 } // namespace
 
-HostTensor readNpy(const std::string &path) {
+NpyArray readNpyArray(const std::string &path) {
   std::string bytes = readFile(path);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     fail("{}: not a .npy file (bad magic)", path);
@@ -103,29 +118,41 @@ HostTensor readNpy(const std::string &path) {
   if (off + hlen > bytes.size())
     fail("{}: truncated .npy header", path);
   std::string hdr = bytes.substr(off, hlen);
-  std::string descr = dictValue(path, hdr, "descr");
-  if (descr != "'<f4'" && descr != "'float32'")
-    fail("{}: dtype {} is not float32 ('<f4'); convert the array with .astype(numpy.float32)", path,
-         descr);
+  NpyArray a;
+  a.path = path;
+  a.descr = dictValue(path, hdr, "descr");
+  if (a.descr.size() < 2 || a.descr.front() != '\'' || a.descr.back() != '\'')
+    fail("{}: malformed .npy header: descr {}", path, a.descr);
+  a.descr = a.descr.substr(1, a.descr.size() - 2);
+  const size_t item = itemSize(path, a.descr);
   if (dictValue(path, hdr, "fortran_order") != "False")
     fail("{}: Fortran-ordered arrays are not supported; save a C-ordered array", path);
-  Shape shape = parseShape(path, dictValue(path, hdr, "shape"));
+  a.shape = parseShape(path, dictValue(path, hdr, "shape"));
   // Checked before allocating: a header may declare far more elements than the file holds.
   const size_t have = bytes.size() - off - hlen;
   int64_t elems = 1;
-  for (int64_t d : shape)
-    if (d != 0 && elems > int64_t(have / 4) / d)
+  for (int64_t d : a.shape)
+    if (d != 0 && elems > int64_t(have / item) / d)
       fail("{}: truncated data: shape {} needs more than the {} bytes the file has", path,
-           shapeToString(shape), have);
+           shapeToString(a.shape), have);
     else
       elems *= d;
-  const size_t need = size_t(elems) * 4;
+  const size_t need = size_t(elems) * item;
   if (have < need)
-    fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(shape),
+    fail("{}: truncated data: shape {} needs {} bytes, file has {}", path, shapeToString(a.shape),
          need, have);
-  HostTensor t(shape);
-  if (need > 0) // an empty tensor's data() may be null, which memcpy must not get
-    std::memcpy(t.data.data(), bytes.data() + off + hlen, need);
+  a.bytes = bytes.substr(off + hlen, need);
+  return a;
+}
+
+HostTensor readNpy(const std::string &path) {
+  NpyArray a = readNpyArray(path);
+  if (a.descr != "<f4" && a.descr != "float32")
+    fail("{}: dtype '{}' is not float32 ('<f4'); convert the array with .astype(numpy.float32)",
+         path, a.descr);
+  HostTensor t(a.shape);
+  if (!a.bytes.empty()) // an empty tensor's data() may be null, which memcpy must not get
+    std::memcpy(t.data.data(), a.bytes.data(), a.bytes.size());
   return t;
 }
 
