@@ -87,10 +87,10 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   return out;
 }
 
-HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
+HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, float value) {
   auto pads = n.attrInts("pads");
   HostTensor out(os);
-  std::fill(out.data.begin(), out.data.end(), static_cast<float>(n.attrFloat("value", 0.0)));
+  std::fill(out.data.begin(), out.data.end(), value);
   Index ost = stridesOf(os), xst = stridesOf(x.shape);
   forEachBroadcast(x.shape, {xst}, [&](int64_t i, const std::vector<int64_t> &) {
     int64_t rem = i, o = 0;
@@ -202,7 +202,13 @@ RefResult refSplit(const RefArgs &a) {
 }
 
 RefResult refPad(const RefArgs &a) {
-  return {pad(a.n, a.in(0), a.outShape())};
+  // The padding value: a run-time scalar (the frontend keeps ONNX's constant_value as input 1
+  // when it is not a constant), else the `value` attribute.
+  if (const HostTensor *v = a.opt(1)) {
+    NPUC_ASSERT(v->size() == 1, "the frontend checks that constant_value is a scalar");
+    return {pad(a.n, a.in(0), a.outShape(), v->data[0])};
+  }
+  return {pad(a.n, a.in(0), a.outShape(), static_cast<float>(a.n.attrFloat("value", 0.0)))};
 }
 
 RefResult refSlice(const RefArgs &a) {
@@ -295,9 +301,7 @@ RefResult refCast(const RefArgs &a) {
   HostTensor out(a.outShape());
   for (int64_t i = 0; i < out.size(); ++i) {
     float v = x.data[i];
-    out.data[i] = to == DType::Bool  ? (v != 0 ? 1.0f : 0.0f)
-                  : to == DType::I64 ? std::trunc(v)
-                                     : v;
+    out.data[i] = to == DType::Bool ? (v != 0 ? 1.0f : 0.0f) : to == DType::I64 ? std::trunc(v) : v;
   }
   return {out};
 }
