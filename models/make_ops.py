@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
+import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -566,6 +567,7 @@ def main():
     torch_cases()
     ops_opsets.add(case, rnd)
     npu_layout_cases()
+    ops_oldopsets.add(case, rnd)
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += encoder_case(outdir)
