@@ -63,8 +63,8 @@ def case_bind(c):
         c.expect_ok(["run", pkg, "--input", "x=" + x, "--output-dir", out])
         assert _read_npy(os.path.join(out, "y.npy")) == values
         # The package no longer has the input: giving it is an error.
-        c.expect_fail(["run", pkg, "--input", "x=" + x, "--input", "shape=" + shape,
-                       "--output-dir", c.w("out2")], ["shape"], [c.w("out2")])
+        c.expect_fail(["run", pkg, "--input", "x=" + x, "--input", "shape=" + x,
+                       "--output-dir", c.w("out2")], ["'shape'"], [c.w("out2")])
     ref = c.w("ref")
     text = c.expect_ok(["ref", model, "--input", "x=" + x, "--bind", "shape=" + shape,
                         "--output-dir", ref])

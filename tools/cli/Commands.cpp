@@ -459,11 +459,11 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
 
 void cmdRef(const RefArgs &a, std::ostream &out) {
   frontend::ImportOptions io = importOptions(a.inputShapes, a.binds);
+  for (const std::string &arg : a.inputs) // before the --input files are read
+    if (auto b = io.bound.find(arg.substr(0, arg.find('='))); b != io.bound.end())
+      fail("input '{}' is given with --input and bound with --bind {}={}; give it once", b->first,
+           b->first, b->second.path);
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs);
-  for (const auto &[name, b] : io.bound)
-    if (inputs.count(name))
-      fail("input '{}' is given with --input and bound with --bind {}={}; give it once", name, name,
-           b.path);
   graph::Graph g = driver::loadModelGraph(a.model, io);
   driver::validateInputs(g, inputs);
   std::map<graph::ValueId, HostTensor> byId;
