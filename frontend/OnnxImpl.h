@@ -51,6 +51,9 @@ int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 /// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
+/// Checks the operands of `n` that only the shape rules read (Range's start/limit/delta,
+/// ConstantOfShape's shape): constants, or constInput's error.
+void shapeOperands(Importer &im, const graph::Node &n);
 /// Clip's bounds (opset >= 11: inputs; before: attributes). Constant bounds become the min/max
 /// attributes; a run-time bound makes the node (or a node added before it) a Max (min) or Min
 /// (max) with the bound as a broadcast scalar operand.

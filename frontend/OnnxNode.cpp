@@ -159,6 +159,7 @@ void normaliseWindow(Importer &im, Node &n) {
 // Returns false when the node is removed (its output aliases its input).
 bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   graph::Graph &g = im.g;
+  shapeOperands(im, n);
   if (std::optional<bool> keep = normaliseExt(im, n, proto))
     return *keep;
   const OpKind op = n.kind;

@@ -43,6 +43,17 @@ std::vector<std::string> runtimeSources(const graph::Graph &g, ValueId v) {
   return names;
 }
 
+// Adds a node computing one new value (named `name`) and infers its shape.
+ValueId addRuntimeNode(Importer &im, OpKind kind, const std::string &name,
+                       std::vector<ValueId> inputs, std::map<std::string, graph::AttrValue> attrs) {
+  graph::Graph &g = im.g;
+  ValueId out = g.addValue(name, {}, graph::DType::F32);
+  graph::NodeId id = g.addNode(kind, name, std::move(inputs), {out});
+  g.node(id).attrs = std::move(attrs);
+  graph::inferNodeShape(g, id);
+  return out;
+}
+
 } // namespace
 
 const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what,
@@ -70,18 +81,12 @@ const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char
        pin.empty() ? std::string() : "; pin the graph inputs it comes from with " + pin);
 }
 
-bool isRuntime(const Importer &im, const Node &n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] != kNoValue && !im.g.value(n.inputs[i]).isConstant();
-}
-
-ValueId addRuntimeNode(Importer &im, OpKind kind, const std::string &name,
-                       std::vector<ValueId> inputs, std::map<std::string, graph::AttrValue> attrs) {
-  graph::Graph &g = im.g;
-  ValueId out = g.addValue(name, {}, graph::DType::F32);
-  graph::NodeId id = g.addNode(kind, name, std::move(inputs), {out});
-  g.node(id).attrs = std::move(attrs);
-  graph::inferNodeShape(g, id);
-  return out;
+void shapeOperands(Importer &im, const Node &n) {
+  if (n.kind == OpKind::Range)
+    for (size_t i = 0; i < 3; ++i)
+      constInput(im, n, i, i == 0 ? "start" : i == 1 ? "limit" : "delta");
+  else if (n.kind == OpKind::ConstantOfShape)
+    constInput(im, n, 0, "input");
 }
 
 void clipOperands(Importer &im, Node &n) {

@@ -26,9 +26,16 @@ std::string nodeName(const onnx::NodeProto &n, int index) {
   return n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name();
 }
 
-// The converter looks every operator up in its tables and fails with an out-of-range map access
-// (naming nothing) for one it does not know; such nodes are reported here with their name.
+// What the converter does not check itself, reported as the importer would: it looks every
+// operator up in its tables and fails with an out-of-range map access (naming nothing) for one
+// it does not know, and it crashes on a graph output that nothing defines.
 void checkConvertible(const onnx::GraphProto &gp, int64_t opset) {
+  std::set<std::string> defined;
+  for (const onnx::ValueInfoProto &in : gp.input())
+    defined.insert(in.name());
+  for (const onnx::TensorProto &t : gp.initializer())
+    defined.insert(t.name());
+  const std::string undefined = "is not defined by any earlier node, initializer or graph input";
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto &n = gp.node(i);
     if (!n.domain().empty() && n.domain() != "ai.onnx")
@@ -37,7 +44,14 @@ void checkConvertible(const onnx::GraphProto &gp, int64_t opset) {
     if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), ""))
       fail("node '{}' ({}): unsupported operator (ONNX defines no {} at opset {})", nodeName(n, i),
            n.op_type(), n.op_type(), opset);
+    for (const std::string &in : n.input())
+      if (!in.empty() && !defined.count(in))
+        fail("node '{}' ({}): input '{}' {}", nodeName(n, i), n.op_type(), in, undefined);
+    defined.insert(n.output().begin(), n.output().end());
   }
+  for (const onnx::ValueInfoProto &out : gp.output())
+    if (!defined.count(out.name()))
+      fail("graph output: input '{}' {}", out.name(), undefined);
 }
 
 // The model's operators whose definition changes from opset `from` to from + 1: the ones whose
@@ -62,8 +76,13 @@ std::string changedAt(const onnx::GraphProto &gp, int64_t from) {
 std::string reason(const std::exception &e) {
   std::string what = e.what();
   const std::string marker = "failed: ";
-  size_t at = what.find(marker);
-  return at == std::string::npos ? what : what.substr(at + marker.size());
+  if (size_t at = what.find(marker); at != std::string::npos)
+    return what.substr(at + marker.size());
+  // Its other checks start with the location too: "./onnx/common/ir.h:259: find: ...".
+  if (what.rfind("./onnx/", 0) == 0)
+    if (size_t at = what.find(": ", what.find(": ") + 2); at != std::string::npos)
+      return what.substr(at + 2);
+  return what;
 }
 
 // The rank of every value ONNX's shape inference (on a copy) gives one.
@@ -95,7 +114,7 @@ std::map<std::string, int> ranks(const onnx::ModelProto &m) {
 //  * PRelu's slope of C values applies per channel (axis 1), where PRelu-7 broadcasts it as
 //    numpy does; the converter takes the two as compatible.
 // `axis` is normalised on the node (the adapter compares it with rank(A) - rank(B) as given).
-int64_t legacyTrailing(onnx::NodeProto &n, const std::map<std::string, int> &rank) {
+int64_t legacyTrailing(onnx::NodeProto &n, int index, const std::map<std::string, int> &rank) {
   auto a = rank.find(n.input_size() == 2 ? n.input(0) : ""), b = rank.end();
   if (a == rank.end() || (b = rank.find(n.input(1))) == rank.end())
     return 0;
@@ -109,8 +128,12 @@ int64_t legacyTrailing(onnx::NodeProto &n, const std::map<std::string, int> &ran
   }
   if (!broadcast || !axis)
     return 0;
-  axis->set_i(axis->i() < 0 ? axis->i() + a->second : axis->i());
-  return std::max<int64_t>(0, a->second - axis->i() - b->second);
+  const int64_t given = axis->i();
+  axis->set_i(given < 0 ? given + a->second : given);
+  if (axis->i() < 0 || axis->i() > a->second - b->second)
+    fail("node '{}' ({}): attribute axis={} cannot align a rank-{} B with a rank-{} A",
+         nodeName(n, index), n.op_type(), given, b->second, a->second);
+  return a->second - axis->i() - b->second;
 }
 
 // Gives every input 1 that legacyTrailing names its unit dimensions with an opset-1 Unsqueeze
@@ -121,7 +144,7 @@ void alignLegacyBroadcast(onnx::ModelProto &m) {
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (int i = 0; i < gp.node_size(); ++i) {
     onnx::NodeProto n = gp.node(i);
-    if (int64_t trailing = legacyTrailing(n, rank); trailing > 0) {
+    if (int64_t trailing = legacyTrailing(n, i, rank); trailing > 0) {
       const int b = rank.at(n.input(1));
       onnx::NodeProto *u = nodes.Add();
       u->set_op_type("Unsqueeze");

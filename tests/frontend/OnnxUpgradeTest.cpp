@@ -153,6 +153,33 @@ TEST_F(Upgrade, UnknownOperatorIsNamedBeforeConversion) {
       << e;
 }
 
+// ONNX 1.12's converter crashes on a graph output nothing defines; it is checked before.
+TEST_F(Upgrade, UndefinedValuesAreNamedBeforeConversion) {
+  onnx::ModelProto m = model(7, {{"x", {2}}});
+  node(m, "Relu", "r", {"x"}, "z");
+  output(m, "y");
+  EXPECT_TRUE(has(error(m), "graph output: input 'y' is not defined by any earlier node, "
+                            "initializer or graph input"))
+      << error(m);
+  onnx::ModelProto n = model(7, {{"x", {2}}});
+  node(n, "Relu", "r", {"nope"}, "y");
+  output(n, "y");
+  EXPECT_TRUE(has(error(n), "node 'r' (Relu): input 'nope' is not defined by any earlier node"))
+      << error(n);
+}
+
+TEST_F(Upgrade, LegacyBroadcastAxisOutOfRange) {
+  onnx::ModelProto m = model(6, {{"x", {2, 3}}});
+  auto *n = node(m, "Add", "add", {"x", "b"}, "y");
+  intAttr(n, "broadcast", 1);
+  intAttr(n, "axis", 1);
+  floatInit(m, "b", {2, 3}, {1, 2, 3, 4, 5, 6});
+  output(m, "y");
+  EXPECT_TRUE(has(error(m), "node 'add' (Add): attribute axis=1 cannot align a rank-2 B with a "
+                            "rank-2 A"))
+      << error(m);
+}
+
 // Add-6 with broadcast=1, axis=1: B (3) is aligned with A's channel axis. ONNX 1.12's adapter
 // alone fails on this; the values are A + B[c] per channel, hand-computed.
 TEST_F(Upgrade, LegacyBroadcastAxisIsAligned) {
@@ -227,6 +254,16 @@ TEST_F(Upgrade, ShapeOperandComputedAtRunTimeNamesProducerAndInputs) {
                             "compiles static shapes: it must be a constant, but it is computed at "
                             "run time by node 'abs' (Abs); pin the graph inputs it comes from "
                             "with --bind s=FILE.npy"))
+      << error(m);
+}
+
+TEST_F(Upgrade, RangeOperandsSetTheShape) {
+  onnx::ModelProto m = model(13, {{"x", {}}});
+  node(m, "Range", "rg", {"x", "x", "x"}, "y");
+  output(m, "y");
+  EXPECT_TRUE(has(error(m), "node 'rg' (Range): start (input 0) sets the output shape, and npuc "
+                            "compiles static shapes: it must be a constant, but it is graph input "
+                            "'x'; pin it with --bind x=FILE.npy"))
       << error(m);
 }
 
