@@ -77,11 +77,11 @@ std::string reason(const std::exception &e) {
   std::string what = e.what();
   const std::string marker = "failed: ";
   if (size_t at = what.find(marker); at != std::string::npos)
-    return what.substr(at + marker.size());
-  // Its other checks start with the location too: "./onnx/common/ir.h:259: find: ...".
+    what = what.substr(at + marker.size());
+  // The message may start with a location too: "./onnx/common/ir.h:259: find: ...".
   if (what.rfind("./onnx/", 0) == 0)
     if (size_t at = what.find(": ", what.find(": ") + 2); at != std::string::npos)
-      return what.substr(at + 2);
+      what = what.substr(at + 2);
   return what;
 }
 

@@ -143,6 +143,15 @@ TEST_F(Upgrade, BatchNormSpatialZeroNamesStepAndAttribute) {
       << e;
 }
 
+TEST_F(Upgrade, MissingLegacyAttributeIsNamed) {
+  onnx::ModelProto m = model(4, {{"x", {2, 3}}});
+  node(m, "Reshape", "r", {"x"}, "y");
+  output(m, "y");
+  EXPECT_TRUE(has(error(m), "which fails at step 4 -> 5 (Reshape change there): required "
+                            "undefined attribute 'shape'"))
+      << error(m);
+}
+
 TEST_F(Upgrade, UnknownOperatorIsNamedBeforeConversion) {
   onnx::ModelProto m = model(7, {{"x", {2}}});
   node(m, "Frobnicate", "f", {"x"}, "y");
