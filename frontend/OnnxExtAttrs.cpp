@@ -5,6 +5,8 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/ExtOps.h"
+#include "graph/Rnn.h"
+#include "graph/ShapeInference.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -17,11 +19,15 @@ namespace npuc::frontend::detail {
 using graph::kNoValue;
 using graph::Node;
 
-namespace {
-
 bool present(const Node &n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] != kNoValue;
 }
+
+const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
+  return im.g.value(n.inputs.at(i)).shape;
+}
+
+namespace {
 
 // Optional constant input i as ints, or `dflt` when omitted.
 std::vector<int64_t> optInts(Importer &im, const Node &n, size_t i, const char *what,
@@ -42,10 +48,6 @@ void requireOneOf(const Node &n, const char *attr, const std::string &v,
     if (v == o)
       return;
   fail("{}: attribute {}={} not supported", where(n), attr, v);
-}
-
-const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
-  return im.g.value(n.inputs.at(i)).shape;
 }
 
 // Reduce*: axes from the attribute or (ReduceSum >= 13, others >= 18) the second input.
@@ -130,7 +132,7 @@ void resizeAttrs(Importer &im, Node &n) {
   const size_t r = x.size();
   const bool legacy = im.opset < 11 || n.kind == OpKind::Upsample;
   std::string mode = n.attrString("mode", "nearest");
-  requireOneOf(n, "mode", mode, {"nearest", "linear"});
+  requireOneOf(n, "mode", mode, {"nearest", "linear", "cubic"});
   std::string ctm =
       legacy ? "asymmetric" : n.attrString("coordinate_transformation_mode", "half_pixel");
   requireOneOf(
@@ -206,9 +208,11 @@ void resizeAttrs(Importer &im, Node &n) {
   }
   n.kind = OpKind::Resize;
   n.inputs.resize(1);
-  for (const char *a : {"cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias",
-                        "axes", "keep_aspect_ratio_policy"})
+  for (const char *a : {"extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"})
     n.attrs.erase(a);
+  if (mode != "cubic") // the cubic kernel's own attributes
+    for (const char *a : {"cubic_coeff_a", "exclude_outside"})
+      n.attrs.erase(a);
   n.attrs["mode"] = mode;
   n.attrs["coordinate_transformation_mode"] = ctm;
   n.attrs["nearest_mode"] = nearest;
@@ -216,36 +220,51 @@ void resizeAttrs(Importer &im, Node &n) {
   n.attrs["sizes"] = sizes;
 }
 
+// ConvTranspose over 1 to 3 spatial axes: auto_pad and output_shape become explicit pads.
 void convTransposeAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0), &w = shapeOf(im, n, 1);
-  if (x.size() != 4 || w.size() != 4)
-    fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
-  auto k = n.attrInts("kernel_shape", {w[2], w[3]});
-  if (k != std::vector<int64_t>{w[2], w[3]})
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
+    fail("{}: input must have 1 to 3 spatial axes and the weight its rank, got shapes {} and {}",
+         where(n), shapeToString(x), shapeToString(w));
+  const size_t r = x.size() - 2;
+  const std::vector<int64_t> ws(w.begin() + 2, w.end());
+  auto k = n.attrInts("kernel_shape", ws);
+  if (k != ws)
     fail("{}: attribute kernel_shape does not match the weight shape {}", where(n),
          shapeToString(w));
-  auto s = n.attrInts("strides", {1, 1}), d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0}), op = n.attrInts("output_padding", {0, 0});
-  if (s.size() != 2 || d.size() != 2 || p.size() != 4 || op.size() != 2)
-    fail("{}: strides/dilations/output_padding need 2 entries and pads 4", where(n));
+  auto s = n.attrInts("strides", std::vector<int64_t>(r, 1));
+  auto d = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+  auto p = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+  auto op = n.attrInts("output_padding", std::vector<int64_t>(r, 0));
+  if (s.size() != r || d.size() != r || p.size() != 2 * r || op.size() != r)
+    fail("{}: strides/dilations/output_padding need {} entries and pads {}", where(n), r, 2 * r);
   std::string autoPad = n.attrString("auto_pad", "NOTSET");
   requireOneOf(n, "auto_pad", autoPad, {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"});
   std::vector<int64_t> outShape = n.attrInts("output_shape");
-  if (!outShape.empty() && outShape.size() != 2)
-    fail("{}: attribute output_shape needs 2 (spatial) entries", where(n));
+  // output_shape may list the spatial extents only or (as some exporters write) N and C too.
+  if (outShape.size() == r + 2)
+    outShape.erase(outShape.begin(), outShape.begin() + 2);
+  if (!outShape.empty() && outShape.size() != r)
+    fail("{}: attribute output_shape needs {} (spatial) entries", where(n), r);
   if (autoPad == "VALID")
-    p = {0, 0, 0, 0};
+    std::fill(p.begin(), p.end(), 0);
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || !outShape.empty()) {
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < r; ++i) {
       int64_t in = x[2 + i];
       int64_t out = outShape.empty() ? in * s[i] : outShape[i];
       int64_t total = s[i] * (in - 1) + op[i] + (k[i] - 1) * d[i] + 1 - out;
-      if (total < 0)
+      // A larger output than the strided input covers: the extra positions (at the end, as in
+      // ONNX Runtime) get only the bias, which is what output_padding expresses.
+      if (total < 0 && op[i] - total >= std::max(s[i], d[i]))
         fail("{}: output_shape {} is larger than the input allows", where(n), out);
+      if (total < 0) {
+        op[i] -= total;
+        total = 0;
+      }
       // ONNX: SAME_UPPER puts the extra padding at the end, SAME_LOWER at the start.
       bool upper = autoPad != "SAME_LOWER";
       p[i] = upper ? total / 2 : total - total / 2;
-      p[i + 2] = total - p[i];
+      p[i + r] = total - p[i];
     }
   }
   n.attrs.erase("auto_pad");
@@ -292,9 +311,69 @@ void splitAttrs(Importer &im, Node &n) {
   n.attrs["split"] = split;
 }
 
+// MaxUnpool: the output shape from the optional constant output_shape input, else ONNX's
+// default (in - 1) * stride + kernel - pad begin - pad end per spatial axis.
+void maxUnpoolAttrs(Importer &im, Node &n) {
+  const Shape &x = shapeOf(im, n, 0);
+  if (x.size() < 3)
+    fail("{}: input must be [N, C, spatial...], got shape {}", where(n), shapeToString(x));
+  const size_t r = x.size() - 2;
+  auto k = n.attrInts("kernel_shape");
+  auto s = n.attrInts("strides", std::vector<int64_t>(r, 1));
+  auto p = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (k.size() != r || s.size() != r || p.size() != 2 * r)
+    fail("{}: kernel_shape/strides need {} entries and pads {}", where(n), r, 2 * r);
+  graph::checkWindowAttrs(n, k, s, std::vector<int64_t>(r, 1), p);
+  std::vector<int64_t> out(x.begin(), x.end());
+  for (size_t i = 0; i < r; ++i)
+    out[2 + i] = (x[2 + i] - 1) * s[i] + k[i] - p[i] - p[r + i];
+  if (present(n, 2))
+    out = constInts(im, n, 2, "output_shape");
+  n.inputs.resize(2);
+  n.attrs["output_shape"] = out;
+}
+
+// The opset-17 NN operators beyond the convolutions: checks their string attributes and fills
+// the defaults the kernels read.
+void nnExtAttrs(Importer &im, Node &n, const onnx::NodeProto &p) {
+  const OpKind op = n.kind;
+  if (op == OpKind::MeanVarianceNormalization) {
+    const size_t r = shapeOf(im, n, 0).size();
+    std::vector<int64_t> axes = n.attrInts("axes", {0, 2, 3});
+    for (int64_t &a : axes)
+      a = normaliseAxis(n, a, r);
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+      fail("{}: attribute axes repeats an axis", where(n));
+    n.attrs["axes"] = axes;
+  } else if (op == OpKind::MaxUnpool) {
+    maxUnpoolAttrs(im, n);
+  } else if (op == OpKind::RoiAlign) {
+    requireOneOf(n, "mode", n.attrString("mode", "avg"), {"avg", "max"});
+    // Opset 10 had no coordinate_transformation_mode and behaved as output_half_pixel.
+    std::string ctm = n.attrString("coordinate_transformation_mode",
+                                   im.opset >= 16 ? "half_pixel" : "output_half_pixel");
+    requireOneOf(n, "coordinate_transformation_mode", ctm, {"half_pixel", "output_half_pixel"});
+    n.attrs["coordinate_transformation_mode"] = ctm;
+    if (n.attrInt("sampling_ratio", 0) < 0)
+      fail("{}: attribute sampling_ratio={} must not be negative", where(n),
+           n.attrInt("sampling_ratio", 0));
+  } else if (op == OpKind::GridSample) {
+    requireOneOf(n, "mode", n.attrString("mode", "bilinear"), {"bilinear", "nearest", "bicubic"});
+    requireOneOf(n, "padding_mode", n.attrString("padding_mode", "zeros"),
+                 {"zeros", "border", "reflection"});
+  } else if (op == OpKind::NegativeLogLikelihoodLoss || op == OpKind::SoftmaxCrossEntropyLoss) {
+    requireOneOf(n, "reduction", n.attrString("reduction", "mean"), {"none", "sum", "mean"});
+    if (op == OpKind::SoftmaxCrossEntropyLoss && p.output_size() > 1 && p.output(1).empty())
+      n.outputs.resize(1); // log_prob not asked for
+  }
+}
+
 } // namespace
 
 std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p) {
+  if (std::optional<bool> keep = normaliseDataOps(im, n, p))
+    return keep;
   graph::Graph &g = im.g;
   const OpKind op = n.kind;
   auto rank = [&](size_t i) { return shapeOf(im, n, i).size(); };
@@ -315,10 +394,7 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     if (n.attrInt("stash_type", 1) != 1)
       fail("{}: attribute stash_type={} not supported", where(n), n.attrInt("stash_type", 1));
-    for (int i = 1; i < p.output_size(); ++i)
-      if (!p.output(i).empty())
-        fail("{}: output {} (Mean/InvStdDev) is not supported", where(n), i);
-    n.outputs.resize(1);
+    n.outputs.resize(1); // Mean and InvStdDev: separate nodes (OnnxNode.cpp emitLayerNormStats)
   } else if (op == OpKind::LpNormalization) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     int64_t pw = n.attrInt("p", 2);
@@ -386,9 +462,18 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["k"] = k[0];
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", -1), rank(0));
     n.inputs.resize(1);
+  } else if (op == OpKind::MeanVarianceNormalization || op == OpKind::MaxUnpool ||
+             op == OpKind::RoiAlign || op == OpKind::MaxRoiPool || op == OpKind::GridSample ||
+             op == OpKind::NegativeLogLikelihoodLoss || op == OpKind::SoftmaxCrossEntropyLoss) {
+    nnExtAttrs(im, n, p);
   } else if (op == OpKind::GatherElements) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", 0), rank(0));
-  } else if (graph::opInfo(op).family == graph::OpFamily::Basic) {
+  } else if (graph::isRecurrentOp(op)) {
+    rnnAttrs(im, n, p);
+  } else if (graph::opInfo(op).family == graph::OpFamily::Basic || op == OpKind::LogSoftmax ||
+             op == OpKind::Hardmax) {
+    // LogSoftmax and Hardmax share Softmax's axis rule (default -1 from opset 13, 1 before),
+    // which OnnxNode.cpp applies.
     return std::nullopt;
   }
   return true;

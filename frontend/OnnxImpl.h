@@ -45,11 +45,20 @@ std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, con
 double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what,
                    ConstRole role = ConstRole::SetsShape);
 int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
+/// Whether optional input i is given; the shape of input i.
+bool present(const graph::Node &n, size_t i);
+const Shape &shapeOf(Importer &im, const graph::Node &n, size_t i);
 
 /// Normalises an extended op's attributes (OnnxExtAttrs.cpp). Returns nullopt for the ops of the
 /// basic family (graph/Ops.def), which OnnxNode.cpp handles, false when the node is removed (its
 /// output aliases its input or was set to a constant), true when it stays.
 std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+
+/// Normalises the attributes of the data, math and signal ops of opset 17 added at the end of
+/// graph/Ops.def (OnnxDataOps.cpp); nullopt for every other operator, else as normaliseExt.
+std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+/// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
+void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 
 /// Checks the operands of `n` that only the shape rules read (Range's start/limit/delta,
 /// ConstantOfShape's shape): constants, or constInput's error.

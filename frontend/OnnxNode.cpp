@@ -3,11 +3,13 @@
 #include "frontend/OnnxImpl.h"
 
 #include "graph/Passes.h"
+#include "graph/Rnn.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <set>
@@ -67,6 +69,10 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
       break;
     case AP::TENSOR:
       break; // only Constant has tensor attributes; handled there
+    case AP::STRINGS:
+      if (graph::isRecurrentOp(n.kind) && a.name() == "activations")
+        break; // read from the proto by OnnxRnn.cpp
+      fail("{}: attribute {} has an unsupported type", where(n), a.name());
     default:
       fail("{}: attribute {} has an unsupported type", where(n), a.name());
     }
@@ -101,41 +107,56 @@ void checkArity(const Importer &im, const Node &n, const onnx::NodeProto &p) {
          range(schema->min_output(), schema->max_output()));
 }
 
-// Resolves auto_pad and fills defaults for a 2-D window op (Conv, MaxPool, AveragePool).
+// MaxPool's optional Indices output: storage_order (0 row-major, 1 column-major) decides how
+// its flat indices are counted; without Indices the attribute changes nothing and is dropped.
+void maxPoolIndices(Node &n) {
+  int64_t order = n.attrInt("storage_order", 0);
+  if (order != 0 && order != 1)
+    fail("{}: attribute storage_order={} must be 0 or 1", where(n), order);
+  if (n.outputs.size() > 1)
+    n.attrs["storage_order"] = order;
+  else
+    n.attrs.erase("storage_order");
+}
+
+// Resolves auto_pad and fills defaults for a window op (Conv, MaxPool, AveragePool, LpPool)
+// over 1 to 3 spatial axes ([N, C, W], [N, C, H, W] or [N, C, D, H, W]): kernel_shape, strides
+// and dilations get one entry per spatial axis, pads two (all begins, then all ends).
 void normaliseWindow(Importer &im, Node &n) {
   const Shape &x = im.g.value(n.inputs.at(0)).shape;
-  if (x.size() != 4)
-    fail("{}: only 2-D (NCHW) inputs are supported, got shape {}", where(n), shapeToString(x));
+  if (x.size() < 3 || x.size() > 5)
+    fail("{}: input must have 1 to 3 spatial axes ([N, C, W] to [N, C, D, H, W]), got shape {}",
+         where(n), shapeToString(x));
+  const size_t r = x.size() - 2;
   std::vector<int64_t> k;
   if (n.kind == OpKind::Conv) {
     const Shape &w = im.g.value(n.inputs.at(1)).shape;
-    if (w.size() != 4)
-      fail("{}: weight must be 4-D, got shape {}", where(n), shapeToString(w));
-    k = n.attrInts("kernel_shape", {w[2], w[3]});
+    if (w.size() != x.size())
+      fail("{}: weight must have the input's rank {}, got shape {}", where(n), x.size(),
+           shapeToString(w));
+    k = n.attrInts("kernel_shape", Shape(w.begin() + 2, w.end()));
   } else {
     k = n.attrInts("kernel_shape");
-    if (n.attrInt("storage_order", 0) != 0)
-      fail("{}: attribute storage_order={} not supported", where(n), n.attrInt("storage_order", 0));
   }
-  if (k.size() != 2)
-    fail("{}: kernel_shape must have 2 entries", where(n));
-  auto s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0});
-  if (s.size() != 2 || d.size() != 2 || p.size() != 4)
-    fail("{}: strides/dilations need 2 entries and pads 4", where(n));
+  if (k.size() != r)
+    fail("{}: kernel_shape must have {} entries (one per spatial axis)", where(n), r);
+  auto s = n.attrInts("strides", std::vector<int64_t>(r, 1));
+  auto d = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+  auto p = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (s.size() != r || d.size() != r || p.size() != 2 * r)
+    fail("{}: strides/dilations need {} entries and pads {}", where(n), r, 2 * r);
   graph::checkWindowAttrs(n, k, s, d, p); // SAME_* below divides by the strides
   std::string autoPad = n.attrString("auto_pad", "NOTSET");
   if (autoPad == "VALID") {
-    p = {0, 0, 0, 0};
+    std::fill(p.begin(), p.end(), 0);
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = x[static_cast<size_t>(2 + i)];
+    for (size_t i = 0; i < r; ++i) {
+      int64_t in = x[2 + i];
       int64_t out = (in + s[i] - 1) / s[i];
       int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in);
       int64_t small = total / 2, big = total - small;
       p[i] = autoPad == "SAME_UPPER" ? small : big;
-      p[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+      p[i + r] = autoPad == "SAME_UPPER" ? big : small;
     }
   } else if (autoPad != "NOTSET") {
     fail("{}: attribute auto_pad={} not supported", where(n), autoPad);
@@ -151,8 +172,8 @@ void normaliseWindow(Importer &im, Node &n) {
     n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
     if (n.kind == OpKind::AveragePool)
       n.attrs["count_include_pad"] = n.attrInt("count_include_pad", 0);
-    if (n.outputs.size() > 1)
-      fail("{}: the Indices output is not supported", where(n));
+    if (n.kind == OpKind::MaxPool)
+      maxPoolIndices(n);
   }
 }
 
@@ -166,6 +187,8 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   auto rank = [&](size_t i) { return g.value(n.inputs.at(i)).shape.size(); };
   if (op == OpKind::Conv || op == OpKind::MaxPool || op == OpKind::AveragePool ||
       op == OpKind::LpPool) {
+    if (op == OpKind::MaxPool && proto.output_size() > 1 && proto.output(1).empty())
+      n.outputs.resize(1); // Indices not asked for
     normaliseWindow(im, n);
   } else if (op == OpKind::Gemm) {
     n.attrs["alpha"] = n.attrFloat("alpha", 1.0);
@@ -232,9 +255,6 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
         n.inputs.push_back(runtimeValue);
     }
     n.attrs.erase("mode");
-  } else if (op == OpKind::BatchNormalization) {
-    if (n.attrInt("training_mode", 0) != 0)
-      fail("{}: attribute training_mode=1 not supported", where(n));
   } else if (op == OpKind::Shape) {
     // Opset 15 start/end: slice the dims. Folded right away (static shapes).
     const Shape &s = g.value(n.inputs.at(0)).shape;
@@ -261,6 +281,114 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     if (to == onnx::TensorProto::FLOAT && x.dtype == graph::DType::F32)
       return false;
     // Non-constant casts stay nodes: runtime tensors are fp32 holding the cast values.
+  }
+  return true;
+}
+
+// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
+// and folds it when its inputs are constant; returns the output value.
+ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+  graph::Graph &g = im.g;
+  if (out == kNoValue)
+    out = g.addValue(name, {}, graph::DType::F32);
+  graph::NodeId id = g.addNode(kind, name, std::move(ins), {out});
+  g.node(id).attrs = std::move(attrs);
+  graph::inferNodeShape(g, id);
+  graph::foldConstantNode(g, id);
+  return out;
+}
+
+// LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
+// defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
+// nodes of existing operators, so every path (ref, CPU, NPU) runs them as it runs those.
+void emitLayerNormStats(Importer &im, const graph::Node &ln, ValueId mean, ValueId invStd) {
+  const ValueId x = ln.inputs.at(0);
+  const auto rank = static_cast<int64_t>(im.g.value(x).shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t a = ln.attrInt("axis", -1); a < rank; ++a)
+    axes.push_back(a);
+  std::map<std::string, graph::AttrValue> reduce{{"axes", axes}, {"keepdims", int64_t{1}}};
+  const std::string base = ln.name + ".stats";
+  ValueId m = emitNode(im, OpKind::ReduceMean, base + "_mean", {x}, reduce, mean);
+  if (invStd == kNoValue)
+    return;
+  ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, m}, {});
+  ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
+  ValueId var = emitNode(im, OpKind::ReduceMean, base + "_var", {d2}, reduce);
+  ValueId eps =
+      im.g.addConstant(base + ".epsilon", {}, {static_cast<float>(ln.attrFloat("epsilon", 1e-5))});
+  ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps", {var, eps}, {});
+  ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
+  emitNode(im, OpKind::Reciprocal, base + "_inv_std", {sd}, {}, invStd);
+}
+
+// BatchNormalization as elementwise nodes, in training mode (batch statistics over every axis
+// but the channel axis 1, and the running mean and variance outputs, ONNX opset 14-15) or when a
+// parameter is computed at run time. The inference form with constant parameters stays a node:
+// it folds into a Conv or a per-channel Mul/Add (graph/FoldBatchNorm.cpp). Returns false when
+// the node stays.
+bool emitBatchNormNodes(Importer &im, const graph::Node &bn, const onnx::NodeProto &p,
+                        const std::vector<ValueId> &outs) {
+  graph::Graph &g = im.g;
+  const bool training = bn.attrInt("training_mode", 0) != 0;
+  bool runtime = false;
+  for (size_t i = 1; i < 5; ++i)
+    runtime |= !g.value(bn.inputs.at(i)).isConstant();
+  if (!training && !runtime)
+    return false;
+  const ValueId x = bn.inputs[0];
+  const Shape &xs0 = g.value(x).shape;
+  if (xs0.size() < 2)
+    fail("{}: input must have a channel dimension", where(bn));
+  for (size_t i = 1; i < 5; ++i)
+    if (g.value(bn.inputs[i]).shape != Shape{xs0[1]})
+      fail("{}: parameter {} has shape {}, expected [{}]", where(bn), i,
+           shapeToString(g.value(bn.inputs[i]).shape), xs0[1]);
+  const auto r = static_cast<int64_t>(xs0.size());
+  std::vector<int64_t> spatial, batchAxes{0};
+  for (int64_t a = 1; a + 1 < r; ++a)
+    spatial.push_back(a); // [C] -> [C, 1, ..., 1]: broadcasts along axis 1
+  for (int64_t a = 2; a < r; ++a)
+    batchAxes.push_back(a);
+  const std::string base = bn.name;
+  auto perChannel = [&](ValueId v, const std::string &what) {
+    return spatial.empty() ? v
+                           : emitNode(im, OpKind::Unsqueeze, base + "_" + what + "_c", {v},
+                                      {{"axes", spatial}});
+  };
+  auto scalar = [&](const std::string &what, double v) {
+    return g.addConstant(base + "." + what, {}, {static_cast<float>(v)});
+  };
+  ValueId mean = bn.inputs[3], var = bn.inputs[4];
+  if (training) {
+    std::map<std::string, graph::AttrValue> reduce{{"axes", batchAxes}, {"keepdims", int64_t{0}}};
+    mean = emitNode(im, OpKind::ReduceMean, base + "_batch_mean", {x}, reduce);
+    ValueId d = emitNode(im, OpKind::Sub, base + "_centred", {x, perChannel(mean, "mean")}, {});
+    ValueId d2 = emitNode(im, OpKind::Mul, base + "_sq", {d, d}, {});
+    var = emitNode(im, OpKind::ReduceMean, base + "_batch_var", {d2}, reduce);
+  }
+  ValueId ve = emitNode(im, OpKind::Add, base + "_var_eps",
+                        {var, scalar("epsilon", bn.attrFloat("epsilon", 1e-5))}, {});
+  ValueId sd = emitNode(im, OpKind::Sqrt, base + "_std", {ve}, {});
+  ValueId s = emitNode(im, OpKind::Div, base + "_scale", {bn.inputs[1], sd}, {});
+  ValueId ms = emitNode(im, OpKind::Mul, base + "_mean_scaled", {mean, s}, {});
+  ValueId t = emitNode(im, OpKind::Sub, base + "_shift", {bn.inputs[2], ms}, {});
+  ValueId xs = emitNode(im, OpKind::Mul, base + "_mul", {x, perChannel(s, "scale")}, {});
+  im.names[p.output(0)] =
+      emitNode(im, OpKind::Add, base + "_add", {xs, perChannel(t, "shift")}, {}, outs.at(0));
+  const double momentum = bn.attrFloat("momentum", 0.9);
+  for (size_t i = 1; training && i < 3 && i < outs.size(); ++i) {
+    if (p.output(static_cast<int>(i)).empty())
+      continue;
+    // running = input * momentum + batch * (1 - momentum)
+    const std::string what = i == 1 ? "running_mean" : "running_var";
+    ValueId old = emitNode(im, OpKind::Mul, base + "_" + what + "_old",
+                           {bn.inputs[2 + i], scalar("momentum", momentum)}, {});
+    ValueId cur = emitNode(im, OpKind::Mul, base + "_" + what + "_batch",
+                           {i == 1 ? mean : var, scalar("one_minus_momentum", 1 - momentum)}, {});
+    im.names[p.output(static_cast<int>(i))] =
+        emitNode(im, OpKind::Add, base + "_" + what, {old, cur}, {}, outs[i]);
   }
   return true;
 }
@@ -310,7 +438,17 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
     if (n.outputs[i] == kNoValue)
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
   checkArity(im, n, p);
+  const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
+  if (n.kind == OpKind::BatchNormalization && emitBatchNormNodes(im, n, p, declared))
+    return;
   bool keep = normalise(im, n, p);
+  if (!keep && n.kind == OpKind::Dropout && p.output_size() > 1 && !p.output(1).empty()) {
+    // Inference-mode Dropout keeps every element: its mask is all true.
+    const Shape &s = g.value(n.inputs.at(0)).shape;
+    ValueId mask = g.addConstantI64(p.output(1), s, std::vector<int64_t>(numElements(s), 1));
+    g.value(mask).dtype = graph::DType::Bool;
+    im.names[p.output(1)] = mask;
+  }
   if (!keep) {
     // Removed node: the primary output aliases the (possibly folded) input or constant.
     ValueId alias =
@@ -347,10 +485,21 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::NodeId id = g.addNode(n.kind, n.name, n.inputs, n.outputs);
   g.node(id).attrs = std::move(n.attrs);
   graph::inferNodeShape(g, id);
-  for (int i = 0; i < p.output_size(); ++i)
-    if (!p.output(i).empty())
-      im.names[p.output(i)] = g.node(id).outputs[static_cast<size_t>(i)];
+  const graph::Node added = g.node(id); // a copy: emitting nodes below may reallocate
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (i < added.outputs.size() && !p.output(static_cast<int>(i)).empty())
+      im.names[p.output(static_cast<int>(i))] = added.outputs[i];
   graph::foldConstantNode(g, id);
+  if (added.kind == OpKind::LayerNormalization && declared.size() > 1) {
+    auto wanted = [&](size_t i) {
+      return i < declared.size() && !p.output(static_cast<int>(i)).empty() ? declared[i] : kNoValue;
+    };
+    if (wanted(1) != kNoValue || wanted(2) != kNoValue)
+      emitLayerNormStats(im, added, wanted(1), wanted(2));
+    for (size_t i = 1; i < declared.size(); ++i)
+      if (wanted(i) != kNoValue)
+        im.names[p.output(static_cast<int>(i))] = declared[i];
+  }
 }
 
 } // namespace npuc::frontend::detail

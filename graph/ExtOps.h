@@ -32,5 +32,7 @@ double evalBinary(const Node &n, double a, double b);
 double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen, int64_t outLen);
 /// Resize's nearest input index for source coordinate c (nearest_mode), clamped to the input.
 int64_t resizeNearest(const Node &n, double c, int64_t inLen);
+/// Resize's cubic kernel (Keys, coefficient a = cubic_coeff_a) at distance x >= 0 from a tap.
+double resizeCubicWeight(double a, double x);
 
 } // namespace npuc::graph

@@ -26,6 +26,7 @@
 // reduction or above, else its first node.
 #include "graph/ExtOps.h"
 #include "graph/Passes.h"
+#include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 
 #include "support/Error.h"
@@ -239,15 +240,18 @@ struct Fuser {
     return m;
   }
 
-  // Whether a gather's indices would be computed inside the group. The CPU kernels clamp an
-  // index (their code has no error channel), so the runtime checks a gather's indices before
-  // the kernel runs, which needs them at a group boundary (tools/driver/Runtime.cpp).
+  // Whether the indices of a gather, scatter, ReverseSequence, MaxUnpool, ... (graph::indexInput)
+  // would be computed inside the group. The CPU kernels clamp an index (their code has no error
+  // channel), so the runtime checks the indices before the kernel runs, which needs them at a
+  // group boundary (tools/driver/Runtime.cpp).
   bool hidesGatherIndices(const std::vector<NodeId> &members) const {
     std::set<NodeId> in(members.begin(), members.end());
     for (NodeId m : members) {
       const Node &n = g.node(m);
-      if ((n.kind == OpKind::Gather || n.kind == OpKind::GatherElements) && n.inputs.size() > 1 &&
-          in.count(g.value(n.inputs[1]).producer))
+      const int k = indexInput(n.kind);
+      if (k >= 0 && static_cast<size_t>(k) < n.inputs.size() &&
+          n.inputs[static_cast<size_t>(k)] != kNoValue &&
+          in.count(g.value(n.inputs[static_cast<size_t>(k)]).producer))
         return true;
     }
     return false;

@@ -5,6 +5,7 @@
 #include "graph/PassManager.h"
 #include "graph/SinkScale.h"
 #include "graph/Text.h"
+#include "graph/WindowTo2d.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -102,6 +103,13 @@ const std::vector<PassInfo> &passTable() {
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "fold-bn");
          foldBatchNorm(g);
+       }},
+      {"window-to-2d",
+       "rewrites 1-D Conv/MaxPool/AveragePool/GlobalAveragePool as 2-D ones over a unit height",
+       {},
+       [](Graph &g, const PassOptions &, PassContext &) {
+         requireUngrouped(g, "window-to-2d");
+         windowOpsTo2d(g);
        }},
       {"lower-activations",
        "rewrites HardSigmoid/HardSwish as Mul, Add and Clip",

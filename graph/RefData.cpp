@@ -1,7 +1,7 @@
 // RefData.cpp - reference kernels of the data-movement ops (RefInternal.h): the views, Transpose,
-// Concat/Split, Pad, Slice, Expand/Tile, Resize (nearest/linear, every coordinate transformation
-// mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, Gather/GatherElements, Trilu, EyeLike,
-// Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
+// Concat/Split, Pad, Slice, Expand/Tile, Resize (nearest/linear/cubic, every coordinate
+// transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, Gather/GatherElements,
+// Trilu, EyeLike, Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
 // ConstantOfShape, Range).
 #include "graph/ExtOps.h"
 #include "graph/RefInternal.h"
@@ -10,6 +10,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace npuc::graph {
@@ -46,6 +47,14 @@ int64_t resizeNearest(const Node &n, double c, int64_t inLen) {
   else
     fail("node '{}' (Resize): nearest_mode={} not supported", n.name, m);
   return std::clamp(static_cast<int64_t>(r), int64_t{0}, inLen - 1);
+}
+
+double resizeCubicWeight(double a, double x) {
+  if (x <= 1)
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2)
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
 }
 
 namespace ref {
@@ -121,12 +130,57 @@ HostTensor gather(const Node &n, const HostTensor &x, const HostTensor &idx, con
   return out;
 }
 
+// Cubic: 4 taps per axis around the source coordinate (Keys' kernel with coefficient A), edge
+// indices clamped; with exclude_outside the taps outside the input get weight 0 and the rest are
+// renormalised. 4^rank taps in all; an axis whose coordinate is an integer has weights 0,1,0,0.
+double cubicResize(const Node &n, const HostTensor &x, const Shape &os, const Index &oi) {
+  const size_t r = os.size();
+  const double A = n.attrFloat("cubic_coeff_a", -0.75);
+  const bool exclude = n.attrInt("exclude_outside", 0) != 0;
+  std::vector<std::array<int64_t, 4>> idx(r);
+  std::vector<std::array<double, 4>> w(r);
+  for (size_t d = 0; d < r; ++d) {
+    double c = resizeSourceCoord(n, d, oi[d], x.shape[d], os[d]);
+    double f = std::floor(c), t = c - f;
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      auto src = static_cast<int64_t>(f) + k - 1;
+      w[d][k] = resizeCubicWeight(A, std::fabs(t + 1 - k));
+      if (exclude && (src < 0 || src >= x.shape[d]))
+        w[d][k] = 0;
+      sum += w[d][k];
+      idx[d][k] = std::clamp<int64_t>(src, 0, x.shape[d] - 1);
+    }
+    if (exclude)
+      for (double &v : w[d])
+        v /= sum;
+  }
+  double acc = 0;
+  for (int64_t tap = 0; tap < (int64_t{1} << (2 * r)); ++tap) {
+    Index si(r);
+    double wt = 1;
+    for (size_t d = 0; d < r; ++d) {
+      auto k = static_cast<size_t>((tap >> (2 * d)) & 3);
+      si[d] = idx[d][k];
+      wt *= w[d][k];
+    }
+    if (wt != 0)
+      acc += wt * x.data[ref::flatten(si, x.shape)];
+  }
+  return acc;
+}
+
 HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
   size_t r = os.size();
-  bool linear = n.attrString("mode", "nearest") == "linear";
+  const std::string mode = n.attrString("mode", "nearest");
+  bool linear = mode == "linear";
   HostTensor out(os);
   for (int64_t i = 0; i < out.size(); ++i) {
     Index oi = ref::unflatten(i, os);
+    if (mode == "cubic") {
+      out.data[i] = static_cast<float>(cubicResize(n, x, os, oi));
+      continue;
+    }
     if (!linear) {
       Index si(r);
       for (size_t d = 0; d < r; ++d)

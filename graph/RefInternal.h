@@ -134,6 +134,33 @@ RefResult refShapeOf(const RefArgs &a);
 RefResult refSize(const RefArgs &a);
 RefResult refConstantOfShape(const RefArgs &a);
 RefResult refRange(const RefArgs &a);
+// RefIndexed.cpp: gathers and scatters by index tensors, OneHot, ReverseSequence, NonZero,
+// Unique, NonMaxSuppression.
+RefResult refGatherND(const RefArgs &a);
+RefResult refScatterElements(const RefArgs &a);
+RefResult refScatterND(const RefArgs &a);
+RefResult refOneHot(const RefArgs &a);
+RefResult refReverseSequence(const RefArgs &a);
+RefResult refNonZero(const RefArgs &a);
+RefResult refUnique(const RefArgs &a);
+RefResult refNonMaxSuppression(const RefArgs &a);
+// RefSignal.cpp: Einsum, Det, the window functions, MelWeightMatrix, DFT, STFT.
+RefResult refEinsum(const RefArgs &a);
+RefResult refDet(const RefArgs &a);
+RefResult refWindow(const RefArgs &a);
+RefResult refMelWeightMatrix(const RefArgs &a);
+RefResult refDFT(const RefArgs &a);
+RefResult refSTFT(const RefArgs &a);
+// RefRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+RefResult refRnn(const RefArgs &a);
+// RefSample.cpp: sampling at data-given positions.
+RefResult refMaxUnpool(const RefArgs &a);
+RefResult refRoiAlign(const RefArgs &a);
+RefResult refMaxRoiPool(const RefArgs &a);
+RefResult refGridSample(const RefArgs &a);
+// RefStats.cpp: statistics over axes (MeanVarianceNormalization, the losses).
+RefResult refMvn(const RefArgs &a);
+RefResult refLoss(const RefArgs &a);
 // Reference.cpp: operators that are never nodes at run time.
 RefResult refUnsupported(const RefArgs &a);
 

@@ -103,6 +103,29 @@ OutTypes inferSize(const Graph &g, Node &n);
 OutTypes inferConstantOfShape(const Graph &g, Node &n);
 OutTypes inferRange(const Graph &g, Node &n);
 OutTypes inferEyeLike(const Graph &g, Node &n);
+// ShapeIndexed.cpp: gathers and scatters by index tensors, OneHot, ReverseSequence, and the ops
+// whose output shape depends on constant input values (NonZero, Unique, NonMaxSuppression).
+OutTypes inferGatherND(const Graph &g, Node &n);
+OutTypes inferScatterElements(const Graph &g, Node &n);
+OutTypes inferScatterND(const Graph &g, Node &n);
+OutTypes inferOneHot(const Graph &g, Node &n);
+OutTypes inferReverseSequence(const Graph &g, Node &n);
+OutTypes inferValueShaped(const Graph &g, Node &n);
+// ShapeSignal.cpp: Einsum, Det, the window functions, MelWeightMatrix, DFT, STFT.
+OutTypes inferEinsum(const Graph &g, Node &n);
+OutTypes inferDet(const Graph &g, Node &n);
+OutTypes inferWindow(const Graph &g, Node &n);
+OutTypes inferMelWeightMatrix(const Graph &g, Node &n);
+OutTypes inferDFT(const Graph &g, Node &n);
+OutTypes inferSTFT(const Graph &g, Node &n);
+// ShapeRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+OutTypes inferRnn(const Graph &g, Node &n);
+// ShapeNNExt.cpp: the opset-17 NN operators beyond the convolutions.
+OutTypes inferMvn(const Graph &g, Node &n);
+OutTypes inferMaxUnpool(const Graph &g, Node &n);
+OutTypes inferRoiPool(const Graph &g, Node &n);
+OutTypes inferGridSample(const Graph &g, Node &n);
+OutTypes inferLoss(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
 OutTypes inferUnsupported(const Graph &g, Node &n);
 

@@ -20,7 +20,7 @@ void requireAtLeast(const Node &n, const char *attr, const std::vector<int64_t> 
            fmt::join(v, ", "), min);
 }
 
-// Output spatial size of a 2-D window op (Conv/pool) along one axis, using normalised pads
+// Output extent of a window op (Conv/pool) along one spatial axis, using normalised pads
 // (checkWindowAttrs has checked them).
 int64_t windowOut(const Node &n, int64_t in, int64_t k, int64_t stride, int64_t dil,
                   int64_t padBegin, int64_t padEnd, bool ceilMode) {
@@ -36,70 +36,85 @@ int64_t windowOut(const Node &n, int64_t in, int64_t k, int64_t stride, int64_t 
   return out;
 }
 
+// The spatial rank of input 0 of a window op: 1 to 3 ([N, C, W] to [N, C, D, H, W]).
+size_t spatialRank(const Graph &g, const Node &n) {
+  const Shape &x = inShape(g, n, 0);
+  if (x.size() < 3 || x.size() > 5)
+    fail("{}: input must have 1 to 3 spatial axes ([N, C, W] to [N, C, D, H, W]), got shape {}",
+         where(n), shapeToString(x));
+  return x.size() - 2;
+}
+
 Shape windowShape(const Graph &g, const Node &n, int64_t outChannels,
                   const std::vector<int64_t> &kernel) {
-  requireRank(g, n, 0, 4);
+  const size_t r = spatialRank(g, n);
   const Shape &x = inShape(g, n, 0);
   auto k = n.attrInts("kernel_shape", kernel);
-  auto s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0});
-  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
-    fail("{}: only 2-D windows are supported (kernel_shape/strides/dilations/pads)", where(n));
+  auto s = n.attrInts("strides", std::vector<int64_t>(r, 1));
+  auto d = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+  auto p = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (k.size() != r || s.size() != r || d.size() != r || p.size() != 2 * r)
+    fail("{}: kernel_shape/strides/dilations need {} entries and pads {} for input {}", where(n), r,
+         2 * r, shapeToString(x));
   checkWindowAttrs(n, k, s, d, p);
   // A pooling window lying wholly in the padding has no element to take the maximum or average
   // of (ONNX Runtime rejects it alike); a convolution's is an ordinary zero.
   if (n.kind != OpKind::Conv)
-    for (size_t i = 0; i < 4; ++i)
-      if (p[i] >= d[i % 2] * (k[i % 2] - 1) + 1)
+    for (size_t i = 0; i < 2 * r; ++i)
+      if (p[i] >= d[i % r] * (k[i % r] - 1) + 1)
         fail("{}: attribute pads = [{}] must be smaller than the (dilated) kernel_shape [{}]",
              where(n), fmt::join(p, ", "), fmt::join(k, ", "));
   bool ceilMode = n.attrInt("ceil_mode", 0) != 0;
-  return {x[0], outChannels, windowOut(n, x[2], k[0], s[0], d[0], p[0], p[2], ceilMode),
-          windowOut(n, x[3], k[1], s[1], d[1], p[1], p[3], ceilMode)};
+  Shape out{x[0], outChannels};
+  for (size_t i = 0; i < r; ++i)
+    out.push_back(windowOut(n, x[2 + i], k[i], s[i], d[i], p[i], p[i + r], ceilMode));
+  return out;
 }
 
 } // namespace
 
 OutTypes inferConv(const Graph &g, Node &n) {
-  requireRank(g, n, 1, 4);
+  const size_t r = spatialRank(g, n);
   const Shape &x = inShape(g, n, 0);
   const Shape &w = inShape(g, n, 1);
   int64_t group = n.attrInt("group", 1);
-  if (group <= 0 || x.size() != 4 || x[1] != w[1] * group || w[0] % group != 0)
-    fail("{}: input channels {} do not match weight shape {} with group {}", where(n),
-         x.size() == 4 ? x[1] : -1, shapeToString(w), group);
-  auto k = n.attrInts("kernel_shape", {w[2], w[3]});
-  if (k != std::vector<int64_t>{w[2], w[3]})
+  if (w.size() != r + 2)
+    fail("{}: weight shape {} must have the input's rank {}", where(n), shapeToString(w), r + 2);
+  if (group <= 0 || x[1] != w[1] * group || w[0] % group != 0)
+    fail("{}: input channels {} do not match weight shape {} with group {}", where(n), x[1],
+         shapeToString(w), group);
+  const std::vector<int64_t> ws(w.begin() + 2, w.end());
+  if (n.attrInts("kernel_shape", ws) != ws)
     fail("{}: kernel_shape does not match the weight shape {}", where(n), shapeToString(w));
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{w[0]})
     fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), w[0]);
-  return {{windowShape(g, n, w[0], k), firstInputType(g, n)}};
+  return {{windowShape(g, n, w[0], ws), firstInputType(g, n)}};
 }
 
 OutTypes inferConvTranspose(const Graph &g, Node &n) {
+  const size_t r = spatialRank(g, n);
   const Shape &x = inShape(g, n, 0), &w = inShape(g, n, 1);
-  if (x.size() != 4 || w.size() != 4)
-    fail("{}: only 2-D (NCHW) inputs and 4-D weights are supported", where(n));
+  if (w.size() != r + 2)
+    fail("{}: weight shape {} must have the input's rank {}", where(n), shapeToString(w), r + 2);
   int64_t group = n.attrInt("group", 1);
   if (group <= 0 || x[1] != w[0] || x[1] % group != 0)
     fail("{}: input channels {} do not match weight shape {} with group {}", where(n), x[1],
          shapeToString(w), group);
   auto s = n.attrInts("strides"), d = n.attrInts("dilations"), p = n.attrInts("pads");
   auto op2 = n.attrInts("output_padding");
-  if (s.size() != 2 || d.size() != 2 || p.size() != 4 || op2.size() != 2)
-    fail("{}: strides/dilations/output_padding need 2 entries and pads 4", where(n));
-  checkWindowAttrs(n, {w[2], w[3]}, s, d, p);
+  if (s.size() != r || d.size() != r || p.size() != 2 * r || op2.size() != r)
+    fail("{}: strides/dilations/output_padding need {} entries and pads {}", where(n), r, 2 * r);
+  checkWindowAttrs(n, std::vector<int64_t>(w.begin() + 2, w.end()), s, d, p);
   // ONNX: output_padding selects among the strides' (or dilations') possible output extents.
-  for (size_t i = 0; i < 2; ++i)
+  for (size_t i = 0; i < r; ++i)
     if (op2[i] < 0 || op2[i] >= std::max(s[i], d[i]))
       fail("{}: attribute output_padding = [{}] must lie in [0, max(stride, dilation)) per axis",
            where(n), fmt::join(op2, ", "));
-  Shape out{x[0], w[1] * group, 0, 0};
-  for (size_t i = 0; i < 2; ++i) {
-    out[2 + i] = (x[2 + i] - 1) * s[i] - p[i] - p[i + 2] + d[i] * (w[2 + i] - 1) + 1 + op2[i];
-    if (out[2 + i] <= 0)
-      fail("{}: output extent {} along spatial axis {} is not positive", where(n), out[2 + i], i);
+  Shape out{x[0], w[1] * group};
+  for (size_t i = 0; i < r; ++i) {
+    out.push_back((x[2 + i] - 1) * s[i] - p[i] - p[i + r] + d[i] * (w[2 + i] - 1) + 1 + op2[i]);
+    if (out.back() <= 0)
+      fail("{}: output extent {} along spatial axis {} is not positive", where(n), out.back(), i);
   }
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && inShape(g, n, 2) != Shape{out[1]})
     fail("{}: bias shape {} must be [{}]", where(n), shapeToString(inShape(g, n, 2)), out[1]);
@@ -117,17 +132,24 @@ void requirePositiveNormOrder(const Node &n) {
 
 } // namespace
 
-// MaxPool, AveragePool, LpPool: a 2-D window over each channel.
+// MaxPool, AveragePool, LpPool: a window over each channel along 1 to 3 spatial axes; MaxPool's
+// optional second output (Indices) has the pooled shape and int64 flat indices.
 OutTypes inferPool(const Graph &g, Node &n) {
+  spatialRank(g, n);
   const Shape &x = inShape(g, n, 0);
   requirePositiveNormOrder(n);
-  return {{windowShape(g, n, x.size() == 4 ? x[1] : 0, {}), firstInputType(g, n)}};
+  Shape out = windowShape(g, n, x[1], {});
+  OutTypes res{{out, firstInputType(g, n)}};
+  if (n.outputs.size() > 1)
+    res.push_back({out, DType::I64});
+  return res;
 }
 
 OutTypes inferGlobalAveragePool(const Graph &g, Node &n) {
-  requireRank(g, n, 0, 4);
   Shape out = inShape(g, n, 0);
-  out[2] = out[3] = 1;
+  if (out.size() < 3)
+    fail("{}: input must be at least 3-D, got {}", where(n), shapeToString(out));
+  std::fill(out.begin() + 2, out.end(), 1);
   return {{out, firstInputType(g, n)}};
 }
 

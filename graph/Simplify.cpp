@@ -32,7 +32,7 @@ bool isNoOp(const Graph &g, const Node &n) {
 
 // Node whose every (present) input is constant and that we know how to evaluate.
 bool isFoldable(const Graph &g, const Node &n) {
-  if (n.inputs.empty() || n.outputs.size() != 1)
+  if (n.inputs.empty())
     return false;
   if (n.kind == OpKind::Shape)
     return true; // static shapes: the result never depends on the input's contents
@@ -79,16 +79,20 @@ bool foldConstantNode(Graph &g, NodeId id) {
     ins.push_back(&tmp.back());
   }
   std::vector<HostTensor> outs = evalNode(g, n, ins);
-  Value &v = g.value(n.outputs[0]);
-  if (v.dtype == DType::F32) {
-    v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[0].data));
-  } else {
-    std::vector<int64_t> iv(outs[0].data.size());
-    for (size_t i = 0; i < iv.size(); ++i)
-      iv[i] = std::llround(outs[0].data[i]);
-    v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(iv));
+  if (outs.size() < n.outputs.size())
+    return false; // a kernel that leaves trailing outputs out (Dropout's mask) stays a node
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    Value &v = g.value(n.outputs[k]);
+    if (v.dtype == DType::F32) {
+      v.f32 = std::make_shared<const std::vector<float>>(std::move(outs[k].data));
+    } else {
+      std::vector<int64_t> iv(outs[k].data.size());
+      for (size_t i = 0; i < iv.size(); ++i)
+        iv[i] = std::llround(outs[k].data[i]);
+      v.i64 = std::make_shared<const std::vector<int64_t>>(std::move(iv));
+    }
+    v.producer = -1;
   }
-  v.producer = -1;
   n.dead = true;
   return true;
 }

@@ -8,6 +8,7 @@
 #include "support/Error.h"
 #include "tir/Simplify.h"
 
+#include <array>
 #include <cmath>
 
 namespace npuc::tir::lower {
@@ -151,12 +152,71 @@ Stmt lowerSplit(LowerCtx &c, const graph::Node &n) {
   return seq(parts);
 }
 
+// Keys' cubic kernel at distance x in [0, 2] (graph::resizeCubicWeight), as a float expression.
+Expr cubicWeight(double a, const Expr &x) {
+  Expr near = ((f32(a + 2) * x - f32(a + 3)) * x * x) + f32(1);
+  Expr far = ((f32(a) * x - f32(5 * a)) * x + f32(8 * a)) * x - f32(4 * a);
+  return select(x <= f32(1), near, select(x < f32(2), far, f32(0)));
+}
+
+// Cubic Resize (graph/RefData.cpp cubicResize): 4 taps along each axis whose extent or scale
+// changes, 4^m terms for m such axes.
+Stmt lowerResizeCubic(const graph::Node &n, const Buffer &in, const Buffer &out,
+                      const std::vector<Var> &iv) {
+  const size_t r = out->shape.size();
+  const double a = n.attrFloat("cubic_coeff_a", -0.75);
+  const bool exclude = n.attrInt("exclude_outside", 0) != 0;
+  std::vector<Expr> idx = asExprs(iv);
+  std::vector<size_t> axes;
+  std::vector<std::array<Expr, 4>> src(r), w(r);
+  for (size_t d = 0; d < r; ++d) {
+    int64_t I = in->shape[d], O = out->shape[d];
+    if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0) {
+      src[d].fill(idx[d]);
+      continue;
+    }
+    Expr x = resizeCoord(n, d, idx[d], I, O);
+    Expr f = call(kF, "floor", {x});
+    Expr t = x - f, sum;
+    for (int k = 0; k < 4; ++k) {
+      Expr s = cast(kI, f) + (k - 1);
+      w[d][k] = cubicWeight(a, call(kF, "fabs", {t + f32(1 - k)}));
+      if (exclude)
+        w[d][k] = select((s >= 0) && (s < I), w[d][k], f32(0));
+      sum = sum.defined() ? sum + w[d][k] : w[d][k];
+      src[d][k] = clampI(s, I);
+    }
+    if (exclude)
+      for (Expr &e : w[d])
+        e = e / sum;
+    axes.push_back(d);
+  }
+  Expr acc;
+  for (int64_t tap = 0; tap < (int64_t{1} << (2 * axes.size())); ++tap) {
+    std::vector<Expr> s(r);
+    Expr wt;
+    for (size_t d = 0; d < r; ++d)
+      s[d] = src[d][0];
+    for (size_t j = 0; j < axes.size(); ++j) {
+      auto k = static_cast<size_t>((tap >> (2 * j)) & 3);
+      s[axes[j]] = src[axes[j]][k];
+      wt = wt.defined() ? wt * w[axes[j]][k] : w[axes[j]][k];
+    }
+    Expr term = load(in, flatIndex(s, in->shape));
+    term = wt.defined() ? term * wt : term;
+    acc = acc.defined() ? acc + term : term;
+  }
+  return nest(iv, out->shape, store(out, acc, flatIndex(idx, out->shape)));
+}
+
 Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
   Buffer in = c.input(n, 0), out = c.output(n, 0);
   size_t r = out->shape.size();
   std::vector<Var> iv = c.vars(r, "i");
   std::vector<Expr> idx = asExprs(iv);
   Expr oAt = flatIndex(idx, out->shape);
+  if (n.attrString("mode", "nearest") == "cubic")
+    return lowerResizeCubic(n, in, out, iv);
   if (n.attrString("mode", "nearest") != "linear") {
     std::string nm = n.attrString("nearest_mode", "round_prefer_floor");
     std::vector<Expr> src;

@@ -95,6 +95,27 @@ Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n);
 Stmt lowerTrilu(LowerCtx &c, const graph::Node &n);
 Stmt lowerEyeLike(LowerCtx &c, const graph::Node &n);
 Stmt lowerCast(LowerCtx &c, const graph::Node &n);
+// LowerIndexed.cpp: gathers and scatters by index tensors, OneHot, ReverseSequence.
+Stmt lowerGatherND(LowerCtx &c, const graph::Node &n);
+Stmt lowerScatterElements(LowerCtx &c, const graph::Node &n);
+Stmt lowerScatterND(LowerCtx &c, const graph::Node &n);
+Stmt lowerOneHot(LowerCtx &c, const graph::Node &n);
+Stmt lowerReverseSequence(LowerCtx &c, const graph::Node &n);
+// LowerSignal.cpp: Einsum, Det, DFT, STFT.
+Stmt lowerEinsum(LowerCtx &c, const graph::Node &n);
+Stmt lowerDet(LowerCtx &c, const graph::Node &n);
+Stmt lowerDFT(LowerCtx &c, const graph::Node &n);
+Stmt lowerSTFT(LowerCtx &c, const graph::Node &n);
+// LowerRnn.cpp: the recurrent operators RNN, GRU and LSTM.
+Stmt lowerRnn(LowerCtx &c, const graph::Node &n);
+// LowerSample.cpp: sampling at data-given positions.
+Stmt lowerMaxUnpool(LowerCtx &c, const graph::Node &n);
+Stmt lowerRoiAlign(LowerCtx &c, const graph::Node &n);
+Stmt lowerMaxRoiPool(LowerCtx &c, const graph::Node &n);
+Stmt lowerGridSample(LowerCtx &c, const graph::Node &n);
+// LowerStats.cpp: statistics over axes (MeanVarianceNormalization, the losses).
+Stmt lowerMvn(LowerCtx &c, const graph::Node &n);
+Stmt lowerLoss(LowerCtx &c, const graph::Node &n);
 // LowerOps.cpp: operators with no run-time loop nest (folded or resolved at import).
 Stmt lowerUnsupported(LowerCtx &c, const graph::Node &n);
 

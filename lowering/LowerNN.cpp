@@ -14,19 +14,36 @@ namespace {
 
 const DataType kF = DataType::Float(32);
 
-std::vector<int64_t> attr2(const graph::Node &n, const char *key, std::vector<int64_t> dflt,
-                           size_t want) {
-  std::vector<int64_t> v = n.attrInts(key, std::move(dflt));
-  if (v.size() != want)
-    fail("node '{}' ({}): attribute {} has {} entries, expected {}", n.name, n.kind, key, v.size(),
-         want);
-  return v;
+// The spatial attributes of a window op over the r = rank - 2 (1 to 3) axes of its input x
+// (for ConvTranspose, of its output): kernel_shape (or `kernel`), strides, dilations (r entries
+// each) and pads (2r: the begins, then the ends).
+struct WindowAttrs {
+  size_t r = 0;
+  std::vector<int64_t> k, s, d, p;
+};
+
+WindowAttrs windowAttrs(const graph::Node &n, const Buffer &x, std::vector<int64_t> kernel) {
+  if (x->shape.size() < 3 || x->shape.size() > 5)
+    fail("node '{}' ({}): only 1 to 3 spatial axes are supported, '{}' has rank {}", n.name, n.kind,
+         x->name, x->shape.size());
+  WindowAttrs a;
+  a.r = x->shape.size() - 2;
+  auto get = [&](const char *key, std::vector<int64_t> dflt, size_t want) {
+    std::vector<int64_t> v = n.attrInts(key, std::move(dflt));
+    if (v.size() != want)
+      fail("node '{}' ({}): attribute {} has {} entries, expected {}", n.name, n.kind, key,
+           v.size(), want);
+    return v;
+  };
+  a.k = get("kernel_shape", std::move(kernel), a.r);
+  a.s = get("strides", std::vector<int64_t>(a.r, 1), a.r);
+  a.d = get("dilations", std::vector<int64_t>(a.r, 1), a.r);
+  a.p = get("pads", std::vector<int64_t>(2 * a.r, 0), 2 * a.r);
+  return a;
 }
 
-void require4d(const graph::Node &n, const Buffer &b) {
-  if (b->shape.size() != 4)
-    fail("node '{}' ({}): only 2-D spatial (NCHW) tensors are supported, '{}' has rank {}", n.name,
-         n.kind, b->name, b->shape.size());
+Shape spatialOf(const Shape &s) {
+  return Shape(s.begin() + 2, s.end());
 }
 
 // Input coordinate of a window tap and whether it is inside the unpadded input.
@@ -58,67 +75,81 @@ Expr paddedTaps(const Expr &o, int64_t s, int64_t p, int64_t padEnd, int64_t d, 
 
 Stmt lowerConv(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), w = c.input(n, 1), out = c.output(n, 0);
-  require4d(n, x);
-  require4d(n, w);
-  auto s = attr2(n, "strides", {1, 1}, 2), d = attr2(n, "dilations", {1, 1}, 2);
-  auto p = attr2(n, "pads", {0, 0, 0, 0}, 4);
+  if (w->shape.size() != x->shape.size())
+    fail("node '{}' (Conv): weight rank {} differs from the input's {}", n.name, w->shape.size(),
+         x->shape.size());
+  WindowAttrs a = windowAttrs(n, x, spatialOf(w->shape));
   int64_t group = n.attrInt("group", 1);
-  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
-  int64_t M = w->shape[0], KH = w->shape[2], KW = w->shape[3];
+  int64_t C = x->shape[1], M = w->shape[0];
   if (group <= 0 || C % group || M % group || w->shape[1] != C / group)
     fail("node '{}' (Conv): group={} does not divide channels {} -> {} (weight has {} per group)",
          n.name, group, C, M, w->shape[1]);
   int64_t cpg = C / group, mpg = M / group;
-  std::vector<Var> ov = c.vars(4, "o"); // n, m, oh, ow
-  Var ci = c.var("c"), kh = c.var("kh"), kw = c.var("kw");
+  std::vector<Var> ov = c.vars(2 + a.r, "o"), kv = c.vars(a.r, "k"); // n, m, spatial...
+  Var ci = c.var("c");
   Expr oIdx = flatIndex(asExprs(ov), out->shape);
-  Tap th = tap(ov[2], kh, s[0], p[0], d[0], H), tw = tap(ov[3], kw, s[1], p[1], d[1], W);
-  bool padded = p[0] || p[1] || p[2] || p[3];
-  Expr ih = padded ? clampIdx(th.coord, H) : th.coord;
-  Expr iw = padded ? clampIdx(tw.coord, W) : tw.coord;
-  Expr chan = floordiv(ov[1], mpg) * cpg + ci;
-  Expr xv = load(x, flatIndex({ov[0], chan, ih, iw}, x->shape));
+  bool padded = std::any_of(a.p.begin(), a.p.end(), [](int64_t v) { return v != 0; });
+  std::vector<Expr> xi{ov[0], floordiv(ov[1], mpg) * cpg + ci}, wi{ov[1], ci};
+  Expr inside = Expr();
+  for (size_t i = 0; i < a.r; ++i) {
+    int64_t H = x->shape[2 + i];
+    Tap t = tap(ov[2 + i], kv[i], a.s[i], a.p[i], a.d[i], H);
+    xi.push_back(padded ? clampIdx(t.coord, H) : t.coord);
+    wi.push_back(kv[i]);
+    inside = inside.defined() ? (inside && t.inside) : t.inside;
+  }
+  Expr xv = load(x, flatIndex(xi, x->shape));
   if (padded)
-    xv = select(th.inside && tw.inside, xv, f32(0));
-  Expr wv = load(w, flatIndex({ov[1], ci, kh, kw}, w->shape));
+    xv = select(inside, xv, f32(0));
+  Expr wv = load(w, flatIndex(wi, w->shape));
   Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
   Stmt red =
-      forLoop(ci, imm(0), imm(cpg),
-              forLoop(kh, imm(0), imm(KH),
-                      forLoop(kw, imm(0), imm(KW), store(out, load(out, oIdx) + xv * wv, oIdx))));
+      forLoop(ci, imm(0), imm(cpg), nest(kv, a.k, store(out, load(out, oIdx) + xv * wv, oIdx)));
   return nest(ov, out->shape, seq({store(out, init, oIdx), red}));
 }
 
+// MaxPool (and its optional Indices output) and AveragePool.
 Stmt lowerPool(LowerCtx &c, const graph::Node &n) {
   bool isMax = n.kind == OpKind::MaxPool;
   Buffer x = c.input(n, 0), out = c.output(n, 0);
-  require4d(n, x);
-  auto k = attr2(n, "kernel_shape", {}, 2);
-  auto s = attr2(n, "strides", {1, 1}, 2), d = attr2(n, "dilations", {1, 1}, 2);
-  auto p = attr2(n, "pads", {0, 0, 0, 0}, 4);
+  WindowAttrs a = windowAttrs(n, x, {});
   bool includePad = n.attrInt("count_include_pad", 0) != 0;
-  int64_t H = x->shape[2], W = x->shape[3];
-  std::vector<Var> ov = c.vars(4, "o");
-  Var kh = c.var("kh"), kw = c.var("kw");
+  std::vector<Var> ov = c.vars(2 + a.r, "o"), kv = c.vars(a.r, "k");
   Expr oIdx = flatIndex(asExprs(ov), out->shape);
-  Tap th = tap(ov[2], kh, s[0], p[0], d[0], H), tw = tap(ov[3], kw, s[1], p[1], d[1], W);
-  Expr xv =
-      load(x, flatIndex({ov[0], ov[1], clampIdx(th.coord, H), clampIdx(tw.coord, W)}, x->shape));
-  double neutral = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-  xv = select(th.inside && tw.inside, xv, f32(neutral));
-  Expr acc = load(out, oIdx);
-  Stmt red =
-      forLoop(kh, imm(0), imm(k[0]),
-              forLoop(kw, imm(0), imm(k[1]), store(out, isMax ? max(acc, xv) : acc + xv, oIdx)));
-  std::vector<Stmt> body{store(out, f32(neutral), oIdx), red};
-  if (!isMax) {
-    Expr count = includePad ? paddedTaps(ov[2], s[0], p[0], p[2], d[0], k[0], H) *
-                                  paddedTaps(ov[3], s[1], p[1], p[3], d[1], k[1], W)
-                            : max(validTaps(ov[2], s[0], p[0], d[0], k[0], H) *
-                                      validTaps(ov[3], s[1], p[1], d[1], k[1], W),
-                                  imm(1));
-    body.push_back(store(out, acc / cast(DataType::Float(32), count), oIdx));
+  std::vector<Expr> xi{ov[0], ov[1]}, sp;
+  Expr inside, count;
+  for (size_t i = 0; i < a.r; ++i) {
+    int64_t H = x->shape[2 + i], s = a.s[i], p = a.p[i], d = a.d[i], k = a.k[i];
+    Tap t = tap(ov[2 + i], kv[i], s, p, d, H);
+    xi.push_back(clampIdx(t.coord, H));
+    sp.push_back(xi.back());
+    inside = inside.defined() ? (inside && t.inside) : t.inside;
+    Expr taps = includePad ? paddedTaps(ov[2 + i], s, p, a.p[a.r + i], d, k, H)
+                           : validTaps(ov[2 + i], s, p, d, k, H);
+    count = count.defined() ? count * taps : taps;
   }
+  double neutral = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  Expr xv = select(inside, load(x, flatIndex(xi, x->shape)), f32(neutral));
+  Expr acc = load(out, oIdx);
+  std::vector<Stmt> step{store(out, isMax ? max(acc, xv) : acc + xv, oIdx)};
+  std::vector<Stmt> body{store(out, f32(neutral), oIdx)};
+  if (isMax && n.outputs.size() > 1) {
+    // Indices: the flat input position of the first maximum, within the whole tensor; with
+    // storage_order 1 the spatial axes count column-major (the last one slowest).
+    Buffer idx = c.output(n, 1);
+    Shape ext = spatialOf(x->shape);
+    if (n.attrInt("storage_order", 0) != 0) {
+      std::reverse(sp.begin(), sp.end());
+      std::reverse(ext.begin(), ext.end());
+    }
+    Expr pos = flatIndex({ov[0], ov[1]}, {x->shape[0], x->shape[1]}) * numElements(ext) +
+               flatIndex(sp, ext);
+    step.insert(step.begin(), store(idx, select(xv > acc, cast(kF, pos), load(idx, oIdx)), oIdx));
+    body.push_back(store(idx, f32(-1), oIdx));
+  }
+  body.push_back(nest(kv, a.k, seq(step)));
+  if (!isMax)
+    body.push_back(store(out, acc / cast(kF, includePad ? count : max(count, imm(1))), oIdx));
   return nest(ov, out->shape, seq(body));
 }
 
@@ -221,48 +252,50 @@ Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n) {
 
 Stmt lowerConvTranspose(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), w = c.input(n, 1), out = c.output(n, 0);
-  auto s = n.attrInts("strides", {1, 1}), d = n.attrInts("dilations", {1, 1});
-  auto p = n.attrInts("pads", {0, 0, 0, 0});
+  WindowAttrs a = windowAttrs(n, out, spatialOf(w->shape));
   int64_t group = n.attrInt("group", 1);
-  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
-  int64_t mpg = w->shape[1], KH = w->shape[2], KW = w->shape[3], cpg = C / group;
-  std::vector<Var> ov = c.vars(4, "o");
-  Var ci = c.var("c"), kh = c.var("kh"), kw = c.var("kw");
+  int64_t C = x->shape[1], mpg = w->shape[1], cpg = C / group;
+  std::vector<Var> ov = c.vars(2 + a.r, "o"), kv = c.vars(a.r, "k");
+  Var ci = c.var("c");
   Expr oAt = flatIndex(asExprs(ov), out->shape);
-  // Gather form: output (oh, ow) receives input (ih, iw) through tap (kh, kw) when
-  // ih * s = oh + p - kh * d exactly.
-  Expr th = ov[2] + p[0] - kh * d[0], tw = ov[3] + p[1] - kw * d[1];
-  Expr ih = floordiv(th, s[0]), iw = floordiv(tw, s[1]);
-  Expr ok =
-      th >= 0 && tw >= 0 && floormod(th, s[0]) == 0 && floormod(tw, s[1]) == 0 && ih < H && iw < W;
+  // Gather form: output o receives input i through tap k when i * s = o + p - k * d exactly.
   Expr chan = floordiv(ov[1], mpg) * cpg + ci;
-  Expr xv = load(x, flatIndex({ov[0], chan, clampIdx(ih, H), clampIdx(iw, W)}, x->shape));
-  Expr wv = load(w, flatIndex({chan, floormod(ov[1], mpg), kh, kw}, w->shape));
+  std::vector<Expr> xi{ov[0], chan}, wi{chan, floormod(ov[1], mpg)};
+  Expr ok;
+  for (size_t i = 0; i < a.r; ++i) {
+    int64_t H = x->shape[2 + i];
+    Expr t = ov[2 + i] + a.p[i] - kv[i] * a.d[i];
+    Expr in = floordiv(t, a.s[i]);
+    Expr hit = t >= 0 && floormod(t, a.s[i]) == 0 && in < H;
+    ok = ok.defined() ? (ok && hit) : hit;
+    xi.push_back(clampIdx(in, H));
+    wi.push_back(kv[i]);
+  }
+  Expr xv = load(x, flatIndex(xi, x->shape));
+  Expr wv = load(w, flatIndex(wi, w->shape));
   Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
-  Stmt red =
-      forLoop(ci, imm(0), imm(cpg),
-              forLoop(kh, imm(0), imm(KH),
-                      forLoop(kw, imm(0), imm(KW),
-                              store(out, load(out, oAt) + select(ok, xv * wv, f32(0)), oAt))));
+  Stmt red = forLoop(ci, imm(0), imm(cpg),
+                     nest(kv, a.k, store(out, load(out, oAt) + select(ok, xv * wv, f32(0)), oAt)));
   return nest(ov, out->shape, seq({store(out, init, oAt), red}));
 }
 
 Stmt lowerLpPool(LowerCtx &c, const graph::Node &n) {
   Buffer x = c.input(n, 0), out = c.output(n, 0);
-  auto k = n.attrInts("kernel_shape"), s = n.attrInts("strides", {1, 1});
-  auto d = n.attrInts("dilations", {1, 1}), p = n.attrInts("pads", {0, 0, 0, 0});
+  WindowAttrs a = windowAttrs(n, x, {});
   double pw = static_cast<double>(n.attrInt("p", 2));
-  int64_t H = x->shape[2], W = x->shape[3];
-  std::vector<Var> ov = c.vars(4, "o");
-  Var kh = c.var("kh"), kw = c.var("kw");
+  std::vector<Var> ov = c.vars(2 + a.r, "o"), kv = c.vars(a.r, "k");
   Expr oAt = flatIndex(asExprs(ov), out->shape);
-  Expr ih = ov[2] * s[0] - p[0] + kh * d[0], iw = ov[3] * s[1] - p[1] + kw * d[1];
-  Expr xv = load(x, flatIndex({ov[0], ov[1], clampIdx(ih, H), clampIdx(iw, W)}, x->shape));
+  std::vector<Expr> xi{ov[0], ov[1]};
+  Expr inside;
+  for (size_t i = 0; i < a.r; ++i) {
+    int64_t H = x->shape[2 + i];
+    Tap t = tap(ov[2 + i], kv[i], a.s[i], a.p[i], a.d[i], H);
+    xi.push_back(clampIdx(t.coord, H));
+    inside = inside.defined() ? (inside && t.inside) : t.inside;
+  }
+  Expr xv = load(x, flatIndex(xi, x->shape));
   Expr term = call(kF, "pow", {call(kF, "fabs", {xv}), f32(pw)});
-  Expr inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
-  Stmt red = forLoop(kh, imm(0), imm(k[0]),
-                     forLoop(kw, imm(0), imm(k[1]),
-                             store(out, load(out, oAt) + select(inside, term, f32(0)), oAt)));
+  Stmt red = nest(kv, a.k, store(out, load(out, oAt) + select(inside, term, f32(0)), oAt));
   return nest(ov, out->shape,
               seq({store(out, f32(0), oAt), red,
                    store(out, call(kF, "pow", {load(out, oAt), f32(1.0 / pw)}), oAt)}));

@@ -15,9 +15,13 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from onnx.backend.test.case.node import resize as onnx_resize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops_dataops  # noqa: E402  (gathers/scatters, Einsum, Det, signal ops, folded ops)
 import ops_opsets  # noqa: E402  (cases for opsets 9-10 and 18)
+import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
+import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
 
 CASES = []
@@ -34,7 +38,8 @@ def rnd(*shape, lo=-2.0, hi=2.0):
 def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=None, opset=17,
          pre=None, post=None, placement=None):
     """inputs: list of ("x", array) graph inputs (float32), ("b", array) graph inputs turned into
-    bool by Greater(x, 0) first, ("c", array) initializers, or None for an omitted input.
+    bool by Greater(x, 0) first, ("i", int array) graph inputs Cast to int64 first (indices
+    computed at run time), ("c", array) initializers, or None for an omitted input.
     expect(*values) returns the expected output(s) (values: the arrays, bools for "b").
     placement: "npu"/"cpu" when check_ops.py must also find every group of the model there."""
     CASES.append(dict(name=name, family=family, op=op, inputs=inputs, attrs=attrs or {},
@@ -53,6 +58,13 @@ def build(c, outdir):
             continue
         kind, arr = item
         nm = f"i{i}"
+        if kind == "i":  # an int64 tensor computed at run time: a float input Cast to int64
+            ginputs.append(helper.make_tensor_value_info(nm, F, list(arr.shape)))
+            np.save(os.path.join(d, f"in_{nm}.npy"), arr.astype(np.float32))
+            nodes.append(helper.make_node("Cast", [nm], [nm + "_i"], to=TensorProto.INT64))
+            names.append(nm + "_i")
+            vals.append(arr)
+            continue
         if kind in ("x", "b"):
             ginputs.append(helper.make_tensor_value_info(nm, F, list(arr.shape)))
             np.save(os.path.join(d, f"in_{nm}.npy"), arr.astype(np.float32))
@@ -83,7 +95,7 @@ def build(c, outdir):
         for o, r in zip(outs, res):
             np.save(os.path.join(d, f"exp_{o}.npy"), np.asarray(r).astype(np.float32))
     meta = dict(name=c["name"], family=c["family"], op=c["op"],
-                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xb"],
+                inputs=[f"i{i}" for i, it in enumerate(c["inputs"]) if it and it[0] in "xbi"],
                 oracle=c["expect"] is not None)
     if c["placement"]:
         meta["placement"] = c["placement"]
@@ -215,6 +227,12 @@ case("LogSoftmax", "norm", "LogSoftmax", [("x", R)], {"axis": -1},
      lambda x: np.log(softmax(x.astype(np.float64), 3)))
 case("Hardmax", "norm", "Hardmax", [("x", TIE)], {"axis": 1},
      lambda x: np.eye(4, dtype=np.float32)[np.argmax(x, axis=1)])
+# No axis attribute: opset 13 made the last axis the default (and before it, axis 1 of the input
+# flattened to 2-D), not 0.
+case("LogSoftmax_default_axis", "norm", "LogSoftmax", [("x", R)], {},
+     lambda x: np.log(softmax(x.astype(np.float64), 3)))
+case("Hardmax_default_axis", "norm", "Hardmax", [("x", TIE)], {},
+     lambda x: np.eye(4, dtype=np.float32)[np.argmax(x, axis=1)])
 case("CumSum", "norm", "CumSum", [("x", R), ("c", np.array(2, np.int64))], {},
      lambda x, a: np.cumsum(x, axis=2))
 case("CumSum_excl_rev", "norm", "CumSum", [("x", R), ("c", np.array(-1, np.int64))],
@@ -238,6 +256,19 @@ case("LayerNormalization", "norm", "LayerNormalization",
      lambda x, s, b: layernorm(x, s, b, 3, 1e-5))
 case("LayerNormalization_2axes", "norm", "LayerNormalization",
      [("x", R), ("c", rnd(4, 5))], {"axis": 2}, lambda x, s: layernorm(x, s, 0, 2, 1e-5))
+
+
+def layernorm_stats(x, axis, eps):
+    """LayerNormalization's optional outputs: Mean and InvStdDev over [axis, rank), kept."""
+    ax = tuple(range(axis, x.ndim))
+    x64 = x.astype(np.float64)
+    m = x64.mean(axis=ax, keepdims=True)
+    return m, 1 / np.sqrt(((x64 - m) ** 2).mean(axis=ax, keepdims=True) + eps)
+
+
+case("LayerNormalization_stats", "norm", "LayerNormalization",
+     [("x", R), ("c", rnd(4, 5)), ("c", rnd(4, 5))], {"axis": -2, "epsilon": 1e-3},
+     lambda x, s, b: (layernorm(x, s, b, 2, 1e-3),) + layernorm_stats(x, 2, 1e-3), outs=3)
 case("InstanceNormalization", "norm", "InstanceNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3))], {"epsilon": 1e-3},
      lambda x, s, b: layernorm(x, 1, 0, 2, 1e-3) * s[:, None, None] + b[:, None, None])
@@ -245,6 +276,26 @@ case("BatchNormalization", "norm", "BatchNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3, lo=0.5, hi=2))], {},
      lambda x, s, b, m, v: (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-5) *
      s[:, None, None] + b[:, None, None])
+# Parameters computed at run time (graph inputs) and training mode (batch statistics; running
+# mean and variance outputs): BatchNormalization as elementwise nodes at import.
+case("BatchNormalization_runtime_params", "norm", "BatchNormalization",
+     [("x", R), ("x", rnd(3)), ("x", rnd(3)), ("x", rnd(3)), ("x", rnd(3, lo=0.5, hi=2))],
+     {"epsilon": 1e-3},
+     lambda x, s, b, m, v: (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-3) *
+     s[:, None, None] + b[:, None, None])
+
+
+def bn_training(x, s, b, m, v, eps=1e-5, momentum=0.9):
+    bm, bv = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    y = (x - bm[:, None, None]) / np.sqrt(bv[:, None, None] + eps) * s[:, None, None] + \
+        b[:, None, None]
+    return y, m * momentum + bm * (1 - momentum), v * momentum + bv * (1 - momentum)
+
+
+case("BatchNormalization_training", "norm", "BatchNormalization",
+     [("x", R), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3, lo=0.5, hi=2))],
+     {"training_mode": 1, "momentum": 0.8},
+     lambda x, s, b, m, v: bn_training(x, s, b, m, v, momentum=0.8), outs=3, opset=15)
 
 
 def lrn(x, size, alpha, beta, bias):
@@ -453,6 +504,24 @@ def torch_cases():
          {"mode": "nearest"}, lambda x, s: np.array([[[[0, 20]]]]))
     case("LRN_torch", "norm", "LRN", [("x", rnd(1, 5, 2, 2))], {"size": 3},
          lambda x: tf.local_response_norm(T(x), 3, alpha=1e-4, beta=0.75, k=1.0).numpy())
+    # Cubic Resize: torch's bicubic is Keys' kernel with A = -0.75 and clamped edge taps; ONNX's
+    # own numpy reference (onnx.backend.test.case.node.resize) checks exclude_outside and A.
+    case("Resize_cubic_half_pixel", "resize", "Resize", [("x", rx), None, None, ("c", sizes)],
+         {"mode": "cubic"},
+         lambda x, s: tf.interpolate(T(x), size=(7, 5), mode="bicubic",
+                                     align_corners=False).numpy())
+    case("Resize_cubic_align_corners", "resize", "Resize", [("x", rx), None, None,
+                                                            ("c", sizes)],
+         {"mode": "cubic", "coordinate_transformation_mode": "align_corners"},
+         lambda x, s: tf.interpolate(T(x), size=(7, 5), mode="bicubic",
+                                     align_corners=True).numpy())
+    down = np.array([1, 1, 2, 0.6], np.float32)
+    case("Resize_cubic_exclude_outside", "resize", "Resize", [("x", rx), ("c", empty),
+                                                              ("c", down)],
+         {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+         lambda x, r, s: onnx_resize.interpolate_nd(
+             x, lambda ratio: onnx_resize.cubic_coeffs(ratio, A=-0.5), scale_factors=s,
+             exclude_outside=True))
 
 
 # ----------------------------------------------------------------------------- NPU layout
@@ -566,11 +635,17 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     torch_cases()
     ops_opsets.add(case, rnd)
+    ops_dataops.add(case, rnd)
+    ops_rnn.add(case, rnd)
+    ops_convnd.add(case, rnd)
     npu_layout_cases()
     ops_oldopsets.add(case, rnd)
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
+    meta += ops_dataops.folded(outdir, rnd)
     meta += encoder_case(outdir)
+    meta += ops_rnn.torch_cases(outdir, rnd)
+    meta += ops_convnd.models(outdir)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}

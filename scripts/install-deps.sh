@@ -23,6 +23,9 @@ PACKAGES=(
   clang-16 libclang-rt-16-dev libfuzzer-16-dev
   # test models (export with /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  # ONNX's own backend tests (node, pytorch-converted, pytorch-operator, simple), run by the
+  # `conformance` label (tests/conformance/)
+  libonnx-testdata
 )
 
 missing=()

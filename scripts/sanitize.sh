@@ -19,4 +19,4 @@ CC=clang-16 CXX=clang++-16 cmake -G Ninja -S "$root" -B "$root/build-asan" \
 ninja -C "$root/build-asan" -j"$(nproc)"
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$root/build-asan" --output-on-failure -j"$(nproc)" -LE 'models|slow|rtl|difftest'
+ctest --test-dir "$root/build-asan" --output-on-failure -j"$(nproc)" -LE 'models|slow|rtl|difftest|conformance'

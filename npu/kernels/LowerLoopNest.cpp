@@ -366,12 +366,30 @@ std::string referenceNest(const graph::Graph &g, const graph::FusedGroup &grp, P
   return "";
 }
 
+// 3-D convolutions and pools (5-D tensors) are left to the CPU: this kernel would emit their
+// windows tap by tap as vector instructions (minutes of compile time for a 32^3 volume), where the
+// CPU code loops over them.
+std::string volumetricWindow(const graph::Graph &g, const graph::FusedGroup &grp) {
+  using graph::OpKind;
+  for (graph::NodeId id : grp.nodes) {
+    const graph::Node &n = g.node(id);
+    bool window = n.kind == OpKind::Conv || n.kind == OpKind::ConvTranspose ||
+                  n.kind == OpKind::MaxPool || n.kind == OpKind::AveragePool ||
+                  n.kind == OpKind::LpPool;
+    if (window && !n.inputs.empty() && g.value(n.inputs[0]).shape.size() == 5)
+      return fmt::format("{} ({}): 3-D convolutions and pools run on the CPU", n.name, n.kind);
+  }
+  return "";
+}
+
 } // namespace
 
 std::string prepare(const graph::Graph &g, const graph::FusedGroup &grp, const Hw &hw,
                     Prepared &out) {
   if (!hw.vectorReaches(hw.l1))
     return "the target's vector unit cannot address L1";
+  if (std::string why = volumetricWindow(g, grp); !why.empty())
+    return why;
   if (std::string why = referenceNest(g, grp, out.ref, out.pv); !why.empty())
     return why;
   const PrimFunc &ref = out.ref;

@@ -6,6 +6,8 @@
 
 #include "npu/kernels/GroupAnalysis.h"
 
+#include "graph/Rnn.h"
+
 #include "support/Error.h"
 
 #include <algorithm>
@@ -316,6 +318,13 @@ GroupPlan planGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) 
   GroupPlan p = analyzeGroup(g, grp, hw);
   if (p.reject.empty() || hw.quantised()) // the loop-nest kernel computes in fp16 only
     return p;
+  if (const graph::Node &a = g.node(grp.anchor); graph::isRecurrentOp(a.kind)) {
+    // The time loop carries the state through every step: fp16 storage would round it at
+    // each one, and the nest is sequential, not the vector unit's shape of work.
+    p.reject += "; recurrent operators (RNN, GRU, LSTM) run on the CPU: the time loop carries "
+                "the hidden state from step to step";
+    return p;
+  }
   return loopNestPlan(grp, std::move(p.reject));
 }
 

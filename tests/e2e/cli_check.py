@@ -304,6 +304,115 @@ def case_gather_index(c):
         print("ok: in-range gather on", target)
 
 
+def case_index_ops(c):
+    """GatherND, ScatterElements, ScatterND, ReverseSequence and the losses' labels read indices
+    from a tensor: an out-of-range one computed at run time (a Cast of an input) is an error
+    naming the node in `ref` and in the compiled package on the NPU target and on --target cpu,
+    never a clamped result. NonZero of a run-time tensor (an output shape that depends on values) is a
+    compile-time error."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto
+    c.require(c.target)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    xs = c.w("x.npy")
+    np.save(xs, np.arange(12, dtype=np.float32).reshape(3, 4))
+    cases = [  # (op, index shape, bad indices, attrs, extra inputs, message)
+        ("GatherND", [2, 2], [[0, 1], [2, 4]], {}, [],
+         "node 'op' (GatherND): index 4 out of range [0, 4) on data axis 1"),
+        ("ScatterElements", [1, 4], [[0, 1, -4, 2]], {"axis": 0}, ["u"],
+         "node 'op' (ScatterElements): index -1 out of range [0, 3) on data axis 0"),
+        ("ScatterND", [1, 1], [[3]], {}, ["u"],
+         "node 'op' (ScatterND): index 3 out of range [0, 3) on data axis 0"),
+        ("ReverseSequence", [4], [1, 2, 5, 0], {"batch_axis": 1, "time_axis": 0}, [],
+         "node 'op' (ReverseSequence): sequence length 5 out of range [0, 3]"),
+        # class labels of the losses: in [0, C) or ignore_index (graph::checkIndexOperand)
+        ("NegativeLogLikelihoodLoss", [3], [0, 4, 1], {}, [],
+         "node 'op' (NegativeLogLikelihoodLoss): label 4 is not an integer in [0, 4)"),
+        ("SoftmaxCrossEntropyLoss", [3], [0, -2, 1], {"ignore_index": -1}, [],
+         "node 'op' (SoftmaxCrossEntropyLoss): label -2 is not an integer in [0, 4) nor "
+         "ignore_index")]
+    for op, ishape, bad, attrs, extra, want in cases:
+        i = helper.make_tensor_value_info("i", TensorProto.FLOAT, ishape)
+        u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, 4])
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                 helper.make_node("Cast", ["i"], ["ii"], name="cast", to=TensorProto.INT64),
+                 helper.make_node(op, ["r", "ii"] + extra, ["y"], name="op", **attrs)]
+        ins = [x, i] + ([u] if extra else [])
+        path = c.w(op + ".onnx")
+        onnx.save(helper.make_model(helper.make_graph(nodes, "g", ins, [y]),
+                                    opset_imports=[helper.make_opsetid("", 16)]), path)
+        feeds = ["--input", "x=" + xs, "--input", "i=" + c.w(op + "_i.npy")]
+        np.save(c.w(op + "_i.npy"), np.array(bad, np.float32))
+        if extra:
+            np.save(c.w("u.npy"), np.ones((1, 4), np.float32))
+            feeds += ["--input", "u=" + c.w("u.npy")]
+        c.expect_fail(["ref", path, *feeds, "--output-dir", c.w("ref")], [want], [])
+        for target in (c.target, "cpu"):
+            pkg = c.w(op + ".npub")
+            c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+            outdir = c.w("out_" + op)
+            c.expect_fail(["run", pkg, *feeds, "--output-dir", outdir], [want],
+                          [os.path.join(outdir, "y.npy")])
+    nz = c.w("nonzero.onnx")
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"], name="nz")], "g", [x],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)]),
+        opset_imports=[helper.make_opsetid("", 13)]), nz)
+    want = ("node 'nz' (NonZero): output shape depends on the values of input 0 ('x'); npuc "
+            "compiles static shapes")
+    c.expect_fail(["compile", nz, "--target", "cpu", "-o", c.w("nz.npub")], [want],
+                  [c.w("nz.npub")])
+    c.expect_fail(["ref", nz, "--input", "x=" + xs, "--output-dir", c.w("ref")], [want], [])
+def case_rnn_sequence_lens(c):
+    """An LSTM's sequence length outside [0, seq_length], constant or computed at run time
+    (Cast of an input), is an error naming the node: at import for a constant, in ref and at
+    run time in a compiled package (the CPU kernel clamps) for a computed one; in range, the
+    package runs."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import TensorProto, numpy_helper
+    c.require(c.target)
+    S, B, I, H = 3, 2, 2, 2
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [S, B, I])
+    lens = helper.make_tensor_value_info("lens", TensorProto.FLOAT, [B])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [numpy_helper.from_array(np.full((1, 4 * H, I), 0.1, np.float32), "W"),
+             numpy_helper.from_array(np.full((1, 4 * H, H), 0.2, np.float32), "R")]
+    lstm = lambda seq: helper.make_node("LSTM", ["x", "W", "R", "", seq], ["y"], name="l0",
+                                        hidden_size=H)
+    const = helper.make_model(helper.make_graph(
+        [lstm("seq")], "g", [x], [y],
+        inits + [numpy_helper.from_array(np.array([3, 4], np.int32), "seq")]),
+        opset_imports=[helper.make_opsetid("", 14)])
+    computed = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["lens"], ["seq"], name="cast", to=TensorProto.INT32),
+         lstm("seq")], "g", [x, lens], [y], inits), opset_imports=[helper.make_opsetid("", 14)])
+    xs, bad, good = c.w("x.npy"), c.w("bad.npy"), c.w("good.npy")
+    np.save(xs, np.ones((S, B, I), np.float32))
+    np.save(bad, np.array([2, 4], np.float32))
+    np.save(good, np.array([2, 0], np.float32))
+    path = c.w("const.onnx")
+    onnx.save(const, path)
+    c.expect_fail(["compile", path, "--target", "cpu", "-o", c.w("const.npub")],
+                  ["node 'l0' (LSTM): sequence_lens[1] = 4 is not a length in [0, 3]"],
+                  [c.w("const.npub")])
+    path = c.w("computed.onnx")
+    onnx.save(computed, path)
+    want = "node 'l0' (LSTM): sequence_lens[1] = 4 is not a length in [0, 3]"
+    args = ["--input", "x=" + xs, "--input", "lens=" + bad]
+    c.expect_fail(["ref", path] + args + ["--output-dir", c.w("ref")], [want], [])
+    for target in (c.target, "cpu"):
+        pkg = c.w("computed.npub")
+        c.expect_ok(["compile", path, "--target", target, "-o", pkg])
+        outdir = c.w("out_bad")
+        c.expect_fail(["run", pkg] + args + ["--output-dir", outdir], [want],
+                      [os.path.join(outdir, "y.npy")])
+        c.expect_ok(["run", pkg, "--input", "x=" + xs, "--input", "lens=" + good,
+                     "--output-dir", c.w("out_good")])
+        y_out = np.load(os.path.join(c.w("out_good"), "y.npy"))
+        assert np.all(y_out[2:, 0] == 0) and np.all(y_out[:, 0, 1] == 0), y_out
+
+
 def case_non_finite(c):
     """NaN and Inf inputs (docs/SIMULATOR.md, "Non-finite values"): an fp16 target propagates
     them through a depthwise conv exactly where `ref` has NaN or Inf; an int8 target saturates,

@@ -112,11 +112,22 @@ TEST(OnnxErrors, TruncatedModel) {
 
 TEST(OnnxErrors, UnsupportedOperator) {
   onnx::ModelProto m = baseModel(14, {1, 4});
-  addNode(m, "MeanVarianceNormalization", "nz", {"x"}, {"y"});
+  addNode(m, "QLinearMatMul", "nz", {"x"}, {"y"});
   addOutput(m, "y");
   std::string path = save(m, "unsupported.onnx");
   std::string msg = importError(path);
-  EXPECT_EQ(msg, path + ": node 'nz' (MeanVarianceNormalization): unsupported operator");
+  EXPECT_EQ(msg, path + ": node 'nz' (QLinearMatMul): unsupported operator");
+  std::filesystem::remove(path);
+}
+
+// MeanVarianceNormalization's default axes [0, 2, 3] need a 4-D input.
+TEST(OnnxErrors, MvnDefaultAxesNeedRank4) {
+  onnx::ModelProto m = baseModel(14, {1, 4});
+  addNode(m, "MeanVarianceNormalization", "nz", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "mvn.onnx");
+  std::string msg = importError(path);
+  EXPECT_EQ(msg, path + ": node 'nz' (MeanVarianceNormalization): axis 2 out of range for rank 2");
   std::filesystem::remove(path);
 }
 
@@ -225,17 +236,18 @@ TEST(OnnxErrors, UnsupportedAttributeValue) {
   std::filesystem::remove(path);
 }
 
-TEST(OnnxErrors, ResizeCubicNamesTheAttribute) {
+TEST(OnnxErrors, ResizeUnknownModeNamesTheAttribute) {
   onnx::ModelProto m = baseModel(13, {1, 1, 2, 2});
   auto *n = addNode(m, "Resize", "rs", {"x", "", "scales"}, {"y"});
   auto *a = n->add_attribute();
   a->set_name("mode");
   a->set_type(onnx::AttributeProto::STRING);
-  a->set_s("cubic");
+  a->set_s("lanczos");
   addInitializer(m, "scales", {4}, {1, 1, 2, 2});
   addOutput(m, "y");
-  std::string path = save(m, "cubic.onnx");
-  EXPECT_TRUE(contains(importError(path), "node 'rs' (Resize): attribute mode=cubic not supported"))
+  std::string path = save(m, "lanczos.onnx");
+  EXPECT_TRUE(
+      contains(importError(path), "node 'rs' (Resize): attribute mode=lanczos not supported"))
       << importError(path);
   std::filesystem::remove(path);
 }

@@ -86,7 +86,23 @@ INSTANTIATE_TEST_SUITE_P(
                 "%y: f32[1x4x0x16] = Resize \"r\"(%x) {mode=\"nearest\", sizes=[1, 4, 0, 16]}",
                 "node 'r' (Resize): attribute sizes = [1, 4, 0, 16] must be positive"},
         BadAttr{"expand_negative", "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[-2, 1, 1, 1]}",
-                "node 'e' (Expand): shape entry -2 is negative"}),
+                "node 'e' (Expand): shape entry -2 is negative"},
+        // Window ops take one kernel/stride/dilation entry per spatial axis and two pads.
+        BadAttr{"pool_kernel_rank", "%y: f32[1x4x6x6] = MaxPool \"p\"(%x) {kernel_shape=[3]}",
+                "node 'p' (MaxPool): kernel_shape/strides/dilations need 2 entries and pads 4 "
+                "for input 1x4x8x8"},
+        BadAttr{"loss_target_shape", "%y: f32[] = NegativeLogLikelihoodLoss \"l\"(%x, %x)",
+                "node 'l' (NegativeLogLikelihoodLoss): target shape 1x4x8x8 must be the "
+                "input's without the class axis, 1x8x8"},
+        BadAttr{"mvn_axis", "%y: f32[1x4x8x8] = MeanVarianceNormalization \"m\"(%x) {axes=[0, 4]}",
+                "node 'm' (MeanVarianceNormalization): attribute axes = [0, 4] names an axis "
+                "outside the input's rank 4"},
+        BadAttr{"gridsample_grid", "%y: f32[1x4x8x8] = GridSample \"s\"(%x, %x)",
+                "node 's' (GridSample): grid shape 1x4x8x8 must be [1, H_out, W_out, 2]"},
+        BadAttr{"maxunpool_indices",
+                "%y: f32[1x4x16x16] = MaxUnpool \"u\"(%x, %w) {output_shape=[1, 4, 16, 16]}",
+                "node 'u' (MaxUnpool): indices shape 4x4x3x3 must equal the input shape "
+                "1x4x8x8"}),
     [](const ::testing::TestParamInfo<BadAttr> &i) { return std::string(i.param.what); });
 
 // The boundaries stay legal: a convolution's window may lie wholly in its padding (its output

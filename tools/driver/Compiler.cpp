@@ -11,6 +11,7 @@
 #include "graph/Passes.h"
 #include "graph/SinkScale.h"
 #include "graph/Text.h"
+#include "graph/WindowTo2d.h"
 #include "support/CrashContext.h"
 #include "support/Error.h"
 #include "support/Npy.h"
@@ -195,6 +196,9 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::simplify(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
   graph::foldBatchNorm(m.graph);
+  // 1-D conv/pool on the NPU's 2-D kernels; a Squeeze -> Unsqueeze between two of them cancels.
+  if (graph::windowOpsTo2d(m.graph) > 0)
+    graph::simplifyLayoutOps(m.graph);
   graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
   graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
   // Scales are per value, so they are taken on the final graph, before fusion and placement.

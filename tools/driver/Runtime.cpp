@@ -9,6 +9,7 @@
 #include "cpu_fallback/Jit.h"
 #include "cpu_fallback/Lower.h"
 #include "graph/Reference.h"
+#include "graph/Rnn.h"
 #include "lowering/LowerOps.h"
 #include "support/Error.h"
 #include "tools/driver/Report.h"
@@ -72,18 +73,31 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   out.hostMs = std::chrono::duration<double, std::milli>((t1 - t0) + (t3 - t2)).count();
 }
 
-// The CPU kernels clamp a gather's out-of-range index (their code has no error channel), so
-// the indices are checked here, as the reference executor checks them; fusion keeps them at a
-// group boundary for this (graph/Fusion.cpp). No NPU kernel gathers by data.
+// The CPU kernels clamp an out-of-range index of a gather, a scatter, ReverseSequence, MaxUnpool,
+// a loss's labels or a roi's batch index (graph::indexInput; their code has no error channel), so
+// the indices are checked here, as
+// the reference executor checks them; fusion keeps them at a group boundary for this
+// (graph/Fusion.cpp). No NPU kernel indexes by data (the loop-nest kernel rejects it). A
+// recurrent operator's sequence lengths are checked the same way (the kernel clamps them to the
+// sequence; the operator is opaque, so they come from outside its group).
 void checkGathers(const graph::Graph &g, const graph::FusedGroup &grp, ValueStore &vals) {
   for (graph::NodeId id : grp.nodes) {
     const graph::Node &n = g.node(id);
-    if (n.kind != graph::OpKind::Gather && n.kind != graph::OpKind::GatherElements)
+    if (graph::isRecurrentOp(n.kind) && n.inputs.size() > graph::kRnnSequenceLens &&
+        n.inputs[graph::kRnnSequenceLens] != graph::kNoValue) {
+      const graph::Value &x = g.value(n.inputs[graph::kRnnX]);
+      int64_t seqLength = x.shape.at(n.attrInt("layout", 0) ? 1 : 0);
+      graph::checkSequenceLens(n, seqLength, vals.get(n.inputs[graph::kRnnSequenceLens]));
+    }
+    const int k = graph::indexInput(n.kind);
+    if (k < 0 || static_cast<size_t>(k) >= n.inputs.size() ||
+        n.inputs[static_cast<size_t>(k)] == graph::kNoValue)
       continue;
-    NPUC_ASSERT(std::find(grp.nodes.begin(), grp.nodes.end(), g.value(n.inputs[1]).producer) ==
+    const ValueId idx = n.inputs[static_cast<size_t>(k)];
+    NPUC_ASSERT(std::find(grp.nodes.begin(), grp.nodes.end(), g.value(idx).producer) ==
                     grp.nodes.end(),
-                n.name + ": a gather's indices enter its group from outside");
-    graph::checkGatherIndices(n, g.value(n.inputs[0]).shape, vals.get(n.inputs[1]));
+                n.name + ": an operator's indices enter its group from outside");
+    graph::checkIndexOperand(g, n, vals.get(idx));
   }
 }
 
