@@ -286,20 +286,24 @@ void checkAcyclic(const onnx::GraphProto &gp) {
   }
 }
 
-graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape> &pinned) {
+graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
+  const std::map<std::string, Shape> &pinned = options.inputShapes;
   Importer im;
   im.opset = findOpset(m);
-  if (im.opset < 9 || im.opset > 18)
-    fail("opset {} is not supported (supported: 9-18)", im.opset);
+  if (im.opset < 1 || im.opset > 18)
+    fail("opset {} is not supported (supported: 1-18)", im.opset);
   if (!m.has_graph())
     fail("the model has no graph");
-  const onnx::GraphProto &gp = m.graph();
-  im.g.name = gp.name();
+  im.g.name = m.graph().name();
+  detail::bindInputs(m, options.bound, pinned);
   std::set<std::string> inits;
-  for (const auto &t : gp.initializer())
+  for (const auto &t : m.graph().initializer())
     inits.insert(t.name());
   importInputs(im, m, inits, pinned);
-  checkAcyclic(gp);
+  checkAcyclic(m.graph());
+  // After the inputs are pinned: the converter's adapters may need their shapes.
+  im.opset = detail::upgradeOpset(m, im.opset);
+  const onnx::GraphProto &gp = m.graph();
   for (const auto &t : gp.initializer())
     im.names[t.name()] = detail::importTensor(im, t, t.name());
   for (int i = 0; i < gp.node_size(); ++i)
@@ -346,7 +350,7 @@ graph::Graph importModel(onnx::ModelProto &m, const std::map<std::string, Shape>
 
 } // namespace
 
-graph::Graph importOnnx(const std::string &path, const std::map<std::string, Shape> &inputShapes) {
+graph::Graph importOnnx(const std::string &path, const ImportOptions &options) {
   std::string bytes;
   try {
     bytes = readFile(path);
@@ -359,7 +363,7 @@ graph::Graph importOnnx(const std::string &path, const std::map<std::string, Sha
   if (!model.has_graph() || model.opset_import_size() == 0)
     fail("{}: not a valid ONNX model (no graph or no opset_import)", path);
   try {
-    return importModel(model, inputShapes);
+    return importModel(model, options);
   } catch (const Error &e) {
     fail("{}: {}", path, e.what());
   }

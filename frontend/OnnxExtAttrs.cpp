@@ -411,14 +411,14 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     if (n.attrInt("size", 0) <= 0)
       fail("{}: attribute size must be positive", where(n));
   } else if (op == OpKind::CumSum) {
-    std::vector<int64_t> a = constInts(im, n, 1, "axis");
+    std::vector<int64_t> a = constInts(im, n, 1, "axis", ConstRole::Parameter);
     if (a.size() != 1)
       fail("{}: axis must be a scalar", where(n));
     n.attrs["axis"] = normaliseAxis(n, a[0], rank(0));
     n.inputs.resize(1);
   } else if (op == OpKind::Trilu) {
     if (present(n, 1))
-      n.attrs["k"] = constInts(im, n, 1, "k").at(0);
+      n.attrs["k"] = constInts(im, n, 1, "k", ConstRole::Parameter).at(0);
     n.inputs.resize(1);
   } else if (op == OpKind::GlobalLpPool || op == OpKind::LpPool) {
     if (n.attrInt("p", 2) <= 0)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "support/Npy.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -35,9 +36,17 @@ void importNode(Importer &im, const onnx::NodeProto &n, int index);
 
 // Helpers shared by the per-operator files (OnnxNode.cpp, OnnxExtAttrs.cpp). Errors name the node.
 std::string where(const graph::Node &n);
-const graph::Value &constInput(Importer &im, const graph::Node &n, size_t i, const char *what);
-std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, const char *what);
-double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what);
+/// Why an operand must be a constant: it sets an output shape (npuc compiles static shapes), or
+/// it is another parameter read at compile time (CumSum's axis, Trilu's k).
+enum class ConstRole { SetsShape, Parameter };
+/// Input i of `n`, which must be a constant; a run-time one is an error that says why, where it
+/// comes from and which graph inputs to pin with --bind (OnnxOperands.cpp).
+const graph::Value &constInput(Importer &im, const graph::Node &n, size_t i, const char *what,
+                               ConstRole role = ConstRole::SetsShape);
+std::vector<int64_t> constInts(Importer &im, const graph::Node &n, size_t i, const char *what,
+                               ConstRole role = ConstRole::SetsShape);
+double constScalar(Importer &im, const graph::Node &n, size_t i, const char *what,
+                   ConstRole role = ConstRole::SetsShape);
 int64_t normaliseAxis(const graph::Node &n, int64_t axis, size_t rank);
 /// Whether optional input i is given; the shape of input i.
 bool present(const graph::Node &n, size_t i);
@@ -53,5 +62,34 @@ std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeP
 std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 /// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
 void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+
+/// Checks the operands of `n` that only the shape rules read (Range's start/limit/delta,
+/// ConstantOfShape's shape): constants, or constInput's error.
+void shapeOperands(Importer &im, const graph::Node &n);
+/// Clip's bounds (opset >= 11: inputs; before: attributes). Constant bounds become the min/max
+/// attributes; a run-time bound makes the node (or a node added before it) a Max (min) or Min
+/// (max) with the bound as a broadcast scalar operand.
+void clipOperands(Importer &im, graph::Node &n);
+/// Pad's constant_value (input 2): a constant one becomes the `value` attribute (kNoValue is
+/// returned), a run-time one is returned to stay an input of the node.
+graph::ValueId padValue(Importer &im, graph::Node &n);
+
+/// Makes each input `bound` names a constant initializer holding its data (OnnxBind.cpp): the
+/// dtype must be the input's element type and the shape its declared one (dynamic dimensions take
+/// any extent). Errors name the --bind argument: an unknown input, an initializer, an input also
+/// pinned with --input-shape, a dtype or shape mismatch.
+void bindInputs(onnx::ModelProto &m, const std::map<std::string, NpyArray> &bound,
+                const std::map<std::string, Shape> &pinned);
+
+/// The lowest opset the per-operator rules read; older models are converted (OnnxUpgrade.cpp).
+constexpr int64_t kFirstImportedOpset = 9;
+/// The opset ONNX's version converter brings older models to: 13, where its Softmax adapter
+/// rewrites the flattening Softmax of older opsets (which the rules support only when the
+/// flattened axes are trailing units); 9-12 gave the same conformance results otherwise.
+constexpr int64_t kUpgradeTarget = 13;
+/// Converts `m` (of default-domain opset `opset`) with ONNX's version converter when `opset` is
+/// below kFirstImportedOpset; returns the model's opset afterwards. A node the converter cannot
+/// adapt is an error naming the conversion step and the operators that change there.
+int64_t upgradeOpset(onnx::ModelProto &m, int64_t opset);
 
 } // namespace npuc::frontend::detail

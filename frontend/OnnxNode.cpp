@@ -24,21 +24,16 @@ std::string where(const Node &n) {
   return fmt::format("node '{}' ({})", n.name, n.kind);
 }
 
-const graph::Value &constInput(Importer &im, const Node &n, size_t i, const char *what) {
-  if (i >= n.inputs.size() || n.inputs[i] == kNoValue || !im.g.value(n.inputs[i]).isConstant())
-    fail("{}: {} (input {}) must be a constant", where(n), what, i);
-  return im.g.value(n.inputs[i]);
-}
-
-std::vector<int64_t> constInts(Importer &im, const Node &n, size_t i, const char *what) {
-  const graph::Value &v = constInput(im, n, i, what);
+std::vector<int64_t> constInts(Importer &im, const Node &n, size_t i, const char *what,
+                               ConstRole role) {
+  const graph::Value &v = constInput(im, n, i, what, role);
   if (!v.i64)
     fail("{}: {} must be an integer tensor", where(n), what);
   return *v.i64;
 }
 
-double constScalar(Importer &im, const Node &n, size_t i, const char *what) {
-  const graph::Value &v = constInput(im, n, i, what);
+double constScalar(Importer &im, const Node &n, size_t i, const char *what, ConstRole role) {
+  const graph::Value &v = constInput(im, n, i, what, role);
   if (numElements(v.shape) != 1)
     fail("{}: {} must be a scalar, got shape {}", where(n), what, shapeToString(v.shape));
   return v.f32 ? (*v.f32)[0] : static_cast<double>((*v.i64)[0]);
@@ -185,6 +180,7 @@ void normaliseWindow(Importer &im, Node &n) {
 // Returns false when the node is removed (its output aliases its input).
 bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   graph::Graph &g = im.g;
+  shapeOperands(im, n);
   if (std::optional<bool> keep = normaliseExt(im, n, proto))
     return *keep;
   const OpKind op = n.kind;
@@ -200,22 +196,7 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     n.attrs["transA"] = n.attrInt("transA", 0);
     n.attrs["transB"] = n.attrInt("transB", 0);
   } else if (op == OpKind::Clip) {
-    double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
-    if (im.opset >= 11) {
-      if (n.inputs.size() > 1 && n.inputs[1] != kNoValue)
-        lo = constScalar(im, n, 1, "min");
-      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
-        hi = constScalar(im, n, 2, "max");
-    } else {
-      lo = n.attrFloat("min", lo);
-      hi = n.attrFloat("max", hi);
-    }
-    n.attrs.clear();
-    if (lo != -std::numeric_limits<double>::infinity())
-      n.attrs["min"] = lo;
-    if (hi != std::numeric_limits<double>::infinity())
-      n.attrs["max"] = hi;
-    n.inputs.resize(1);
+    clipOperands(im, n);
   } else if (op == OpKind::Softmax || op == OpKind::LogSoftmax || op == OpKind::Hardmax) {
     int64_t axis = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
     // Before opset 13 Softmax flattened [axis, rank) into one dimension; that equals the new
@@ -251,8 +232,7 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
       fail("{}: attribute mode={} not supported", where(n), mode);
     if (im.opset >= 11) {
       n.attrs["pads"] = constInts(im, n, 1, "pads");
-      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
-        n.attrs["value"] = constScalar(im, n, 2, "constant_value");
+      const ValueId runtimeValue = padValue(im, n);
       if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
         // Opset 18: pads covers only the listed axes (begins, then ends); the rest get none.
         std::vector<int64_t> axes = constInts(im, n, 3, "axes"), given = n.attrInts("pads");
@@ -271,6 +251,8 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
         n.attrs["pads"] = pads;
       }
       n.inputs.resize(1);
+      if (runtimeValue != kNoValue)
+        n.inputs.push_back(runtimeValue);
     }
     n.attrs.erase("mode");
   } else if (op == OpKind::Shape) {
@@ -288,7 +270,7 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
     return false;
   } else if (op == OpKind::Identity || op == OpKind::Dropout) {
     if (op == OpKind::Dropout && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-      const graph::Value &tm = constInput(im, n, 2, "training_mode");
+      const graph::Value &tm = constInput(im, n, 2, "training_mode", ConstRole::Parameter);
       if (tm.i64 && (*tm.i64)[0] != 0)
         fail("{}: training_mode=true not supported", where(n));
     }

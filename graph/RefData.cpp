@@ -97,7 +97,7 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   return out;
 }
 
-HostTensor pad(const Node &n, const HostTensor &x, const Shape &os) {
+HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, float value) {
   auto pads = n.attrInts("pads");
   HostTensor out(os, x.dtype);
   const double value = n.attrFloat("value", 0.0);
@@ -263,7 +263,13 @@ RefResult refSplit(const RefArgs &a) {
 }
 
 RefResult refPad(const RefArgs &a) {
-  return {pad(a.n, a.in(0), a.outShape())};
+  // The padding value: a run-time scalar (the frontend keeps ONNX's constant_value as input 1
+  // when it is not a constant), else the `value` attribute.
+  if (const HostTensor *v = a.opt(1)) {
+    NPUC_ASSERT(v->size() == 1, "the frontend checks that constant_value is a scalar");
+    return {pad(a.n, a.in(0), a.outShape(), v->data[0])};
+  }
+  return {pad(a.n, a.in(0), a.outShape(), static_cast<float>(a.n.attrFloat("value", 0.0)))};
 }
 
 RefResult refSlice(const RefArgs &a) {

@@ -129,8 +129,10 @@ Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
     inside = inside && (x >= 0) && (x < in->shape[d]);
     inIdx.push_back(clampIdx(x, in->shape[d]));
   }
-  Expr v = select(simplify(inside), load(in, flatIndex(inIdx, in->shape)),
-                  f32(n.attrFloat("value", 0.0)));
+  // The padding value: a run-time scalar input 1 (ONNX's constant_value when it is not a
+  // constant), else the `value` attribute.
+  Expr fill = n.inputs.size() > 1 ? load(c.input(n, 1), imm(0)) : f32(n.attrFloat("value", 0.0));
+  Expr v = select(simplify(inside), load(in, flatIndex(inIdx, in->shape)), fill);
   return nest(iv, out->shape, store(out, v, flatIndex(asExprs(iv), out->shape)));
 }
 

@@ -275,6 +275,16 @@ HostTensor readNpy(const std::string &path) {
   return t;
 }
 
+NpyArray readNpyArray(const std::string &path) {
+  HostTensor t = readNpy(path);
+  NpyArray a;
+  a.path = path;
+  a.descr = npyDescr(t.dtype);
+  a.shape = t.shape;
+  encodeElements(t, a.bytes);
+  return a;
+}
+
 void writeNpy(const std::string &path, const HostTensor &t,
               const std::vector<std::string> &inputs) {
   std::string shp = "(";

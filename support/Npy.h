@@ -16,6 +16,17 @@
 
 namespace npuc {
 
+/// An array as the file stores it: its dtype descr ('<f4', '<i8', '|b1', ...: npyDescr of its
+/// DType), shape and little-endian element bytes (`--bind` makes an ONNX initializer of it).
+struct NpyArray {
+  std::string path; // where it was read from (messages name it)
+  std::string descr;
+  Shape shape;
+  std::string bytes;
+};
+/// readNpy's array in its own dtype's encoding (double passes through fp32, as readNpy keeps it).
+NpyArray readNpyArray(const std::string &path);
+/// An array of any DType; any other dtype is an error naming the file and the dtype.
 HostTensor readNpy(const std::string &path);
 /// Writes through writeFileAtomic (support/File.h): never over one of `inputs`.
 void writeNpy(const std::string &path, const HostTensor &t,

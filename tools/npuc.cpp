@@ -58,6 +58,9 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
       ->required();
   sub->add_option("-o,--output", a->output, "output package (.npub)")->required();
   sub->add_option("--input-shape", a->inputShapes, "pin an input's shape: NAME=1,3,224,224");
+  sub->add_option("--bind", a->binds,
+                  "make an input a constant before import: NAME=FILE.npy (its dtype and shape "
+                  "must match the input; for operands that set shapes)");
   sub->add_flag("--no-double-buffer", a->noDoubleBuffer, "single-buffer every tile");
   sub->add_flag("--no-prefetch", a->noPrefetch,
                 "every group's on-chip buffers at the bottom (no weight prefetch across groups)");
@@ -128,6 +131,9 @@ Command addTune(CLI::App &app) {
   sub->add_option("--plot", a->plot,
                   "FILE.png or FILE.svg: best estimated end-to-end cycles against trials");
   sub->add_option("--input-shape", a->inputShapes, "pin an input's shape: NAME=1,3,224,224");
+  sub->add_option("--bind", a->binds,
+                  "make an input a constant before import: NAME=FILE.npy (its dtype and shape "
+                  "must match the input; for operands that set shapes)");
   return {sub, [a] {
             cmdTune(*a, std::cout, std::cerr);
             return 0;
@@ -157,6 +163,9 @@ Command addRef(CLI::App &app) {
   sub->add_option("--input", a->inputs, "an input: NAME=FILE.npy");
   sub->add_option("--output-dir", a->outputDir, "where <output>.npy files go")->required();
   sub->add_option("--input-shape", a->inputShapes, "pin an input's shape: NAME=1,3,224,224");
+  sub->add_option("--bind", a->binds,
+                  "make an input a constant before import: NAME=FILE.npy (its dtype and shape "
+                  "must match the input; for operands that set shapes)");
   return {sub, [a] {
             cmdRef(*a, std::cout);
             return 0;
@@ -258,6 +267,10 @@ Command addGraphOpt(CLI::App &app) {
   sub->add_option("--target", a->target,
                   "target YAML: fusion keeps what its NPU runs; placement asks its backend");
   sub->add_option("--input-shape", a->inputShapes, "ONNX: pin an input's shape: NAME=1,3,8,8");
+  sub->add_option(
+      "--bind", a->binds,
+      "ONNX: make an input a constant before import: NAME=FILE.npy (its dtype and shape "
+      "must match the input; for operands that set shapes)");
   sub->add_option("--inline-limit", a->inlineLimit,
                   "print f32 constants with more elements as random(HASH) (default: all data for "
                   ".graph, 16 for .onnx; -1: all)");

@@ -222,6 +222,21 @@ std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
   return m;
 }
 
+frontend::ImportOptions importOptions(const std::vector<std::string> &inputShapes,
+                                      const std::vector<std::string> &binds) {
+  frontend::ImportOptions o(shapeMap(inputShapes));
+  for (const std::string &arg : binds) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      fail("--bind '{}': expected NAME=FILE.npy", arg);
+    std::string name = arg.substr(0, eq);
+    if (o.bound.count(name))
+      fail("--bind: input '{}' bound twice", name);
+    o.bound.emplace(name, readNpyArray(arg.substr(eq + 1)));
+  }
+  return o;
+}
+
 std::vector<std::string> inputPaths(const std::vector<std::string> &args) {
   std::vector<std::string> paths;
   for (const std::string &a : args)
@@ -368,14 +383,16 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   if (!a.tuningLog.empty())
     opt.tuned = tuningLogSchedules(a.tuningLog, err);
   // Bad destinations fail before the compile (the write checks them again).
-  const std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog, a.calibrate};
+  std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog, a.calibrate};
+  for (const std::string &p : inputPaths(a.binds))
+    read.push_back(p);
   checkOutputPath(a.output, read);
   if (!a.emitSchedule.empty())
     checkOutputPath(a.emitSchedule, read);
   CrashHandlerScope reproducer(compileCrashHandler(a));
   driver::CompiledModel m;
   try {
-    m = driver::compileModel(a.model, a.target, shapeMap(a.inputShapes), opt);
+    m = driver::compileModel(a.model, a.target, importOptions(a.inputShapes, a.binds), opt);
   } catch (const std::exception &e) {
     reportIfInternal(e); // not caught inside: the reproducer is the whole model
     throw;
@@ -416,7 +433,8 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
 
 void cmdCompileGpu(const CompileArgs &a, std::ostream &out) {
   // Placement does not matter for the GPU: every group is lowered; running is not supported.
-  driver::CompiledModel m = driver::compileModelForCpu(a.model, shapeMap(a.inputShapes));
+  driver::CompiledModel m =
+      driver::compileModelForCpu(a.model, importOptions(a.inputShapes, a.binds));
   cpu::GpuArtifacts art = cpu::buildGpu(m.graph);
   OutputSet outs({a.model});
   outs.writeFile(a.output, art.ptx);
@@ -447,7 +465,12 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
 }
 
 void cmdRef(const RefArgs &a, std::ostream &out) {
-  graph::Graph g = driver::loadModelGraph(a.model, shapeMap(a.inputShapes));
+  frontend::ImportOptions io = importOptions(a.inputShapes, a.binds);
+  for (const std::string &arg : a.inputs) // before the --input files are read
+    if (auto b = io.bound.find(arg.substr(0, arg.find('='))); b != io.bound.end())
+      fail("input '{}' is given with --input and bound with --bind {}={}; give it once", b->first,
+           b->first, b->second.path);
+  graph::Graph g = driver::loadModelGraph(a.model, io);
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs, g);
   driver::validateInputs(g, inputs);
   std::map<graph::ValueId, HostTensor> byId;
@@ -459,6 +482,8 @@ void cmdRef(const RefArgs &a, std::ostream &out) {
     named[g.value(v).name] = res.at(v);
   std::vector<std::string> read = inputPaths(a.inputs);
   read.push_back(a.model);
+  for (const std::string &p : inputPaths(a.binds))
+    read.push_back(p);
   OutputSet outs(read);
   writeOutputs(outs, a.outputDir, named);
   outs.commit();

@@ -3,6 +3,7 @@
 // no output file behind when it fails (OutputSet).
 #pragma once
 
+#include "frontend/Onnx.h"
 #include "support/CrashContext.h"
 #include "support/Tensor.h"
 
@@ -45,6 +46,10 @@ std::pair<std::string, HostTensor> parseInputFile(const std::string &arg);
 std::vector<std::string> inputPaths(const std::vector<std::string> &args);
 /// --input-shape arguments as a map; an input named twice is an error.
 std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args);
+/// --input-shape and --bind (NAME=FILE.npy, any numeric dtype) arguments for the importer; an
+/// input pinned or bound twice is an error.
+frontend::ImportOptions importOptions(const std::vector<std::string> &inputShapes,
+                                      const std::vector<std::string> &binds);
 
 /// A piece of a --split-input-file text: cut at lines starting `// -----`; firstLine keeps the
 /// whole file's line numbers in messages. Without `split`, the whole text.
@@ -66,6 +71,7 @@ std::string sanitizeName(const std::string &name);
 struct CompileArgs {
   std::string model, target, output;
   std::vector<std::string> inputShapes;
+  std::vector<std::string> binds; // --bind NAME=FILE.npy: the input becomes a constant
   bool noDoubleBuffer = false;
   bool noPrefetch = false;          // ablation: every group's on-chip buffers from the bottom
   bool noBankAware = false;         // ablation: keep the bump allocator's on-chip addresses
@@ -99,7 +105,7 @@ struct RunArgs {
 };
 struct RefArgs {
   std::string model;
-  std::vector<std::string> inputs, inputShapes;
+  std::vector<std::string> inputs, inputShapes, binds;
   std::string outputDir;
 };
 struct InspectArgs {
@@ -126,6 +132,7 @@ struct GraphOptArgs {
   std::string file; // graph text (.graph) or an ONNX model (.onnx: imported, then the passes)
   std::string passes, stopAfter, target;
   std::vector<std::string> inputShapes; // .onnx: pin dynamic dims
+  std::vector<std::string> binds;       // .onnx: inputs made constants
   int64_t inlineLimit = -2;             // -2: all data for .graph, 16 elements for .onnx
   bool printAfterAll = false, splitInputFile = false, listPasses = false;
 };
@@ -135,7 +142,7 @@ struct DemoArgs {
 
 struct TuneArgs { // `npuc tune` (tools/cli/Tune.cpp, tune/Tuner.h)
   std::string model, target, log, plot;
-  std::vector<std::string> inputShapes;
+  std::vector<std::string> inputShapes, binds;
   int trials = 0;
   double timeBudget = 0; // seconds; 0: none
   int jobs = 0;          // 0: the hardware's concurrency

@@ -56,6 +56,8 @@ bool cmdGraphOpt(const GraphOptArgs &a, std::ostream &out, std::ostream &err) {
   bool onnx = endsWith(a.file, ".onnx");
   if (!onnx && !a.inputShapes.empty())
     npuc::fail("graph-opt: --input-shape applies to ONNX models, not to {}", a.file);
+  if (!onnx && !a.binds.empty())
+    npuc::fail("graph-opt: --bind applies to ONNX models, not to {}", a.file);
   graph::PassManagerOptions pmo;
   pmo.printAfterAll = a.printAfterAll;
   pmo.stopAfter = a.stopAfter;
@@ -76,7 +78,7 @@ bool cmdGraphOpt(const GraphOptArgs &a, std::ostream &out, std::ostream &err) {
   }
 
   if (onnx) {
-    graph::Graph g = frontend::importOnnx(a.file, shapeMap(a.inputShapes));
+    graph::Graph g = frontend::importOnnx(a.file, importOptions(a.inputShapes, a.binds));
     runOne(g, pipeline, ctx, pmo, out);
     return true;
   }

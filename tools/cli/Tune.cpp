@@ -115,12 +115,12 @@ int64_t modelCycles(const driver::CompiledModel &m) {
 // The real check: the whole model compiled with the log's best records (CompileOptions::tuned),
 // and both it and the untuned compile `m` simulated.
 void printWholeModelCheck(const TuneArgs &a, const driver::CompiledModel &m,
-                          const std::map<std::string, Shape> &shapes, std::ostream &out) {
+                          const frontend::ImportOptions &inputs, std::ostream &out) {
   npu::CompileOptions tunedOpt;
   tunedOpt.tuned = std::make_shared<const npu::ScheduleFile>(
       tune::bestSchedules(tune::readRecords(a.log).records));
   const int64_t before = modelCycles(m);
-  const driver::CompiledModel tuned = driver::compileModel(a.model, a.target, shapes, tunedOpt);
+  const driver::CompiledModel tuned = driver::compileModel(a.model, a.target, inputs, tunedOpt);
   const int64_t after = modelCycles(tuned);
   size_t ignored = 0; // records whose point does not fit the group's real context
   for (const npu::Segment &s : tuned.npuSegments)
@@ -138,8 +138,8 @@ void printWholeModelCheck(const TuneArgs &a, const driver::CompiledModel &m,
 
 void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
   checkTuneArgs(a);
-  const std::map<std::string, Shape> shapes = shapeMap(a.inputShapes);
-  driver::CompiledModel m = driver::compileModel(a.model, a.target, shapes);
+  const frontend::ImportOptions inputs = importOptions(a.inputShapes, a.binds);
+  driver::CompiledModel m = driver::compileModel(a.model, a.target, inputs);
   tune::TuneOptions o;
   o.trials = a.trials;
   o.timeBudget = a.timeBudget;
@@ -173,7 +173,7 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
         r.quality->meanTaskSpearman, r.quality->tasks, r.quality->pooledSpearman);
   else
     out << "cost model: too few held-back measurements for a rank correlation\n";
-  printWholeModelCheck(a, m, shapes, out);
+  printWholeModelCheck(a, m, inputs, out);
   if (!a.plot.empty()) {
     Series s{"best estimate", {}};
     for (const auto &[trials, cycles] : r.curve)

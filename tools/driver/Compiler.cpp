@@ -262,27 +262,27 @@ void checkRuntimeTypes(const graph::Graph &g) {
 
 } // namespace
 
-graph::Graph loadModelGraph(const std::string &path,
-                            const std::map<std::string, Shape> &inputShapes) {
+graph::Graph loadModelGraph(const std::string &path, const frontend::ImportOptions &inputs) {
   const std::string ext = ".graph";
   if (path.size() < ext.size() || path.compare(path.size() - ext.size(), ext.size(), ext) != 0)
-    return frontend::importOnnx(path, inputShapes);
-  if (!inputShapes.empty())
+    return frontend::importOnnx(path, inputs);
+  if (!inputs.inputShapes.empty())
     fail("{}: --input-shape pins ONNX inputs; graph text gives every shape", path);
+  if (!inputs.bound.empty())
+    fail("{}: --bind binds ONNX inputs; graph text has its constants in the text", path);
   graph::Graph g = graph::parseGraphText(readFile(path), {path, 1});
   g.groups.clear();
   return g;
 }
 
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
-                           const std::map<std::string, Shape> &inputShapes,
-                           const npu::CompileOptions &opt) {
+                           const frontend::ImportOptions &inputs, const npu::CompileOptions &opt) {
   CrashScope scope(
       [&] { return fmt::format("compiling '{}' for target '{}'", onnxPath, target.name); });
   CompiledModel m;
   m.target = target;
   m.options = opt;
-  m.graph = loadModelGraph(onnxPath, inputShapes);
+  m.graph = loadModelGraph(onnxPath, inputs);
   graph::simplify(m.graph);
   checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
@@ -305,12 +305,12 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
 }
 
 CompiledModel compileModelForCpu(const std::string &onnxPath,
-                                 const std::map<std::string, Shape> &inputShapes) {
+                                 const frontend::ImportOptions &inputs) {
   CompiledModel m;
   m.cpuOnly = true;
   m.target.name = "cpu";
   CrashScope scope([&] { return fmt::format("compiling '{}' for the CPU", onnxPath); });
-  m.graph = loadModelGraph(onnxPath, inputShapes);
+  m.graph = loadModelGraph(onnxPath, inputs);
   graph::simplify(m.graph);
   checkRuntimeTypes(m.graph);
   graph::eliminateCommonSubexpressions(m.graph);
@@ -324,13 +324,12 @@ CompiledModel compileModelForCpu(const std::string &onnxPath,
 }
 
 CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,
-                           const std::map<std::string, Shape> &inputShapes,
-                           const npu::CompileOptions &opt) {
+                           const frontend::ImportOptions &inputs, const npu::CompileOptions &opt) {
   if (isCpuTarget(targetPath))
-    return compileModelForCpu(onnxPath, inputShapes);
+    return compileModelForCpu(onnxPath, inputs);
   // Load the target first: a bad target is reported before the (slower) model import.
   isa::Target t = isa::loadTarget(targetPath);
-  return compileModel(onnxPath, t, inputShapes, opt);
+  return compileModel(onnxPath, t, inputs, opt);
 }
 
 } // namespace npuc::driver

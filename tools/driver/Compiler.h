@@ -8,6 +8,7 @@
 // `npuc run` needs, and it is what a .npub package stores (Package.h).
 #pragma once
 
+#include "frontend/Onnx.h"
 #include "graph/Graph.h"
 #include "graph/Passes.h"
 #include "isa/Target.h"
@@ -39,14 +40,15 @@ struct CompiledModel {
 
 /// Reads a model: an ONNX file, or graph text (docs/GRAPH.md) when the path ends in `.graph`
 /// (crash reproducers are written so; fused groups in the text are dropped, since compiling
-/// fuses again). `inputShapes` pins ONNX inputs; graph text is static, so pins are an error there.
-graph::Graph loadModelGraph(const std::string &path,
-                            const std::map<std::string, Shape> &inputShapes);
+/// fuses again). `inputs` pins and binds ONNX inputs (frontend/Onnx.h); graph text is static, so
+/// pins and bindings are an error there.
+graph::Graph loadModelGraph(const std::string &path, const frontend::ImportOptions &inputs);
 
-/// Compiles an ONNX model for a target. `inputShapes` pins graph inputs by name (dynamic dims).
+/// Compiles an ONNX model for a target. `inputs` pins graph inputs by name (dynamic dims) and
+/// binds inputs to constant data (--bind).
 /// Throws npuc::Error naming the file, node or field on bad input.
 CompiledModel compileModel(const std::string &onnxPath, const std::string &targetPath,
-                           const std::map<std::string, Shape> &inputShapes,
+                           const frontend::ImportOptions &inputs,
                            const npu::CompileOptions &opt = {});
 
 /// `--target` words naming built-in targets rather than YAML files: "cpu" (the host CPU, every
@@ -57,11 +59,11 @@ inline bool isCpuTarget(const std::string &t) {
 
 /// Compiles for the host CPU: the same front half, then every group placed on the CPU.
 CompiledModel compileModelForCpu(const std::string &onnxPath,
-                                 const std::map<std::string, Shape> &inputShapes);
+                                 const frontend::ImportOptions &inputs);
 
 /// The same, from an already loaded target (tests reuse one parsed target).
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
-                           const std::map<std::string, Shape> &inputShapes,
+                           const frontend::ImportOptions &inputs,
                            const npu::CompileOptions &opt = {});
 
 /// Splits groups (in vector order, which is execution order) into maximal same-placement runs.
