@@ -97,10 +97,10 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   return out;
 }
 
-HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, float value) {
+// `value`: the constant_value attribute, or the run-time operand's (refPad).
+HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, double value) {
   auto pads = n.attrInts("pads");
   HostTensor out(os, x.dtype);
-  const double value = n.attrFloat("value", 0.0);
   if (out.isInt())
     std::fill(out.ints.begin(), out.ints.end(), floatToIntType(x.dtype, value));
   else
@@ -267,9 +267,9 @@ RefResult refPad(const RefArgs &a) {
   // when it is not a constant), else the `value` attribute.
   if (const HostTensor *v = a.opt(1)) {
     NPUC_ASSERT(v->size() == 1, "the frontend checks that constant_value is a scalar");
-    return {pad(a.n, a.in(0), a.outShape(), v->data[0])};
+    return {pad(a.n, a.in(0), a.outShape(), v->valueAt(0))};
   }
-  return {pad(a.n, a.in(0), a.outShape(), static_cast<float>(a.n.attrFloat("value", 0.0)))};
+  return {pad(a.n, a.in(0), a.outShape(), a.n.attrFloat("value", 0.0))};
 }
 
 RefResult refSlice(const RefArgs &a) {
