@@ -200,8 +200,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
     }
     r.segments.push_back(std::move(run));
   }
-  for (ValueId v : g.outputs)
-    r.outputs[g.value(v).name] = vals.get(v);
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    r.outputs[g.outputName(i)] = vals.get(g.outputs[i]);
   r.report = buildReport(m, r.segments);
   if (trace)
     r.traceJson = buildTrace(m, r.segments);
