@@ -139,17 +139,17 @@ AotArtifacts buildAot(const graph::Graph &g, bool sharedLibrary, int threads) {
     plan << "value " << v << " " << kind << " " << numElements(val.shape) << " " << offset << " "
          << val.name << "\n";
   }
-  auto io = [&](const char *what, graph::ValueId v) {
+  auto io = [&](const char *what, graph::ValueId v, const std::string &name) {
     const graph::Value &val = g.value(v);
     plan << what << " " << v << " " << val.shape.size();
     for (int64_t d : val.shape)
       plan << " " << d;
-    plan << " " << val.name << "\n";
+    plan << " " << name << "\n";
   };
   for (graph::ValueId v : g.inputs)
-    io("input", v);
-  for (graph::ValueId v : g.outputs)
-    io("output", v);
+    io("input", v, g.value(v).name);
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    io("output", g.outputs[i], g.outputName(i)); // the declared name, whatever value computes it
   plan << calls.str();
   a.graph = plan.str();
   std::string object = funcs.empty() ? std::string() : emitObject(funcs, sharedLibrary);

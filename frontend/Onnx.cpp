@@ -317,14 +317,16 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
       fail("output '{}': the model declares element type {} but npuc infers {}", out.name(),
            graph::dtypeName(detail::tensorDType(declared, out.name())),
            graph::dtypeName(im.g.value(v).dtype));
-    // An output produced through a removed Identity/Dropout/Cast aliases an earlier value; give
-    // that value the output's name so results are reported (and written) under the name the model
-    // declares. Graph inputs, constants and values already claimed by another output keep theirs.
+    // An output produced through a removed Identity/Dropout/Cast aliases an earlier value, which
+    // may be a graph input, a constant or another output's value: the output keeps the name the
+    // model declares in outputNames, under which results are reported and written. A computed
+    // value no other output claims takes the name too, so that inspect and reports show it.
     graph::Value &val = im.g.value(v);
     bool claimed = std::find(im.g.outputs.begin(), im.g.outputs.end(), v) != im.g.outputs.end();
     if (val.name != out.name() && val.producer >= 0 && !claimed)
       val.name = out.name();
     im.g.outputs.push_back(v);
+    im.g.outputNames.push_back(out.name());
   }
   if (im.g.outputs.empty())
     fail("the graph has no outputs");

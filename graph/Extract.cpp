@@ -51,6 +51,7 @@ Graph extractGroups(const Graph &g, const std::vector<int> &groupIds) {
     out.value(v).producer = -1;
   out.inputs = external;
   out.outputs = given;
+  out.outputNames.clear(); // the cut's outputs are the groups' values, named by them
   return out;
 }
 

@@ -211,6 +211,13 @@ bool Graph::isGraphOutput(ValueId v) const {
   return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
 }
 
+const std::string &Graph::outputName(size_t i) const {
+  NPUC_ASSERT(i < outputs.size(), "an output index names a graph output");
+  NPUC_ASSERT(outputNames.empty() || outputNames.size() == outputs.size(),
+              "outputNames is empty or names every graph output");
+  return outputNames.empty() ? value(outputs[i]).name : outputNames[i];
+}
+
 void Graph::replaceAllUses(ValueId from, ValueId to) {
   for (Node &nd : nodes) {
     if (nd.dead)
@@ -219,6 +226,13 @@ void Graph::replaceAllUses(ValueId from, ValueId to) {
       if (in == from)
         in = to;
   }
+  if (!isGraphOutput(from))
+    return;
+  // The output's value changes, its name must not: `npuc ref` and the caller know it by the
+  // name the model declares, whatever value computes it after the passes.
+  if (outputNames.empty())
+    for (ValueId o : outputs)
+      outputNames.push_back(value(o).name);
   for (ValueId &o : outputs)
     if (o == from)
       o = to;

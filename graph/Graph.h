@@ -91,8 +91,14 @@ public:
   std::string name;
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<ValueId> inputs;    // graph inputs (non-constant), in model order
-  std::vector<ValueId> outputs;   // graph outputs, in model order
+  std::vector<ValueId> inputs;  // graph inputs (non-constant), in model order
+  std::vector<ValueId> outputs; // graph outputs, in model order
+  /// The name each graph output is declared under (the model's), parallel to `outputs`; empty
+  /// when every output is named by its value (graphs built in code). An output keeps its name
+  /// when a pass replaces its value by another (replaceAllUses): a folded BatchNormalization's
+  /// output becomes its Conv's value, an Identity's its input (possibly a graph input), two
+  /// outputs may become one value. Results are reported and written under these names.
+  std::vector<std::string> outputNames;
   std::vector<FusedGroup> groups; // filled by fuseOps(); empty before
 
   ValueId addValue(std::string name, Shape shape, DType dtype);
@@ -119,7 +125,10 @@ public:
   /// consumers() of every value at once, indexed by value id, in one pass over the nodes.
   std::vector<std::vector<NodeId>> useLists() const;
   bool isGraphOutput(ValueId v) const;
-  /// Replaces every use of `from` (in live nodes and graph outputs) by `to`.
+  /// The name graph output `i` is declared under: outputNames[i], or its value's name.
+  const std::string &outputName(size_t i) const;
+  /// Replaces every use of `from` (in live nodes and graph outputs) by `to`. A graph output
+  /// whose value changes keeps its declared name (outputNames is filled first when empty).
   void replaceAllUses(ValueId from, ValueId to);
   /// Marks nodes whose outputs are unused dead (dead-code elimination).
   void removeDeadNodes();

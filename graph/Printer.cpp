@@ -60,8 +60,11 @@ std::string printGraph(const Graph &g) {
     s += "  input " + printValue(g, in) + "\n";
   for (NodeId n : g.topoOrder())
     s += fmt::format("  [{}] {}\n", n, printNode(g, n));
-  for (ValueId o : g.outputs)
-    s += "  output " + printValue(g, o) + "\n";
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const std::string &name = g.outputName(i);
+    s += "  output " + printValue(g, g.outputs[i]) +
+         (name != g.value(g.outputs[i]).name ? " as '" + name + "'" : "") + "\n";
+  }
   return s;
 }
 

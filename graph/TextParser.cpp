@@ -51,6 +51,8 @@ public:
         error(t, "expected 'input', 'const', 'output', 'group' or a node '%name: type = Op'");
       endOfLine();
     }
+    if (!namedOutputs_)
+      g_.outputNames.clear(); // every output is named by its value
     // What a line cannot show alone: a group's boundary against its nodes, nodes left out of
     // every group.
     std::vector<std::string> problems = verifyGraph(g_);
@@ -198,11 +200,19 @@ private:
     g_.inputs.push_back(declare(dt, std::move(s), name));
   }
 
+  // output %v [as "NAME"], ...: an output declared under another name than its value's.
   void outputs() {
     next();
-    do
-      g_.outputs.push_back(use());
-    while (accept(","));
+    do {
+      ValueId v = use();
+      g_.outputs.push_back(v);
+      g_.outputNames.push_back(g_.value(v).name);
+      if (isIdent("as")) {
+        next();
+        g_.outputNames.back() = expect(Tok::String, "the output's name (a string)").text;
+        namedOutputs_ = true;
+      }
+    } while (accept(","));
   }
 
   void constant();
@@ -221,6 +231,7 @@ private:
   Graph g_;
   std::map<std::string, ValueId> byName_;
   std::map<std::string, NodeId> nodesByName_;
+  bool namedOutputs_ = false; // an output line used `as`: keep g_.outputNames
 };
 
 void Parser::constant() {

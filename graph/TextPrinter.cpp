@@ -108,7 +108,7 @@ public:
     for (NodeId n : order)
       out_ += "  " + node(g_.node(n)) + "\n";
     if (!g_.outputs.empty())
-      out_ += "  output " + refs(g_.outputs, false) + "\n";
+      out_ += "  output " + outputs() + "\n";
     for (const FusedGroup &grp : g_.groups)
       out_ += "  " + group(grp) + "\n";
     return out_;
@@ -164,6 +164,18 @@ private:
       parts.push_back(ref(v));
     std::string s = fmt::format("{}", fmt::join(parts, ", "));
     return brackets ? "[" + s + "]" : s;
+  }
+
+  // The graph outputs, each with `as "NAME"` when it is declared under another name than its
+  // value's (a pass replaced the value: Graph::outputNames).
+  std::string outputs() const {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const std::string &name = g_.outputName(i);
+      parts.push_back(ref(g_.outputs[i]) +
+                      (name != g_.value(g_.outputs[i]).name ? " as " + quote(name) : ""));
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
   }
 
   std::string decl(ValueId v) const {

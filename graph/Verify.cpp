@@ -90,6 +90,9 @@ std::vector<std::string> verifyGraph(const Graph &g) {
   for (ValueId v : g.outputs)
     if (!isAvailable(g, v))
       out.push_back(fmt::format("graph output {} is defined by nothing live", v));
+  if (!g.outputNames.empty() && g.outputNames.size() != g.outputs.size())
+    out.push_back(fmt::format("the graph names {} outputs but has {}", g.outputNames.size(),
+                              g.outputs.size()));
   if (!g.groups.empty())
     verifyGroups(g, out);
   return out;

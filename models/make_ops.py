@@ -516,6 +516,21 @@ def torch_cases():
     case("Resize_nearest_half_pixel_floor_tie", "resize", "Resize",
          [("x", line), None, None, ("c", np.array([1, 1, 1, 2], np.int64))],
          {"mode": "nearest"}, lambda x, s: np.array([[[[0, 20]]]]))
+    # [1,1,2,1] -> [1,1,4,2] (difftest finding F4: the NPU's loop-nest kernel took the float
+    # source index for an integer one and compile aborted; such a group runs on the CPU). H 2 ->
+    # 4, half_pixel: x_in = (y + .5) / 2 - .5 = -.25, .25, .75, 1.25; W 1 -> 2: -.25, .25.
+    # nearest round_prefer_floor -> rows 0, 0, 1, 1; linear (clamped to the edge) -> 1, 1.25,
+    # 1.75, 2; asymmetric floor: y / 2 = 0, .5, 1, 1.5 -> 0, 0, 1, 1.
+    col = np.array([[[[1], [2]]]], np.float32)
+    to42 = ("c", np.array([1, 1, 4, 2], np.int64))
+    rows = lambda *r: np.array([[[[v, v] for v in r]]])
+    case("Resize_nearest_2x1_to_4x2", "resize", "Resize", [("x", col), None, None, to42],
+         {"mode": "nearest"}, lambda x, s: rows(1, 1, 2, 2))
+    case("Resize_linear_2x1_to_4x2", "resize", "Resize", [("x", col), None, None, to42],
+         {"mode": "linear"}, lambda x, s: rows(1, 1.25, 1.75, 2))
+    case("Resize_nearest_asym_2x1_to_4x2", "resize", "Resize", [("x", col), None, None, to42],
+         {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+          "nearest_mode": "floor"}, lambda x, s: rows(1, 1, 2, 2))
     case("LRN_torch", "norm", "LRN", [("x", rnd(1, 5, 2, 2))], {"size": 3},
          lambda x: tf.local_response_norm(T(x), 3, alpha=1e-4, beta=0.75, k=1.0).numpy())
     # Cubic Resize: torch's bicubic is Keys' kernel with A = -0.75 and clamped edge taps; ONNX's

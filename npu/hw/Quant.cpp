@@ -20,7 +20,9 @@ float QuantTable::of(ValueId v) const {
 }
 
 float symmetricScale(float maxAbs) {
-  return maxAbs > 0 && std::isfinite(maxAbs) ? maxAbs / 127.0f : 1.0f;
+  const float scale = maxAbs / 127.0f;
+  // The host and the NPU multiply by 1/scale (quantise, `muladd` imm0): it must be finite.
+  return std::isfinite(scale) && scale > 0 && std::isfinite(1.0f / scale) ? scale : 1.0f / 127.0f;
 }
 
 int8_t quantise(float x, float scale) {
@@ -114,19 +116,27 @@ HostTensor fakeQuantiseWeights(const HostTensor &w, int axis) {
 
 } // namespace
 
+namespace {
+
+float maxAbsOf(const std::vector<float> &xs) {
+  float m = 0;
+  for (float x : xs)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+} // namespace
+
 QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> &inputs,
                      std::string source) {
-  QuantTable q;
-  q.source = std::move(source);
-  std::map<ValueId, HostTensor> all = graph::runReferenceAll(g, inputs);
-  for (const auto &[v, t] : all) {
-    if (g.value(v).isConstant())
-      continue;
-    float m = 0;
-    for (float x : t.data)
-      m = std::max(m, std::fabs(x));
-    q.scale[v] = symmetricScale(m);
-  }
+  // Ranges first, scales last: a value that calibrates to the range 0 (x + (-x)) shares its
+  // bytes with others through the unification below without raising their scales to its
+  // default one (difftest finding F2: a Concat of Relu(min(w, 0)) and min(w, 0) quantised
+  // min(w, 0) with scale 1, every value in (-0.5, 0.5) to 0).
+  std::map<ValueId, float> range; // max |x| of every non-constant value
+  for (const auto &[v, t] : graph::runReferenceAll(g, inputs))
+    if (!g.value(v).isConstant())
+      range[v] = maxAbsOf(t.data);
   // A Transpose whose transforms cancel in the NPU layout is a view too (npu/hw/DramLayout.h): it
   // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
   auto viewLike = [](graph::OpKind op) {
@@ -134,45 +144,43 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
   };
   for (graph::NodeId nid : g.topoOrder()) {
     const graph::Node &n = g.node(nid);
-    if (viewLike(n.kind) && !n.inputs.empty() && q.scale.count(n.inputs[0]))
-      q.scale[n.outputs[0]] = q.scale.at(n.inputs[0]);
+    if (viewLike(n.kind) && !n.inputs.empty() && range.count(n.inputs[0]))
+      range[n.outputs[0]] = range.at(n.inputs[0]);
   }
-  // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: the largest
-  // (constant inputs count with their own range). Raising a value's scale can raise another
-  // Concat's or a view's, hence the fixed point (scales only grow, so it ends).
+  // A Concat on the NPU copies int8 bytes, so its inputs and output share one scale: that of
+  // the largest range (constant inputs count with their own). Raising a value's range can raise
+  // another Concat's or a view's, hence the fixed point (ranges only grow, so it ends).
   for (bool changed = true; changed;) {
     changed = false;
-    auto unify = [&](const std::vector<ValueId> &vals, float s) {
-      for (ValueId v : vals)
-        if (q.scale.count(v) && q.scale[v] < s) {
-          q.scale[v] = s;
-          changed = true;
-        }
-    };
     for (graph::NodeId nid : g.topoOrder()) {
       const graph::Node &n = g.node(nid);
       const bool view = viewLike(n.kind) && !n.inputs.empty();
       if (!view && n.kind != graph::OpKind::Concat)
         continue;
       std::vector<ValueId> vals = {n.outputs[0]};
-      float s = q.scale.count(n.outputs[0]) ? q.scale.at(n.outputs[0]) : 0.0f;
+      float m = range.count(n.outputs[0]) ? range.at(n.outputs[0]) : 0.0f;
       for (size_t i = 0; i < (view ? 1 : n.inputs.size()); ++i) {
         ValueId v = n.inputs[i];
         if (v == graph::kNoValue)
           continue;
         if (g.value(v).isConstant()) {
-          float m = 0;
-          for (float x : graph::constantTensor(g.value(v)).data)
-            m = std::max(m, std::fabs(x));
-          s = std::max(s, symmetricScale(m));
-        } else if (q.scale.count(v)) {
-          s = std::max(s, q.scale.at(v));
+          m = std::max(m, maxAbsOf(graph::constantTensor(g.value(v)).data));
+        } else if (range.count(v)) {
+          m = std::max(m, range.at(v));
           vals.push_back(v);
         }
       }
-      unify(vals, s);
+      for (ValueId v : vals)
+        if (range.count(v) && range[v] < m) {
+          range[v] = m;
+          changed = true;
+        }
     }
   }
+  QuantTable q;
+  q.source = std::move(source);
+  for (const auto &[v, m] : range)
+    q.scale[v] = symmetricScale(m);
   return q;
 }
 

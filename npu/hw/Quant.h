@@ -29,7 +29,11 @@ struct QuantTable {
   float of(graph::ValueId v) const;
 };
 
-/// Symmetric scale for a tensor whose largest magnitude is `maxAbs` (1 for an all-zero tensor).
+/// Symmetric scale for a tensor whose largest magnitude is `maxAbs`: maxAbs / 127. A range that
+/// sizes nothing (0: calibration saw only zeros, as of x + (-x); not finite; so small that
+/// 1/scale overflows fp32) gets the scale of the range [-1, 1], 1/127: values the calibration
+/// did not see are kept to within 1/254 up to 1 in magnitude, where a scale of 1 would round every
+/// one below 0.5 to 0.
 float symmetricScale(float maxAbs);
 /// round-to-nearest-even(x * (1/scale)) saturated to [-128, 127]: what the NPU's `muladd` with
 /// an int8 destination and imm0 = 1/scale computes, and what the host does at a boundary.
@@ -50,9 +54,11 @@ std::vector<float> quantiseWeights(const std::vector<float> &w, int64_t channels
 /// inputs (the default calibration input).
 std::map<graph::ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph &g);
 
-/// Runs the fp32 reference on `inputs` and records every non-constant value's scale. A view op
-/// (Reshape, Flatten, ...) gives its output its input's scale (the NPU aliases the two), and a
-/// Concat's inputs and output share the largest of their scales (the NPU copies int8 bytes).
+/// Runs the fp32 reference on `inputs` and records every non-constant value's scale, from its own
+/// range. A view op (Reshape, Flatten, ...) gives its output its input's scale (the NPU aliases
+/// the two), and a Concat's inputs and output share the scale of the largest of their ranges
+/// (the NPU copies int8 bytes); a value whose range is 0 takes the others' and never imposes
+/// its default scale on them (symmetricScale).
 QuantTable calibrate(const graph::Graph &g, const std::map<graph::ValueId, HostTensor> &inputs,
                      std::string source);
 

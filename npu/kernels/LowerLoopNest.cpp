@@ -26,6 +26,7 @@
 #include "tir/IRMutator.h"
 #include "tir/IRVisitor.h"
 #include "tir/PassManager.h"
+#include "tir/Printer.h"
 #include "tir/Schedule.h"
 
 #include <cstring>
@@ -100,6 +101,18 @@ class Leftovers : public IRVisitor {
 public:
   std::vector<Buffer> allocs;
   std::vector<std::string> problems; // statements the NPU cannot run, described
+  // Emission evaluates every field, loop bound and condition as integer arithmetic at compile
+  // time (tir::evalInt): an index computed in floating point (a nearest Resize's source pixel,
+  // floor((i + 0.5) / scale - 0.5)) has no instruction field (difftest finding F4). A float
+  // constant field is an immediate, which Resolve encodes as its fp32 bits.
+  void visit(const Expr &e) override {
+    if (e.defined() && !e.type().isIntegral()) {
+      problems.push_back("an index computed in floating point: " + toText(e));
+      return;
+    }
+    IRVisitor::visit(e);
+  }
+  using IRVisitor::visit;
   void visitAllocate(const AllocateNode *op) override {
     allocs.push_back(op->buffer);
     IRVisitor::visitAllocate(op);
@@ -115,7 +128,8 @@ public:
     for (const auto &[name, e] : op->fields) {
       const auto *l = e.as<LoadNode>();
       if (!l) {
-        visit(e);
+        if (!e.as<FloatImmNode>())
+          visit(e);
         continue;
       }
       // The operand itself is resolved later; its element must be known at compile time.
@@ -124,6 +138,8 @@ public:
       for (const BufferNode *b : r.read)
         problems.push_back(op->mnemonic + " operand " + name + " is addressed by the values of " +
                            b->name + " (data-dependent indexing)");
+      if (r.read.empty())
+        visit(l->index);
     }
   }
 };

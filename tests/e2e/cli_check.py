@@ -676,16 +676,18 @@ def main():
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     fn = globals().get("case_" + a.case)
-    if fn is None:  # the compile-option and hostile-input cases live in their own files
+    if fn is None:  # the compile-option, hostile-input and output cases live in their own files
         import cli_bind_cases
         import cli_option_cases
+        import cli_output_cases
         import cli_robust_cases
         import cli_typed_cases
 
         fn = getattr(cli_option_cases, "case_" + a.case, None) or \
             getattr(cli_robust_cases, "case_" + a.case, None) or \
             getattr(cli_typed_cases, "case_" + a.case, None) or \
-            getattr(cli_bind_cases, "case_" + a.case, None)
+            getattr(cli_bind_cases, "case_" + a.case, None) or \
+            getattr(cli_output_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
         return 2

@@ -101,6 +101,31 @@ TEST(Graph, ConsumersReplaceAndDce) {
   EXPECT_FALSE(g.findValue("zzz").has_value());
 }
 
+TEST(Graph, ReplacingAnOutputsValueKeepsItsName) {
+  // A graph built in code names its outputs by their values until a pass replaces one: then
+  // every output's name is pinned, and the replaced one keeps the name it had.
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = g.addValue("a", {4}, DType::F32), b = g.addValue("b", {4}, DType::F32);
+  g.addNode(OpKind::Relu, "r", {x}, {a});
+  g.addNode(OpKind::Identity, "i", {a}, {b});
+  g.outputs = {b, a};
+  EXPECT_TRUE(g.outputNames.empty());
+  EXPECT_EQ(g.outputName(0), "b");
+  g.replaceAllUses(x, a); // not an output: nothing to pin
+  EXPECT_TRUE(g.outputNames.empty());
+  g.node(0).inputs = {x};
+  g.replaceAllUses(b, a);
+  EXPECT_EQ(g.outputs, (std::vector<ValueId>{a, a}));
+  EXPECT_EQ(g.outputNames, (std::vector<std::string>{"b", "a"}));
+  g.replaceAllUses(a, x); // both outputs now read the input; the names stay
+  EXPECT_EQ(g.outputs, (std::vector<ValueId>{x, x}));
+  EXPECT_EQ(g.outputName(0), "b");
+  EXPECT_EQ(g.outputName(1), "a");
+  EXPECT_NE(printGraph(g).find("output %x: f32[4] as 'b'"), std::string::npos) << printGraph(g);
+}
+
 TEST(Graph, AttributesAndPrinter) {
   Graph g;
   g.name = "p";

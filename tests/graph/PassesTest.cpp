@@ -105,6 +105,58 @@ TEST(Passes, SimplifyRemovesNoOpsAndFoldsConstants) {
   EXPECT_EQ(*folded.f32, (std::vector<float>{11, 22, 13, 24}));
 }
 
+// Graph outputs whose producers the passes remove (difftest finding F3): a BatchNormalization
+// folded into its Conv, a zero Pad, an Identity of the graph input, and two Identities of one
+// value that is an output too. Each output keeps the name it was declared under, and its value.
+TEST(Passes, RemovedProducersKeepTheirOutputsNames) {
+  Graph g = graphFromText(R"(graph "outs"
+    input %x: f32[1x2x4x4]
+    const %w: f32[3x2x3x3] = random(1)
+    const %s: f32[3] = random(2)
+    const %t: f32[3] = random(3)
+    const %m: f32[3] = random(4)
+    const %v: f32[3] = random(5, 0.5, 1.5)
+    %c: f32[1x3x4x4] = Conv "conv"(%x, %w) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}
+    %bn: f32[1x3x4x4] = BatchNormalization "bn"(%c, %s, %t, %m, %v)
+    %r: f32[1x2x4x4] = Relu "relu"(%x)
+    %p: f32[1x2x4x4] = Pad "pad0"(%r) {pads=[0, 0, 0, 0, 0, 0, 0, 0]}
+    %id: f32[1x2x4x4] = Identity "id"(%x)
+    %th: f32[1x2x4x4] = Tanh "tanh"(%x)
+    %t1: f32[1x2x4x4] = Identity "id1"(%th)
+    %t2: f32[1x2x4x4] = Identity "id2"(%th)
+    output %bn, %p, %id, %t1, %t2, %th)");
+  HostTensor x({1, 2, 4, 4}, randomData(32, 7));
+  auto before = runReference(g, {{g.inputs[0], x}});
+  std::vector<ValueId> declared = g.outputs;
+  simplify(g);
+  eliminateCommonSubexpressions(g);
+  foldBatchNorm(g);
+  g.removeDeadNodes();
+  int live = 0;
+  for (NodeId n : g.topoOrder()) {
+    EXPECT_NE(g.node(n).kind, OpKind::BatchNormalization);
+    EXPECT_NE(g.node(n).kind, OpKind::Identity);
+    EXPECT_NE(g.node(n).kind, OpKind::Pad);
+    ++live;
+  }
+  EXPECT_EQ(live, 3) << "conv, relu, tanh";
+  const std::vector<std::string> names = {"bn", "p", "id", "t1", "t2", "th"};
+  ASSERT_EQ(g.outputs.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(g.outputName(i), names[i]) << i;
+  EXPECT_EQ(g.outputs[2], g.inputs[0]) << "the Identity's output is the graph input itself";
+  EXPECT_EQ(g.outputs[3], g.outputs[5]);
+  EXPECT_EQ(g.outputs[4], g.outputs[5]);
+  auto after = runReference(g, {{g.inputs[0], x}});
+  for (size_t i = 0; i < names.size(); ++i) {
+    const HostTensor &want = before.at(declared[i]), &got = after.at(g.outputs[i]);
+    ASSERT_EQ(want.shape, got.shape) << names[i];
+    for (int64_t k = 0; k < want.size(); ++k)
+      EXPECT_NEAR(got.data[k], want.data[k], 1e-5 * std::max(1.0f, std::fabs(want.data[k])))
+          << names[i] << " element " << k;
+  }
+}
+
 // conv -> add(bias const) -> relu (r1 used twice) ; conv2(r1) -> add(residual r1) -> relu ->
 // reshape -> softmax.
 struct FusionGraph {

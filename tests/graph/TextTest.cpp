@@ -151,6 +151,25 @@ TEST(GraphText, RepeatedAndOddNamesStayDistinct) {
   EXPECT_EQ(printGraphText(parseGraphText(text)), text);
 }
 
+TEST(GraphText, OutputsDeclaredUnderAnotherNameRoundTrip) {
+  // `as "NAME"`: the name an output keeps after a pass replaced its value (Graph::outputNames).
+  const std::string text = "graph \"g\"\n"
+                           "  input %x: f32[2]\n"
+                           "  %r: f32[2] = Relu \"r\"(%x)\n"
+                           "  output %x as \"id\", %r, %r as \"r 2\"\n";
+  Graph g = parseGraphText(text);
+  ASSERT_EQ(g.outputs.size(), 3u);
+  EXPECT_EQ(g.outputs[0], g.inputs[0]);
+  EXPECT_EQ(g.outputName(0), "id");
+  EXPECT_EQ(g.outputName(1), "r");
+  EXPECT_EQ(g.outputName(2), "r 2");
+  EXPECT_EQ(printGraphText(g), text);
+  // Without `as`, outputs are named by their values and nothing is recorded.
+  EXPECT_TRUE(parseGraphText("graph \"g\"\n  input %x: f32[2]\n  output %x\n").outputNames.empty());
+  EXPECT_EQ(parseError("graph \"g\"\n  input %x: f32[2]\n  output %x as y\n"),
+            "t.graph:3:16: error: expected the output's name (a string), found 'y'");
+}
+
 TEST(GraphText, GroupsRoundTrip) {
   const std::string text = "graph \"g\"\n"
                            "  input %x: f32[1x4]\n"

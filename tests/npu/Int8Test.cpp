@@ -228,7 +228,7 @@ TEST(Int8Quant, RoundsTiesToEvenAndSaturates) {
   std::vector<int8_t> q;
   std::vector<float> s = npu::quantiseWeights({-2.0f, 1.0f, 0.0f, 0.0f}, 2, q);
   EXPECT_FLOAT_EQ(s[0], 2.0f / 127);
-  EXPECT_FLOAT_EQ(s[1], 1.0f); // an all-zero channel keeps scale 1
+  EXPECT_FLOAT_EQ(s[1], 1.0f / 127); // an all-zero channel: the scale of the range [-1, 1]
   EXPECT_EQ(q[0], -127);
   EXPECT_EQ(q[1], 64); // 63.5 rounds to even
   HostTensor t({1, 2, 1, 2}, {0.5f, -1.0f, 0.25f, 2.0f});
@@ -312,6 +312,41 @@ TEST(Int8Vector, ConcatSharesOneScale) {
   EXPECT_EQ(q.of(a), q.of(y));
   EXPECT_EQ(q.of(b), q.of(y));
   expectClose(runInt8(g, {in.at(a), in.at(b)}));
+}
+
+// Difftest finding F2: m = Min(w, x + (-x)) = min(w, 0) is concatenated with Relu(m), which is 0
+// wherever calibration looks. The Concat shares one scale among its tensors, the one of the
+// largest range, m's 0.5 (the most negative w); a zero range sizes nothing and must not impose
+// a scale (it was 1, which rounded every value of m, all in (-0.5, 0], to 0).
+TEST(Int8Quant, ZeroRangeValuesImposeNoScale) {
+  EXPECT_FLOAT_EQ(npu::symmetricScale(2.54f), 0.02f);
+  EXPECT_FLOAT_EQ(npu::symmetricScale(0.0f), 1.0f / 127);
+  EXPECT_FLOAT_EQ(npu::symmetricScale(INFINITY), 1.0f / 127);
+  EXPECT_FLOAT_EQ(npu::symmetricScale(1e-42f), 1.0f / 127); // 127 / 1e-42 overflows fp32
+  Graph g;
+  auto x = g.addValue("x", {1, 4, 1}, graph::DType::F32);
+  g.inputs = {x};
+  auto w = g.addConstant("w", {4, 1}, {-0.5f, 0.3f, -0.125f, 0.8f});
+  auto nx = g.addValue("nx", {1, 4, 1}, graph::DType::F32);
+  auto z = g.addValue("z", {1, 4, 1}, graph::DType::F32);
+  auto m = g.addValue("m", {1, 4, 1}, graph::DType::F32);
+  auto r = g.addValue("r", {1, 4, 1}, graph::DType::F32);
+  auto c = g.addValue("c", {1, 4, 2}, graph::DType::F32);
+  g.addNode(graph::OpKind::Neg, "neg", {x}, {nx});
+  g.addNode(graph::OpKind::Add, "sum", {x, nx}, {z});
+  g.addNode(graph::OpKind::Min, "min", {w, z}, {m});
+  g.addNode(graph::OpKind::Relu, "relu", {m}, {r});
+  auto n = g.addNode(graph::OpKind::Concat, "cat", {m, r}, {c});
+  g.node(n).attrs["axis"] = int64_t(-1);
+  g.outputs = {c};
+  npu::QuantTable q = npu::calibrate(g, {{x, HostTensor({1, 4, 1}, randomData(4, 29))}}, "test");
+  EXPECT_FLOAT_EQ(q.of(z), 1.0f / 127); // its own range, 0: the default
+  EXPECT_FLOAT_EQ(q.of(m), 0.5f / 127);
+  EXPECT_EQ(q.of(r), q.of(m));
+  EXPECT_EQ(q.of(c), q.of(m));
+  // m's values survive quantisation: -0.5 is -127 steps exactly, -0.125 within half a step.
+  EXPECT_FLOAT_EQ(npu::fakeQuantise(-0.5f, q.of(m)), -0.5f);
+  EXPECT_NEAR(npu::fakeQuantise(-0.125f, q.of(m)), -0.125f, 0.5f * q.of(m));
 }
 
 // A group the int8 kernels do not quantise is rejected by name, so it runs on the CPU.

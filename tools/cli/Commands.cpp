@@ -478,8 +478,8 @@ void cmdRef(const RefArgs &a, std::ostream &out) {
     byId[*g.findValue(name)] = std::move(t);
   std::map<graph::ValueId, HostTensor> res = graph::runReference(g, byId);
   std::map<std::string, HostTensor> named;
-  for (graph::ValueId v : g.outputs)
-    named[g.value(v).name] = res.at(v);
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    named[g.outputName(i)] = res.at(g.outputs[i]);
   std::vector<std::string> read = inputPaths(a.inputs);
   read.push_back(a.model);
   for (const std::string &p : inputPaths(a.binds))

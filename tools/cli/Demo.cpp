@@ -67,8 +67,9 @@ bool cmdDemo(const DemoArgs &a, std::ostream &out) {
 
   out << driver::formatReport(r.report) << "\n";
   bool ok = true;
-  for (graph::ValueId v : ref.outputs) {
-    const std::string &name = ref.value(v).name;
+  for (size_t i = 0; i < ref.outputs.size(); ++i) {
+    const graph::ValueId v = ref.outputs[i];
+    const std::string &name = ref.outputName(i);
     auto it = r.outputs.find(name);
     if (it == r.outputs.end())
       fail("demo: the compiled model has no output '{}'", name);

@@ -236,7 +236,8 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
                       {"cpu_reason", grp.cpuReason},
                       {"note", grp.note}});
   return {{"name", g.name},     {"values", values},     {"nodes", nodes},
-          {"inputs", g.inputs}, {"outputs", g.outputs}, {"groups", groups}};
+          {"inputs", g.inputs}, {"outputs", g.outputs}, {"output_names", g.outputNames},
+          {"groups", groups}};
 }
 
 graph::Graph graphFromJson(const JsonIn &j) {
@@ -290,6 +291,11 @@ graph::Graph graphFromJson(const JsonIn &j) {
   }
   g.inputs = valueIds(j["inputs"], false);
   g.outputs = valueIds(j["outputs"], false);
+  if (j.has("output_names")) { // packages written before outputs kept their names had none
+    g.outputNames = j["output_names"].asStrings();
+    if (!g.outputNames.empty() && g.outputNames.size() != g.outputs.size())
+      j["output_names"].bad(fmt::format("expected {} names, one per output", g.outputs.size()));
+  }
   for (size_t i = 0; i < groups.size(); ++i) {
     JsonIn jg = groups.at(i);
     graph::FusedGroup grp;

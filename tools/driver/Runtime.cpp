@@ -249,8 +249,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
     }
     r.segments.push_back(std::move(run));
   }
-  for (ValueId v : g.outputs) // written in the model's declared types
-    r.outputs[g.value(v).name] = castTensor(vals.get(v), g.value(v).dtype);
+  for (size_t i = 0; i < g.outputs.size(); ++i) // written in the model's declared types
+    r.outputs[g.outputName(i)] = castTensor(vals.get(g.outputs[i]), g.value(g.outputs[i]).dtype);
   r.report = buildReport(m, r.segments);
   if (trace)
     r.traceJson = buildTrace(m, r.segments);
