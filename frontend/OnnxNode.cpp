@@ -198,15 +198,9 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   } else if (op == OpKind::Clip) {
     clipOperands(im, n);
   } else if (op == OpKind::Softmax || op == OpKind::LogSoftmax || op == OpKind::Hardmax) {
-    int64_t axis = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
-    // Before opset 13 Softmax flattened [axis, rank) into one dimension; that equals the new
-    // semantics only when axis is the last one or every later dimension is 1.
-    if (im.opset < 13)
-      for (size_t d = static_cast<size_t>(axis) + 1; d < rank(0); ++d)
-        if (g.value(n.inputs[0]).shape[d] != 1)
-          fail("{}: opset-{} Softmax over axes [{}, {}) is not supported", where(n), im.opset, axis,
-               rank(0));
-    n.attrs["axis"] = axis;
+    // Before opset 13 these flattened [axis, rank) into one dimension; importNode wraps such a
+    // node in Flatten/Reshape (emitLegacySoftmax) unless that equals the new semantics.
+    n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", im.opset >= 13 ? -1 : 1), rank(0));
   } else if (op == OpKind::Concat || op == OpKind::Gather) {
     n.attrs["axis"] = normaliseAxis(n, n.attrInt("axis", op == OpKind::Concat ? -1 : 0), rank(0));
   } else if (op == OpKind::Flatten) {
@@ -391,6 +385,26 @@ bool emitBatchNormNodes(Importer &im, const graph::Node &bn, const onnx::NodePro
   return true;
 }
 
+// Softmax, LogSoftmax and Hardmax before opset 13 work on the input flattened to 2-D at `axis`
+// (default 1): Flatten, the operator along axis 1, and a Reshape back. Returns false when the
+// axis leaves nothing to flatten (every later dimension is 1), where both semantics agree and the
+// node stays as it is.
+bool emitLegacySoftmax(Importer &im, const graph::Node &n, const onnx::NodeProto &p,
+                       const std::vector<ValueId> &outs) {
+  graph::Graph &g = im.g;
+  const Shape x = g.value(n.inputs.at(0)).shape;
+  const int64_t axis = normaliseAxis(n, n.attrInt("axis", 1), x.size());
+  if (std::all_of(x.begin() + axis + 1, x.end(), [](int64_t d) { return d == 1; }))
+    return false;
+  ValueId flat =
+      emitNode(im, OpKind::Flatten, n.name + "_flatten", {n.inputs[0]}, {{"axis", axis}});
+  ValueId y = emitNode(im, n.kind, n.name, {flat}, {{"axis", int64_t{1}}});
+  ValueId shape = g.addConstantI64(n.name + ".shape", {static_cast<int64_t>(x.size())}, x);
+  im.names[p.output(0)] =
+      emitNode(im, OpKind::Reshape, n.name + "_reshape", {y, shape}, {}, outs.at(0));
+  return true;
+}
+
 } // namespace
 
 void importNode(Importer &im, const onnx::NodeProto &p, int index) {
@@ -438,6 +452,9 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   checkArity(im, n, p);
   const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
   if (n.kind == OpKind::BatchNormalization && emitBatchNormNodes(im, n, p, declared))
+    return;
+  if ((n.kind == OpKind::Softmax || n.kind == OpKind::LogSoftmax || n.kind == OpKind::Hardmax) &&
+      im.opset < 13 && emitLegacySoftmax(im, n, p, declared))
     return;
   bool keep = normalise(im, n, p);
   if (!keep && n.kind == OpKind::Dropout && p.output_size() > 1 && !p.output(1).empty()) {

@@ -247,6 +247,15 @@ case("LogSoftmax_default_axis", "norm", "LogSoftmax", [("x", R)], {},
      lambda x: np.log(softmax(x.astype(np.float64), 3)))
 case("Hardmax_default_axis", "norm", "Hardmax", [("x", TIE)], {},
      lambda x: np.eye(4, dtype=np.float32)[np.argmax(x, axis=1)])
+# Before opset 13 the three flattened the input to 2-D at `axis` (default 1).
+case("Softmax_opset11_flatten", "norm", "Softmax", [("x", R)], {"axis": 1},
+     lambda x: softmax(x.reshape(2, -1), 1).reshape(x.shape), opset=11)
+case("LogSoftmax_opset11_default_axis", "norm", "LogSoftmax", [("x", R)], {},
+     lambda x: np.log(softmax(x.astype(np.float64).reshape(2, -1), 1)).reshape(x.shape),
+     opset=11)
+case("Hardmax_opset11_axis0", "norm", "Hardmax", [("x", TIE)], {"axis": 0},
+     lambda x: np.eye(8, dtype=np.float32)[np.argmax(x.reshape(1, -1), axis=1)].reshape(x.shape),
+     opset=11)
 case("CumSum", "norm", "CumSum", [("x", R), ("c", np.array(2, np.int64))], {},
      lambda x, a: np.cumsum(x, axis=2))
 case("CumSum_excl_rev", "norm", "CumSum", [("x", R), ("c", np.array(-1, np.int64))],
