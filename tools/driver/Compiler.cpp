@@ -190,8 +190,9 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
 
 // Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
 // result are exact in fp32 (the runtime checks that they are: Runtime.cpp). Data movement,
-// comparisons, logic, exact arithmetic (Div truncates in the lowering), selections and the
-// order-based reductions do; the rest (Pow, Mean, MatMul, ... on integers, BitShift) do not.
+// comparisons, logic, exact arithmetic (Div truncates in the lowering), selections, the
+// order-based reductions and MaxPool's positions do; the rest (Pow, Mean, MatMul, ... on integers,
+// BitShift) do not.
 bool lowersIntegersExactly(graph::OpKind k) {
   using graph::OpKind;
   if (graph::isViewOp(k) || graph::hasTrait(k, graph::optrait::kBoolResult))
@@ -238,6 +239,8 @@ bool lowersIntegersExactly(graph::OpKind k) {
   case OpKind::ArgMin:
   case OpKind::TopK:
   case OpKind::CumSum:
+  case OpKind::MaxPool: // its Indices output: flat positions, exact integers in fp32
+  case OpKind::MaxUnpool:
     return true;
   default:
     return false;
