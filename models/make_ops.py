@@ -394,6 +394,11 @@ case("Slice_negstep", "shape", "Slice", [("x", S), ("c", np.array([-1], np.int64
                                          ("c", np.array([3], np.int64)),
                                          ("c", np.array([-2], np.int64))], {},
      lambda x, *a: x[:, :, :, ::-2])
+# Starts past the end: an empty output (the NPU leaves such a group to the CPU).
+case("Slice_empty", "shape", "Slice", [("x", S), ("c", np.array([1000], np.int64)),
+                                       ("c", np.array([1000], np.int64)),
+                                       ("c", np.array([1], np.int64))], {},
+     lambda x, *a: x[:, 1000:])
 case("Split", "shape", "Split", [("x", S), ("c", np.array([2, 3], np.int64))], {"axis": -1},
      lambda x, s: (x[..., :2], x[..., 2:]), outs=2)
 case("Split_equal", "shape", "Split", [("x", S)], {"axis": 2},

@@ -316,6 +316,15 @@ GroupPlan analyzeGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &h
 
 GroupPlan planGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) {
   GroupPlan p = analyzeGroup(g, grp, hw);
+  for (graph::NodeId id : grp.nodes)
+    for (const std::vector<ValueId> *vs : {&g.node(id).inputs, &g.node(id).outputs})
+      for (ValueId v : *vs)
+        if (v != graph::kNoValue && numElements(g.value(v).shape) == 0) {
+          // A Slice past the end leaves an axis empty: no work, and no DRAM or L1 to place it in.
+          p.reject = fmt::format("the empty tensor '{}' ({}): nothing for the NPU to do",
+                                 g.value(v).name, shapeToString(g.value(v).shape));
+          return p;
+        }
   if (p.reject.empty() || hw.quantised()) // the loop-nest kernel computes in fp16 only
     return p;
   if (const graph::Node &a = g.node(grp.anchor); graph::isRecurrentOp(a.kind)) {
