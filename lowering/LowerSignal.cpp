@@ -1,5 +1,5 @@
 // LowerSignal.cpp - CPU lowering of Einsum, Det, DFT and STFT (LowerInternal.h) as plain loop
-// nests with fp32 scalar accumulators: Einsum sums the product of its operands over the labels
+// nests with scalar accumulators (fp32; fp64 for the DFT bins): Einsum sums the product of its operands over the labels
 // not in the output, Det eliminates with partial pivoting in a local copy of each matrix, and
 // DFT/STFT are the direct O(n^2) sums of cos/sin terms.
 #include "graph/DataOps.h"
@@ -13,6 +13,7 @@ namespace {
 
 const DataType kF = DataType::Float(32);
 const DataType kI = DataType::Int(64);
+const DataType kD = DataType::Float(64);
 constexpr double kPi = 3.14159265358979323846;
 
 Expr fcall(const char *name, Expr x) {
@@ -20,14 +21,23 @@ Expr fcall(const char *name, Expr x) {
 }
 
 // acc[0..1] += (xr + i xi) * e^(i angle) where angle = sign * 2 pi ((k j) mod len) / len.
+// The twiddles and the sums are fp64 (acc is an fp64 buffer): bins that cancel to zero come out
+// within ONNX's absolute tolerance (1e-7) only if the O(len) rounding errors of an fp32 sum of
+// large terms do not land in them (numpy computes them in fp64 too).
 Stmt accumulateBin(const Buffer &acc, const Expr &xr, const Expr &xi, const Expr &k, const Expr &j,
                    int64_t len, bool inverse) {
-  Expr angle =
-      cast(kF, floormod(k * j, len)) * f32((inverse ? 2 : -2) * kPi / static_cast<double>(len));
-  Expr co = fcall("cos", angle), si = fcall("sin", angle);
+  Expr angle = cast(kD, floormod(k * j, len)) *
+               fimm((inverse ? 2 : -2) * kPi / static_cast<double>(len), kD);
+  Expr co = call(kD, "cos", {angle}), si = call(kD, "sin", {angle});
   Expr re = load(acc, imm(0)), im = load(acc, imm(1));
-  return seq(
-      {store(acc, re + (xr * co - xi * si), imm(0)), store(acc, im + (xr * si + xi * co), imm(1))});
+  Expr r = cast(kD, xr), i = cast(kD, xi);
+  return seq({store(acc, re + (r * co - i * si), imm(0)), store(acc, im + (r * si + i * co), imm(1))});
+}
+
+// Stores the fp64 bin acc[0..1] (times `scale`) as fp32 at out[at], out[at + 1].
+Stmt storeBin(const Buffer &out, const Buffer &acc, const Expr &at, double scale) {
+  auto part = [&](int64_t q) { return cast(kF, load(acc, imm(q)) * fimm(scale, kD)); };
+  return seq({store(out, part(0), at), store(out, part(1), at + 1)});
 }
 
 } // namespace
@@ -124,17 +134,16 @@ Stmt lowerDFT(LowerCtx &c, const graph::Node &n) {
   for (size_t d = axis + 1; d + 1 < x->shape.size(); ++d)
     inner *= x->shape[d];
   int64_t bins = os[axis];
-  Buffer acc = Buffer::make(out->name + "_bin", kF, {2}, "local");
+  Buffer acc = Buffer::make(out->name + "_bin", kD, {2}, "local");
   Var o = c.var("o"), k = c.var("k"), i = c.var("i"), j = c.var("j");
   Expr at = ((o * count + j) * inner + i) * ch;
   Expr xr = load(x, at), xi = ch == 2 ? load(x, at + 1) : f32(0);
   Expr oAt = ((o * bins + k) * inner + i) * 2;
-  Expr scale = f32(inverse ? 1.0 / static_cast<double>(len) : 1.0);
-  Stmt body = seq({store(acc, f32(0), imm(0)), store(acc, f32(0), imm(1)),
+  double scale = inverse ? 1.0 / static_cast<double>(len) : 1.0;
+  Stmt body = seq({store(acc, fimm(0, kD), imm(0)), store(acc, fimm(0, kD), imm(1)),
                    forLoop(j, imm(0), imm(std::min(count, len)),
                            accumulateBin(acc, xr, xi, k, j, len, inverse)),
-                   store(out, load(acc, imm(0)) * scale, oAt),
-                   store(out, load(acc, imm(1)) * scale, oAt + 1)});
+                   storeBin(out, acc, oAt, scale)});
   return forLoop(
       o, imm(0), imm(outer),
       forLoop(k, imm(0), imm(bins), forLoop(i, imm(0), imm(inner), AllocateNode::make(acc, body))));
@@ -147,15 +156,15 @@ Stmt lowerSTFT(LowerCtx &c, const graph::Node &n) {
   int64_t step = n.attrInt("frame_step", 1), len = n.attrInt("frame_length", 1);
   int64_t samples = x->shape[1], ch = x->shape[2];
   const Shape &os = out->shape;
-  Buffer acc = Buffer::make(out->name + "_bin", kF, {2}, "local");
+  Buffer acc = Buffer::make(out->name + "_bin", kD, {2}, "local");
   Var b = c.var("b"), f = c.var("f"), k = c.var("k"), j = c.var("j");
   Expr at = (b * samples + f * step + j) * ch;
   Expr wj = windowed ? load(w, j) : f32(1);
   Expr xr = load(x, at) * wj, xi = ch == 2 ? load(x, at + 1) * wj : f32(0);
   Expr oAt = ((b * os[1] + f) * os[2] + k) * 2;
-  Stmt body = seq({store(acc, f32(0), imm(0)), store(acc, f32(0), imm(1)),
+  Stmt body = seq({store(acc, fimm(0, kD), imm(0)), store(acc, fimm(0, kD), imm(1)),
                    forLoop(j, imm(0), imm(len), accumulateBin(acc, xr, xi, k, j, len, false)),
-                   store(out, load(acc, imm(0)), oAt), store(out, load(acc, imm(1)), oAt + 1)});
+                   storeBin(out, acc, oAt, 1.0)});
   return nest({b, f, k}, {os[0], os[1], os[2]}, AllocateNode::make(acc, body));
 }
 
