@@ -237,6 +237,28 @@ void crossCheck(const Importer &im, const onnx::ModelProto &m) {
   }
 }
 
+// Whether every graph output that declares a fully static shape has that shape in npuc's graph
+// (and at least one does).
+bool outputsMatchDeclared(const Importer &im, const onnx::ModelProto &m) {
+  bool any = false;
+  for (const auto &out : m.graph().output()) {
+    const auto &tt = out.type().tensor_type();
+    if (!tt.has_shape())
+      continue;
+    Shape declared;
+    for (const auto &d : tt.shape().dim())
+      if (d.has_dim_value())
+        declared.push_back(d.dim_value());
+    if (declared.size() != static_cast<size_t>(tt.shape().dim_size()))
+      continue;
+    auto it = im.names.find(out.name());
+    if (it == im.names.end() || im.g.value(it->second).shape != declared)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 // A node's name in messages: its own, else "<OpType>_<index>" as the importer names it.
 std::string nodeLabel(const onnx::NodeProto &n, int index) {
   return n.name().empty() ? fmt::format("{}_{}", n.op_type(), index) : n.name();
@@ -342,7 +364,23 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
       onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(false, 1, false));
     } catch (const std::exception &e) {
-      fail("ONNX shape inference failed: {}", e.what());
+      // A schema of the installed ONNX may infer a shape that contradicts the shape the model
+      // declares for a graph output (ONNX 1.12's STFT ignores onesided). When npuc's inference
+      // agrees with every declared output shape, two of three agree: ONNX's inference reruns
+      // without the declared output shapes, and the cross-check still compares what it infers
+      // for the values inside the graph.
+      const std::string why = e.what();
+      if (why.find("Inferred shape and existing shape differ") == std::string::npos ||
+          !outputsMatchDeclared(im, m))
+        fail("ONNX shape inference failed: {}", why);
+      for (auto &o : *m.mutable_graph()->mutable_output())
+        o.mutable_type()->mutable_tensor_type()->clear_shape();
+      try {
+        onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                           onnx::ShapeInferenceOptions(false, 1, false));
+      } catch (const std::exception &) {
+        fail("ONNX shape inference failed: {}", why);
+      }
     }
     crossCheck(im, m);
   }

@@ -97,3 +97,44 @@ def case_typed_messages(c):
     c.expect_ok(["ref", sh, "--input", "x=" + a, "--input", "s=" + by, "--output-dir", refsh])
     y = np.load(os.path.join(refsh, "y.npy"))
     assert y.dtype == np.uint8 and y.tolist() == [144, 2, 8], y  # np.uint8(200) << 1 == 144
+
+
+def case_declared_shapes(c):
+    """A graph output's declared shape against two inferences (npuc's and ONNX's): ONNX 1.12's
+    STFT schema ignores onesided and contradicts a correctly declared [1, 15, 9, 2]; npuc agrees
+    with the declaration, so the model imports and runs (numpy's rfft is the oracle). A declared
+    shape that both inferences contradict stays an error."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    sig = np.sin(np.arange(128, dtype=np.float32) / 5).reshape(1, 128, 1).astype(np.float32)
+    inits = [numpy_helper.from_array(np.array(8, np.int64), "step"),
+             numpy_helper.from_array(np.array(16, np.int64), "length")]
+    node = helper.make_node("STFT", ["x", "step", "", "length"], ["y"], name="stft")
+    g = helper.make_graph([node], "stft", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                         [1, 128, 1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 15, 9, 2])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path, x, out = c.w("stft.onnx"), c.w("x.npy"), c.w("out")
+    onnx.save(m, path)
+    np.save(x, sig)
+    c.expect_ok(["ref", path, "--input", "x=" + x, "--output-dir", out])
+    frames = np.stack([sig[0, f * 8:f * 8 + 16, 0] for f in range(15)])
+    spec = np.fft.rfft(frames.astype(np.float64), axis=1)
+    want = np.stack([spec.real, spec.imag], axis=-1)[None]
+    got = np.load(os.path.join(out, "y.npy"))
+    assert got.shape == want.shape and np.allclose(got, want, rtol=1e-4, atol=1e-4), \
+        np.max(np.abs(got - want))
+    # Declared [2, 4] for a Relu of [2, 3]: both inferences say [2, 3].
+    relu = helper.make_graph(
+        [helper.make_node("Relu", ["a"], ["b"], name="r")], "relu",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 4])])
+    m = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    bad = c.w("relu.onnx")
+    onnx.save(m, bad)
+    c.expect_fail(["ref", bad, "--input", "a=" + x, "--output-dir", c.w("out2")],
+                  ["ONNX shape inference failed", "Inferred shape and existing shape differ"],
+                  [c.w("out2")])
