@@ -140,6 +140,13 @@ Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
   switch (op) {
   case OpKind::Pow:
     return call(kF, "pow", {a, b});
+  case OpKind::BitShift: {
+    // Unsigned operands, exact integers in fp32 (Runtime.cpp checks). Scaling by a power of two
+    // is exact: a left shift is exact until it leaves the type's range, where the run-time check
+    // refuses the value instead of wrapping it; a right shift is floor(a / 2^b), 0 from 64 on.
+    Expr scale = call(kF, "pow", {f32(2), call(kF, "fmin", {b, f32(64)})});
+    return n.attrString("direction", "") == "LEFT" ? a * scale : fcall("floor", a / scale);
+  }
   case OpKind::Mod:
     return n.attrInt("fmod", 0) ? a % b : floormod(a, b);
   case OpKind::Equal:
@@ -167,6 +174,15 @@ Expr binaryExpr(const graph::Node &n, const Expr &a, const Expr &b) {
     break;
   }
   fail("node '{}' ({}): no TIR lowering for this binary operator", n.name, op);
+}
+
+// Pow with an integer result (ONNX's type is the base's): pow in fp64 truncated toward zero, as
+// `npuc ref` computes a float exponent (the same libm pow on the same doubles); an integer
+// exponent is exact while |result| < 2^53, and the run-time check refuses results beyond 2^24.
+Expr intPowExpr(const Expr &a, const Expr &b) {
+  const DataType kD = DataType::Float(64);
+  Expr p = call(kD, "pow", {cast(kD, a), cast(kD, b)});
+  return cast(kF, select(p < fimm(0, kD), call(kD, "ceil", {p}), call(kD, "floor", {p})));
 }
 
 // outer x len x inner view around `axis`.
@@ -300,7 +316,9 @@ Stmt lowerMap(LowerCtx &c, const graph::Node &n) {
   } else {
     v = operand(0);
     for (size_t i = 1; i < n.inputs.size(); ++i)
-      v = binaryExpr(n, v, operand(i));
+      v = n.kind == OpKind::Pow && isIntStored(c.g.value(n.outputs[0]).dtype)
+              ? intPowExpr(v, operand(i))
+              : binaryExpr(n, v, operand(i));
     if (n.kind == OpKind::Mean)
       v = v / f32(static_cast<double>(n.inputs.size()));
   }

@@ -97,6 +97,30 @@ def add(case, rnd):
     c("Slice_bool", "Slice", [("t", bools), ("c", np.array([1], np.int64)),
                               ("c", np.array([3], np.int64)), ("c", np.array([1], np.int64))],
       {}, lambda x, s, e, a: x[:, 1:3], [TP.BOOL])
+    # Pow on integers (the result has the base's type): an integer exponent exactly, a negative
+    # one truncates 1/b^n toward zero; a float exponent truncates the power. BitShift on the
+    # unsigned types, past the type's width too (numpy gives 0 for a right shift by >= 64).
+    pb = np.array([3, -2, 5, 1, -1, 2, 7, 0], np.int64)
+    pe = np.array([4, 3, 0, -3, -3, -1, 2, 9], np.int64)
+    c("Pow_i64", "Pow", [("t", pb), ("t", pe)], {},
+      lambda b, e: np.array([int(x) ** int(y) if y >= 0 else int(1 / x ** -y) if x else 0
+                             for x, y in zip(b, e)], np.int64), [TP.INT64])
+    c("Pow_i32_f32", "Pow", [("t", np.array([2, 3, 10, 9, 5], np.int32)),
+                             ("t", np.array([0.5, 2.0, 1.5, 0.5, -1.0], np.float32))], {},
+      lambda b, e: np.trunc(np.power(b.astype(np.float64), e.astype(np.float64))).astype(
+          np.int32), [TP.INT32])
+    u16 = np.array([1, 3, 255, 4096, 40000, 7], np.uint16)
+    sh16 = np.array([0, 4, 8, 3, 1, 2], np.uint16)
+    c("BitShift_left_u16", "BitShift", [("t", np.array([1, 3, 255, 4096, 20000, 7], np.uint16)),
+                                        ("t", sh16)], {"direction": "LEFT"},
+      lambda a, b: np.left_shift(a, b), [TP.UINT16])
+    c("BitShift_right_u16", "BitShift", [("t", u16), ("t", sh16)], {"direction": "RIGHT"},
+      lambda a, b: np.right_shift(a, b), [TP.UINT16])
+    c("BitShift_right_u32_bcast", "BitShift",
+      [("t", np.array([[1000000, 5], [16777215, 0]], np.uint32)),
+       ("t", np.array([3, 70], np.uint32))], {"direction": "RIGHT"},
+      lambda a, b: np.where(b >= 32, 0, np.right_shift(a, np.minimum(b, 31))).astype(np.uint32),
+      [TP.UINT32])
     # Double in and out (computed in fp32: values well inside rtol 1e-4 of numpy's).
     case("Typed_Add_f64", "typed", "Add", [("t", f64), ("t", f64[:1])], {},
          lambda a, b: a + b, out_types=[TP.DOUBLE])

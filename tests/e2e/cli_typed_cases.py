@@ -86,17 +86,26 @@ def case_typed_messages(c):
                    c.w("run8")],
                   ["value 'y' (u8): element 0 computed as 300, which is not a u8 value"],
                   [c.w("run8")])
-    # BitShift has no fp32 lowering: compiling names the node, the value and its type.
+    # BitShift compiles to a power-of-two scaling: exact while the result stays in the type's
+    # range, and a left shift past it is a run-time error naming the value, never a wrap.
     sh = c.w("shift.onnx")
     _model(sh, "BitShift", TensorProto.UINT8, TensorProto.UINT8, {"direction": "LEFT"})
-    c.expect_fail(["compile", sh, "--target", "cpu", "-o", c.w("shift.npub")],
-                  ["node 'n0' (BitShift): its output 'y' is u8, and compiled targets compute "
-                   "BitShift on integers in fp32"], [c.w("shift.npub")])
     refsh, by = c.w("refsh"), c.w("by.npy")
     np.save(by, np.array([1, 1, 2], np.uint8))
     c.expect_ok(["ref", sh, "--input", "x=" + a, "--input", "s=" + by, "--output-dir", refsh])
     y = np.load(os.path.join(refsh, "y.npy"))
     assert y.dtype == np.uint8 and y.tolist() == [144, 2, 8], y  # np.uint8(200) << 1 == 144
+    pkgsh = c.w("shift.npub")
+    c.expect_ok(["compile", sh, "--target", "cpu", "-o", pkgsh])
+    c.expect_fail(["run", pkgsh, "--input", "x=" + a, "--input", "s=" + by, "--output-dir",
+                   c.w("runsh")],
+                  ["value 'y' (u8): element 0 computed as 400, which is not a u8 value"],
+                  [c.w("runsh")])
+    ok, runok = c.w("ok.npy"), c.w("runok")
+    np.save(ok, np.array([100, 1, 63], np.uint8))
+    c.expect_ok(["run", pkgsh, "--input", "x=" + ok, "--input", "s=" + by, "--output-dir", runok])
+    y = np.load(os.path.join(runok, "y.npy"))
+    assert y.dtype == np.uint8 and y.tolist() == [200, 2, 252], y
 
 
 def case_declared_shapes(c):

@@ -190,9 +190,9 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
 
 // Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
 // result are exact in fp32 (the runtime checks that they are: Runtime.cpp). Data movement,
-// comparisons, logic, exact arithmetic (Div truncates in the lowering), selections, the
-// order-based reductions and MaxPool's positions do; the rest (Pow, Mean, MatMul, ... on integers,
-// BitShift) do not.
+// comparisons, logic, exact arithmetic (Div truncates in the lowering; Pow on integers is pow in
+// fp64 truncated, BitShift a scaling by a power of two), selections, the order-based reductions
+// and MaxPool's positions do; the rest (Mean, MatMul, ... on integers) do not.
 bool lowersIntegersExactly(graph::OpKind k) {
   using graph::OpKind;
   if (graph::isViewOp(k) || graph::hasTrait(k, graph::optrait::kBoolResult))
@@ -222,6 +222,8 @@ bool lowersIntegersExactly(graph::OpKind k) {
   case OpKind::Sub:
   case OpKind::Mul:
   case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::BitShift:
   case OpKind::Mod:
   case OpKind::Max:
   case OpKind::Min:
