@@ -1,6 +1,6 @@
 // RefData.cpp - reference kernels of the data-movement ops (RefInternal.h): the views, Transpose,
 // Concat/Split, Pad, Slice, Expand/Tile, Resize (nearest/linear/cubic, every coordinate
-// transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, Gather/GatherElements,
+// transformation mode), DepthToSpace/SpaceToDepth, Gather/GatherElements,
 // Trilu, EyeLike, Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
 // ConstantOfShape, Range).
 #include "graph/ExtOps.h"
@@ -24,13 +24,29 @@ double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen
     return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel")
     return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  // align_corners and tf_crop_and_resize divide by the resized length less one; ONNX's reference
+  // (and its node tests) take that length as scale * inLen, not the floored output extent: a
+  // downsampling by 0.6 of 4 maps x to x * 3 / 1.4.
+  const double resized = scale * static_cast<double>(inLen);
   if (mode == "align_corners")
-    return outLen == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / static_cast<double>(outLen - 1);
+    return resized == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / (resized - 1);
+  if (mode == "tf_crop_and_resize") {
+    const auto &roi = std::get<std::vector<double>>(n.attrs.at("roi"));
+    const size_t r = roi.size() / 2;
+    const double start = roi.at(axis), span = roi.at(axis + r) - start;
+    const auto last = static_cast<double>(inLen - 1);
+    return start * last + (resized == 1 ? span * last / 2 : x * span * last / (resized - 1));
+  }
   if (mode == "asymmetric")
     return x / scale;
   if (mode == "tf_half_pixel_for_nn")
     return (x + 0.5) / scale;
   fail("node '{}' (Resize): coordinate_transformation_mode={} not supported", n.name, mode);
+}
+
+bool resizeOutside(const Node &n, double c, int64_t inLen) {
+  return n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize" &&
+         (c < 0 || c > static_cast<double>(inLen - 1));
 }
 
 int64_t resizeNearest(const Node &n, double c, int64_t inLen) {
@@ -175,13 +191,28 @@ double cubicResize(const Node &n, const HostTensor &x, const Shape &os, const In
   return acc;
 }
 
+// tf_crop_and_resize: an output position whose source coordinate lies outside the input along
+// any axis is extrapolation_value (ONNX's per-axis interpolation returns it for that axis, and
+// the weights of the others sum to 1).
+bool outsideInput(const Node &n, const Shape &xs, const Shape &os, const Index &oi) {
+  for (size_t d = 0; d < os.size(); ++d)
+    if (resizeOutside(n, resizeSourceCoord(n, d, oi[d], xs[d], os[d]), xs[d]))
+      return true;
+  return false;
+}
+
 HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
   size_t r = os.size();
   const std::string mode = n.attrString("mode", "nearest");
   bool linear = mode == "linear";
+  const bool crop = n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
   HostTensor out(os);
   for (int64_t i = 0; i < out.size(); ++i) {
     Index oi = ref::unflatten(i, os);
+    if (crop && outsideInput(n, x.shape, os, oi)) {
+      out.data[i] = static_cast<float>(n.attrFloat("extrapolation_value", 0.0));
+      continue;
+    }
     if (mode == "cubic") {
       out.data[i] = static_cast<float>(cubicResize(n, x, os, oi));
       continue;

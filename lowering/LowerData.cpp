@@ -1,5 +1,5 @@
 // LowerData.cpp - CPU lowering of the data-movement ops (LowerInternal.h): the views, Transpose,
-// Concat/Split, Pad, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
+// Concat/Split, Pad, Slice, Expand, Tile, Resize (nearest/linear/cubic), DepthToSpace/SpaceToDepth,
 // Gather/GatherElements, Trilu, EyeLike and Cast. Most are a loop nest over the output storing a
 // load of the input at an index computed from the output coordinates; indices read from tensors
 // or computed in float are clamped so every load stays in bounds.
@@ -44,13 +44,49 @@ Expr resizeCoord(const graph::Node &n, size_t d, const Expr &o, int64_t in, int6
     return (x + f32(0.5)) / s - f32(0.5);
   if (mode == "pytorch_half_pixel")
     return out > 1 ? (x + f32(0.5)) / s - f32(0.5) : f32(0);
+  // align_corners and tf_crop_and_resize: the resized length is scale * in, as in
+  // graph::resizeSourceCoord (ONNX's reference).
+  const double resized = scales.at(d) * static_cast<double>(in), last = static_cast<double>(in - 1);
   if (mode == "align_corners")
-    return out == 1 ? f32(0) : x * f32(static_cast<double>(in - 1) / static_cast<double>(out - 1));
+    return resized == 1 ? f32(0) : x * f32(last / (resized - 1));
+  if (mode == "tf_crop_and_resize") {
+    const auto &roi = std::get<std::vector<double>>(n.attrs.at("roi"));
+    const double start = roi.at(d), span = roi.at(d + roi.size() / 2) - start;
+    if (resized == 1)
+      return f32(start * last + span * last / 2);
+    return x * f32(span * last / (resized - 1)) + f32(start * last);
+  }
   if (mode == "asymmetric")
     return x / s;
   if (mode == "tf_half_pixel_for_nn")
     return (x + f32(0.5)) / s;
   fail("node '{}' (Resize): coordinate_transformation_mode={} not supported", n.name, mode);
+}
+
+bool tfCrop(const graph::Node &n) {
+  return n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
+}
+
+// An axis Resize leaves alone: the same extent at scale 1 reads the output coordinate itself
+// (not under tf_crop_and_resize, whose roi moves even such an axis).
+bool identityAxis(const graph::Node &n, size_t d, int64_t in, int64_t out) {
+  return in == out && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0 && !tfCrop(n);
+}
+
+// tf_crop_and_resize: extrapolation_value where the source coordinate leaves the input along
+// any axis (graph::resizeOutside), else v.
+Expr cropped(const graph::Node &n, const Buffer &in, const Buffer &out,
+             const std::vector<Expr> &idx, Expr v) {
+  if (!tfCrop(n))
+    return v;
+  Expr outside;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t I = in->shape[d];
+    Expr x = resizeCoord(n, d, idx[d], I, out->shape[d]);
+    Expr o = (x < f32(0)) || (x > f32(static_cast<double>(I - 1)));
+    outside = outside.defined() ? outside || o : o;
+  }
+  return select(outside, f32(n.attrFloat("extrapolation_value", 0.0)), v);
 }
 
 Expr clampI(Expr e, int64_t hi) {
@@ -171,7 +207,7 @@ Stmt lowerResizeCubic(const graph::Node &n, const Buffer &in, const Buffer &out,
   std::vector<std::array<Expr, 4>> src(r), w(r);
   for (size_t d = 0; d < r; ++d) {
     int64_t I = in->shape[d], O = out->shape[d];
-    if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0) {
+    if (identityAxis(n, d, I, O)) {
       src[d].fill(idx[d]);
       continue;
     }
@@ -206,7 +242,8 @@ Stmt lowerResizeCubic(const graph::Node &n, const Buffer &in, const Buffer &out,
     term = wt.defined() ? term * wt : term;
     acc = acc.defined() ? acc + term : term;
   }
-  return nest(iv, out->shape, store(out, acc, flatIndex(idx, out->shape)));
+  return nest(iv, out->shape,
+              store(out, cropped(n, in, out, idx, acc), flatIndex(idx, out->shape)));
 }
 
 Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
@@ -222,7 +259,7 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
     std::vector<Expr> src;
     for (size_t d = 0; d < r; ++d) {
       int64_t I = in->shape[d], O = out->shape[d];
-      if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0 &&
+      if (identityAxis(n, d, I, O) &&
           n.attrString("coordinate_transformation_mode", "") != "tf_half_pixel_for_nn") {
         src.push_back(idx[d]);
         continue;
@@ -236,14 +273,15 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
                                             : select(half, f, call(kF, "round", {x}));
       src.push_back(clampI(cast(kI, rr), I));
     }
-    return nest(iv, out->shape, store(out, load(in, flatIndex(src, in->shape)), oAt));
+    return nest(iv, out->shape,
+                store(out, cropped(n, in, out, idx, load(in, flatIndex(src, in->shape))), oAt));
   }
   // Linear: interpolate along the axes whose extent changes (2^m corners, m usually 2).
   std::vector<size_t> lin;
   std::vector<Expr> lo(r), hi(r), w(r);
   for (size_t d = 0; d < r; ++d) {
     int64_t I = in->shape[d], O = out->shape[d];
-    if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0) {
+    if (identityAxis(n, d, I, O)) {
       lo[d] = hi[d] = idx[d];
       continue;
     }
@@ -273,7 +311,7 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
     term = wt.defined() ? term * wt : term;
     acc = acc.defined() ? acc + term : term;
   }
-  return nest(iv, out->shape, store(out, acc, oAt));
+  return nest(iv, out->shape, store(out, cropped(n, in, out, idx, acc), oAt));
 }
 
 Stmt lowerSlice(LowerCtx &c, const graph::Node &n) {
