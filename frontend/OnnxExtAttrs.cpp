@@ -440,9 +440,20 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["axis"] = normaliseAxis(n, a[0], rank(0));
     n.inputs.resize(1);
   } else if (op == OpKind::Trilu) {
-    if (present(n, 1))
-      n.attrs["k"] = constInts(im, n, 1, "k", ConstRole::Parameter).at(0);
-    n.inputs.resize(1);
+    // k: a constant becomes the attribute; a run-time scalar stays input 1, which the kernels
+    // compare with each position's column - row.
+    if (present(n, 1)) {
+      const graph::Value &k = im.g.value(n.inputs[1]);
+      if (numElements(k.shape) != 1 || k.dtype != graph::DType::I64)
+        fail("{}: k (input 1) must be an int64 scalar, got {} of shape {}", where(n),
+             graph::dtypeName(k.dtype), shapeToString(k.shape));
+      if (k.isConstant()) {
+        n.attrs["k"] = constInts(im, n, 1, "k", ConstRole::Parameter).at(0);
+        n.inputs.resize(1);
+      }
+    } else {
+      n.inputs.resize(1);
+    }
   } else if (op == OpKind::GlobalLpPool || op == OpKind::LpPool) {
     if (n.attrInt("p", 2) <= 0)
       fail("{}: attribute p={} must be positive", where(n), n.attrInt("p", 2));

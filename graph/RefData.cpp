@@ -371,7 +371,9 @@ RefResult refGatherElements(const RefArgs &a) {
 
 RefResult refTrilu(const RefArgs &a) {
   const HostTensor &x = a.in(0);
-  int64_t k = a.n.attrInt("k", 0);
+  // k: the attribute, or the run-time scalar input 1 (the frontend keeps a non-constant k).
+  const HostTensor *kIn = a.opt(1);
+  const int64_t k = kIn ? kIn->intAt(0) : a.n.attrInt("k", 0);
   bool upper = a.n.attrInt("upper", 1) != 0;
   return {byPosition(a.outShape(), [&](int64_t i, const Index &si) {
     int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row

@@ -402,9 +402,16 @@ Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n) {
 
 Stmt lowerTrilu(LowerCtx &c, const graph::Node &n) {
   return positionNest(c, n, [&](const Buffer &in, const Buffer &out, const std::vector<Expr> &idx) {
-    int64_t k = n.attrInt("k", 0);
     size_t r = idx.size();
     Expr diff = idx[r - 1] - idx[r - 2];
+    // A run-time k (input 1) is an integer held in fp32 in compiled code: compare in fp32,
+    // exact for any |k| and extent below 2^24.
+    if (n.inputs.size() > 1) {
+      Expr k = cast(kF, load(c.input(n, 1), imm(0))), d = cast(kF, diff);
+      return select(n.attrInt("upper", 1) ? d >= k : d <= k, load(in, flatIndex(idx, out->shape)),
+                    f32(0));
+    }
+    int64_t k = n.attrInt("k", 0);
     return select(n.attrInt("upper", 1) ? diff >= k : diff <= k,
                   load(in, flatIndex(idx, out->shape)), f32(0));
   });
