@@ -2,6 +2,7 @@
 // normalised attribute form documented in Onnx.h, infers output shapes and folds constant nodes.
 #include "frontend/OnnxImpl.h"
 
+#include "graph/PadMode.h"
 #include "graph/Passes.h"
 #include "graph/Rnn.h"
 #include "graph/ShapeInference.h"
@@ -221,9 +222,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
           fail("{}: attribute allowzero=1 with a 0 in the shape is not supported", where(n));
     constInts(im, n, 1, "shape");
   } else if (op == OpKind::Pad) {
+    // constant, edge or reflect (graph::PadMode); ONNX adds wrap only at opset 19.
     std::string mode = n.attrString("mode", "constant");
-    if (mode != "constant")
-      fail("{}: attribute mode={} not supported", where(n), mode);
+    if (!graph::padModeFromName(mode))
+      fail("{}: attribute mode={} not supported (constant, edge or reflect)", where(n), mode);
     if (im.opset >= 11) {
       n.attrs["pads"] = constInts(im, n, 1, "pads");
       const ValueId runtimeValue = padValue(im, n);
@@ -245,10 +247,13 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
         n.attrs["pads"] = pads;
       }
       n.inputs.resize(1);
-      if (runtimeValue != kNoValue)
+      if (runtimeValue != kNoValue && mode == "constant") // edge and reflect ignore it
         n.inputs.push_back(runtimeValue);
     }
-    n.attrs.erase("mode");
+    if (mode == "constant")
+      n.attrs.erase("mode"); // the default
+    else
+      n.attrs.erase("value"); // only constant mode reads it
   } else if (op == OpKind::Shape) {
     // Opset 15 start/end: slice the dims. Folded right away (static shapes).
     const Shape &s = g.value(n.inputs.at(0)).shape;

@@ -4,6 +4,7 @@
 // Trilu, EyeLike, Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
 // ConstantOfShape, Range).
 #include "graph/ExtOps.h"
+#include "graph/PadMode.h"
 #include "graph/RefInternal.h"
 #include "graph/Reference.h"
 
@@ -113,23 +114,31 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   return out;
 }
 
-// `value`: the constant_value attribute, or the run-time operand's (refPad).
+// `value`: the constant_value attribute, or the run-time operand's (refPad); every output
+// position reads its source per axis (graph/PadMode.h), or takes the value in constant mode.
 HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, double value) {
   auto pads = n.attrInts("pads");
+  const PadMode mode = padModeOf(n);
+  const size_t r = os.size();
+  std::vector<PadAxis> axes;
+  for (size_t d = 0; d < r; ++d)
+    axes.push_back(padAxis(x.shape[d], pads[d], pads[d + r]));
   HostTensor out(os, x.dtype);
   if (out.isInt())
     std::fill(out.ints.begin(), out.ints.end(), floatToIntType(x.dtype, value));
   else
     std::fill(out.data.begin(), out.data.end(), static_cast<float>(value));
-  Index ost = stridesOf(os), xst = stridesOf(x.shape);
-  forEachBroadcast(x.shape, {xst}, [&](int64_t i, const std::vector<int64_t> &) {
-    int64_t rem = i, o = 0;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      o += (rem / xst[d] + pads[d]) * ost[d];
-      rem %= xst[d];
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Index oi = ref::unflatten(i, os), si(r);
+    bool inside = true;
+    for (size_t d = 0; d < r && inside; ++d) {
+      std::optional<int64_t> s = padSource(mode, axes[d], oi[d]);
+      inside = s.has_value();
+      si[d] = s.value_or(0);
     }
-    out.copyElement(o, x, i);
-  });
+    if (inside)
+      out.copyElement(i, x, ref::flatten(si, x.shape));
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // load of the input at an index computed from the output coordinates; indices read from tensors
 // or computed in float are clamped so every load stays in bounds.
 #include "graph/ExtOps.h"
+#include "graph/PadMode.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
 #include "tir/Simplify.h"
@@ -148,27 +149,40 @@ Stmt lowerConcat(LowerCtx &c, const graph::Node &n) {
   return seq(parts);
 }
 
+// Pad: each output position reads its source per axis (graph/PadMode.h); constant mode selects
+// the value outside the kept input range, edge clamps to it, reflect mirrors into it.
 Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
-  if (n.attrString("mode", "constant") != "constant")
-    fail("node '{}' (Pad): only mode=constant is supported, got '{}'", n.name,
-         n.attrString("mode", ""));
   Buffer in = c.input(n, 0), out = c.output(n, 0);
   size_t r = in->shape.size();
   std::vector<int64_t> pads = n.attrInts("pads");
   if (pads.size() != 2 * r)
     fail("node '{}' (Pad): pads has {} entries for rank {}", n.name, pads.size(), r);
+  const graph::PadMode mode = graph::padModeOf(n);
   std::vector<Var> iv = c.vars(r, "i");
   std::vector<Expr> inIdx;
   Expr inside = IntImmNode::make(1, DataType::Bool());
   for (size_t d = 0; d < r; ++d) {
+    const graph::PadAxis a = graph::padAxis(in->shape[d], pads[d], pads[d + r]);
     Expr x = iv[d] - pads[d];
-    inside = inside && (x >= 0) && (x < in->shape[d]);
-    inIdx.push_back(clampIdx(x, in->shape[d]));
+    if (pads[d] <= 0 && pads[d + r] <= 0) // cropped or untouched: always inside
+      inIdx.push_back(x);
+    else if (mode == graph::PadMode::Edge)
+      inIdx.push_back(max(min(x, imm(a.last)), imm(a.first)));
+    else if (mode == graph::PadMode::Reflect)
+      inIdx.push_back(
+          select(x < a.first, imm(2 * a.first) - x, select(x > a.last, imm(2 * a.last) - x, x)));
+    else {
+      inside = inside && (x >= a.first) && (x <= a.last);
+      inIdx.push_back(clampIdx(x, in->shape[d]));
+    }
   }
-  // The padding value: a run-time scalar input 1 (ONNX's constant_value when it is not a
-  // constant), else the `value` attribute.
-  Expr fill = n.inputs.size() > 1 ? load(c.input(n, 1), imm(0)) : f32(n.attrFloat("value", 0.0));
-  Expr v = select(simplify(inside), load(in, flatIndex(inIdx, in->shape)), fill);
+  Expr v = load(in, flatIndex(inIdx, in->shape));
+  if (mode == graph::PadMode::Constant) {
+    // The padding value: a run-time scalar input 1 (ONNX's constant_value when it is not a
+    // constant), else the `value` attribute.
+    Expr fill = n.inputs.size() > 1 ? load(c.input(n, 1), imm(0)) : f32(n.attrFloat("value", 0.0));
+    v = select(simplify(inside), v, fill);
+  }
   return nest(iv, out->shape, store(out, v, flatIndex(asExprs(iv), out->shape)));
 }
 

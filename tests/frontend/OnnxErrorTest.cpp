@@ -216,22 +216,58 @@ TEST(OnnxErrors, Opset18ResizeAntialiasAndSplitNumOutputsAreChecked) {
   }
 }
 
-TEST(OnnxErrors, UnsupportedAttributeValue) {
+namespace {
+
+// A Pad node "p" of mode `mode` with constant pads `pads` on a [1, 1, 4, 4] input (opset 13).
+std::string padModel(const std::string &mode, const std::vector<int64_t> &pads,
+                     const std::string &file) {
   onnx::ModelProto m = baseModel(13, {1, 1, 4, 4});
   auto *n = addNode(m, "Pad", "p", {"x", "pads"}, {"y"});
   auto *a = n->add_attribute();
   a->set_name("mode");
   a->set_type(onnx::AttributeProto::STRING);
-  a->set_s("reflect");
+  a->set_s(mode);
   auto *t = m.mutable_graph()->add_initializer();
   t->set_name("pads");
   t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(8);
-  for (int i = 0; i < 8; ++i)
-    t->add_int64_data(i % 4 >= 2 ? 1 : 0);
+  t->add_dims(static_cast<int64_t>(pads.size()));
+  for (int64_t p : pads)
+    t->add_int64_data(p);
   addOutput(m, "y");
-  std::string path = save(m, "padmode.onnx");
-  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=reflect not supported"))
+  return save(m, file);
+}
+
+} // namespace
+
+TEST(OnnxErrors, UnsupportedAttributeValue) {
+  // wrap is opset 19's; npuc's opsets have constant, edge and reflect.
+  std::string path = padModel("wrap", {0, 0, 1, 1, 0, 0, 1, 1}, "padmode.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=wrap not supported "
+                                          "(constant, edge or reflect)"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, PadReflectLimitAndCropsNameTheAxis) {
+  // A reflect pad must be smaller than the extent it mirrors: 4 on an extent of 4 is not.
+  std::string path = padModel("reflect", {0, 0, 0, 4, 0, 0, 0, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): mode=reflect pads axis 3 by 4, but a "
+                                          "reflect pad must be smaller than the axis extent 4"))
+      << importError(path);
+  // After a crop of 2 the kept extent is 2, so a reflect pad of 2 on the other side is too large.
+  path = padModel("reflect", {0, 0, -2, 0, 0, 0, 2, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "mode=reflect pads axis 2 by 2, but a reflect pad must "
+                                          "be smaller than the axis extent 2 (after cropping)"))
+      << importError(path);
+  // Cropping more than the extent.
+  path = padModel("edge", {0, 0, -3, 0, 0, 0, -2, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): pads -3 and -2 crop 5 elements from "
+                                          "axis 2 of extent 4"))
+      << importError(path);
+  // Edge-padding an axis cropped to nothing.
+  path = padModel("edge", {0, 0, -4, 0, 0, 0, 1, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "mode=edge pads axis 2, which the negative pads crop "
+                                          "to nothing"))
       << importError(path);
   std::filesystem::remove(path);
 }
