@@ -47,8 +47,6 @@ int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-namespace {
-
 void readAttributes(Node &n, const onnx::NodeProto &p) {
   using AP = onnx::AttributeProto;
   for (const auto &a : p.attribute()) {
@@ -79,6 +77,8 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
     }
   }
 }
+
+namespace {
 
 // The input and output counts ONNX's schema allows for the node's operator at the model's
 // opset, checked before any rule reads an input (a Conv with no inputs is bad input, not an
@@ -282,10 +282,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   return true;
 }
 
-// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
-// and folds it when its inputs are constant; returns the output value.
+} // namespace
+
 ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
-                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out) {
   graph::Graph &g = im.g;
   if (out == kNoValue)
     out = g.addValue(name, {}, graph::DType::F32);
@@ -295,6 +295,8 @@ ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector
   graph::foldConstantNode(g, id);
   return out;
 }
+
+namespace {
 
 // LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
 // defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
@@ -416,6 +418,8 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::Graph &g = im.g;
   Node n;
   n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();
+  if (isTrainingDomain(p.domain()))
+    return importTrainingNode(im, p, index);
   if (!p.domain().empty() && p.domain() != "ai.onnx")
     fail("node '{}' ({}): operator domain '{}' is not supported", n.name, p.op_type(), p.domain());
   // The operator table (graph/Ops.def) is the supported set.
