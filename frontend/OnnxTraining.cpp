@@ -70,8 +70,8 @@ const graph::Value &checkScalar(Importer &im, const Node &n, const onnx::NodePro
   const bool typeOk = integer ? v.dtype == graph::DType::I64
                               : v.dtype == graph::DType::F32 || v.dtype == graph::DType::F64;
   if (numElements(v.shape) != 1 || !typeOk)
-    fail("{}: {} (input {}) must be a {} scalar, got {} of shape {}", label(n, p), what, i,
-         integer ? "int64" : "float", graph::dtypeName(v.dtype), shapeToString(v.shape));
+    fail("{}: {} (input {}) must be {} scalar, got {} of shape {}", label(n, p), what, i,
+         integer ? "an int64" : "a float", graph::dtypeName(v.dtype), shapeToString(v.shape));
   return v;
 }
 
