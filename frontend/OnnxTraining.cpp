@@ -4,7 +4,6 @@
 // with one learning rate R (a float scalar) and one iteration count T (an int64 scalar), both
 // read at run time; every path (ref, CPU, NPU) then runs the update as it runs those operators.
 #include "frontend/OnnxImpl.h"
-#include "graph/ShapeInference.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -22,10 +21,17 @@ enum class MomentumMode { Standard, Nesterov };
 // Builds one optimizer node's update out of elementwise nodes named after it.
 class Update {
 public:
-  Update(Importer &im, const Node &n) : im_(im), n_(n) {}
+  // The update computes in X's type (float or double, every X of a node has the same); R is
+  // cast to it when its own float type differs, so that every operand of an op agrees.
+  Update(Importer &im, const Node &n)
+      : im_(im), n_(n), dt_(im.g.value(n.inputs.at(2)).dtype), r_(n.inputs.at(0)) {
+    if (im.g.value(r_).dtype != dt_)
+      r_ = op(OpKind::Cast, "r_cast", {r_}, {{"to", onnxType()}});
+  }
 
+  ValueId rate() const { return r_; }
   ValueId scalar(const std::string &what, double v) {
-    return im_.g.addConstant(n_.name + "." + what, {}, {static_cast<float>(v)});
+    return im_.g.addConstant(n_.name + "." + what, {}, {static_cast<float>(v)}, dt_);
   }
   ValueId op(OpKind kind, const std::string &what, std::vector<ValueId> ins,
              std::map<std::string, graph::AttrValue> attrs = {}, ValueId out = graph::kNoValue) {
@@ -48,15 +54,18 @@ public:
     ValueId zero = im_.g.addConstantI64(n_.name + ".zero", {}, {0});
     return op(OpKind::Greater, "t_positive", {t, zero});
   }
-  // T as a float, for the formulas that compute with it.
-  ValueId floatT(ValueId t) {
-    return op(OpKind::Cast, "t_float", {t},
-              {{"to", static_cast<int64_t>(onnx::TensorProto::FLOAT)}});
-  }
+  // T in X's type, for the formulas that compute with it.
+  ValueId floatT(ValueId t) { return op(OpKind::Cast, "t_float", {t}, {{"to", onnxType()}}); }
 
 private:
+  int64_t onnxType() const {
+    return dt_ == graph::DType::F64 ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT;
+  }
+
   Importer &im_;
   const Node &n_;
+  graph::DType dt_;
+  ValueId r_; // R in X's type
 };
 
 // "node 'name' (Adam)": the node is not an operator of the graph IR, so where() cannot name it.
@@ -89,6 +98,10 @@ size_t groups(Importer &im, const Node &n, const onnx::NodeProto &p, size_t perG
          p.output_size(), count, p.op_type(), outsPerGroup);
   checkScalar(im, n, p, 0, "R", false);
   checkScalar(im, n, p, 1, "T", true);
+  const graph::DType dt = im.g.value(n.inputs[2]).dtype;
+  if (dt != graph::DType::F32 && dt != graph::DType::F64)
+    fail("{}: X (input 2) has type {}; {} updates float or double tensors", label(n, p),
+         graph::dtypeName(dt), p.op_type());
   for (size_t g = 0; g < count; ++g) {
     const graph::Value &x = im.g.value(n.inputs[2 + g]);
     for (size_t k = 0; k < perGroup; ++k) {
@@ -96,9 +109,9 @@ size_t groups(Importer &im, const Node &n, const onnx::NodeProto &p, size_t perG
       if (v.shape != x.shape)
         fail("{}: input {} has shape {} but the X of its group (input {}) has {}", label(n, p),
              2 + k * count + g, shapeToString(v.shape), 2 + g, shapeToString(x.shape));
-      if (v.dtype != graph::DType::F32 && v.dtype != graph::DType::F64)
-        fail("{}: input {} has type {}; {} updates float tensors", label(n, p), 2 + k * count + g,
-             graph::dtypeName(v.dtype), p.op_type());
+      if (v.dtype != dt)
+        fail("{}: input {} has type {} but input 2 (X) has {}", label(n, p), 2 + k * count + g,
+             graph::dtypeName(v.dtype), graph::dtypeName(dt));
     }
   }
   return count;
@@ -116,7 +129,7 @@ ValueId outputValue(Importer &im, const onnx::NodeProto &p, size_t k) {
 void adagrad(Importer &im, const Node &n, const onnx::NodeProto &p) {
   const size_t count = groups(im, n, p, 3, 2);
   Update u(im, n);
-  ValueId r = u.div("r", n.inputs[0],
+  ValueId r = u.div("r", u.rate(),
                     u.add("decay", u.scalar("one", 1.0),
                           u.mul("t_decay", u.floatT(n.inputs[1]),
                                 u.scalar("decay_factor", n.attrFloat("decay_factor", 0.0)))));
@@ -146,11 +159,11 @@ void adam(Importer &im, const Node &n, const onnx::NodeProto &p) {
   ValueId one = u.scalar("one", 1.0), tf = u.floatT(n.inputs[1]);
   ValueId corrected =
       u.div("r_corrected",
-            u.mul("r_sqrt", n.inputs[0],
+            u.mul("r_sqrt", u.rate(),
                   u.op(OpKind::Sqrt, "beta_sqrt",
                        {u.sub("beta_c", one, u.op(OpKind::Pow, "beta_t", {b, tf}))})),
             u.sub("alpha_c", one, u.op(OpKind::Pow, "alpha_t", {a, tf})));
-  ValueId r = u.op(OpKind::Where, "r_adjusted", {u.positive(n.inputs[1]), corrected, n.inputs[0]});
+  ValueId r = u.op(OpKind::Where, "r_adjusted", {u.positive(n.inputs[1]), corrected, u.rate()});
   ValueId norm = u.scalar("norm_coefficient", n.attrFloat("norm_coefficient", 0.0));
   ValueId eps = u.scalar("epsilon", n.attrFloat("epsilon", 1e-6));
   ValueId a1 = u.scalar("one_minus_alpha", 1 - alpha), b1 = u.scalar("one_minus_beta", 1 - beta);
@@ -202,7 +215,7 @@ void momentum(Importer &im, const Node &n, const onnx::NodeProto &p) {
     ValueId dir = mode == MomentumMode::Nesterov
                       ? u.add("nesterov" + s, greg, u.mul("v_alpha_new" + s, a, vNew))
                       : vNew;
-    u.op(OpKind::Sub, "x_new" + s, {x, u.mul("step" + s, n.inputs[0], dir)}, {},
+    u.op(OpKind::Sub, "x_new" + s, {x, u.mul("step" + s, u.rate(), dir)}, {},
          outputValue(im, p, g));
   }
 }

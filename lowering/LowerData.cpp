@@ -164,16 +164,16 @@ Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
   for (size_t d = 0; d < r; ++d) {
     const graph::PadAxis a = graph::padAxis(in->shape[d], pads[d], pads[d + r]);
     Expr x = iv[d] - pads[d];
-    if (pads[d] <= 0 && pads[d + r] <= 0) // cropped or untouched: always inside
+    if (mode == graph::PadMode::Constant) {
+      inside = inside && (x >= a.first) && (x < a.last + 1);
+      inIdx.push_back(clampIdx(x, in->shape[d]));
+    } else if (pads[d] <= 0 && pads[d + r] <= 0) { // cropped or untouched: always inside
       inIdx.push_back(x);
-    else if (mode == graph::PadMode::Edge)
+    } else if (mode == graph::PadMode::Edge) {
       inIdx.push_back(max(min(x, imm(a.last)), imm(a.first)));
-    else if (mode == graph::PadMode::Reflect)
+    } else {
       inIdx.push_back(
           select(x < a.first, imm(2 * a.first) - x, select(x > a.last, imm(2 * a.last) - x, x)));
-    else {
-      inside = inside && (x >= a.first) && (x <= a.last);
-      inIdx.push_back(clampIdx(x, in->shape[d]));
     }
   }
   Expr v = load(in, flatIndex(inIdx, in->shape));

@@ -183,12 +183,13 @@ def _optimizer_model(outdir, name, op, attrs, arrays, outputs, expect):
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     names = [f"i{k}" for k in range(len(arrays))]
-    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64}
+    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+             np.dtype(np.int64): TensorProto.INT64}
     ins = [helper.make_tensor_value_info(n, types[a.dtype], list(a.shape))
            for n, a in zip(names, arrays)]
     outs = [f"y{k}" for k in range(outputs)]
     node = helper.make_node(op, names, outs, name=name, domain=TRAINING, **attrs)
-    gouts = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
+    gouts = [helper.make_tensor_value_info(o, types[arrays[2].dtype], None) for o in outs]
     graph = helper.make_graph([node], name, ins, gouts)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(TRAINING, 1)])
     model.ir_version = 8
@@ -232,6 +233,11 @@ def models(outdir):
             meta.append(_optimizer_model(outdir, f"Momentum_{mode}_t{t}", "Momentum", at,
                                          [r, T, x1, x2, g1, g2, v1, v2], 4,
                                          [e[0][0], e[1][0], e[0][1], e[1][1]]))
+    # Double tensors with a float R: the update computes in X's type.
+    e = _momentum(0.05, 1, f64(x1), f64(g1), f64(v1), 0.0, 0.5, 0.25, True)
+    meta.append(_optimizer_model(outdir, "Momentum_double", "Momentum",
+                                 dict(norm_coefficient=0.0, alpha=0.5, beta=0.25, mode="nesterov"),
+                                 [r, np.array(1, np.int64), f64(x1), f64(g1), f64(v1)], 2, list(e)))
     # Adam's defaults (alpha 0.9, beta 0.999, epsilon 1e-6, no norms), one group.
     e = _adam(0.05, 2, f64(x2), f64(g2), f64(v2), f64(h2))
     meta.append(_optimizer_model(outdir, "Adam_defaults", "Adam", {},
