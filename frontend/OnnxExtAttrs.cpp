@@ -127,6 +127,25 @@ void sliceAttrs(Importer &im, Node &n) {
 // nearest_mode "floor", which for integer scales is the element repetition Upsample specifies.
 // Opset 18 adds `axes` (scales/sizes for a subset of the axes), keep_aspect_ratio_policy and
 // antialias.
+// tf_crop_and_resize's roi (input 1, a constant): the starts, then the ends, of the listed axes
+// as fractions of each input extent; returned for every axis (an unlisted one keeps [0, 1]).
+std::vector<double> cropRoi(Importer &im, const Node &n, const std::vector<int64_t> &axes) {
+  if (!present(n, 1) || numElements(shapeOf(im, n, 1)) == 0)
+    fail("{}: coordinate_transformation_mode=tf_crop_and_resize needs roi (input 1)", where(n));
+  std::vector<double> given = constFloats(im, n, 1, "roi");
+  if (given.size() != 2 * axes.size())
+    fail("{}: roi has {} entries, expected {} (a start and an end per axis)", where(n),
+         given.size(), 2 * axes.size());
+  const size_t r = shapeOf(im, n, 0).size();
+  std::vector<double> roi(2 * r, 0.0);
+  std::fill(roi.begin() + static_cast<long>(r), roi.end(), 1.0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    roi[static_cast<size_t>(axes[i])] = given[i];
+    roi[static_cast<size_t>(axes[i]) + r] = given[i + axes.size()];
+  }
+  return roi;
+}
+
 void resizeAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0);
   const size_t r = x.size();
@@ -135,9 +154,9 @@ void resizeAttrs(Importer &im, Node &n) {
   requireOneOf(n, "mode", mode, {"nearest", "linear", "cubic"});
   std::string ctm =
       legacy ? "asymmetric" : n.attrString("coordinate_transformation_mode", "half_pixel");
-  requireOneOf(
-      n, "coordinate_transformation_mode", ctm,
-      {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"});
+  requireOneOf(n, "coordinate_transformation_mode", ctm,
+               {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                "tf_half_pixel_for_nn", "tf_crop_and_resize"});
   std::string nearest = legacy ? "floor" : n.attrString("nearest_mode", "round_prefer_floor");
   requireOneOf(n, "nearest_mode", nearest,
                {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
@@ -206,9 +225,13 @@ void resizeAttrs(Importer &im, Node &n) {
       }
     }
   }
+  if (ctm == "tf_crop_and_resize")
+    n.attrs["roi"] = cropRoi(im, n, axes);
+  else
+    n.attrs.erase("extrapolation_value"); // only tf_crop_and_resize reads it
   n.kind = OpKind::Resize;
   n.inputs.resize(1);
-  for (const char *a : {"extrapolation_value", "antialias", "axes", "keep_aspect_ratio_policy"})
+  for (const char *a : {"antialias", "axes", "keep_aspect_ratio_policy"})
     n.attrs.erase(a);
   if (mode != "cubic") // the cubic kernel's own attributes
     for (const char *a : {"cubic_coeff_a", "exclude_outside"})
@@ -417,9 +440,20 @@ std::optional<bool> normaliseExt(Importer &im, Node &n, const onnx::NodeProto &p
     n.attrs["axis"] = normaliseAxis(n, a[0], rank(0));
     n.inputs.resize(1);
   } else if (op == OpKind::Trilu) {
-    if (present(n, 1))
-      n.attrs["k"] = constInts(im, n, 1, "k", ConstRole::Parameter).at(0);
-    n.inputs.resize(1);
+    // k: a constant becomes the attribute; a run-time scalar stays input 1, which the kernels
+    // compare with each position's column - row.
+    if (present(n, 1)) {
+      const graph::Value &k = im.g.value(n.inputs[1]);
+      if (numElements(k.shape) != 1 || k.dtype != graph::DType::I64)
+        fail("{}: k (input 1) must be an int64 scalar, got {} of shape {}", where(n),
+             graph::dtypeName(k.dtype), shapeToString(k.shape));
+      if (k.isConstant()) {
+        n.attrs["k"] = constInts(im, n, 1, "k", ConstRole::Parameter).at(0);
+        n.inputs.resize(1);
+      }
+    } else {
+      n.inputs.resize(1);
+    }
   } else if (op == OpKind::GlobalLpPool || op == OpKind::LpPool) {
     if (n.attrInt("p", 2) <= 0)
       fail("{}: attribute p={} must be positive", where(n), n.attrInt("p", 2));

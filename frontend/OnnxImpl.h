@@ -34,6 +34,21 @@ graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std:
 /// infers its output shapes and folds it when its inputs are constant.
 void importNode(Importer &im, const onnx::NodeProto &n, int index);
 
+/// Copies the attributes of ONNX node `p` into `n.attrs` (ints, floats, strings and their lists).
+void readAttributes(graph::Node &n, const onnx::NodeProto &p);
+/// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
+/// and folds it when its inputs are constant; returns the output value.
+graph::ValueId emitNode(Importer &im, OpKind kind, const std::string &name,
+                        std::vector<graph::ValueId> ins,
+                        std::map<std::string, graph::AttrValue> attrs,
+                        graph::ValueId out = graph::kNoValue);
+
+/// Whether `domain` is ai.onnx.preview.training, whose optimizers importTrainingNode imports.
+bool isTrainingDomain(const std::string &domain);
+/// Adds an Adagrad, Adam or Momentum node of ai.onnx.preview.training as elementwise nodes
+/// (OnnxTraining.cpp); any other operator of that domain is an error naming the node.
+void importTrainingNode(Importer &im, const onnx::NodeProto &p, int index);
+
 // Helpers shared by the per-operator files (OnnxNode.cpp, OnnxExtAttrs.cpp). Errors name the node.
 std::string where(const graph::Node &n);
 /// Why an operand must be a constant: it sets an output shape (npuc compiles static shapes), or

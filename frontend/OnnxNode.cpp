@@ -2,6 +2,7 @@
 // normalised attribute form documented in Onnx.h, infers output shapes and folds constant nodes.
 #include "frontend/OnnxImpl.h"
 
+#include "graph/PadMode.h"
 #include "graph/Passes.h"
 #include "graph/Rnn.h"
 #include "graph/ShapeInference.h"
@@ -46,8 +47,6 @@ int64_t normaliseAxis(const Node &n, int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-namespace {
-
 void readAttributes(Node &n, const onnx::NodeProto &p) {
   using AP = onnx::AttributeProto;
   for (const auto &a : p.attribute()) {
@@ -78,6 +77,8 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
     }
   }
 }
+
+namespace {
 
 // The input and output counts ONNX's schema allows for the node's operator at the model's
 // opset, checked before any rule reads an input (a Conv with no inputs is bad input, not an
@@ -221,9 +222,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
           fail("{}: attribute allowzero=1 with a 0 in the shape is not supported", where(n));
     constInts(im, n, 1, "shape");
   } else if (op == OpKind::Pad) {
+    // constant, edge or reflect (graph::PadMode); ONNX adds wrap only at opset 19.
     std::string mode = n.attrString("mode", "constant");
-    if (mode != "constant")
-      fail("{}: attribute mode={} not supported", where(n), mode);
+    if (!graph::padModeFromName(mode))
+      fail("{}: attribute mode={} not supported (constant, edge or reflect)", where(n), mode);
     if (im.opset >= 11) {
       n.attrs["pads"] = constInts(im, n, 1, "pads");
       const ValueId runtimeValue = padValue(im, n);
@@ -245,10 +247,13 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
         n.attrs["pads"] = pads;
       }
       n.inputs.resize(1);
-      if (runtimeValue != kNoValue)
+      if (runtimeValue != kNoValue && mode == "constant") // edge and reflect ignore it
         n.inputs.push_back(runtimeValue);
     }
-    n.attrs.erase("mode");
+    if (mode == "constant")
+      n.attrs.erase("mode"); // the default
+    else
+      n.attrs.erase("value"); // only constant mode reads it
   } else if (op == OpKind::Shape) {
     // Opset 15 start/end: slice the dims. Folded right away (static shapes).
     const Shape &s = g.value(n.inputs.at(0)).shape;
@@ -277,10 +282,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   return true;
 }
 
-// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
-// and folds it when its inputs are constant; returns the output value.
+} // namespace
+
 ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
-                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out) {
   graph::Graph &g = im.g;
   if (out == kNoValue)
     out = g.addValue(name, {}, graph::DType::F32);
@@ -290,6 +295,8 @@ ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector
   graph::foldConstantNode(g, id);
   return out;
 }
+
+namespace {
 
 // LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
 // defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
@@ -411,6 +418,8 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
   graph::Graph &g = im.g;
   Node n;
   n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();
+  if (isTrainingDomain(p.domain()))
+    return importTrainingNode(im, p, index);
   if (!p.domain().empty() && p.domain() != "ai.onnx")
     fail("node '{}' ({}): operator domain '{}' is not supported", n.name, p.op_type(), p.domain());
   // The operator table (graph/Ops.def) is the supported set.

@@ -30,6 +30,9 @@ double evalBinary(const Node &n, double a, double b);
 /// Resize's source coordinate of output position xOut along `axis` (before clamping), per the
 /// node's coordinate_transformation_mode and scales.
 double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen, int64_t outLen);
+/// Resize's tf_crop_and_resize: whether source coordinate c along an axis of extent inLen lies
+/// outside the input, where the output is extrapolation_value (false in every other mode).
+bool resizeOutside(const Node &n, double c, int64_t inLen);
 /// Resize's nearest input index for source coordinate c (nearest_mode), clamped to the input.
 int64_t resizeNearest(const Node &n, double c, int64_t inLen);
 /// Resize's cubic kernel (Keys, coefficient a = cubic_coeff_a) at distance x >= 0 from a tap.

@@ -1,9 +1,10 @@
 // RefData.cpp - reference kernels of the data-movement ops (RefInternal.h): the views, Transpose,
 // Concat/Split, Pad, Slice, Expand/Tile, Resize (nearest/linear/cubic, every coordinate
-// transformation mode but tf_crop_and_resize), DepthToSpace/SpaceToDepth, Gather/GatherElements,
+// transformation mode), DepthToSpace/SpaceToDepth, Gather/GatherElements,
 // Trilu, EyeLike, Cast, and the ops that compute a tensor from shapes or constants (Shape, Size,
 // ConstantOfShape, Range).
 #include "graph/ExtOps.h"
+#include "graph/PadMode.h"
 #include "graph/RefInternal.h"
 #include "graph/Reference.h"
 
@@ -24,13 +25,29 @@ double resizeSourceCoord(const Node &n, size_t axis, int64_t xOut, int64_t inLen
     return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel")
     return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  // align_corners and tf_crop_and_resize divide by the resized length less one; ONNX's reference
+  // (and its node tests) take that length as scale * inLen, not the floored output extent: a
+  // downsampling by 0.6 of 4 maps x to x * 3 / 1.4.
+  const double resized = scale * static_cast<double>(inLen);
   if (mode == "align_corners")
-    return outLen == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / static_cast<double>(outLen - 1);
+    return resized == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / (resized - 1);
+  if (mode == "tf_crop_and_resize") {
+    const auto &roi = std::get<std::vector<double>>(n.attrs.at("roi"));
+    const size_t r = roi.size() / 2;
+    const double start = roi.at(axis), span = roi.at(axis + r) - start;
+    const auto last = static_cast<double>(inLen - 1);
+    return start * last + (resized == 1 ? span * last / 2 : x * span * last / (resized - 1));
+  }
   if (mode == "asymmetric")
     return x / scale;
   if (mode == "tf_half_pixel_for_nn")
     return (x + 0.5) / scale;
   fail("node '{}' (Resize): coordinate_transformation_mode={} not supported", n.name, mode);
+}
+
+bool resizeOutside(const Node &n, double c, int64_t inLen) {
+  return n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize" &&
+         (c < 0 || c > static_cast<double>(inLen - 1));
 }
 
 int64_t resizeNearest(const Node &n, double c, int64_t inLen) {
@@ -97,23 +114,31 @@ HostTensor concat(const std::vector<const HostTensor *> &in, int64_t axis, const
   return out;
 }
 
-// `value`: the constant_value attribute, or the run-time operand's (refPad).
+// `value`: the constant_value attribute, or the run-time operand's (refPad); every output
+// position reads its source per axis (graph/PadMode.h), or takes the value in constant mode.
 HostTensor pad(const Node &n, const HostTensor &x, const Shape &os, double value) {
   auto pads = n.attrInts("pads");
+  const PadMode mode = padModeOf(n);
+  const size_t r = os.size();
+  std::vector<PadAxis> axes;
+  for (size_t d = 0; d < r; ++d)
+    axes.push_back(padAxis(x.shape[d], pads[d], pads[d + r]));
   HostTensor out(os, x.dtype);
   if (out.isInt())
     std::fill(out.ints.begin(), out.ints.end(), floatToIntType(x.dtype, value));
   else
     std::fill(out.data.begin(), out.data.end(), static_cast<float>(value));
-  Index ost = stridesOf(os), xst = stridesOf(x.shape);
-  forEachBroadcast(x.shape, {xst}, [&](int64_t i, const std::vector<int64_t> &) {
-    int64_t rem = i, o = 0;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      o += (rem / xst[d] + pads[d]) * ost[d];
-      rem %= xst[d];
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Index oi = ref::unflatten(i, os), si(r);
+    bool inside = true;
+    for (size_t d = 0; d < r && inside; ++d) {
+      std::optional<int64_t> s = padSource(mode, axes[d], oi[d]);
+      inside = s.has_value();
+      si[d] = s.value_or(0);
     }
-    out.copyElement(o, x, i);
-  });
+    if (inside)
+      out.copyElement(i, x, ref::flatten(si, x.shape));
+  }
   return out;
 }
 
@@ -175,13 +200,28 @@ double cubicResize(const Node &n, const HostTensor &x, const Shape &os, const In
   return acc;
 }
 
+// tf_crop_and_resize: an output position whose source coordinate lies outside the input along
+// any axis is extrapolation_value (ONNX's per-axis interpolation returns it for that axis, and
+// the weights of the others sum to 1).
+bool outsideInput(const Node &n, const Shape &xs, const Shape &os, const Index &oi) {
+  for (size_t d = 0; d < os.size(); ++d)
+    if (resizeOutside(n, resizeSourceCoord(n, d, oi[d], xs[d], os[d]), xs[d]))
+      return true;
+  return false;
+}
+
 HostTensor resize(const Node &n, const HostTensor &x, const Shape &os) {
   size_t r = os.size();
   const std::string mode = n.attrString("mode", "nearest");
   bool linear = mode == "linear";
+  const bool crop = n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
   HostTensor out(os);
   for (int64_t i = 0; i < out.size(); ++i) {
     Index oi = ref::unflatten(i, os);
+    if (crop && outsideInput(n, x.shape, os, oi)) {
+      out.data[i] = static_cast<float>(n.attrFloat("extrapolation_value", 0.0));
+      continue;
+    }
     if (mode == "cubic") {
       out.data[i] = static_cast<float>(cubicResize(n, x, os, oi));
       continue;
@@ -340,7 +380,9 @@ RefResult refGatherElements(const RefArgs &a) {
 
 RefResult refTrilu(const RefArgs &a) {
   const HostTensor &x = a.in(0);
-  int64_t k = a.n.attrInt("k", 0);
+  // k: the attribute, or the run-time scalar input 1 (the frontend keeps a non-constant k).
+  const HostTensor *kIn = a.opt(1);
+  const int64_t k = kIn ? kIn->intAt(0) : a.n.attrInt("k", 0);
   bool upper = a.n.attrInt("upper", 1) != 0;
   return {byPosition(a.outShape(), [&](int64_t i, const Index &si) {
     int64_t diff = si[si.size() - 1] - si[si.size() - 2]; // column - row

@@ -1,6 +1,7 @@
 // ShapeData.cpp - shape rules of the data-movement operators (reshapes, transposes, slicing,
 // joining, gathering, resampling) and of the ops that compute a tensor from shapes or
 // constants alone (ShapeInternal.h).
+#include "graph/PadMode.h"
 #include "graph/ShapeInference.h"
 #include "graph/ShapeInternal.h"
 
@@ -160,11 +161,29 @@ OutTypes inferPad(const Graph &g, Node &n) {
   auto pads = n.attrInts("pads");
   if (pads.size() != 2 * x.size())
     fail("{}: pads has {} entries, expected {}", where(n), pads.size(), 2 * x.size());
+  const PadMode mode = padModeOf(n);
   Shape out = x;
   for (size_t i = 0; i < x.size(); ++i) {
-    out[i] += pads[i] + pads[i + x.size()];
-    if (pads[i] < 0 || pads[i + x.size()] < 0)
-      fail("{}: negative pads are not supported", where(n));
+    const int64_t b = pads[i], e = pads[i + x.size()];
+    out[i] += b + e;
+    const PadAxis a = padAxis(x[i], b, e);
+    const int64_t kept = a.last - a.first + 1;
+    if (kept < 0)
+      fail("{}: pads {} and {} crop {} elements from axis {} of extent {}", where(n), b, e,
+           x[i] - kept, i, x[i]);
+    if (out[i] < 1)
+      fail("{}: pads {} and {} leave axis {} (extent {}) with extent {}; npuc needs positive "
+           "extents",
+           where(n), b, e, i, x[i], out[i]);
+    if (mode == PadMode::Constant || (b <= 0 && e <= 0))
+      continue;
+    const char *name = mode == PadMode::Edge ? "edge" : "reflect";
+    if (kept == 0)
+      fail("{}: mode={} pads axis {}, which the negative pads crop to nothing", where(n), name, i);
+    if (mode == PadMode::Reflect && std::max(b, e) >= kept)
+      fail("{}: mode=reflect pads axis {} by {}, but a reflect pad must be smaller than the "
+           "axis extent {}{}",
+           where(n), i, std::max(b, e), kept, kept == x[i] ? "" : " (after cropping)");
   }
   return {{out, firstInputType(g, n)}};
 }

@@ -1,9 +1,10 @@
 // LowerData.cpp - CPU lowering of the data-movement ops (LowerInternal.h): the views, Transpose,
-// Concat/Split, Pad, Slice, Expand, Tile, Resize (nearest/linear), DepthToSpace/SpaceToDepth,
+// Concat/Split, Pad, Slice, Expand, Tile, Resize (nearest/linear/cubic), DepthToSpace/SpaceToDepth,
 // Gather/GatherElements, Trilu, EyeLike and Cast. Most are a loop nest over the output storing a
 // load of the input at an index computed from the output coordinates; indices read from tensors
 // or computed in float are clamped so every load stays in bounds.
 #include "graph/ExtOps.h"
+#include "graph/PadMode.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
 #include "tir/Simplify.h"
@@ -44,13 +45,49 @@ Expr resizeCoord(const graph::Node &n, size_t d, const Expr &o, int64_t in, int6
     return (x + f32(0.5)) / s - f32(0.5);
   if (mode == "pytorch_half_pixel")
     return out > 1 ? (x + f32(0.5)) / s - f32(0.5) : f32(0);
+  // align_corners and tf_crop_and_resize: the resized length is scale * in, as in
+  // graph::resizeSourceCoord (ONNX's reference).
+  const double resized = scales.at(d) * static_cast<double>(in), last = static_cast<double>(in - 1);
   if (mode == "align_corners")
-    return out == 1 ? f32(0) : x * f32(static_cast<double>(in - 1) / static_cast<double>(out - 1));
+    return resized == 1 ? f32(0) : x * f32(last / (resized - 1));
+  if (mode == "tf_crop_and_resize") {
+    const auto &roi = std::get<std::vector<double>>(n.attrs.at("roi"));
+    const double start = roi.at(d), span = roi.at(d + roi.size() / 2) - start;
+    if (resized == 1)
+      return f32(start * last + span * last / 2);
+    return x * f32(span * last / (resized - 1)) + f32(start * last);
+  }
   if (mode == "asymmetric")
     return x / s;
   if (mode == "tf_half_pixel_for_nn")
     return (x + f32(0.5)) / s;
   fail("node '{}' (Resize): coordinate_transformation_mode={} not supported", n.name, mode);
+}
+
+bool tfCrop(const graph::Node &n) {
+  return n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
+}
+
+// An axis Resize leaves alone: the same extent at scale 1 reads the output coordinate itself
+// (not under tf_crop_and_resize, whose roi moves even such an axis).
+bool identityAxis(const graph::Node &n, size_t d, int64_t in, int64_t out) {
+  return in == out && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0 && !tfCrop(n);
+}
+
+// tf_crop_and_resize: extrapolation_value where the source coordinate leaves the input along
+// any axis (graph::resizeOutside), else v.
+Expr cropped(const graph::Node &n, const Buffer &in, const Buffer &out,
+             const std::vector<Expr> &idx, Expr v) {
+  if (!tfCrop(n))
+    return v;
+  Expr outside;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t I = in->shape[d];
+    Expr x = resizeCoord(n, d, idx[d], I, out->shape[d]);
+    Expr o = (x < f32(0)) || (x > f32(static_cast<double>(I - 1)));
+    outside = outside.defined() ? outside || o : o;
+  }
+  return select(outside, f32(n.attrFloat("extrapolation_value", 0.0)), v);
 }
 
 Expr clampI(Expr e, int64_t hi) {
@@ -112,27 +149,40 @@ Stmt lowerConcat(LowerCtx &c, const graph::Node &n) {
   return seq(parts);
 }
 
+// Pad: each output position reads its source per axis (graph/PadMode.h); constant mode selects
+// the value outside the kept input range, edge clamps to it, reflect mirrors into it.
 Stmt lowerPad(LowerCtx &c, const graph::Node &n) {
-  if (n.attrString("mode", "constant") != "constant")
-    fail("node '{}' (Pad): only mode=constant is supported, got '{}'", n.name,
-         n.attrString("mode", ""));
   Buffer in = c.input(n, 0), out = c.output(n, 0);
   size_t r = in->shape.size();
   std::vector<int64_t> pads = n.attrInts("pads");
   if (pads.size() != 2 * r)
     fail("node '{}' (Pad): pads has {} entries for rank {}", n.name, pads.size(), r);
+  const graph::PadMode mode = graph::padModeOf(n);
   std::vector<Var> iv = c.vars(r, "i");
   std::vector<Expr> inIdx;
   Expr inside = IntImmNode::make(1, DataType::Bool());
   for (size_t d = 0; d < r; ++d) {
+    const graph::PadAxis a = graph::padAxis(in->shape[d], pads[d], pads[d + r]);
     Expr x = iv[d] - pads[d];
-    inside = inside && (x >= 0) && (x < in->shape[d]);
-    inIdx.push_back(clampIdx(x, in->shape[d]));
+    if (mode == graph::PadMode::Constant) {
+      inside = inside && (x >= a.first) && (x < a.last + 1);
+      inIdx.push_back(clampIdx(x, in->shape[d]));
+    } else if (pads[d] <= 0 && pads[d + r] <= 0) { // cropped or untouched: always inside
+      inIdx.push_back(x);
+    } else if (mode == graph::PadMode::Edge) {
+      inIdx.push_back(max(min(x, imm(a.last)), imm(a.first)));
+    } else {
+      inIdx.push_back(
+          select(x < a.first, imm(2 * a.first) - x, select(x > a.last, imm(2 * a.last) - x, x)));
+    }
   }
-  // The padding value: a run-time scalar input 1 (ONNX's constant_value when it is not a
-  // constant), else the `value` attribute.
-  Expr fill = n.inputs.size() > 1 ? load(c.input(n, 1), imm(0)) : f32(n.attrFloat("value", 0.0));
-  Expr v = select(simplify(inside), load(in, flatIndex(inIdx, in->shape)), fill);
+  Expr v = load(in, flatIndex(inIdx, in->shape));
+  if (mode == graph::PadMode::Constant) {
+    // The padding value: a run-time scalar input 1 (ONNX's constant_value when it is not a
+    // constant), else the `value` attribute.
+    Expr fill = n.inputs.size() > 1 ? load(c.input(n, 1), imm(0)) : f32(n.attrFloat("value", 0.0));
+    v = select(simplify(inside), v, fill);
+  }
   return nest(iv, out->shape, store(out, v, flatIndex(asExprs(iv), out->shape)));
 }
 
@@ -171,7 +221,7 @@ Stmt lowerResizeCubic(const graph::Node &n, const Buffer &in, const Buffer &out,
   std::vector<std::array<Expr, 4>> src(r), w(r);
   for (size_t d = 0; d < r; ++d) {
     int64_t I = in->shape[d], O = out->shape[d];
-    if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0) {
+    if (identityAxis(n, d, I, O)) {
       src[d].fill(idx[d]);
       continue;
     }
@@ -206,7 +256,8 @@ Stmt lowerResizeCubic(const graph::Node &n, const Buffer &in, const Buffer &out,
     term = wt.defined() ? term * wt : term;
     acc = acc.defined() ? acc + term : term;
   }
-  return nest(iv, out->shape, store(out, acc, flatIndex(idx, out->shape)));
+  return nest(iv, out->shape,
+              store(out, cropped(n, in, out, idx, acc), flatIndex(idx, out->shape)));
 }
 
 Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
@@ -222,7 +273,7 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
     std::vector<Expr> src;
     for (size_t d = 0; d < r; ++d) {
       int64_t I = in->shape[d], O = out->shape[d];
-      if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0 &&
+      if (identityAxis(n, d, I, O) &&
           n.attrString("coordinate_transformation_mode", "") != "tf_half_pixel_for_nn") {
         src.push_back(idx[d]);
         continue;
@@ -236,14 +287,15 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
                                             : select(half, f, call(kF, "round", {x}));
       src.push_back(clampI(cast(kI, rr), I));
     }
-    return nest(iv, out->shape, store(out, load(in, flatIndex(src, in->shape)), oAt));
+    return nest(iv, out->shape,
+                store(out, cropped(n, in, out, idx, load(in, flatIndex(src, in->shape))), oAt));
   }
   // Linear: interpolate along the axes whose extent changes (2^m corners, m usually 2).
   std::vector<size_t> lin;
   std::vector<Expr> lo(r), hi(r), w(r);
   for (size_t d = 0; d < r; ++d) {
     int64_t I = in->shape[d], O = out->shape[d];
-    if (I == O && std::get<std::vector<double>>(n.attrs.at("scales"))[d] == 1.0) {
+    if (identityAxis(n, d, I, O)) {
       lo[d] = hi[d] = idx[d];
       continue;
     }
@@ -273,7 +325,7 @@ Stmt lowerResize(LowerCtx &c, const graph::Node &n) {
     term = wt.defined() ? term * wt : term;
     acc = acc.defined() ? acc + term : term;
   }
-  return nest(iv, out->shape, store(out, acc, oAt));
+  return nest(iv, out->shape, store(out, cropped(n, in, out, idx, acc), oAt));
 }
 
 Stmt lowerSlice(LowerCtx &c, const graph::Node &n) {
@@ -364,9 +416,16 @@ Stmt lowerGatherElements(LowerCtx &c, const graph::Node &n) {
 
 Stmt lowerTrilu(LowerCtx &c, const graph::Node &n) {
   return positionNest(c, n, [&](const Buffer &in, const Buffer &out, const std::vector<Expr> &idx) {
-    int64_t k = n.attrInt("k", 0);
     size_t r = idx.size();
     Expr diff = idx[r - 1] - idx[r - 2];
+    // A run-time k (input 1) is an integer held in fp32 in compiled code: compare in fp32,
+    // exact for any |k| and extent below 2^24.
+    if (n.inputs.size() > 1) {
+      Expr k = cast(kF, load(c.input(n, 1), imm(0))), d = cast(kF, diff);
+      return select(n.attrInt("upper", 1) ? d >= k : d <= k, load(in, flatIndex(idx, out->shape)),
+                    f32(0));
+    }
+    int64_t k = n.attrInt("k", 0);
     return select(n.attrInt("upper", 1) ? diff >= k : diff <= k,
                   load(in, flatIndex(idx, out->shape)), f32(0));
   });

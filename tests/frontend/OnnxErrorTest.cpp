@@ -216,22 +216,58 @@ TEST(OnnxErrors, Opset18ResizeAntialiasAndSplitNumOutputsAreChecked) {
   }
 }
 
-TEST(OnnxErrors, UnsupportedAttributeValue) {
+namespace {
+
+// A Pad node "p" of mode `mode` with constant pads `pads` on a [1, 1, 4, 4] input (opset 13).
+std::string padModel(const std::string &mode, const std::vector<int64_t> &pads,
+                     const std::string &file) {
   onnx::ModelProto m = baseModel(13, {1, 1, 4, 4});
   auto *n = addNode(m, "Pad", "p", {"x", "pads"}, {"y"});
   auto *a = n->add_attribute();
   a->set_name("mode");
   a->set_type(onnx::AttributeProto::STRING);
-  a->set_s("reflect");
+  a->set_s(mode);
   auto *t = m.mutable_graph()->add_initializer();
   t->set_name("pads");
   t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(8);
-  for (int i = 0; i < 8; ++i)
-    t->add_int64_data(i % 4 >= 2 ? 1 : 0);
+  t->add_dims(static_cast<int64_t>(pads.size()));
+  for (int64_t p : pads)
+    t->add_int64_data(p);
   addOutput(m, "y");
-  std::string path = save(m, "padmode.onnx");
-  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=reflect not supported"))
+  return save(m, file);
+}
+
+} // namespace
+
+TEST(OnnxErrors, UnsupportedAttributeValue) {
+  // wrap is opset 19's; npuc's opsets have constant, edge and reflect.
+  std::string path = padModel("wrap", {0, 0, 1, 1, 0, 0, 1, 1}, "padmode.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): attribute mode=wrap not supported "
+                                          "(constant, edge or reflect)"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, PadReflectLimitAndCropsNameTheAxis) {
+  // A reflect pad must be smaller than the extent it mirrors: 4 on an extent of 4 is not.
+  std::string path = padModel("reflect", {0, 0, 0, 4, 0, 0, 0, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): mode=reflect pads axis 3 by 4, but a "
+                                          "reflect pad must be smaller than the axis extent 4"))
+      << importError(path);
+  // After a crop of 2 the kept extent is 2, so a reflect pad of 2 on the other side is too large.
+  path = padModel("reflect", {0, 0, -2, 0, 0, 0, 2, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "mode=reflect pads axis 2 by 2, but a reflect pad must "
+                                          "be smaller than the axis extent 2 (after cropping)"))
+      << importError(path);
+  // Cropping more than the extent.
+  path = padModel("edge", {0, 0, -3, 0, 0, 0, -2, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'p' (Pad): pads -3 and -2 crop 5 elements from "
+                                          "axis 2 of extent 4"))
+      << importError(path);
+  // Edge-padding an axis cropped to nothing.
+  path = padModel("edge", {0, 0, -4, 0, 0, 0, 1, 0}, "padreflect.onnx");
+  EXPECT_TRUE(contains(importError(path), "mode=edge pads axis 2, which the negative pads crop "
+                                          "to nothing"))
       << importError(path);
   std::filesystem::remove(path);
 }
@@ -468,4 +504,117 @@ TEST(OnnxErrors, InputAndOutputCountsFollowTheSchema) {
   EXPECT_EQ(importError(path2), path2 + ": node 'r' (Relu): has 2 outputs; Relu gives 1 to 1");
   std::filesystem::remove(path);
   std::filesystem::remove(path2);
+}
+
+namespace {
+
+// A graph input of element type `type` and shape `dims`.
+void addTypedInput(onnx::ModelProto &m, const std::string &name, int32_t type,
+                   const std::vector<int64_t> &dims) {
+  auto *in = m.mutable_graph()->add_input();
+  in->set_name(name);
+  auto *tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(type);
+  tt->mutable_shape();
+  for (int64_t d : dims)
+    tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// A model of one ai.onnx.preview.training node "opt" (no default-domain opset): R, T and the
+// float tensors `tensors` (name, dims) as graph inputs, `outs` outputs.
+onnx::ModelProto
+trainingModel(const std::string &op, int32_t tType,
+              const std::vector<std::pair<std::string, std::vector<int64_t>>> &tensors,
+              const std::vector<std::string> &outs) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  auto *opset = m.add_opset_import();
+  opset->set_domain("ai.onnx.preview.training");
+  opset->set_version(1);
+  m.mutable_graph()->set_name("t");
+  addTypedInput(m, "R", onnx::TensorProto::FLOAT, {});
+  addTypedInput(m, "T", tType, {});
+  std::vector<std::string> ins{"R", "T"};
+  for (const auto &[name, dims] : tensors) {
+    addTypedInput(m, name, onnx::TensorProto::FLOAT, dims);
+    ins.push_back(name);
+  }
+  addNode(m, op, "opt", ins, outs)->set_domain("ai.onnx.preview.training");
+  for (const std::string &o : outs)
+    addOutput(m, o);
+  return m;
+}
+
+} // namespace
+
+TEST(OnnxErrors, TrainingOptimizersNameTheNodeAndOperand) {
+  // A group whose tensors disagree in shape.
+  onnx::ModelProto m = trainingModel("Adagrad", onnx::TensorProto::INT64,
+                                     {{"X", {2}}, {"G", {3}}, {"H", {2}}}, {"X_new", "H_new"});
+  std::string path = save(m, "adagrad_shapes.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'opt' (Adagrad): input 3 has shape 3 but the X "
+                                          "of its group (input 2) has 2"))
+      << importError(path);
+  // T must be an int64 scalar.
+  m = trainingModel("Adagrad", onnx::TensorProto::FLOAT, {{"X", {2}}, {"G", {2}}, {"H", {2}}},
+                    {"X_new", "H_new"});
+  path = save(m, "adagrad_t.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'opt' (Adagrad): T (input 1) must be an int64 "
+                                          "scalar, got f32 of shape scalar"))
+      << importError(path);
+  // Momentum's attributes are required.
+  m = trainingModel("Momentum", onnx::TensorProto::INT64, {{"X", {2}}, {"G", {2}}, {"V", {2}}},
+                    {"X_new", "V_new"});
+  path = save(m, "momentum_attrs.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'opt' (Momentum): attribute alpha is required"))
+      << importError(path);
+  // Inputs that do not split into groups.
+  m = trainingModel("Adam", onnx::TensorProto::INT64, {{"X", {2}}, {"G", {2}}, {"V", {2}}},
+                    {"X_new", "V_new", "H_new"});
+  path = save(m, "adam_groups.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'opt' (Adam): has 5 inputs; Adam takes R, T and 4 "
+                                          "lists of equal length"))
+      << importError(path);
+  // The domain's other operators.
+  m = trainingModel("Gradient", onnx::TensorProto::INT64, {{"X", {2}}}, {"dX"});
+  path = save(m, "gradient.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'opt' (Gradient): unsupported operator of domain "
+                                          "ai.onnx.preview.training"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, TriluRuntimeKMustBeAnInt64Scalar) {
+  onnx::ModelProto m = baseModel(14, {3, 4});
+  addTypedInput(m, "k", onnx::TensorProto::INT64, {2});
+  addNode(m, "Trilu", "tr", {"x", "k"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "trilu_k.onnx");
+  EXPECT_TRUE(
+      contains(importError(path),
+               "node 'tr' (Trilu): k (input 1) must be an int64 scalar, got i64 of shape 2"))
+      << importError(path);
+  std::filesystem::remove(path);
+}
+
+TEST(OnnxErrors, ResizeCropRoiNamesItsLength) {
+  onnx::ModelProto m = baseModel(13, {1, 1, 4, 4});
+  auto *n = addNode(m, "Resize", "rs", {"x", "roi", "", "sizes"}, {"y"});
+  auto *a = n->add_attribute();
+  a->set_name("coordinate_transformation_mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("tf_crop_and_resize");
+  addInitializer(m, "roi", {4}, {0, 0, 1, 1});
+  auto *t = m.mutable_graph()->add_initializer();
+  t->set_name("sizes");
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(4);
+  for (int64_t s : {1, 1, 2, 2})
+    t->add_int64_data(s);
+  addOutput(m, "y");
+  std::string path = save(m, "resize_roi.onnx");
+  EXPECT_TRUE(contains(importError(path), "node 'rs' (Resize): roi has 4 entries, expected 8 (a "
+                                          "start and an end per axis)"))
+      << importError(path);
+  std::filesystem::remove(path);
 }
