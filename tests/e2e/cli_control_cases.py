@@ -79,7 +79,8 @@ def case_control_errors(c):
                      "M=" + m_file])
         c.expect_ok(["run", pkg, "--input", "x=" + x_file, "--output-dir", out])
         assert _read_f32(os.path.join(out, "y.npy")) == [3.0, 6.0, -1.5]
-    # 2. The body's condition depends on x: an early exit at run time.
+    # 2. The body's condition depends on x: an early exit at run time. In iteration 0 it reads
+    # only the constant initial acc (zeros) and folds; from iteration 1 on it reads x.
     body = _loop_body(helper, TensorProto,
                       [helper.make_node("ReduceSum", ["acc"], ["s"], keepdims=0),
                        helper.make_node("Less", ["s", "ten"], ["c_out"])], "c_out")
@@ -87,9 +88,10 @@ def case_control_errors(c):
                   [helper.make_node("Loop", ["M", "", "z"], ["y"], name="lp", body=body)], [x],
                   [y], [zeros, numpy_helper.from_array(np.int64(5), "M"),
                         numpy_helper.from_array(np.float32(10), "ten")])
+    pkg = c.w("bad.npub")  # m.npub holds the package compiled above
     c.expect_fail(["compile", early, "--target", "cpu", "-o", pkg],
                   ["node 'lp' (Loop): its condition (body output 'c_out') is computed at run time "
-                   "in iteration 0: npuc unrolls loops at compile time and cannot exit early on a "
+                   "in iteration 1: npuc unrolls loops at compile time and cannot exit early on a "
                    "run-time value; it is computed from graph input(s) 'x': pin them with --bind "
                    "x=FILE.npy"], [pkg])
     # 3. If on a run-time condition whose branches give different shapes.
