@@ -144,6 +144,19 @@ def models(outdir, rnd):
           [("i0", x)], [("y0", p), ("y1", np.array(its, np.float32))],
           [_c("t", np.array(True)), _c("ones", np.ones((2, 3), np.float32))])
 
+    # M = 0: no iteration; the carried value is its initial one and the scan output is empty
+    # ([0, 2, 3]: its row shape from the body).
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc", "i0"], ["acc_out"]),
+         helper.make_node("Mul", ["acc_out", "i0"], ["scan_out"])],
+        "body", [_vi("it", I64, []), _vi("cond_in", B, []), _vi("acc", F, [2, 3])],
+        [_vi("cond_out", B, []), _vi("acc_out", F, [2, 3]), _vi("scan_out", F, [2, 3])])
+    model("Loop_zero_trips", "Loop",
+          [helper.make_node("Loop", ["M", "", "i1"], ["y0", "y1"], name="loop", body=body)],
+          [("i0", x), ("i1", x + 1)], [("y0", x + 1), ("y1", np.zeros((0, 2, 3), np.float32))],
+          [_c("M", np.int64(0))])
+
     # --- Scan -----------------------------------------------------------------------------
     # One state s [2, 3]; scan input a [2, 4, 3] along axis 1 in reverse, b [3, 4] along axis -1
     # forward; s' = s + a_t * b_t; scan output s' stacked along axis 1 in reverse ([2, 4, 3]) and
@@ -189,4 +202,24 @@ def models(outdir, rnd):
                             num_scan_inputs=1)],
           [("i0", np.zeros(3, np.float32)), ("i1", np.full(3, -10, np.float32)), ("i2", xs)],
           [("y0", sm), ("y1", mx), ("y2", np.stack(ds))])
+    # Scan of opset 8: a leading batch axis on every input and output, scan inputs scanned along
+    # axis 1, directions reversing input 0; batch entries are independent.
+    init8, x8 = rnd(2, 3), rnd(2, 4, 3)
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc", "row"], ["acc_out"]),
+         helper.make_node("Mul", ["acc_out", "row"], ["o"])],
+        "body", [_vi("acc", F, [3]), _vi("row", F, [3])],
+        [_vi("acc_out", F, [3]), _vi("o", F, [3])])
+    fin8, outs8 = np.zeros((2, 3), np.float32), np.zeros((2, 4, 3), np.float32)
+    for b in range(2):
+        acc = init8[b]
+        for t in range(4):
+            row = x8[b, 3 - t]
+            acc = acc + row
+            outs8[b, t] = acc * row
+        fin8[b] = acc
+    model("Scan_opset8_batch2_reverse", "Scan",
+          [helper.make_node("Scan", ["", "i0", "i1"], ["y0", "y1"], name="scan", body=body,
+                            num_scan_inputs=1, directions=[1])],
+          [("i0", init8), ("i1", x8)], [("y0", fin8), ("y1", outs8)], opset=8)
     return meta
