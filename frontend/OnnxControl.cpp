@@ -247,7 +247,14 @@ std::vector<ValueId> emptyScanOutputs(Importer &im, const Node &n, const onnx::G
   return outs;
 }
 
+// Stops an unrolling past kMaxUnrolledNodes nodes, or as many iterations (a body of no nodes,
+// a pass-through, adds none: without the second limit a loop whose condition stays true forever
+// would never end).
 void checkGrowth(const Importer &im, const Node &n, size_t start, int64_t iterations) {
+  if (static_cast<size_t>(iterations) > kMaxUnrolledNodes)
+    fail("{}: unrolling it takes more than {} iterations; npuc unrolls loops at compile time, "
+         "so it refuses a loop this long",
+         where(n), kMaxUnrolledNodes);
   if (im.g.nodes.size() - start > kMaxUnrolledNodes)
     fail("{}: unrolling it adds more than {} nodes ({} after {} iterations); npuc unrolls "
          "loops at compile time, so it refuses a loop this large",

@@ -51,8 +51,8 @@ def _read_f32(path):
 
 def case_control_errors(c):
     """Runtime trip count (then bound with --bind: it compiles and sums M times), an early exit
-    on a run-time condition, If branches of different shapes under a run-time condition, and a
-    loop too large to unroll."""
+    on a run-time condition, If branches of different shapes under a run-time condition, a loop
+    too large to unroll and one whose condition never turns false."""
     onnx, TensorProto, helper, numpy_helper = _onnx()
     import numpy as np
     F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -116,3 +116,16 @@ def case_control_errors(c):
     c.expect_fail(["compile", huge, "--target", "cpu", "-o", pkg],
                   ["node 'lp' (Loop): unrolling 1000000000 iterations of a 2-node body makes more "
                    "than 100000 nodes"], [pkg])
+    # 5. No trip count and a condition that stays true: a body of Identity nodes (removed at
+    # import) adds no node, so the iteration limit ends it.
+    F, B = TensorProto.FLOAT, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Identity", ["acc"], ["acc_out"])], "body",
+        [vi("it", I64, []), vi("c_in", B, []), vi("acc", F, [3])],
+        [vi("c_out", B, []), vi("acc_out", F, [3])])
+    forever = _save(c, onnx, helper, "forever",
+                    [helper.make_node("Loop", ["", "t", "x"], ["y"], name="lp", body=body)], [x],
+                    [y], [numpy_helper.from_array(np.array(True), "t")])
+    c.expect_fail(["compile", forever, "--target", "cpu", "-o", pkg],
+                  ["node 'lp' (Loop): unrolling it takes more than 100000 iterations"], [pkg])
