@@ -89,8 +89,8 @@ std::vector<int64_t> intsAttr(const onnx::NodeProto &p, const char *name) {
 std::vector<ValueId> inlineBody(Importer &im, const Node &n, const onnx::GraphProto &body,
                                 const std::vector<ValueId> &args, const std::string &prefix) {
   if (static_cast<size_t>(body.input_size()) != args.size())
-    fail("{}: subgraph '{}' has {} inputs; {} expects {}", where(n), body.name(),
-         body.input_size(), n.kind, args.size());
+    fail("{}: subgraph '{}' has {} inputs; {} expects {}", where(n), body.name(), body.input_size(),
+         n.kind, args.size());
   if (body.sparse_initializer_size() > 0)
     fail("{}: subgraph '{}' has sparse initializers, which are not supported", where(n),
          body.name());
@@ -102,8 +102,8 @@ std::vector<ValueId> inlineBody(Importer &im, const Node &n, const onnx::GraphPr
   for (int i = 0; i < body.node_size(); ++i) {
     const onnx::NodeProto &orig = body.node(i);
     onnx::NodeProto q = orig;
-    q.set_name(prefix + (orig.name().empty() ? fmt::format("{}_{}", orig.op_type(), i)
-                                             : orig.name()));
+    q.set_name(prefix +
+               (orig.name().empty() ? fmt::format("{}_{}", orig.op_type(), i) : orig.name()));
     for (int k = 0; k < q.output_size(); ++k)
       if (!orig.output(k).empty())
         q.set_output(k, prefix + orig.output(k));
@@ -160,12 +160,11 @@ void importIf(Importer &im, const onnx::NodeProto &p, int index) {
   const ValueId cond = n.inputs[0];
   const graph::Value &c = im.g.value(cond);
   if (numElements(c.shape) != 1)
-    fail("{}: the condition must hold one element, got shape {}", where(n),
-         shapeToString(c.shape));
+    fail("{}: the condition must hold one element, got shape {}", where(n), shapeToString(c.shape));
   if (c.isConstant()) {
     const bool taken = truth(c);
-    const std::vector<ValueId> outs = inlineBody(im, n, taken ? thenG : elseG, {},
-                                                 n.name + (taken ? "/then/" : "/else/"));
+    const std::vector<ValueId> outs =
+        inlineBody(im, n, taken ? thenG : elseG, {}, n.name + (taken ? "/then/" : "/else/"));
     checkCount(n, p, outs.size(), taken ? "then_branch" : "else_branch");
     bindOutputs(im, p, outs);
     return;
@@ -391,8 +390,8 @@ std::vector<ValueId> unrollScan(Importer &im, const Node &n, const onnx::GraphPr
     const Shape &s = im.g.value(spec.inputs[j]).shape;
     const int64_t len = s[static_cast<size_t>(spec.inAxes[j])];
     if (length >= 0 && len != length)
-      fail("{}: scan input {} has {} elements along axis {}, scan input 0 has {}", where(n), j,
-           len, spec.inAxes[j], length);
+      fail("{}: scan input {} has {} elements along axis {}, scan input 0 has {}", where(n), j, len,
+           spec.inAxes[j], length);
     length = len;
   }
   if (length == 0)
@@ -456,8 +455,8 @@ std::vector<ValueId> unrollBatchedScan(Importer &im, const Node &n, const onnx::
     std::vector<ValueId> parts;
     for (const auto &r : perBatch)
       parts.push_back(r[k]);
-    results.push_back(stack(im, n, parts, 0, fmt::format("{}/out{}", n.name, k),
-                            fmt::format("output {}", k)));
+    results.push_back(
+        stack(im, n, parts, 0, fmt::format("{}/out{}", n.name, k), fmt::format("output {}", k)));
   }
   return results;
 }
@@ -490,8 +489,7 @@ void importScan(Importer &im, const onnx::NodeProto &p, int index) {
     results = unrollBatchedScan(im, n, body, spec);
   } else {
     for (size_t j = 0; j < nIn; ++j)
-      spec.inAxes[j] =
-          normaliseAxis(n, spec.inAxes[j], im.g.value(spec.inputs[j]).shape.size());
+      spec.inAxes[j] = normaliseAxis(n, spec.inAxes[j], im.g.value(spec.inputs[j]).shape.size());
     results = unrollScan(im, n, body, spec, n.name + "/");
   }
   bindOutputs(im, p, results);
