@@ -335,6 +335,9 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
   importInputs(im, m, inits, pinned);
   checkAcyclic(m.graph());
   // After the inputs are pinned: the converter's adapters may need their shapes.
+  im.sourceOpset = im.opset;
+  if (im.opset == 8)
+    detail::checkLegacyScans(m.graph());
   im.opset = detail::upgradeOpset(m, im.opset);
   const onnx::GraphProto &gp = m.graph();
   for (const auto &t : gp.initializer())

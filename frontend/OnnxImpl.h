@@ -18,6 +18,7 @@ using graph::OpKind;
 struct Importer {
   graph::Graph g;
   int64_t opset = 0;
+  int64_t sourceOpset = 0; // the model's own, before ONNX's version converter (OnnxUpgrade.cpp)
   std::map<std::string, graph::ValueId> names;
 
   graph::ValueId lookup(const std::string &name, const std::string &where) const;
@@ -77,6 +78,14 @@ std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeP
 std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 /// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
 void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+
+/// The graph inputs run-time value `v` is computed from (what --bind would pin), in model order.
+std::vector<std::string> runtimeSources(const graph::Graph &g, graph::ValueId v);
+/// If, Loop and Scan, resolved into the flat graph at import (OnnxControl.cpp): returns false for
+/// every other operator, true when `p` was imported (its outputs are in the name map).
+bool importControlFlow(Importer &im, const onnx::NodeProto &p, int index);
+/// Refuses, before the version converter drops it, an opset-8 Scan's sequence_lens input.
+void checkLegacyScans(const onnx::GraphProto &gp);
 
 /// Checks the operands of `n` that only the shape rules read (Range's start/limit/delta,
 /// ConstantOfShape's shape): constants, or constInput's error.

@@ -415,6 +415,8 @@ bool emitLegacySoftmax(Importer &im, const graph::Node &n, const onnx::NodeProto
 } // namespace
 
 void importNode(Importer &im, const onnx::NodeProto &p, int index) {
+  if (importControlFlow(im, p, index))
+    return;
   graph::Graph &g = im.g;
   Node n;
   n.name = p.name().empty() ? fmt::format("{}_{}", p.op_type(), index) : p.name();

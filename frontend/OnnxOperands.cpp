@@ -17,9 +17,6 @@ using graph::kNoValue;
 using graph::Node;
 using graph::ValueId;
 
-namespace {
-
-// The graph inputs a run-time value is computed from (what --bind would pin), in model order.
 std::vector<std::string> runtimeSources(const graph::Graph &g, ValueId v) {
   std::set<ValueId> seen{v}, sources;
   std::vector<ValueId> work{v};
@@ -42,6 +39,8 @@ std::vector<std::string> runtimeSources(const graph::Graph &g, ValueId v) {
       names.push_back(g.value(in).name);
   return names;
 }
+
+namespace {
 
 // Adds a node computing one new value (named `name`) and infers its shape.
 ValueId addRuntimeNode(Importer &im, OpKind kind, const std::string &name,

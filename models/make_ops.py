@@ -25,6 +25,7 @@ import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 import ops_typed  # noqa: E402  (integer, bool and double tensors)
 import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
 import ops_misc  # noqa: E402  (Pad modes, run-time Trilu k, Resize crops, training optimizers)
+import ops_control  # noqa: E402  (If, Loop, Scan)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -693,6 +694,7 @@ def main():
     meta += ops_rnn.torch_cases(outdir, rnd)
     meta += ops_convnd.models(outdir)
     meta += ops_misc.models(outdir)
+    meta += ops_control.models(outdir, rnd)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}

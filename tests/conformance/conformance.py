@@ -31,6 +31,8 @@ the case's own data (as TVM's test harness freezes them), and the report says so
 inputs a refusal names with `pin it with --bind NAME=FILE.npy` (an operand npuc reads at compile
 time, such as CumSum's axis, or a graph input a shape operand is computed from): the target is
 rerun with them bound, and its reason (in --json, also for a pass) ends with "(bound: ...)".
+Loop's trip count M (input 0) counts as a shape operand: npuc unrolls loops at compile time, and
+the count decides how many iterations its scan outputs stack.
 """
 import argparse
 import concurrent.futures as cf
@@ -59,6 +61,7 @@ SHAPE_OPERANDS = {
     "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
     "ReduceSumSquare": {1}, "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
     "DFT": {1}, "STFT": {1, 3}, "MelWeightMatrix": {0, 1, 2}, "CenterCropPad": {1},
+    "Loop": {0},
 }
 
 

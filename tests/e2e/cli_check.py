@@ -678,6 +678,7 @@ def main():
     fn = globals().get("case_" + a.case)
     if fn is None:  # the compile-option, hostile-input and output cases live in their own files
         import cli_bind_cases
+        import cli_control_cases
         import cli_option_cases
         import cli_output_cases
         import cli_robust_cases
@@ -687,6 +688,7 @@ def main():
             getattr(cli_robust_cases, "case_" + a.case, None) or \
             getattr(cli_typed_cases, "case_" + a.case, None) or \
             getattr(cli_bind_cases, "case_" + a.case, None) or \
+            getattr(cli_control_cases, "case_" + a.case, None) or \
             getattr(cli_output_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
