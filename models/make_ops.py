@@ -24,6 +24,7 @@ import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
 import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 import ops_typed  # noqa: E402  (integer, bool and double tensors)
 import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
+import ops_seq  # noqa: E402  (sequence and optional operators, resolved at import)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -690,6 +691,7 @@ def main():
     meta += encoder_case(outdir)
     meta += ops_rnn.torch_cases(outdir, rnd)
     meta += ops_convnd.models(outdir)
+    meta += ops_seq.models(outdir, rnd)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}
