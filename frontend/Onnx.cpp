@@ -21,6 +21,10 @@ namespace detail {
 
 graph::ValueId Importer::lookup(const std::string &name, const std::string &where) const {
   auto it = names.find(name);
+  if (it == names.end() && (sequences.count(name) || optionals.count(name)))
+    fail("{}: '{}' is {}; only the sequence and optional operators take one (graph inputs and "
+         "outputs are tensors)",
+         where, name, sequences.count(name) ? "a sequence" : "an optional");
   if (it == names.end())
     fail("{}: input '{}' is not defined by any earlier node, initializer or graph input", where,
          name);
@@ -328,6 +332,7 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
   if (!m.has_graph())
     fail("the model has no graph");
   im.g.name = m.graph().name();
+  detail::checkTensorInterface(m.graph());
   detail::bindInputs(m, options.bound, pinned);
   std::set<std::string> inits;
   for (const auto &t : m.graph().initializer())
@@ -343,7 +348,8 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
   for (const auto &t : gp.initializer())
     im.names[t.name()] = detail::importTensor(im, t, t.name());
   for (int i = 0; i < gp.node_size(); ++i)
-    detail::importNode(im, gp.node(i), i);
+    if (!detail::importSequenceNode(im, gp.node(i), i))
+      detail::importNode(im, gp.node(i), i);
   for (const auto &out : gp.output()) {
     graph::ValueId v = im.lookup(out.name(), "graph output");
     const int32_t declared = out.type().tensor_type().elem_type();

@@ -14,12 +14,29 @@ namespace npuc::frontend::detail {
 
 using graph::OpKind;
 
+/// A sequence value, resolved at import (OnnxSequence.cpp): its length and elements are known at
+/// compile time, each element a tensor value of the graph, all of one element type.
+struct Sequence {
+  std::vector<graph::ValueId> elems;
+  graph::DType dtype = graph::DType::F32;
+};
+
+/// An optional value, resolved at import: absent, or holding a tensor or a sequence.
+struct OptionalValue {
+  bool present = false;
+  graph::ValueId tensor = graph::kNoValue; // when it holds a tensor
+  std::optional<Sequence> seq;             // when it holds a sequence
+};
+
 /// Import state: the graph under construction and the ONNX name -> value map.
 struct Importer {
   graph::Graph g;
   int64_t opset = 0;
   int64_t sourceOpset = 0; // the model's own, before ONNX's version converter (OnnxUpgrade.cpp)
   std::map<std::string, graph::ValueId> names;
+  // The ONNX names of sequence and optional values (never tensors of the graph).
+  std::map<std::string, Sequence> sequences;
+  std::map<std::string, OptionalValue> optionals;
 
   graph::ValueId lookup(const std::string &name, const std::string &where) const;
 };
@@ -30,6 +47,14 @@ graph::DType tensorDType(int32_t elemType, const std::string &what);
 /// Converts an ONNX tensor to a graph constant of its own dtype (float types held in fp32,
 /// integer and bool types exactly). Fails naming the tensor for the types npuc lacks.
 graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std::string &name);
+
+/// Resolves ONNX node `n` when it is a sequence or optional operator (or an Identity of a
+/// sequence or optional): its result is recorded in `sequences`/`optionals`, or is a tensor
+/// value (SequenceAt, ConcatFromSequence, SequenceLength, ...). Returns false for other nodes.
+bool importSequenceNode(Importer &im, const onnx::NodeProto &n, int index);
+/// Fails naming the first graph input or output whose declared type is not a tensor (a sequence
+/// or optional): npuc's command line feeds and writes tensors only.
+void checkTensorInterface(const onnx::GraphProto &g);
 
 /// Adds ONNX node `n` (index `index` in the model) to the graph with normalised attributes,
 /// infers its output shapes and folds it when its inputs are constant.
@@ -52,6 +77,8 @@ void importTrainingNode(Importer &im, const onnx::NodeProto &p, int index);
 
 // Helpers shared by the per-operator files (OnnxNode.cpp, OnnxExtAttrs.cpp). Errors name the node.
 std::string where(const graph::Node &n);
+/// Fails unless `p` has the input and output counts ONNX's schema allows at the model's opset.
+void checkArity(const Importer &im, const graph::Node &n, const onnx::NodeProto &p);
 /// Why an operand must be a constant: it sets an output shape (npuc compiles static shapes), or
 /// it is another parameter read at compile time (CumSum's axis, Trilu's k).
 enum class ConstRole { SetsShape, Parameter };

@@ -78,8 +78,6 @@ void readAttributes(Node &n, const onnx::NodeProto &p) {
   }
 }
 
-namespace {
-
 // The input and output counts ONNX's schema allows for the node's operator at the model's
 // opset, checked before any rule reads an input (a Conv with no inputs is bad input, not an
 // out-of-range index). Operators (or opsets) the installed ONNX library does not know are left
@@ -107,6 +105,8 @@ void checkArity(const Importer &im, const Node &n, const onnx::NodeProto &p) {
     fail("{}: has {} outputs; {} gives {}", where(n), p.output_size(), p.op_type(),
          range(schema->min_output(), schema->max_output()));
 }
+
+namespace {
 
 // MaxPool's optional Indices output: storage_order (0 row-major, 1 column-major) decides how
 // its flat indices are counted; without Indices the attribute changes nothing and is dropped.

@@ -26,6 +26,7 @@ import ops_typed  # noqa: E402  (integer, bool and double tensors)
 import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
 import ops_misc  # noqa: E402  (Pad modes, run-time Trilu k, Resize crops, training optimizers)
 import ops_control  # noqa: E402  (If, Loop, Scan)
+import ops_seq  # noqa: E402  (sequence and optional operators, resolved at import)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -695,6 +696,7 @@ def main():
     meta += ops_convnd.models(outdir)
     meta += ops_misc.models(outdir)
     meta += ops_control.models(outdir, rnd)
+    meta += ops_seq.models(outdir, rnd)
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump(meta, f, indent=1)
     ops = {m["op"] for m in meta if m["family"] != "models"}

@@ -682,6 +682,7 @@ def main():
         import cli_option_cases
         import cli_output_cases
         import cli_robust_cases
+        import cli_seq_cases
         import cli_typed_cases
 
         fn = getattr(cli_option_cases, "case_" + a.case, None) or \
@@ -689,7 +690,8 @@ def main():
             getattr(cli_typed_cases, "case_" + a.case, None) or \
             getattr(cli_bind_cases, "case_" + a.case, None) or \
             getattr(cli_control_cases, "case_" + a.case, None) or \
-            getattr(cli_output_cases, "case_" + a.case, None)
+            getattr(cli_output_cases, "case_" + a.case, None) or \
+            getattr(cli_seq_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
         return 2
