@@ -119,6 +119,8 @@ void maxPoolIndices(Node &n) {
     n.attrs.erase("storage_order");
 }
 
+} // namespace
+
 // Resolves auto_pad and fills defaults for a window op (Conv, MaxPool, AveragePool, LpPool)
 // over 1 to 3 spatial axes ([N, C, W], [N, C, H, W] or [N, C, D, H, W]): kernel_shape, strides
 // and dilations get one entry per spatial axis, pads two (all begins, then all ends).
@@ -129,7 +131,8 @@ void normaliseWindow(Importer &im, Node &n) {
          where(n), shapeToString(x));
   const size_t r = x.size() - 2;
   std::vector<int64_t> k;
-  if (n.kind == OpKind::Conv) {
+  const bool conv = n.kind == OpKind::Conv || n.kind == OpKind::ConvInteger;
+  if (conv) {
     const Shape &w = im.g.value(n.inputs.at(1)).shape;
     if (w.size() != x.size())
       fail("{}: weight must have the input's rank {}, got shape {}", where(n), x.size(),
@@ -166,7 +169,7 @@ void normaliseWindow(Importer &im, Node &n) {
   n.attrs["strides"] = s;
   n.attrs["dilations"] = d;
   n.attrs["pads"] = p;
-  if (n.kind == OpKind::Conv) {
+  if (conv) {
     n.attrs["group"] = n.attrInt("group", 1);
   } else {
     n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
@@ -176,6 +179,8 @@ void normaliseWindow(Importer &im, Node &n) {
       maxPoolIndices(n);
   }
 }
+
+namespace {
 
 // Returns false when the node is removed (its output aliases its input).
 bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
@@ -277,10 +282,10 @@ bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
   return true;
 }
 
-// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
-// and folds it when its inputs are constant; returns the output value.
+} // namespace
+
 ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector<ValueId> ins,
-                 std::map<std::string, graph::AttrValue> attrs, ValueId out = kNoValue) {
+                 std::map<std::string, graph::AttrValue> attrs, ValueId out) {
   graph::Graph &g = im.g;
   if (out == kNoValue)
     out = g.addValue(name, {}, graph::DType::F32);
@@ -290,6 +295,8 @@ ValueId emitNode(Importer &im, OpKind kind, const std::string &name, std::vector
   graph::foldConstantNode(g, id);
   return out;
 }
+
+namespace {
 
 // LayerNormalization's optional outputs Mean and InvStdDev (opset 17), as the ONNX function that
 // defines the operator computes them: over the axes [axis, rank), kept as 1s. They are separate
@@ -451,6 +458,8 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
   checkArity(im, n, p);
   const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
+  if (importQuant(im, n, p, declared))
+    return;
   if (n.kind == OpKind::BatchNormalization && emitBatchNormNodes(im, n, p, declared))
     return;
   if ((n.kind == OpKind::Softmax || n.kind == OpKind::LogSoftmax || n.kind == OpKind::Hardmax) &&
