@@ -24,6 +24,7 @@ import ops_rnn  # noqa: E402  (RNN, GRU, LSTM)
 import ops_convnd  # noqa: E402  (1-D/3-D conv and pool, opset-17 NN ops)
 import ops_typed  # noqa: E402  (integer, bool and double tensors)
 import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
+import ops_quant  # noqa: E402  (quantisation operators)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -684,6 +685,7 @@ def main():
     ops_typed.add(case, rnd)
     npu_layout_cases()
     ops_oldopsets.add(case, rnd)
+    ops_quant.add(case, rnd)
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)

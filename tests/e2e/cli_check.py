@@ -680,6 +680,7 @@ def main():
         import cli_bind_cases
         import cli_option_cases
         import cli_output_cases
+        import cli_quant_cases
         import cli_robust_cases
         import cli_typed_cases
 
@@ -687,7 +688,8 @@ def main():
             getattr(cli_robust_cases, "case_" + a.case, None) or \
             getattr(cli_typed_cases, "case_" + a.case, None) or \
             getattr(cli_bind_cases, "case_" + a.case, None) or \
-            getattr(cli_output_cases, "case_" + a.case, None)
+            getattr(cli_output_cases, "case_" + a.case, None) or \
+            getattr(cli_quant_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
         return 2
