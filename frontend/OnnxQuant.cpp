@@ -27,7 +27,9 @@ using graph::ValueId;
 namespace {
 
 // A shape as ONNX writes it in messages: [2, 3, 4], [] for a scalar.
-std::string dims(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+std::string dims(const Shape &s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
 
 constexpr int64_t kOnnxFloat = 1;
 // The formulas' intermediates are typed double. npuc holds and computes double in fp32, so they
@@ -63,8 +65,8 @@ struct Quant {
       return v;
     Shape s{shape(v)[0]};
     s.resize(rank - static_cast<size_t>(axis), 1);
-    ValueId dims = g().addConstantI64(n.name + "." + what + "_shape",
-                                      {static_cast<int64_t>(s.size())}, s);
+    ValueId dims =
+        g().addConstantI64(n.name + "." + what + "_shape", {static_cast<int64_t>(s.size())}, s);
     return emit(OpKind::Reshape, what + "_along_axis", {v, dims});
   }
 
@@ -85,8 +87,7 @@ struct Quant {
     if (perAxis > 0)
       fail("{}: input {} ({}) has shape {}; it must be a scalar or [{}] ({})", where(n), i, what,
            dims(s), perAxis, along);
-    fail("{}: input {} ({}) has shape {}; it must be a scalar", where(n), i, what,
-         dims(s));
+    fail("{}: input {} ({}) has shape {}; it must be a scalar", where(n), i, what, dims(s));
   }
   // A zero point of a quantized (8-bit) tensor: uint8 or int8 (`want`, when given, exactly).
   void requireQuantType(size_t i, const char *what, std::optional<DType> want = std::nullopt) {
@@ -123,8 +124,8 @@ struct Quant {
     const int64_t axis = paramAxis(x, 1);
     const char *zpName = n.kind == OpKind::QuantizeLinear ? "y_zero_point" : "x_zero_point";
     const int64_t extent = shape(x).empty() ? 0 : shape(x)[static_cast<size_t>(axis)];
-    const std::string along = fmt::format("one per element along axis {} of input 0, shape {}",
-                                          axis, dims(shape(x)));
+    const std::string along =
+        fmt::format("one per element along axis {} of input 0, shape {}", axis, dims(shape(x)));
     requireCount(1, n.kind == OpKind::QuantizeLinear ? "y_scale" : "x_scale", extent, along);
     if (in(2) != kNoValue && numElements(shape(in(2))) != numElements(shape(in(1))))
       fail("{}: input 2 ({}) has shape {} but the scale has shape {}; they must match", where(n),
@@ -133,7 +134,8 @@ struct Quant {
   }
 
   ValueId quantizeLinear(ValueId x, ValueId scale, ValueId zp, DType t, ValueId out) {
-    ValueId q = emit(OpKind::Div, "div_scale", {toCalc(x, "x_float"), toCalc(scale, "scale_float")});
+    ValueId q =
+        emit(OpKind::Div, "div_scale", {toCalc(x, "x_float"), toCalc(scale, "scale_float")});
     return requantize(q, zp == kNoValue ? kNoValue : toCalc(zp, "zero_point_float"), t, out);
   }
 };
@@ -184,8 +186,10 @@ void importDynamicQuantizeLinear(Quant &q, const std::vector<ValueId> &declared)
   std::map<std::string, graph::AttrValue> all{{"axes", axes}, {"keepdims", int64_t{0}}};
   const ValueId qmin = q.scalar("q_min", 0.0f), qmax = q.scalar("q_max", 255.0f);
   const ValueId xd = q.toCalc(x, "x_float");
-  ValueId mn = q.emit(OpKind::Min, "min_adjusted", {q.emit(OpKind::ReduceMin, "min", {xd}, all), qmin});
-  ValueId mx = q.emit(OpKind::Max, "max_adjusted", {q.emit(OpKind::ReduceMax, "max", {xd}, all), qmin});
+  ValueId mn =
+      q.emit(OpKind::Min, "min_adjusted", {q.emit(OpKind::ReduceMin, "min", {xd}, all), qmin});
+  ValueId mx =
+      q.emit(OpKind::Max, "max_adjusted", {q.emit(OpKind::ReduceMax, "max", {xd}, all), qmin});
   ValueId range = q.emit(OpKind::Sub, "range", {mx, mn});
   ValueId scale = q.emit(OpKind::Div, "scale", {range, qmax});
   q.emit(OpKind::Cast, "y_scale", {scale}, {{"to", kOnnxFloat}}, declared.at(1));
@@ -195,17 +199,18 @@ void importDynamicQuantizeLinear(Quant &q, const std::vector<ValueId> &declared)
   ValueId zpr = q.emit(OpKind::Round, "rounded_zero_point", {zpc});
   ValueId zp = q.emit(OpKind::Cast, "zero_point", {zpr}, {{"to", graph::onnxDTypeCode(DType::U8)}},
                       declared.size() > 2 ? declared[2] : kNoValue);
-  q.quantizeLinear(x, scale, zp, DType::U8, declared.at(0));
+  q.quantizeLinear(xd, scale, zp, DType::U8, declared.at(0));
 }
 
 // The tail shared by QLinearConv and QLinearMatMul: acc (int32) * in_scale * w_scale / y_scale,
 // requantized with y's zero point. `axis`/`rank` place a per-channel or per-row scale.
 void qlinearTail(Quant &q, ValueId acc, ValueId inScale, ValueId wScale, ValueId yScale,
                  ValueId yZp, ValueId out) {
-  ValueId mult = q.emit(OpKind::Div, "multiplier",
-                        {q.emit(OpKind::Mul, "scale_product",
-                                {q.toCalc(inScale, "in_scale_float"), q.toCalc(wScale, "w_scale_float")}),
-                         q.toCalc(yScale, "y_scale_float")});
+  ValueId mult =
+      q.emit(OpKind::Div, "multiplier",
+             {q.emit(OpKind::Mul, "scale_product",
+                     {q.toCalc(inScale, "in_scale_float"), q.toCalc(wScale, "w_scale_float")}),
+              q.toCalc(yScale, "y_scale_float")});
   ValueId real = q.emit(OpKind::Mul, "rescale", {q.toCalc(acc, "acc_float"), mult});
   q.requantize(real, q.toCalc(yZp, "y_zero_point_float"), q.type(q.n.inputs.at(7)), out);
 }

@@ -91,9 +91,13 @@ std::optional<double> maxLineSum(const Graph &g, ValueId v, ValueId zp, const Sh
   return best;
 }
 
-ValueId optInput(const Node &n, size_t i) { return i < n.inputs.size() ? n.inputs[i] : kNoValue; }
+ValueId optInput(const Node &n, size_t i) {
+  return i < n.inputs.size() ? n.inputs[i] : kNoValue;
+}
 
-Shape shapeOrScalar(const Graph &g, ValueId v) { return v == kNoValue ? Shape{} : g.value(v).shape; }
+Shape shapeOrScalar(const Graph &g, ValueId v) {
+  return v == kNoValue ? Shape{} : g.value(v).shape;
+}
 
 } // namespace
 

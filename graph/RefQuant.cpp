@@ -10,7 +10,8 @@ namespace npuc::graph::ref {
 namespace {
 
 // `t` less its zero point `zp` (absent: 0), broadcast from `zpShape` (numpy rules) to t's shape.
-std::vector<int64_t> lessZeroPoint(const HostTensor &t, const HostTensor *zp, const Shape &zpShape) {
+std::vector<int64_t> lessZeroPoint(const HostTensor &t, const HostTensor *zp,
+                                   const Shape &zpShape) {
   std::vector<int64_t> d = t.ints;
   if (!zp)
     return d;
@@ -30,8 +31,10 @@ int64_t wrapInt32(int64_t v) {
 RefResult refMatMulInteger(const RefArgs &a) {
   const HostTensor &A = a.in(0), &B = a.in(1);
   const HostTensor *az = a.opt(2), *bz = a.opt(3);
-  std::vector<int64_t> da = lessZeroPoint(A, az, az ? matMulZeroPointShape(az->shape, true) : Shape{});
-  std::vector<int64_t> db = lessZeroPoint(B, bz, bz ? matMulZeroPointShape(bz->shape, false) : Shape{});
+  std::vector<int64_t> da =
+      lessZeroPoint(A, az, az ? matMulZeroPointShape(az->shape, true) : Shape{});
+  std::vector<int64_t> db =
+      lessZeroPoint(B, bz, bz ? matMulZeroPointShape(bz->shape, false) : Shape{});
   const Shape &outShape = a.outShape();
   const size_t r = outShape.size();
   const int64_t M = outShape[r - 2], N = outShape[r - 1], K = A.shape.back();

@@ -11,12 +11,16 @@ namespace npuc::graph::shape {
 namespace {
 
 // A shape as ONNX writes it in messages: [2, 3, 4], [] for a scalar.
-std::string dims(const Shape &s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+std::string dims(const Shape &s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
 
 const char *const kConvNames[] = {"x", "w", "x_zero_point", "w_zero_point"};
 const char *const kMatMulNames[] = {"A", "B", "a_zero_point", "b_zero_point"};
 
-bool present(const Node &n, size_t i) { return i < n.inputs.size() && n.inputs[i] != kNoValue; }
+bool present(const Node &n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] != kNoValue;
+}
 
 // Operands are uint8 or int8 and each zero point has its operand's type.
 void checkTypes(const Graph &g, const Node &n, const char *const names[4]) {
@@ -76,9 +80,9 @@ OutTypes inferMatMulInteger(const Graph &g, Node &n) {
   Shape out = inferMatMul(g, mm).at(0).shape;
   const Shape &a = inShape(g, n, 0), &b = inShape(g, n, 1);
   if (present(n, 2))
-    checkZeroPoint(g, n, 2, "a_zero_point", matMulZeroPointShape(inShape(g, n, 2), true), a, 1,
-                   fmt::format("a scalar, [{}] (per row) or [..., {}, 1]", a[a.size() - 2],
-                               a[a.size() - 2]));
+    checkZeroPoint(
+        g, n, 2, "a_zero_point", matMulZeroPointShape(inShape(g, n, 2), true), a, 1,
+        fmt::format("a scalar, [{}] (per row) or [..., {}, 1]", a[a.size() - 2], a[a.size() - 2]));
   if (present(n, 3))
     checkZeroPoint(g, n, 3, "b_zero_point", matMulZeroPointShape(inShape(g, n, 3), false), b, 2,
                    fmt::format("a scalar, [{}] (per column) or [..., 1, {}]", b.back(), b.back()));

@@ -233,15 +233,15 @@ Stmt lowerMatMul(LowerCtx &c, const graph::Node &n) {
       av = av - load(c.input(n, 2),
                      broadcastIndex(graph::matMulZeroPointShape(c.shapeOf(n.inputs[2]), true), ai));
     if (c.hasInput(n, 3))
-      bv2 = bv2 - load(c.input(n, 3),
-                       broadcastIndex(graph::matMulZeroPointShape(c.shapeOf(n.inputs[3]), false),
-                                      bi));
+      bv2 = bv2 -
+            load(c.input(n, 3),
+                 broadcastIndex(graph::matMulZeroPointShape(c.shapeOf(n.inputs[3]), false), bi));
   }
-  Stmt inner = forLoop(
-      i, imm(0), imm(M),
-      forLoop(j, imm(0), imm(N),
-              seq({store(out, f32(0), oIdx),
-                   forLoop(k, imm(0), imm(K), store(out, acc + av * bv2, oIdx))})));
+  Stmt inner =
+      forLoop(i, imm(0), imm(M),
+              forLoop(j, imm(0), imm(N),
+                      seq({store(out, f32(0), oIdx),
+                           forLoop(k, imm(0), imm(K), store(out, acc + av * bv2, oIdx))})));
   return nest(bv, batch, inner);
 }
 

@@ -242,7 +242,7 @@ bool lowersIntegersExactly(graph::OpKind k) {
   case OpKind::CumSum:
   case OpKind::MaxPool: // its Indices output: flat positions, exact integers in fp32
   case OpKind::MaxUnpool:
-  case OpKind::ConvInteger:   // while checkExactAccumulation's bound holds
+  case OpKind::ConvInteger: // while checkExactAccumulation's bound holds
   case OpKind::MatMulInteger:
     return true;
   default:
