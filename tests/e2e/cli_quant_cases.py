@@ -84,3 +84,18 @@ def case_quant_errors(c):
     y = np.load(os.path.join(out, "y.npy"))
     want = a.astype(np.int64) @ b.astype(np.int64)
     assert y.dtype == np.int32 and y.tolist() == want.tolist(), (y, want)
+
+    # The same reduction against a constant b whose values lie near its zero point: the bound
+    # from b's sums (300 * 3 * 255) is far below 2^24, so the CPU target compiles and runs it,
+    # matching numpy exactly.
+    small = c.w("small.onnx")
+    bc = (np.arange(300) % 7 + 125).astype(np.uint8).reshape(300, 1)
+    _model(small, "MatMulInteger", [("x", TP.UINT8, [1, 300])],
+           [("b", bc), ("az", np.array(0, np.uint8)), ("bz", np.array(128, np.uint8))], TP.INT32)
+    pkg = c.w("small.npub")
+    c.expect_ok(["compile", small, "--target", "cpu", "-o", pkg])
+    run_out = c.w("run")
+    c.expect_ok(["run", pkg, "--input", "x=" + xa, "--output-dir", run_out])
+    y = np.load(os.path.join(run_out, "y.npy"))
+    want = a.astype(np.int64) @ (bc.astype(np.int64) - 128)
+    assert y.dtype == np.int32 and y.tolist() == want.tolist(), (y, want)
