@@ -103,6 +103,21 @@ std::optional<bool> normaliseExt(Importer &im, graph::Node &n, const onnx::NodeP
 /// Normalises the attributes of the data, math and signal ops of opset 17 added at the end of
 /// graph/Ops.def (OnnxDataOps.cpp); nullopt for every other operator, else as normaliseExt.
 std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::NodeProto &p);
+/// Resolves auto_pad and fills the defaults of a window op's attributes (Conv, ConvInteger and
+/// the pools; OnnxNode.cpp): one kernel_shape/strides/dilations entry per spatial axis, pads as
+/// all begins then all ends.
+void normaliseWindow(Importer &im, graph::Node &n);
+/// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
+/// and folds it when its inputs are constant; returns the output value (OnnxNode.cpp).
+graph::ValueId emitNode(Importer &im, OpKind kind, const std::string &name,
+                        std::vector<graph::ValueId> ins,
+                        std::map<std::string, graph::AttrValue> attrs,
+                        graph::ValueId out = graph::kNoValue);
+/// Imports the quantisation operators (OnnxQuant.cpp): ConvInteger and MatMulInteger as nodes,
+/// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv and QLinearMatMul as
+/// existing operators computing ONNX's formulas. Returns false for every other operator.
+bool importQuant(Importer &im, const graph::Node &n, const onnx::NodeProto &p,
+                 const std::vector<graph::ValueId> &declared);
 /// Normalises an RNN, GRU or LSTM node's attributes (OnnxRnn.cpp; the form graph/Rnn.h reads).
 void rnnAttrs(Importer &im, graph::Node &n, const onnx::NodeProto &p);
 

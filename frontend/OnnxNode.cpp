@@ -120,6 +120,8 @@ void maxPoolIndices(Node &n) {
     n.attrs.erase("storage_order");
 }
 
+} // namespace
+
 // Resolves auto_pad and fills defaults for a window op (Conv, MaxPool, AveragePool, LpPool)
 // over 1 to 3 spatial axes ([N, C, W], [N, C, H, W] or [N, C, D, H, W]): kernel_shape, strides
 // and dilations get one entry per spatial axis, pads two (all begins, then all ends).
@@ -130,7 +132,8 @@ void normaliseWindow(Importer &im, Node &n) {
          where(n), shapeToString(x));
   const size_t r = x.size() - 2;
   std::vector<int64_t> k;
-  if (n.kind == OpKind::Conv) {
+  const bool conv = n.kind == OpKind::Conv || n.kind == OpKind::ConvInteger;
+  if (conv) {
     const Shape &w = im.g.value(n.inputs.at(1)).shape;
     if (w.size() != x.size())
       fail("{}: weight must have the input's rank {}, got shape {}", where(n), x.size(),
@@ -167,7 +170,7 @@ void normaliseWindow(Importer &im, Node &n) {
   n.attrs["strides"] = s;
   n.attrs["dilations"] = d;
   n.attrs["pads"] = p;
-  if (n.kind == OpKind::Conv) {
+  if (conv) {
     n.attrs["group"] = n.attrInt("group", 1);
   } else {
     n.attrs["ceil_mode"] = n.attrInt("ceil_mode", 0);
@@ -177,6 +180,8 @@ void normaliseWindow(Importer &im, Node &n) {
       maxPoolIndices(n);
   }
 }
+
+namespace {
 
 // Returns false when the node is removed (its output aliases its input).
 bool normalise(Importer &im, Node &n, const onnx::NodeProto &proto) {
@@ -462,6 +467,8 @@ void importNode(Importer &im, const onnx::NodeProto &p, int index) {
       n.outputs[i] = g.addValue(fmt::format("{}.unused{}", n.name, i), {}, graph::DType::F32);
   checkArity(im, n, p);
   const std::vector<ValueId> declared = n.outputs; // normalise may drop optional outputs
+  if (importQuant(im, n, p, declared))
+    return;
   if (n.kind == OpKind::BatchNormalization && emitBatchNormNodes(im, n, p, declared))
     return;
   if ((n.kind == OpKind::Softmax || n.kind == OpKind::LogSoftmax || n.kind == OpKind::Hardmax) &&

@@ -113,6 +113,9 @@ RefResult refGlobalAveragePool(const RefArgs &a);
 RefResult refGlobalPool(const RefArgs &a);
 RefResult refGemm(const RefArgs &a);
 RefResult refMatMul(const RefArgs &a);
+// RefQuant.cpp: exact integer products (typed tensors in and out).
+RefResult refConvInteger(const RefArgs &a);
+RefResult refMatMulInteger(const RefArgs &a);
 RefResult refBatchNorm(const RefArgs &a);
 // RefMath.cpp: elementwise and broadcasting maps, reductions, normalisations, ops along an axis.
 RefResult refArith(const RefArgs &a);

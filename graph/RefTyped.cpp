@@ -405,6 +405,8 @@ bool readsTypedTensors(OpKind k) {
   case OpKind::Shape:
   case OpKind::Size:
   case OpKind::BitShift:
+  case OpKind::ConvInteger:
+  case OpKind::MatMulInteger:
     return true;
   default:
     return false;

@@ -141,6 +141,9 @@ OutTypes inferRoiPool(const Graph &g, Node &n);
 OutTypes inferGridSample(const Graph &g, Node &n);
 OutTypes inferLoss(const Graph &g, Node &n);
 // ShapeInference.cpp: operators that never reach shape inference as nodes.
+// ShapeQuant.cpp: the integer products of the quantisation operators.
+OutTypes inferConvInteger(const Graph &g, Node &n);
+OutTypes inferMatMulInteger(const Graph &g, Node &n);
 OutTypes inferUnsupported(const Graph &g, Node &n);
 
 } // namespace npuc::graph::shape

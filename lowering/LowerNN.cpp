@@ -2,6 +2,7 @@
 // LpPool, the global pools, Gemm, MatMul and Softmax. Accumulation is fp32 in the output buffer
 // (the reference accumulates in double; tests allow for the difference). Windows read padded
 // positions through Select over a clamped index, so every load is in bounds.
+#include "graph/Quant.h"
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
 
@@ -98,11 +99,20 @@ Stmt lowerConv(LowerCtx &c, const graph::Node &n) {
     wi.push_back(kv[i]);
     inside = inside.defined() ? (inside && t.inside) : t.inside;
   }
+  // ConvInteger: inputs 2 and 3 are zero points (x's scalar, w's scalar or per output channel),
+  // subtracted before the product, so padding (the zero point in ONNX) contributes nothing.
+  const bool integer = n.kind == OpKind::ConvInteger;
   Expr xv = load(x, flatIndex(xi, x->shape));
+  if (integer && c.hasInput(n, 2))
+    xv = xv - load(c.input(n, 2), imm(0));
   if (padded)
     xv = select(inside, xv, f32(0));
   Expr wv = load(w, flatIndex(wi, w->shape));
-  Expr init = c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
+  if (integer && c.hasInput(n, 3)) {
+    Buffer wz = c.input(n, 3);
+    wv = wv - load(wz, wz->numElements() == 1 ? Expr(imm(0)) : Expr(ov[1]));
+  }
+  Expr init = !integer && c.hasInput(n, 2) ? load(c.input(n, 2), ov[1]) : f32(0);
   Stmt red =
       forLoop(ci, imm(0), imm(cpg), nest(kv, a.k, store(out, load(out, oIdx) + xv * wv, oIdx)));
   return nest(ov, out->shape, seq({store(out, init, oIdx), red}));
@@ -213,13 +223,25 @@ Stmt lowerMatMul(LowerCtx &c, const graph::Node &n) {
   Expr bOff = broadcastIndex(bBatch, asExprs(bv)) * (K * N);
   Expr oIdx = (flatIndex(asExprs(bv), batch) * M + i) * N + j;
   Expr acc = load(out, oIdx);
-  Stmt inner = forLoop(
-      i, imm(0), imm(M),
-      forLoop(j, imm(0), imm(N),
-              seq({store(out, f32(0), oIdx),
-                   forLoop(k, imm(0), imm(K),
-                           store(out, acc + load(a, aOff + i * K + k) * load(b, bOff + k * N + j),
-                                 oIdx))})));
+  Expr av = load(a, aOff + i * K + k), bv2 = load(b, bOff + k * N + j);
+  if (n.kind == OpKind::MatMulInteger) {
+    // Zero points broadcast against their operand (per tensor, row of a, column of b).
+    std::vector<Expr> ai = asExprs(bv), bi = asExprs(bv);
+    ai.insert(ai.end(), {i, k});
+    bi.insert(bi.end(), {k, j});
+    if (c.hasInput(n, 2))
+      av = av - load(c.input(n, 2),
+                     broadcastIndex(graph::matMulZeroPointShape(c.shapeOf(n.inputs[2]), true), ai));
+    if (c.hasInput(n, 3))
+      bv2 = bv2 -
+            load(c.input(n, 3),
+                 broadcastIndex(graph::matMulZeroPointShape(c.shapeOf(n.inputs[3]), false), bi));
+  }
+  Stmt inner =
+      forLoop(i, imm(0), imm(M),
+              forLoop(j, imm(0), imm(N),
+                      seq({store(out, f32(0), oIdx),
+                           forLoop(k, imm(0), imm(K), store(out, acc + av * bv2, oIdx))})));
   return nest(bv, batch, inner);
 }
 

@@ -27,6 +27,7 @@ import ops_oldopsets  # noqa: E402  (opsets 1-8, run-time operands)
 import ops_misc  # noqa: E402  (Pad modes, run-time Trilu k, Resize crops, training optimizers)
 import ops_control  # noqa: E402  (If, Loop, Scan)
 import ops_seq  # noqa: E402  (sequence and optional operators, resolved at import)
+import ops_quant  # noqa: E402  (quantisation operators)
 
 CASES = []
 RNG = np.random.default_rng(1234)
@@ -688,6 +689,7 @@ def main():
     npu_layout_cases()
     ops_oldopsets.add(case, rnd)
     ops_misc.add(case, rnd)
+    ops_quant.add(case, rnd)
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)

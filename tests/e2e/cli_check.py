@@ -681,6 +681,7 @@ def main():
         import cli_control_cases
         import cli_option_cases
         import cli_output_cases
+        import cli_quant_cases
         import cli_robust_cases
         import cli_seq_cases
         import cli_typed_cases
@@ -691,7 +692,8 @@ def main():
             getattr(cli_bind_cases, "case_" + a.case, None) or \
             getattr(cli_control_cases, "case_" + a.case, None) or \
             getattr(cli_output_cases, "case_" + a.case, None) or \
-            getattr(cli_seq_cases, "case_" + a.case, None)
+            getattr(cli_seq_cases, "case_" + a.case, None) or \
+            getattr(cli_quant_cases, "case_" + a.case, None)
     if fn is None:
         print("unknown case", a.case)
         return 2

@@ -9,6 +9,7 @@
 #include "graph/Extract.h"
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
+#include "graph/Quant.h"
 #include "graph/SinkScale.h"
 #include "graph/Text.h"
 #include "graph/WindowTo2d.h"
@@ -243,6 +244,8 @@ bool lowersIntegersExactly(graph::OpKind k) {
   case OpKind::CumSum:
   case OpKind::MaxPool: // its Indices output: flat positions, exact integers in fp32
   case OpKind::MaxUnpool:
+  case OpKind::ConvInteger: // while checkExactAccumulation's bound holds
+  case OpKind::MatMulInteger:
     return true;
   default:
     return false;
@@ -255,6 +258,8 @@ bool lowersIntegersExactly(graph::OpKind k) {
 void checkRuntimeTypes(const graph::Graph &g) {
   for (graph::NodeId id : g.topoOrder()) {
     const graph::Node &n = g.node(id);
+    if (n.kind == graph::OpKind::ConvInteger || n.kind == graph::OpKind::MatMulInteger)
+      graph::checkExactAccumulation(g, n);
     for (graph::ValueId o : n.outputs) {
       const graph::Value &v = g.value(o);
       if (isIntStored(v.dtype) && !v.isConstant() && !lowersIntegersExactly(n.kind))
