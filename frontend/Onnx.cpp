@@ -238,11 +238,11 @@ void crossCheck(const Importer &im, const onnx::ModelProto &m) {
     if (it == im.names.end() || !vi.type().tensor_type().has_shape())
       continue;
     Shape theirs;
-    for (const auto &d : vi.type().tensor_type().shape().dim()) {
-      if (!d.has_dim_value())
-        return;
-      theirs.push_back(d.dim_value());
-    }
+    for (const auto &d : vi.type().tensor_type().shape().dim())
+      if (d.has_dim_value())
+        theirs.push_back(d.dim_value());
+    if (theirs.size() != static_cast<size_t>(vi.type().tensor_type().shape().dim_size()))
+      continue; // a dimension ONNX left symbolic: nothing to compare (the next value may have one)
     const graph::Value &v = im.g.value(it->second);
     if (v.shape != theirs && numElements(v.shape) == numElements(theirs) && v.isConstant())
       continue; // a folded constant: ONNX may keep a different but equivalent layout
