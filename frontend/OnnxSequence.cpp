@@ -374,9 +374,17 @@ void checkTensorInterface(const onnx::GraphProto &g) {
   auto check = [](const onnx::ValueInfoProto &v, const char *what) {
     if (!v.has_type() || v.type().has_tensor_type())
       return;
+    // ONNX's type printer throws std::invalid_argument on a type whose value (or an element
+    // type's) is unset, as a damaged model can have (found by fuzz_Onnx).
+    std::string spelled;
+    try {
+      spelled = *onnx::Utils::DataTypeUtils::ToType(v.type());
+    } catch (const std::exception &) {
+      spelled = "a type with no value set";
+    }
     fail("{} '{}' is {} ({}); npuc feeds and writes tensors only, so sequences and optionals "
          "are supported inside the graph, not as its inputs or outputs",
-         what, v.name(), typeKindName(v.type()), *onnx::Utils::DataTypeUtils::ToType(v.type()));
+         what, v.name(), typeKindName(v.type()), spelled);
   };
   for (const auto &in : g.input())
     check(in, "graph input");
