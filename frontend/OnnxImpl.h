@@ -107,12 +107,6 @@ std::optional<bool> normaliseDataOps(Importer &im, graph::Node &n, const onnx::N
 /// the pools; OnnxNode.cpp): one kernel_shape/strides/dilations entry per spatial axis, pads as
 /// all begins then all ends.
 void normaliseWindow(Importer &im, graph::Node &n);
-/// Adds node `kind` reading `ins` into value `out` (a fresh one when kNoValue), infers its shape
-/// and folds it when its inputs are constant; returns the output value (OnnxNode.cpp).
-graph::ValueId emitNode(Importer &im, OpKind kind, const std::string &name,
-                        std::vector<graph::ValueId> ins,
-                        std::map<std::string, graph::AttrValue> attrs,
-                        graph::ValueId out = graph::kNoValue);
 /// Imports the quantisation operators (OnnxQuant.cpp): ConvInteger and MatMulInteger as nodes,
 /// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv and QLinearMatMul as
 /// existing operators computing ONNX's formulas. Returns false for every other operator.
