@@ -31,11 +31,11 @@ std::string dims(const Shape &s) {
   return fmt::format("[{}]", fmt::join(s, ", "));
 }
 
-constexpr int64_t kOnnxFloat = 1;
+constexpr int64_t kOnnxFloat = onnx::TensorProto::FLOAT;
 // The formulas' intermediates are typed double. npuc holds and computes double in fp32, so they
 // are ONNX's float32 arithmetic exactly, and the NPU backend, which keeps float tensors in fp16,
 // leaves non-f32 tensors to the CPU: in fp16, x / scale could round to the wrong integer.
-constexpr int64_t kOnnxDouble = 11;
+constexpr int64_t kOnnxDouble = onnx::TensorProto::DOUBLE;
 
 struct Quant {
   Importer &im;
