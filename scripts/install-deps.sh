@@ -19,8 +19,9 @@ PACKAGES=(
   # for its plots of best cycles against trials (support/Plot.cpp runs the program)
   libxgboost-dev gnuplot-nox
   # the sanitizer build and the libFuzzer harnesses (scripts/sanitize.sh, fuzz/): clang 16 with
-  # its sanitizer and libFuzzer runtimes (llvm-16's llvm-symbolizer names the source lines)
-  clang-16 libclang-rt-16-dev libfuzzer-16-dev
+  # its sanitizer and libFuzzer runtimes (llvm-16's llvm-symbolizer names the source lines), and
+  # its linker, lld (CMakeLists.txt: faster links; gcc builds link with binutils' gold)
+  clang-16 libclang-rt-16-dev libfuzzer-16-dev lld-16
   # test models (export with /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   # ONNX's own backend tests (node, pytorch-converted, pytorch-operator, simple), run by the
