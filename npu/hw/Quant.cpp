@@ -19,6 +19,22 @@ float QuantTable::of(ValueId v) const {
   return it->second;
 }
 
+namespace {
+
+float maxAbsOf(const std::vector<float> &xs) {
+  float m = 0;
+  for (float x : xs)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+} // namespace
+
+float QuantTable::ofOperand(const graph::Graph &g, ValueId v) const {
+  const graph::Value &val = g.value(v);
+  return val.isConstant() ? symmetricScale(maxAbsOf(graph::constantTensor(val).data)) : of(v);
+}
+
 float symmetricScale(float maxAbs) {
   const float scale = maxAbs / 127.0f;
   // The host and the NPU multiply by 1/scale (quantise, `muladd` imm0): it must be finite.
@@ -112,17 +128,6 @@ HostTensor fakeQuantiseWeights(const HostTensor &w, int axis) {
   for (size_t i = 0; i < q.size(); ++i)
     t.data[i] = dequantise(q[i], s[i / static_cast<size_t>(cols)]);
   return t;
-}
-
-} // namespace
-
-namespace {
-
-float maxAbsOf(const std::vector<float> &xs) {
-  float m = 0;
-  for (float x : xs)
-    m = std::max(m, std::fabs(x));
-  return m;
 }
 
 } // namespace

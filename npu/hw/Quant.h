@@ -27,6 +27,9 @@ struct QuantTable {
   std::string source;                    // what the calibration ran on (for inspect/report)
   /// The scale of `v`; a value without one is a compiler bug (calibration covers every value).
   float of(graph::ValueId v) const;
+  /// The scale of any operand of `g`: of() for a computed value, and for a constant (which
+  /// calibration leaves out) the scale of its own range, symmetricScale(max |x|).
+  float ofOperand(const graph::Graph &g, graph::ValueId v) const;
 };
 
 /// Symmetric scale for a tensor whose largest magnitude is `maxAbs`: maxAbs / 127. A range that

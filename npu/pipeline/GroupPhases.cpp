@@ -26,8 +26,10 @@ PhaseResult phaseQuantise(SegmentPlan &p) {
   const QuantTable &q = *p.opt.quant; // compileSegment checked it is there
   for (GroupPlan &gp : p.plans) {
     gp.quant.calibrated = true;
+    // The main input may be a constant (a Concat whose first part is one: ViT's class token
+    // before the patch embeddings), which calibration leaves out.
     if (gp.input != graph::kNoValue)
-      gp.quant.in = q.of(gp.input);
+      gp.quant.in = q.ofOperand(g, gp.input);
     gp.quant.out = q.of(gp.output);
     for (const EpilogueOp &e : gp.epilogue)
       if (e.tensor != graph::kNoValue)

@@ -314,6 +314,21 @@ TEST(Int8Vector, ConcatSharesOneScale) {
   expectClose(runInt8(g, {in.at(a), in.at(b)}));
 }
 
+// A constant first input is the group's main input, which calibration gives no scale: ViT's
+// class token concatenated before the patch embeddings aborted vit_b_16's compile for npu-int8
+// ("calibration gives every non-constant value a scale" in the quantise phase).
+TEST(Int8Vector, ConcatWithAConstantFirstInput) {
+  Graph g;
+  auto a = g.addValue("patches", {1, 6, 8}, graph::DType::F32);
+  g.inputs = {a};
+  auto c = g.addConstant("cls", {1, 1, 8}, randomData(8, 30, -3.f, 3.f));
+  auto y = g.addValue("y", {1, 7, 8}, graph::DType::F32);
+  auto n = g.addNode(graph::OpKind::Concat, "cat", {c, a}, {y});
+  g.node(n).attrs["axis"] = int64_t(1);
+  oneGroup(g, y);
+  expectClose(runInt8(g, {HostTensor({1, 6, 8}, randomData(48, 31))}));
+}
+
 // Difftest finding F2: m = Min(w, x + (-x)) = min(w, 0) is concatenated with Relu(m), which is 0
 // wherever calibration looks. The Concat shares one scale among its tensors, the one of the
 // largest range, m's 0.5 (the most negative w); a zero range sizes nothing and must not impose
