@@ -156,4 +156,15 @@ void replaceWithTemp(const std::string &tmp, const std::string &path,
   }
 }
 
+std::string sanitizeName(const std::string &name) {
+  std::string out = name;
+  for (char &c : out) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok)
+      c = '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
 } // namespace npuc

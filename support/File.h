@@ -35,4 +35,9 @@ void writeFileAtomic(const std::string &path, const std::string &bytes,
 void replaceWithTemp(const std::string &tmp, const std::string &path,
                      const std::vector<std::string> &inputs = {});
 
+/// A file stem for a tensor name: characters outside [A-Za-z0-9_.-] become '_' ("_" for "").
+/// `npuc run` writes output NAME as DIR/sanitizeName(NAME).npy, and --calibrate reads input NAME
+/// of a model of several inputs from DIR/sanitizeName(NAME).npy.
+std::string sanitizeName(const std::string &name);
+
 } // namespace npuc

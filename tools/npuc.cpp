@@ -88,8 +88,18 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   sub->add_option("--emit-schedule", a->emitSchedule,
                   "FILE.json: write the schedule every NPU group was lowered with");
   sub->add_option("--calibrate", a->calibrate,
-                  "int8 targets: FILE.npy input whose activation ranges set the int8 scales "
-                  "(default: a fixed-seed standard-normal input)");
+                  "int8 targets: the calibration set whose activations set the int8 scales, "
+                  ".npy files (one sample, or a stack of N) or directories of them; a model of "
+                  "several inputs takes a directory per sample with one INPUT.npy per input "
+                  "(repeatable, or a comma list; default: one fixed-seed standard-normal input; "
+                  "docs/QUANTISATION.md)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->delimiter(',');
+  sub->add_option("--calibration-method", a->calibrationMethod,
+                  "int8 targets: how each activation's clipping threshold is chosen: max (the "
+                  "default), percentile[:Q] (99.99), entropy (least KL divergence) or mse "
+                  "(least squared error)");
   sub->add_option(
       "--print-after", a->printAfter,
       "print each NPU segment's plan after PHASE (repeatable, or a comma list; phases: " +

@@ -1,6 +1,8 @@
 // Quant.cpp - calibration, weight quantisation and the fake-quantised reference (Quant.h).
 #include "npu/hw/Quant.h"
 
+#include "npu/hw/Calibration.h"
+
 #include "graph/Reference.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
@@ -132,16 +134,65 @@ HostTensor fakeQuantiseWeights(const HostTensor &w, int axis) {
 
 } // namespace
 
+namespace {
+
+// The clipping threshold of every non-constant value over the samples: the largest |x| (one
+// reference run per sample), or for the other methods the one chosen from a histogram of |x|
+// over [0, largest] (a second run per sample, so that no sample's activations are kept).
+std::map<ValueId, float> measureRanges(const graph::Graph &g,
+                                       const std::vector<std::map<ValueId, HostTensor>> &samples,
+                                       const CalibrationSpec &spec) {
+  std::map<ValueId, float> range;
+  for (const auto &inputs : samples)
+    for (const auto &[v, t] : graph::runReferenceAll(g, inputs))
+      if (!g.value(v).isConstant())
+        range[v] = std::max(range.count(v) ? range.at(v) : 0.0f, maxAbsOf(t.data));
+  if (spec.method == CalibrationMethod::Max)
+    return range;
+  std::map<ValueId, MagnitudeHistogram> hist;
+  for (const auto &[v, m] : range)
+    hist.emplace(v, MagnitudeHistogram(m));
+  for (const auto &inputs : samples)
+    for (const auto &[v, t] : graph::runReferenceAll(g, inputs))
+      if (auto it = hist.find(v); it != hist.end())
+        it->second.add(t.data);
+  for (auto &[v, m] : range)
+    if (std::isfinite(m))
+      m = chooseThreshold(hist.at(v), spec);
+  return range;
+}
+
+void shareRanges(const graph::Graph &g, std::map<ValueId, float> &range);
+
+} // namespace
+
 QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> &inputs,
                      std::string source) {
+  return calibrate(g, std::vector<std::map<ValueId, HostTensor>>{inputs}, CalibrationSpec{},
+                   std::move(source));
+}
+
+QuantTable calibrate(const graph::Graph &g,
+                     const std::vector<std::map<ValueId, HostTensor>> &samples,
+                     const CalibrationSpec &spec, std::string source) {
+  NPUC_ASSERT(!samples.empty(), "the driver calibrates on at least one sample");
   // Ranges first, scales last: a value that calibrates to the range 0 (x + (-x)) shares its
   // bytes with others through the unification below without raising their scales to its
   // default one (difftest finding F2: a Concat of Relu(min(w, 0)) and min(w, 0) quantised
   // min(w, 0) with scale 1, every value in (-0.5, 0.5) to 0).
-  std::map<ValueId, float> range; // max |x| of every non-constant value
-  for (const auto &[v, t] : graph::runReferenceAll(g, inputs))
-    if (!g.value(v).isConstant())
-      range[v] = maxAbsOf(t.data);
+  std::map<ValueId, float> range = measureRanges(g, samples, spec);
+  shareRanges(g, range);
+  QuantTable q;
+  q.source = std::move(source);
+  for (const auto &[v, m] : range)
+    q.scale[v] = symmetricScale(m);
+  return q;
+}
+
+namespace {
+
+// A view shares its input's int8 bytes, and a Concat copies bytes: they share one threshold.
+void shareRanges(const graph::Graph &g, std::map<ValueId, float> &range) {
   // A Transpose whose transforms cancel in the NPU layout is a view too (npu/hw/DramLayout.h): it
   // shares its input's int8 bytes, so it shares the scale (a permutation keeps the range anyway).
   auto viewLike = [](graph::OpKind op) {
@@ -182,12 +233,9 @@ QuantTable calibrate(const graph::Graph &g, const std::map<ValueId, HostTensor> 
         }
     }
   }
-  QuantTable q;
-  q.source = std::move(source);
-  for (const auto &[v, m] : range)
-    q.scale[v] = symmetricScale(m);
-  return q;
 }
+
+} // namespace
 
 std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const QuantTable &q,
                                                     const std::map<ValueId, HostTensor> &inputs) {

@@ -1,8 +1,9 @@
 // Quant.h - post-training static int8 quantisation for NPU targets whose tensor unit multiplies
 // int8 operands (operand_dtype int8, acc_dtype int32 in the target YAML).
 //
-// Activations are per-tensor symmetric int8 (zero point 0, scale = max|x| / 127 over one
-// calibration run of the fp32 reference executor); weights are per-output-channel symmetric int8
+// Activations are per-tensor symmetric int8 (zero point 0, scale = threshold / 127, the threshold
+// chosen from the fp32 reference executor's values over a calibration set: by default the
+// largest |x|, npu/hw/Calibration.h); weights are per-output-channel symmetric int8
 // (scale = max|w[oc]| / 127, values in [-127, 127]). Every tensor an NPU group reads or writes
 // in DRAM is int8 with its activation scale; inside a group the accumulator is int32 and the
 // epilogue works in fp32 (npu/kernels/Epilogue.cpp). The host quantises a segment's inputs and
@@ -13,6 +14,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "npu/hw/Calibration.h"
 #include "support/Tensor.h"
 
 #include <cstdint>
@@ -64,6 +66,11 @@ std::map<graph::ValueId, HostTensor> defaultCalibrationInputs(const graph::Graph
 /// its default scale on them (symmetricScale).
 QuantTable calibrate(const graph::Graph &g, const std::map<graph::ValueId, HostTensor> &inputs,
                      std::string source);
+/// The same over a calibration set, each sample a tensor for every graph input, each value's
+/// threshold chosen by `spec` from what it held over all of them (npu/hw/Calibration.h).
+QuantTable calibrate(const graph::Graph &g,
+                     const std::vector<std::map<graph::ValueId, HostTensor>> &samples,
+                     const CalibrationSpec &spec, std::string source);
 
 /// The graph in fp32 with fake quantisation where the NPU quantises: NPU groups' non-constant
 /// inputs and outputs (int8 in DRAM) and the weights of NPU Conv/Gemm/MatMul anchors (per output

@@ -43,9 +43,11 @@ struct CompileOptions {
   /// Tests only: search every group and take its best candidate placement even when it is no
   /// better, so that the relocation of each kernel's buffers is exercised (same outputs).
   bool bankAlwaysMove = false;
-  /// int8 targets: the `.npy` calibration input (`--calibrate`); empty: a fixed-seed
-  /// standard-normal input of the model's input shape (npu/hw/Quant.h).
-  std::string calibrationFile;
+  /// int8 targets: the calibration set's files and directories (`--calibrate`,
+  /// tools/driver/CalibrationSet.h); empty: one fixed-seed standard-normal input (npu/hw/Quant.h).
+  std::vector<std::string> calibrationPaths;
+  /// int8 targets: how each activation's threshold is chosen (`--calibration-method`).
+  CalibrationSpec calibration;
   /// int8 targets: the activation scales every segment compiles with (required there).
   std::shared_ptr<const QuantTable> quant;
   /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis

@@ -20,14 +20,15 @@ def case_int8_calibrate(c):
     pkg = c.w("int8.npub")
     c.expect_ok(["compile", c.model, "--target", target, "-o", pkg, "--calibrate", inp])
     ins = c.expect_ok(["inspect", pkg])
-    assert "int8 quantisation" in ins and "calibrated on " + inp in ins, ins[:2000]
+    assert "int8 quantisation" in ins, ins[:2000]
+    assert "calibrated on 1 sample from " + inp + ", method max" in ins, ins[:2000]
     assert " on npu" in ins, ins[:2000]
     outdir = c.w("out")
     rep = c.w("r.json")
     c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", outdir, "--report", rep])
     assert os.path.exists(os.path.join(outdir, "output.npy"))
     with open(rep) as f:
-        assert json.load(f)["int8_calibration"] == inp
+        assert json.load(f)["int8_calibration"] == "1 sample from " + inp + ", method max"
     dflt = c.w("default.npub")
     c.expect_ok(["compile", c.model, "--target", target, "-o", dflt])
     assert "fixed-seed standard-normal" in c.expect_ok(["inspect", dflt])
@@ -35,6 +36,106 @@ def case_int8_calibrate(c):
     write_npy(bad, (1, 3, 16, 16))
     c.expect_fail(["compile", c.model, "--target", target, "-o", badpkg, "--calibrate", bad],
                   ["--calibrate " + bad, "1x3x32x32", "1x3x16x16"], [badpkg])
+
+
+def _cosine(a, b):
+    import numpy as np
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def case_int8_calibration_set(c):
+    """--calibrate takes a calibration set (files, stacks, directories; a directory per sample
+    for a model of several inputs) and --calibration-method chooses each threshold; every
+    method keeps TinyCNN within cosine 0.99 of `npuc ref`, and every misuse is an error naming
+    the path, input or option, leaving no package."""
+    import numpy as np
+    target = os.path.join(c.root, "configs", "npu-int8.yaml")
+    test_in = os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(c.model, target, test_in)
+    rng = np.random.default_rng(5)
+    cal = c.w("cal")
+    os.makedirs(cal, exist_ok=True)
+    for i in range(3):
+        np.save(os.path.join(cal, "s%d.npy" % i), rng.standard_normal((1, 3, 32, 32)).astype("f4"))
+    stack = c.w("stack.npy")
+    np.save(stack, rng.standard_normal((4, 3, 32, 32)).astype("f4"))  # 4 samples, N in the batch
+    ref = c.w("ref")
+    c.expect_ok(["ref", c.model, "--input", "input=" + test_in, "--output-dir", ref])
+    want = np.load(os.path.join(ref, "output.npy"))
+    for method in ["max", "percentile", "percentile:99.9", "entropy", "mse"]:
+        pkg = c.w(method + ".npub")
+        c.expect_ok(["compile", c.model, "--target", target, "-o", pkg, "--calibrate",
+                     cal + "," + stack, "--calibration-method", method])
+        ins = c.expect_ok(["inspect", pkg])
+        line = "calibrated on 7 samples from %s, %s, method %s" % (cal, stack, method)
+        assert line in ins, ins[:3000]
+        out = c.w("out_" + method.replace(":", "_"))
+        c.expect_ok(["run", pkg, "--input", "input=" + test_in, "--output-dir", out])
+        cos = _cosine(np.load(os.path.join(out, "output.npy")), want)
+        assert cos >= 0.99, (method, cos)
+
+    # A model of two inputs: a directory per sample, a file named after each input.
+    import onnx
+    from onnx import TensorProto as TP, helper
+    two = c.w("two.onnx")
+    shape = [1, 8, 4, 4]
+    g = helper.make_graph(
+        [helper.make_node("Add", ["a:0", "b"], ["s"], name="add"),
+         helper.make_node("Relu", ["s"], ["y"], name="relu")], "two",
+        [helper.make_tensor_value_info("a:0", TP.FLOAT, shape),
+         helper.make_tensor_value_info("b", TP.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TP.FLOAT, shape)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, two)
+    multi = c.w("multi")
+    for k in range(2):
+        d = os.path.join(multi, "sample%d" % k)
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, "a_0.npy"), rng.standard_normal([3] + shape[1:]).astype("f4"))
+        np.save(os.path.join(d, "b.npy"), rng.standard_normal([3] + shape[1:]).astype("f4"))
+    pkg2 = c.w("two.npub")
+    c.expect_ok(["compile", two, "--target", target, "-o", pkg2, "--calibrate", multi,
+                 "--calibration-method", "entropy"])
+    assert "calibrated on 6 samples from %s, method entropy" % multi in \
+        c.expect_ok(["inspect", pkg2])
+    os.remove(os.path.join(multi, "sample1", "b.npy"))
+    bad2 = c.w("bad2.npub")
+    c.expect_fail(["compile", two, "--target", target, "-o", bad2, "--calibrate", multi],
+                  ["--calibrate " + os.path.join(multi, "sample1") + ": no file b.npy for input "
+                   "'b' (a model of several inputs takes a directory per sample"], [bad2])
+    np.save(os.path.join(multi, "sample1", "b.npy"),
+            rng.standard_normal([2] + shape[1:]).astype("f4"))
+    c.expect_fail(["compile", two, "--target", target, "-o", bad2, "--calibrate", multi],
+                  ["b.npy holds 2 samples but the other inputs' files 3"], [bad2])
+    c.expect_fail(["compile", two, "--target", target, "-o", bad2, "--calibrate", stack],
+                  ["--calibrate " + stack + ": the model has 2 inputs, so a sample is a "
+                   "directory holding a file named after each input"], [bad2])
+
+    bad = c.w("bad.npub")
+    def fails(args, message):
+        c.expect_fail(["compile", c.model, "-o", bad] + args, [message], [bad])
+    empty = c.w("empty")
+    os.makedirs(empty, exist_ok=True)
+    ints = c.w("ints.npy")
+    np.save(ints, np.zeros((1, 3, 32, 32), np.int64))
+    fails(["--target", target, "--calibration-method", "kl"],
+          "--calibration-method 'kl': unknown calibration method; expected max, percentile, "
+          "percentile:Q (0 < Q <= 100), entropy or mse")
+    fails(["--target", target, "--calibration-method", "percentile:0"],
+          "--calibration-method 'percentile:0': the quantile '0' is not a number in (0, 100]")
+    fails(["--target", target, "--calibrate", empty], "--calibrate %s: no sample in it" % empty)
+    fails(["--target", target, "--calibrate", c.w("missing.npy")],
+          "--calibrate %s: no such file or directory" % c.w("missing.npy"))
+    fails(["--target", target, "--calibrate", ints],
+          "--calibrate %s: the file holds i64 values but the model's input 'input' is f32" % ints)
+    fails(["--target", os.path.join(c.root, "configs", "npu-base.yaml"), "--calibrate", cal],
+          "--calibrate and --calibration-method set int8 scales; target 'npu-base' has fp16 "
+          "operands")
+    fails(["--target", "cpu", "--calibration-method", "mse"],
+          "--calibrate and --calibration-method set int8 scales; --target cpu has no int8 "
+          "operands")
 
 
 def case_bank_aware(c):

@@ -17,6 +17,7 @@
 #include "npu/pipeline/Phase.h"
 #include "npuc/thread_pool.h"
 #include "support/Error.h"
+#include "support/File.h"
 #include "support/Npy.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
@@ -201,17 +202,6 @@ std::pair<std::string, HostTensor> parseInputFile(const std::string &arg) {
   return {arg.substr(0, eq), readNpy(arg.substr(eq + 1))};
 }
 
-std::string sanitizeName(const std::string &name) {
-  std::string out = name;
-  for (char &c : out) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-';
-    if (!ok)
-      c = '_';
-  }
-  return out.empty() ? "_" : out;
-}
-
 std::map<std::string, Shape> shapeMap(const std::vector<std::string> &args) {
   std::map<std::string, Shape> m;
   for (const std::string &a : args) {
@@ -366,7 +356,13 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
-  opt.calibrationFile = a.calibrate;
+  opt.calibrationPaths = a.calibrate;
+  opt.calibration = npu::parseCalibrationMethod(a.calibrationMethod, "--calibration-method");
+  if ((aot || driver::isCpuTarget(a.target)) &&
+      (!a.calibrate.empty() || a.calibrationMethod != "max"))
+    fail("--calibrate and --calibration-method set int8 scales; --target {} has no int8 "
+         "operands",
+         a.target);
   opt.verifyPhases = !a.noVerifyPhases;
   if (!a.debugCrashAt.empty()) {
     opt.debugCrashAt = npu::phaseNamed(a.debugCrashAt);
@@ -383,7 +379,8 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   if (!a.tuningLog.empty())
     opt.tuned = tuningLogSchedules(a.tuningLog, err);
   // Bad destinations fail before the compile (the write checks them again).
-  std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog, a.calibrate};
+  std::vector<std::string> read = {a.model, a.target, a.schedule, a.tuningLog};
+  read.insert(read.end(), a.calibrate.begin(), a.calibrate.end());
   for (const std::string &p : inputPaths(a.binds))
     read.push_back(p);
   checkOutputPath(a.output, read);

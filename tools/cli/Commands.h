@@ -65,9 +65,6 @@ std::vector<TextChunk> splitChunks(const std::string &text, bool split);
 bool forEachChunk(const std::string &text, bool split, std::ostream &out, std::ostream &err,
                   const std::function<void(const TextChunk &)> &each);
 
-/// Output file stem: characters outside [A-Za-z0-9_.-] become '_'.
-std::string sanitizeName(const std::string &name);
-
 struct CompileArgs {
   std::string model, target, output;
   std::vector<std::string> inputShapes;
@@ -81,7 +78,10 @@ struct CompileArgs {
   std::string tiling = "auto";      // "auto" (cost model) or "naive" (ablation)
   std::string emit = "package";     // package | obj | so (--target cpu) | ptx (--target gpu)
   int threads = 1;                  // CPU thread pool size stored in the package / plan
-  std::string calibrate;            // int8 targets: .npy calibration input (default: seeded N(0,1))
+  // int8 targets: the calibration set's files and directories (default: seeded N(0,1)), and
+  // how thresholds are chosen: max, percentile[:Q], entropy or mse.
+  std::vector<std::string> calibrate;
+  std::string calibrationMethod = "max";
   /// The segment pipeline (npu/pipeline/Phases.def): print the plan after these phases (names,
   /// or comma lists of names), after every phase, stop after one (no package written), time
   /// each phase (to `err`), or skip the verifier between the phases.

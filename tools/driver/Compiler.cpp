@@ -16,6 +16,7 @@
 #include "support/CrashContext.h"
 #include "support/Error.h"
 #include "support/Npy.h"
+#include "tools/driver/CalibrationSet.h"
 
 #include <fmt/ranges.h>
 
@@ -165,28 +166,25 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
 
 namespace {
 
-// int8 targets: activation scales from one reference run on the calibration input (the file
-// given with --calibrate, else a fixed-seed standard-normal input; npu/hw/Quant.h).
+// int8 targets: activation scales from reference runs over the calibration set (--calibrate,
+// CalibrationSet.h; else one fixed-seed standard-normal input), chosen by `spec`.
 std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
-                                                    const std::string &file) {
-  std::map<graph::ValueId, HostTensor> in;
+                                                    const std::vector<std::string> &paths,
+                                                    const npu::CalibrationSpec &spec) {
+  std::vector<CalibrationSample> set;
   std::string source;
-  if (file.empty()) {
-    in = npu::defaultCalibrationInputs(g);
-    source = "a fixed-seed standard-normal input (no --calibrate file given)";
+  if (paths.empty()) {
+    set.push_back(npu::defaultCalibrationInputs(g));
+    source = "a fixed-seed standard-normal input (no --calibrate given)";
   } else {
-    if (g.inputs.size() != 1)
-      fail("--calibrate {}: the model has {} inputs; a calibration file gives exactly one", file,
-           g.inputs.size());
-    HostTensor t = readNpy(file);
-    const graph::Value &v = g.value(g.inputs[0]);
-    if (t.shape != v.shape)
-      fail("--calibrate {}: input '{}' expects shape {}, the file holds {}", file, v.name,
-           shapeToString(v.shape), shapeToString(t.shape));
-    in[v.id] = std::move(t);
-    source = file;
+    set = loadCalibrationSet(g, paths);
+    std::string names;
+    for (const std::string &p : paths)
+      names += (names.empty() ? "" : ", ") + p;
+    source = fmt::format("{} sample{} from {}", set.size(), set.size() == 1 ? "" : "s", names);
   }
-  return std::make_shared<const npu::QuantTable>(npu::calibrate(g, in, source));
+  source += fmt::format(", method {}", spec.name());
+  return std::make_shared<const npu::QuantTable>(npu::calibrate(g, set, spec, source));
 }
 
 // Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
@@ -289,6 +287,11 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
                            const frontend::ImportOptions &inputs, const npu::CompileOptions &opt) {
   CrashScope scope(
       [&] { return fmt::format("compiling '{}' for target '{}'", onnxPath, target.name); });
+  const bool int8 = target.tensor.operandType == isa::ElemType::I8;
+  if (!int8 &&
+      (!opt.calibrationPaths.empty() || opt.calibration.method != npu::CalibrationMethod::Max))
+    fail("--calibrate and --calibration-method set int8 scales; target '{}' has {} operands",
+         target.name, isa::elemTypeName(target.tensor.operandType));
   CompiledModel m;
   m.target = target;
   m.options = opt;
@@ -303,8 +306,8 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
   graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
   // Scales are per value, so they are taken on the final graph, before fusion and placement.
-  if (target.tensor.operandType == isa::ElemType::I8)
-    m.options.quant = calibrateFor(m.graph, opt.calibrationFile);
+  if (int8)
+    m.options.quant = calibrateFor(m.graph, opt.calibrationPaths, opt.calibration);
   const isa::Target &t = m.target;
   RejectFn reject = npuReject(t);
   graph::fuseOps(m.graph, npuFusionFilter(t));
