@@ -55,7 +55,11 @@ OutTypes inferReshape(const Graph &g, Node &n) {
     } else if (d < -1) {
       fail("{}: invalid target dimension {}", where(n), d);
     }
-    known *= d;
+    // A hostile model's target shape may multiply past int64 (a fuzzer's Reshape to
+    // [140723261575518, 3560376980413087749, 5]): the product is checked, not wrapped.
+    if (__builtin_mul_overflow(known, d, &known))
+      fail("{}: target shape [{}] has more elements than int64 holds", where(n),
+           fmt::join(spec, ", "));
     out.push_back(d);
   }
   int64_t total = numElements(x);

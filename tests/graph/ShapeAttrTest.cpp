@@ -85,6 +85,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadAttr{"resize_size_0",
                 "%y: f32[1x4x0x16] = Resize \"r\"(%x) {mode=\"nearest\", sizes=[1, 4, 0, 16]}",
                 "node 'r' (Resize): attribute sizes = [1, 4, 0, 16] must be positive"},
+        // Found by fuzz_Onnx (UBSan: signed overflow in the product of the target shape).
+        BadAttr{"reshape_overflow",
+                "const %s: i64[3] = [140723261575518, 3560376980413087749, 5]\n"
+                "  %y: f32[1x4x8x8] = Reshape \"r\"(%x, %s)",
+                "node 'r' (Reshape): target shape [140723261575518, 3560376980413087749, 5] "
+                "has more elements than int64 holds"},
         BadAttr{"expand_negative", "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[-2, 1, 1, 1]}",
                 "node 'e' (Expand): shape entry -2 is negative"},
         // Window ops take one kernel/stride/dilation entry per spatial axis and two pads.
