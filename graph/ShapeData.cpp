@@ -223,7 +223,9 @@ OutTypes inferTile(const Graph &g, Node &n) {
   for (size_t d = 0; d < x.size(); ++d) {
     if (r[d] < 0)
       fail("{}: negative repeat {}", where(n), r[d]);
-    x[d] *= r[d];
+    if (__builtin_mul_overflow(x[d], r[d], &x[d]))
+      fail("{}: repeats [{}] make axis {} longer than int64 holds", where(n), fmt::join(r, ", "),
+           d);
   }
   return {{x, inType(g, n, 0)}};
 }

@@ -85,8 +85,15 @@ void inferNodeShape(Graph &g, NodeId id) {
   if (outs.size() < n.outputs.size())
     fail("{}: output {} is not supported", shape::where(n), outs.size());
   for (size_t i = 0; i < outs.size(); ++i) {
-    for (int64_t d : outs[i].shape)
+    int64_t elements = 1;
+    for (int64_t d : outs[i].shape) {
       NPUC_ASSERT(d >= 0, "inferred dimensions are non-negative");
+      // Every rule's dims are in range, but their product is checked here once for all of them
+      // (numElements would wrap: a hostile model's Expand or Resize to huge extents).
+      if (__builtin_mul_overflow(elements, d, &elements))
+        fail("{}: output {} would have shape {}, more elements than int64 holds",
+             shape::where(n), i, shapeToString(outs[i].shape));
+    }
     Value &v = g.value(n.outputs[i]);
     v.shape = std::move(outs[i].shape);
     v.dtype = outs[i].dtype;

@@ -91,6 +91,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "  %y: f32[1x4x8x8] = Reshape \"r\"(%x, %s)",
                 "node 'r' (Reshape): target shape [140723261575518, 3560376980413087749, 5] "
                 "has more elements than int64 holds"},
+        BadAttr{"tile_overflow",
+                "%y: f32[1x4x8x8] = Tile \"t\"(%x) {repeats=[1, 1, 4611686018427387904, 1]}",
+                "node 't' (Tile): repeats [1, 1, 4611686018427387904, 1] make axis 2 longer "
+                "than int64 holds"},
+        BadAttr{"expand_overflow",
+                "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[4294967296, 4294967296, 1, 1, 1, "
+                "1]}",
+                "node 'e' (Expand): output 0 would have shape 4294967296x4294967296x1x4x8x8, "
+                "more elements than int64 holds"},
         BadAttr{"expand_negative", "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[-2, 1, 1, 1]}",
                 "node 'e' (Expand): shape entry -2 is negative"},
         // Window ops take one kernel/stride/dilation entry per spatial axis and two pads.
