@@ -24,7 +24,9 @@ bool present(const Node &n, size_t i) {
 }
 
 const Shape &shapeOf(Importer &im, const Node &n, size_t i) {
-  return im.g.value(n.inputs.at(i)).shape;
+  if (!present(n, i))
+    fail("{}: input {} is required, but the node omits it", where(n), i);
+  return im.g.value(n.inputs[i]).shape;
 }
 
 namespace {

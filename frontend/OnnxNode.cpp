@@ -101,6 +101,14 @@ void checkArity(const Importer &im, const Node &n, const onnx::NodeProto &p) {
   if (p.input_size() < schema->min_input() || p.input_size() > schema->max_input())
     fail("{}: has {} inputs; {} takes {}", where(n), p.input_size(), p.op_type(),
          range(schema->min_input(), schema->max_input()));
+  // An empty name marks an omitted optional input; a required one may not be omitted (the rules
+  // read required inputs unchecked: a fuzzer's Resize with input 0 named "" aborted).
+  const auto &formal = schema->inputs();
+  for (int i = 0; i < p.input_size() && static_cast<size_t>(i) < formal.size(); ++i)
+    if (p.input(i).empty() &&
+        formal[static_cast<size_t>(i)].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
+      fail("{}: input {} ({}) is required, but its name is empty (omitted)", where(n), i,
+           formal[static_cast<size_t>(i)].GetName());
   if (p.output_size() < schema->min_output() || p.output_size() > schema->max_output())
     fail("{}: has {} outputs; {} gives {}", where(n), p.output_size(), p.op_type(),
          range(schema->min_output(), schema->max_output()));

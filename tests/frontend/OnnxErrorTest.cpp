@@ -618,3 +618,17 @@ TEST(OnnxErrors, ResizeCropRoiNamesItsLength) {
       << importError(path);
   std::filesystem::remove(path);
 }
+
+// Found by the fuzz_Onnx campaign: a Resize whose required input X is named "" (which marks an
+// omitted optional input) reached the attribute rules, which read it unchecked, and aborted with
+// std::out_of_range. A required input's empty name is an error naming the node and the input.
+TEST(OnnxErrors, RequiredInputWithAnEmptyName) {
+  onnx::ModelProto m = baseModel(17, {1, 1, 2, 2});
+  addInitializer(m, "scales", {4}, {1, 1, 2, 2});
+  addNode(m, "Resize", "up", {"", "", "scales"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "empty-required.onnx");
+  EXPECT_EQ(importError(path), path + ": node 'up' (Resize): input 0 (X) is required, but its "
+                                      "name is empty (omitted)");
+  std::filesystem::remove(path);
+}
