@@ -148,6 +148,11 @@ std::vector<double> cropRoi(Importer &im, const Node &n, const std::vector<int64
   return roi;
 }
 
+// The longest axis a Resize may produce: far beyond any tensor npuc can hold, and exactly
+// representable as both double and int64, so that checking against it keeps the conversion
+// defined.
+constexpr double kMaxExtent = 4611686018427387904.0; // 2^62
+
 void resizeAttrs(Importer &im, Node &n) {
   const Shape &x = shapeOf(im, n, 0);
   const size_t r = x.size();
@@ -195,10 +200,14 @@ void resizeAttrs(Importer &im, Node &n) {
   if (!givenScales.empty()) {
     for (size_t i = 0; i < axes.size(); ++i) {
       auto d = static_cast<size_t>(axes[i]);
-      if (givenScales[i] <= 0)
-        fail("{}: scales[{}] = {} must be positive", where(n), i, givenScales[i]);
+      if (!(givenScales[i] > 0) || !std::isfinite(givenScales[i]))
+        fail("{}: scales[{}] = {} must be positive and finite", where(n), i, givenScales[i]);
       scales[d] = givenScales[i];
-      sizes[d] = static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * scales[d]));
+      // Checked before the conversion, which is undefined past int64 (a fuzzer's 1e300 scale).
+      const double extent = std::floor(static_cast<double>(x[d]) * scales[d]);
+      if (!(extent < kMaxExtent))
+        fail("{}: scales[{}] = {} makes axis {} longer than 2^62", where(n), i, givenScales[i], d);
+      sizes[d] = static_cast<int64_t>(extent);
       if (sizes[d] <= 0)
         fail("{}: scales[{}] = {} leaves axis {} empty", where(n), i, givenScales[i], d);
     }
@@ -223,7 +232,11 @@ void resizeAttrs(Importer &im, Node &n) {
       for (int64_t a : axes) {
         auto d = static_cast<size_t>(a);
         scales[d] = s;
-        sizes[d] = std::max<int64_t>(1, std::llround(s * static_cast<double>(x[d])));
+        const double extent = s * static_cast<double>(x[d]);
+        if (!(extent < kMaxExtent))
+          fail("{}: keep_aspect_ratio_policy={} makes axis {} longer than 2^62", where(n), policy,
+               d);
+        sizes[d] = std::max<int64_t>(1, std::llround(extent));
       }
     }
   }

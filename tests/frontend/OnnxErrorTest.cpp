@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 using namespace npuc;
 
@@ -631,4 +633,22 @@ TEST(OnnxErrors, RequiredInputWithAnEmptyName) {
   EXPECT_EQ(importError(path), path + ": node 'up' (Resize): input 0 (X) is required, but its "
                                       "name is empty (omitted)");
   std::filesystem::remove(path);
+}
+
+// Found by the fuzz_Onnx campaign (UBSan: a huge Resize scale converted to int64 is undefined):
+// a scale that is not finite, or that makes an axis longer than 2^62, is an error naming it.
+TEST(OnnxErrors, ResizeScaleBeyondInt64) {
+  for (float scale : {1e30f, std::numeric_limits<float>::infinity()}) {
+    onnx::ModelProto m = baseModel(17, {1, 1, 2, 2});
+    addInitializer(m, "scales", {4}, {1, 1, 1, scale});
+    addNode(m, "Resize", "up", {"x", "", "scales"}, {"y"});
+    addOutput(m, "y");
+    std::string path = save(m, "resize-huge.onnx");
+    const std::string msg = importError(path);
+    EXPECT_TRUE(contains(msg, "node 'up' (Resize): scales[3] = ")) << msg;
+    EXPECT_TRUE(contains(msg, std::isfinite(scale) ? "makes axis 3 longer than 2^62"
+                                                   : "must be positive and finite"))
+        << msg;
+    std::filesystem::remove(path);
+  }
 }
