@@ -169,7 +169,12 @@ OutTypes inferPad(const Graph &g, Node &n) {
   Shape out = x;
   for (size_t i = 0; i < x.size(); ++i) {
     const int64_t b = pads[i], e = pads[i + x.size()];
-    out[i] += b + e;
+    // A hostile model's pads may be anything (a fuzzer's INT64_MIN): bounded first, so that the
+    // sums below and padAxis's negations stay in range.
+    constexpr int64_t kMaxPad = int64_t{1} << 62;
+    if (b < -kMaxPad || b > kMaxPad || e < -kMaxPad || e > kMaxPad ||
+        __builtin_add_overflow(out[i], b + e, &out[i]))
+      fail("{}: pads {} and {} on axis {} (extent {}) are beyond 2^62", where(n), b, e, i, x[i]);
     const PadAxis a = padAxis(x[i], b, e);
     const int64_t kept = a.last - a.first + 1;
     if (kept < 0)

@@ -100,6 +100,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "1]}",
                 "node 'e' (Expand): output 0 would have shape 4294967296x4294967296x1x4x8x8, "
                 "more elements than int64 holds"},
+        // Found by fuzz_Onnx (UBSan: negation of a pad of INT64_MIN, an input the corpus
+        // keeps); pads are bounded by 2^62, so the sums and negations stay in range.
+        BadAttr{"pad_beyond_2_62",
+                "%y: f32[1x4x8x8] = Pad \"p\"(%x) {mode=\"constant\", pads=[0, 0, 0, "
+                "-4611686018427387905, 0, 0, 0, 0]}",
+                "node 'p' (Pad): pads -4611686018427387905 and 0 on axis 3 (extent 8) are beyond "
+                "2^62"},
         BadAttr{"expand_negative", "%y: f32[1x4x8x8] = Expand \"e\"(%x) {shape=[-2, 1, 1, 1]}",
                 "node 'e' (Expand): shape entry -2 is negative"},
         // Window ops take one kernel/stride/dilation entry per spatial axis and two pads.
