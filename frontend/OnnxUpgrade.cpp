@@ -115,7 +115,11 @@ std::map<std::string, int> ranks(const onnx::ModelProto &m) {
 //    numpy does; the converter takes the two as compatible.
 // `axis` is normalised on the node (the adapter compares it with rank(A) - rank(B) as given).
 int64_t legacyTrailing(onnx::NodeProto &n, int index, const std::map<std::string, int> &rank) {
-  auto a = rank.find(n.input_size() == 2 ? n.input(0) : ""), b = rank.end();
+  // Only binary nodes (looking up "" for the others found a fuzzer's unnamed initializer, and
+  // input(1) of a one-input node is a protobuf CHECK failure).
+  if (n.input_size() != 2)
+    return 0;
+  auto a = rank.find(n.input(0)), b = rank.end();
   if (a == rank.end() || (b = rank.find(n.input(1))) == rank.end())
     return 0;
   if (n.op_type() == "PRelu")

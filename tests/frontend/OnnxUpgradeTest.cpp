@@ -337,3 +337,15 @@ TEST_F(Upgrade, BindErrors) {
 }
 
 } // namespace
+
+// Found by the fuzz_Onnx campaign: the legacy-broadcast alignment looked up input 1 of every
+// node whose input 0 it had found a rank for, and it found one for a one-input node through an
+// initializer named "" (protobuf's CHECK on input(1) then terminated the process). Only binary
+// nodes are aligned; this model converts and imports.
+TEST_F(Upgrade, OneInputNodeBesideAnUnnamedInitializer) {
+  onnx::ModelProto m = model(2, {{"x", {2, 3}}});
+  floatInit(m, "", {1, 1}, {0.f});
+  node(m, "Relu", "r", {"x"}, "y");
+  output(m, "y");
+  EXPECT_EQ(error(m), "");
+}
