@@ -7,6 +7,7 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace npuc::graph {
@@ -31,13 +32,26 @@ bool isNoOp(const Graph &g, const Node &n) {
 }
 
 // Node whose every (present) input is constant and that we know how to evaluate.
+// Folding must not make the model much larger than what it folds: a node whose output has more
+// than max(2^24, its inputs' total) elements stays a node. A real model's DequantizeLinear of its
+// weights still folds; a hostile model's Pad, Expand or ConstantOfShape of a few bytes asking for
+// gigabytes (a fuzzer's Pad of 16 GiB) no longer allocates them at import.
+constexpr int64_t kFoldGrowth = int64_t{1} << 24;
+
 bool isFoldable(const Graph &g, const Node &n) {
   if (n.inputs.empty())
     return false;
   if (n.kind == OpKind::Shape)
     return true; // static shapes: the result never depends on the input's contents
-  for (ValueId in : n.inputs)
+  int64_t inputs = 0;
+  for (ValueId in : n.inputs) {
     if (in != kNoValue && !g.value(in).isConstant())
+      return false;
+    if (in != kNoValue)
+      inputs += numElements(g.value(in).shape);
+  }
+  for (ValueId out : n.outputs)
+    if (numElements(g.value(out).shape) > std::max(kFoldGrowth, inputs))
       return false;
   return true;
 }
@@ -71,8 +85,14 @@ bool foldConstantNode(Graph &g, NodeId id) {
   std::vector<const HostTensor *> ins;
   tmp.reserve(n.inputs.size());
   for (ValueId in : n.inputs) {
-    if (in == kNoValue || n.kind == OpKind::Shape) { // Shape only needs its input's static shape
-      ins.push_back(in == kNoValue ? nullptr : &tmp.emplace_back(g.value(in).shape));
+    if (in == kNoValue || n.kind == OpKind::Shape) { // Shape reads only its input's shape
+      if (in == kNoValue) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      HostTensor &t = tmp.emplace_back(); // no elements: the input may be any size
+      t.shape = g.value(in).shape;
+      ins.push_back(&t);
       continue;
     }
     tmp.push_back(typedConstant(g.value(in)));

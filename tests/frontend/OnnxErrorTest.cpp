@@ -652,3 +652,29 @@ TEST(OnnxErrors, ResizeScaleBeyondInt64) {
     std::filesystem::remove(path);
   }
 }
+
+// Found by the fuzz_Onnx campaign (an allocation of 16 GiB at import): constant folding
+// evaluated a Pad of a one-element constant into its padded output. Folding stops where an
+// output would have more than max(2^24, its inputs') elements: the Pad stays a node, with its
+// shape, and nothing is allocated; a smaller one still folds.
+TEST(OnnxImport, ConstantFoldingDoesNotBlowUpTheModel) {
+  for (int64_t pad : {int64_t{20000000}, int64_t{1000}}) {
+    onnx::ModelProto m = baseModel(17, {1, 1});
+    addInitializer(m, "c", {1, 1}, {2.f});
+    auto *pads = m.mutable_graph()->add_initializer();
+    pads->set_name("pads");
+    pads->set_data_type(onnx::TensorProto::INT64);
+    pads->add_dims(4);
+    for (int64_t p : {int64_t{0}, int64_t{0}, int64_t{0}, pad})
+      pads->add_int64_data(p);
+    addNode(m, "Pad", "big", {"c", "pads"}, {"p"});
+    addNode(m, "Add", "use", {"x", "p"}, {"y"});
+    addOutput(m, "y");
+    std::string path = save(m, "fold-growth.onnx");
+    graph::Graph g = frontend::importOnnx(path, {});
+    std::filesystem::remove(path);
+    const graph::Value &p = g.value(*g.findValue("p"));
+    EXPECT_EQ(p.shape, (Shape{1, 1 + pad}));
+    EXPECT_EQ(p.isConstant(), pad == 1000) << "only the small Pad folds";
+  }
+}
