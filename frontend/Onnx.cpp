@@ -134,7 +134,10 @@ graph::ValueId importTensor(Importer &im, const onnx::TensorProto &t, const std:
   for (int64_t d : shape)
     if (d < 0)
       fail("tensor '{}': negative dimension", name);
-  int64_t n = numElements(shape);
+  int64_t n = 1; // checked: a hostile file's dims may multiply past int64 (a fuzzer's did)
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("tensor '{}': shape {} has more elements than int64 holds", name, shapeToString(shape));
   const graph::DType dt = tensorDType(t.data_type(), fmt::format("tensor '{}'", name));
   if (isIntStored(dt)) {
     std::vector<int64_t> v = intContents(t, n);

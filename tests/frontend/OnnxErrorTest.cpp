@@ -678,3 +678,16 @@ TEST(OnnxImport, ConstantFoldingDoesNotBlowUpTheModel) {
     EXPECT_EQ(p.isConstant(), pad == 1000) << "only the small Pad folds";
   }
 }
+
+// Found by the fuzz_Onnx campaign (UBSan: signed overflow in numElements of an initializer's
+// dims): an initializer whose dims multiply past int64 is an error naming it.
+TEST(OnnxErrors, InitializerDimsBeyondInt64) {
+  onnx::ModelProto m = baseModel(17, {2});
+  addInitializer(m, "huge", {1LL << 32, 1LL << 32}, {});
+  addNode(m, "Relu", "r", {"x"}, {"y"});
+  addOutput(m, "y");
+  std::string path = save(m, "huge-init.onnx");
+  EXPECT_EQ(importError(path), path + ": tensor 'huge': shape 4294967296x4294967296 has more "
+                                      "elements than int64 holds");
+  std::filesystem::remove(path);
+}
