@@ -76,6 +76,16 @@ void addInitializer(onnx::ModelProto &m, const std::string &name, const std::vec
     t->add_float_data(f);
 }
 
+void addInt64Initializer(onnx::ModelProto &m, const std::string &name,
+                         const std::vector<int64_t> &data) {
+  auto *t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(data.size()));
+  for (int64_t v : data)
+    t->add_int64_data(v);
+}
+
 std::string save(const onnx::ModelProto &m, const std::string &name) {
   std::string path = tempPath(name);
   std::string bytes;
@@ -229,12 +239,7 @@ std::string padModel(const std::string &mode, const std::vector<int64_t> &pads,
   a->set_name("mode");
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(mode);
-  auto *t = m.mutable_graph()->add_initializer();
-  t->set_name("pads");
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(pads.size()));
-  for (int64_t p : pads)
-    t->add_int64_data(p);
+  addInt64Initializer(m, "pads", pads);
   addOutput(m, "y");
   return save(m, file);
 }
@@ -661,12 +666,7 @@ TEST(OnnxImport, ConstantFoldingDoesNotBlowUpTheModel) {
   for (int64_t pad : {int64_t{20000000}, int64_t{1000}}) {
     onnx::ModelProto m = baseModel(17, {1, 1});
     addInitializer(m, "c", {1, 1}, {2.f});
-    auto *pads = m.mutable_graph()->add_initializer();
-    pads->set_name("pads");
-    pads->set_data_type(onnx::TensorProto::INT64);
-    pads->add_dims(4);
-    for (int64_t p : {int64_t{0}, int64_t{0}, int64_t{0}, pad})
-      pads->add_int64_data(p);
+    addInt64Initializer(m, "pads", {0, 0, 0, pad});
     addNode(m, "Pad", "big", {"c", "pads"}, {"p"});
     addNode(m, "Add", "use", {"x", "p"}, {"y"});
     addOutput(m, "y");
