@@ -60,7 +60,7 @@ DepthwiseSpace::DepthwiseSpace(const GroupPlan &plan, const graph::Graph &g,
   // The epilogue's constants and the weights come first in L1; the tiles get what they leave.
   Builder scratch(hw, ctx.fromTop, ctx.window);
   DramCtx dry{[](graph::ValueId) { return int64_t(0); },
-              [](const std::vector<uint8_t> &) { return int64_t(0); }, ctx.levelOf};
+              [](const ConstBytes &) { return int64_t(0); }, ctx.levelOf};
   std::vector<View> consts;
   std::vector<tir::Stmt> prologue;
   if ((pre_ = stageEpilogueConstants(p_, scratch, dry, consts, prologue)))

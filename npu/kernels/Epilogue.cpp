@@ -225,8 +225,8 @@ std::optional<Reject> stageEpilogueConstants(const GroupPlan &p, Builder &b, con
     int64_t rows = ceilDiv(halves, row);
     std::vector<uint8_t> bytes(static_cast<size_t>(rows * row * 2), 0);
     std::memcpy(bytes.data(), e.constant.data(), e.constant.size() * 4);
-    int64_t dramAddr = d.addConst(bytes);
-    OnChip buf{fmt::format("const{}", i), hw.l1, static_cast<int64_t>(bytes.size()), 1};
+    int64_t dramAddr = d.addConst(std::move(bytes));
+    OnChip buf{fmt::format("const{}", i), hw.l1, rows * row * 2, 1};
     if (!b.reserve(buf))
       return kNoRoom;
     View src{hw.dram, imm(dramAddr)}, dst{hw.l1, imm(buf.base)};

@@ -353,7 +353,7 @@ std::string dryRun(const graph::Graph &g, const graph::FusedGroup &grp, const is
   if (!p.reject.empty())
     return p.reject;
   DramCtx d{[](graph::ValueId) { return int64_t(0); },
-            [](const std::vector<uint8_t> &) { return int64_t(0); },
+            [](const ConstBytes &) { return int64_t(0); },
             {}}; // every tensor in DRAM
   // A hand-written kernel that finds no tiling is retried with the loop-nest kernel, as
   // compileSegment does (unless the caller asks about the hand-written kernels alone).

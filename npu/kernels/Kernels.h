@@ -11,14 +11,51 @@
 #include "npu/kernels/Plan.h"
 #include "npu/Reject.h"
 #include "npu/schedule/Schedule.h"
+#include "support/Error.h"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace npuc::npu {
+
+/// A constant's bytes as a kernel hands them to DramCtx::addConst: either packed already or
+/// packed on demand by `make`. The dry runs (placement, fusion and residency trials, the schedule
+/// spaces' costing) place nothing and read only the size, so a kernel whose packing is costly
+/// (the tensor unit's block-major weights: 133 M of them in VGG-11, converted to fp16 per trial)
+/// passes the size and the packer. Contract: `make` returns exactly `size` bytes and is called
+/// at most once, only during the addConst call it was passed to (it may refer to the caller's
+/// locals).
+class ConstBytes {
+public:
+  ConstBytes(std::vector<uint8_t> bytes) // NOLINT(google-explicit-constructor): packed already
+      : size_(bytes.size()), bytes_(std::move(bytes)), packed_(true) {}
+  ConstBytes(size_t size, std::function<std::vector<uint8_t>()> make)
+      : size_(size), make_(std::move(make)) {}
+  ConstBytes(const ConstBytes &) = delete;
+  ConstBytes &operator=(const ConstBytes &) = delete;
+
+  size_t size() const { return size_; }
+  /// The bytes, packing them on the first call.
+  const std::vector<uint8_t> &bytes() const {
+    if (!packed_) {
+      bytes_ = make_();
+      packed_ = true;
+      NPUC_ASSERT(bytes_.size() == size_, "a constant's packer returns the size it announced");
+    }
+    return bytes_;
+  }
+
+private:
+  size_t size_;
+  std::function<std::vector<uint8_t>()> make_;
+  mutable std::vector<uint8_t> bytes_;
+  mutable bool packed_ = false;
+};
 
 /// Placement services a kernel needs from the segment compiler. A tensor's home is a level and
 /// an address there: DRAM, or L1 for a tensor that stays resident between consecutive groups
@@ -26,9 +63,9 @@ namespace npuc::npu {
 /// copy through Builder::load/store, which pick the DRAM or the on-chip DMA by the levels, so every
 /// kernel runs unchanged on a resident input or output.
 struct DramCtx {
-  std::function<int64_t(graph::ValueId)> addrOf;                 // byte address in its level
-  std::function<int64_t(const std::vector<uint8_t> &)> addConst; // places constant bytes (DRAM)
-  std::function<int(graph::ValueId)> levelOf;                    // empty: every tensor in DRAM
+  std::function<int64_t(graph::ValueId)> addrOf;       // byte address in its level
+  std::function<int64_t(const ConstBytes &)> addConst; // places constant bytes (DRAM)
+  std::function<int(graph::ValueId)> levelOf;          // empty: every tensor in DRAM
   int level(graph::ValueId v, const Hw &hw) const { return levelOf ? levelOf(v) : hw.dram; }
 };
 

@@ -475,7 +475,7 @@ void stageWhole(const graph::Graph &g, const Prepared &prep, const Builder &b, c
           vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
         std::vector<uint8_t> bytes(vals.size() * 4);
         std::memcpy(bytes.data(), vals.data(), bytes.size());
-        from = d.addConst(bytes);
+        from = d.addConst(std::move(bytes));
         k.dramBytes += 4 * n;
       }
       flatCopy(b, true, hw.dram, from, chip, 2 * n, prologue);

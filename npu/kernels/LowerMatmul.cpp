@@ -72,6 +72,7 @@ struct MatmulLowering {
     inputOnce = OHB == 1 && ICB == 1;
   }
 
+  size_t weightBytes() const { return static_cast<size_t>(c.G * OCB * ICB * blockElems * eb); }
   std::vector<uint8_t> packWeights() const;
   void reserveBuffers();
   void counters();
@@ -88,7 +89,7 @@ struct MatmulLowering {
 // Weights, block-major: [G][OCB][ICB][KH][KW][tic_b][toc_b] in the operand dtype, each block at a
 // full-block stride (the last channel blocks are narrower).
 std::vector<uint8_t> MatmulLowering::packWeights() const {
-  std::vector<uint8_t> wbytes(static_cast<size_t>(c.G * OCB * ICB * blockElems * eb), 0);
+  std::vector<uint8_t> wbytes(weightBytes(), 0);
   for (int64_t gi = 0; gi < c.G; ++gi)
     for (int64_t ob = 0; ob < OCB; ++ob)
       for (int64_t ib = 0; ib < ICB; ++ib) {
@@ -410,7 +411,7 @@ Kernel TensorUnitSpace::lower(const Schedule &s, Builder &b, const DramCtx &d) c
   if (k.reject)
     return k;
   MatmulLowering L(*this, s, b, d);
-  L.wAddr = d.addConst(L.packWeights());
+  L.wAddr = d.addConst(ConstBytes(L.weightBytes(), [&L] { return L.packWeights(); }));
   L.reserveBuffers();
   L.counters();
   prologue.push_back(L.loopNest(consts));

@@ -201,7 +201,7 @@ Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, 
   if (!q.isMax) {
     std::vector<uint8_t> bytes(q.divisor.size() * 4);
     std::memcpy(bytes.data(), q.divisor.data(), bytes.size());
-    int64_t addr = d.addConst(bytes);
+    int64_t addr = d.addConst(std::move(bytes));
     if (!b.reserve(divbuf)) {
       k.reject = kernelReject(RejectKind::Capacity, "no room in L1 for the pooling divisors");
       return k;

@@ -7,6 +7,8 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
 namespace npuc::npu::analysis {
 
@@ -79,11 +81,16 @@ template <typename W> void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, 
   c.W = c.OW = M;
   c.C = K;
   c.OC = N;
-  auto weights = std::make_shared<std::vector<float>>(static_cast<size_t>(N * K), 0.f);
-  for (int64_t o = 0; o < N; ++o)
-    for (int64_t i = 0; i < K; ++i)
-      (*weights)[static_cast<size_t>(o * K + i)] = w(o, i);
-  c.weights = std::move(weights);
+  if constexpr (std::is_same_v<W, std::shared_ptr<const std::vector<float>>>) {
+    c.weights = std::move(w); // already [N, K]: shared with the graph's constant, no copy
+    return;
+  } else {
+    auto weights = std::make_shared<std::vector<float>>(static_cast<size_t>(N * K), 0.f);
+    for (int64_t o = 0; o < N; ++o)
+      for (int64_t i = 0; i < K; ++i)
+        (*weights)[static_cast<size_t>(o * K + i)] = w(o, i);
+    c.weights = std::move(weights);
+  }
 }
 
 bool GroupAnalysis::gemm(const Node &n) {
@@ -97,9 +104,15 @@ bool GroupAnalysis::gemm(const Node &n) {
   float alpha = static_cast<float>(n.attrFloat("alpha", 1.0));
   float beta = static_cast<float>(n.attrFloat("beta", 1.0));
   int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
-  asMatrixProduct(M, K, N, [&](int64_t o, int64_t i) {
-    return alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
-  });
+  // A transposed B with alpha 1 (what exporters write for Linear layers) is the weight layout
+  // itself: kept shared, since the placement and fusion dry runs analyse each group again
+  // (VGG-11's first Linear has 103 M weights).
+  if (tb && alpha == 1.f)
+    asMatrixProduct(M, K, N, std::shared_ptr<const std::vector<float>>(b.f32));
+  else
+    asMatrixProduct(M, K, N, [&](int64_t o, int64_t i) {
+      return alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
+    });
   ConvParams &c = p.conv;
   if (n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue) {
     if (!constant(n.inputs[2]))

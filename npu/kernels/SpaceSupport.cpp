@@ -7,7 +7,7 @@ namespace npuc::npu {
 
 DramCtx dryDram(const SpaceContext &ctx) {
   return DramCtx{[](graph::ValueId) { return int64_t(0); },
-                 [](const std::vector<uint8_t> &) { return int64_t(0); }, ctx.levelOf};
+                 [](const ConstBytes &) { return int64_t(0); }, ctx.levelOf};
 }
 
 std::vector<int64_t> bufferValues(const SpaceContext &ctx) {

@@ -519,7 +519,7 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
 
 DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
                      std::function<int64_t(graph::ValueId)> dramAddr,
-                     std::function<int64_t(const std::vector<uint8_t> &)> addConst,
+                     std::function<int64_t(const ConstBytes &)> addConst,
                      std::unordered_map<std::string, int64_t> &placed) {
   const SplitRun *r = &run;
   const Hw *h = &hw;
@@ -535,7 +535,8 @@ DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
   };
   // Constants are placed by sub-batch 0's lowerings; the later ones lower the same kernels and
   // find each constant by its bytes (read-only: any copy of equal bytes serves).
-  d.addConst = [j, consts, addConst](const std::vector<uint8_t> &bytes) -> int64_t {
+  d.addConst = [j, consts, addConst](const ConstBytes &c) -> int64_t {
+    const std::vector<uint8_t> &bytes = c.bytes();
     std::string key(bytes.begin(), bytes.end());
     if (j == 0)
       return (*consts)[std::move(key)] = addConst(bytes);

@@ -92,7 +92,7 @@ BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw);
 /// gives each sub-batch of each step of the run one emission unit with this view.
 DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
                      std::function<int64_t(graph::ValueId)> dramAddr,
-                     std::function<int64_t(const std::vector<uint8_t> &)> addConst,
+                     std::function<int64_t(const ConstBytes &)> addConst,
                      std::unordered_map<std::string, int64_t> &placed);
 
 } // namespace npuc::npu

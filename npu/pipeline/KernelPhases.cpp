@@ -114,7 +114,8 @@ PhaseResult phaseSchedule(SegmentPlan &p) {
   Segment &seg = p.seg;
   const Hw &hw = p.hw;
   p.wholeBatch = DramCtx{[&p](graph::ValueId v) { return p.addr.at(v); },
-                         [&seg](const std::vector<uint8_t> &bytes) {
+                         [&seg](const ConstBytes &c) {
+                           const std::vector<uint8_t> &bytes = c.bytes();
                            int64_t at = seg.constBase + static_cast<int64_t>(seg.constImage.size());
                            seg.constImage.insert(seg.constImage.end(), bytes.begin(), bytes.end());
                            seg.constImage.resize(static_cast<size_t>(
@@ -145,7 +146,7 @@ PhaseResult phaseLower(SegmentPlan &p) {
     debugCrashPoint(p, Phase::Lower);
     const size_t mark = p.seg.constImage.size();
     DramCtx d = u.dram;
-    d.addConst = [&u](const std::vector<uint8_t> &bytes) {
+    d.addConst = [&u](const ConstBytes &bytes) {
       const int64_t at = u.dram.addConst(bytes);
       u.consts.emplace_back(at, bytes.size());
       return at;
@@ -195,7 +196,7 @@ PhaseResult phaseBanks(SegmentPlan &p) {
     // constants in the same order: each finds the address its first lowering gave it.
     size_t next = 0;
     DramCtx d = u.dram;
-    d.addConst = [&](const std::vector<uint8_t> &bytes) {
+    d.addConst = [&](const ConstBytes &bytes) {
       NPUC_ASSERT(next < u.consts.size() && u.consts[next].second == bytes.size(),
                   u.grp->name + ": placement moves on-chip buffers only; the constants are the "
                                 "same");

@@ -78,7 +78,7 @@ public:
                   auto at = dramAt_.find(root);
                   return at == dramAt_.end() ? int64_t(0) : at->second;
                 },
-                [&](const std::vector<uint8_t> &bytes) {
+                [&](const ConstBytes &bytes) {
                   const int64_t at = constAt;
                   constAt += alignUp(static_cast<int64_t>(bytes.size()), hw.alignment(hw.dram));
                   return at;

@@ -236,9 +236,8 @@ TEST_P(Spaces, CostIsPure) {
   }
   // Lowering a point into a builder does not change what the space says.
   npu::Builder b(s->hw);
-  npu::DramCtx d{[](ValueId) { return int64_t(0); },
-                 [](const std::vector<uint8_t> &) { return int64_t(0); },
-                 {}};
+  npu::DramCtx d{
+      [](ValueId) { return int64_t(0); }, [](const npu::ConstBytes &) { return int64_t(0); }, {}};
   s->space->lower(points.front(), b, d);
   for (size_t i = 0; i < points.size(); ++i)
     EXPECT_EQ(s->space->cost(points[i]), first[i]) << points[i].str();

@@ -27,7 +27,7 @@ const ConvCase kConv{32, 12, 12, 32, 3, 1, 1, 1, 1, true, false};
 struct Selector {
   SpaceFixture f{kConv};
   npu::DramCtx d{[](graph::ValueId) { return int64_t(0); },
-                 [](const std::vector<uint8_t> &) { return int64_t(0); },
+                 [](const npu::ConstBytes &) { return int64_t(0); },
                  {}}; // every tensor in DRAM, constants nowhere: only decisions matter here
   int undos = 0;
 

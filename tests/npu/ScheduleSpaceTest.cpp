@@ -95,7 +95,7 @@ TEST(ScheduleSpaces, CostIsPure) {
   // and another space over the same group estimates the same.
   npu::Builder b(f.hw);
   npu::DramCtx d{[](graph::ValueId) { return int64_t(0); },
-                 [](const std::vector<uint8_t> &) { return int64_t(0); },
+                 [](const npu::ConstBytes &) { return int64_t(0); },
                  {}};
   ASSERT_TRUE(space->lower(points.back(), b, d).ok());
   auto again = f.space(Strategy::TensorUnit);
