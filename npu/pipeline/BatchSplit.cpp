@@ -539,7 +539,7 @@ DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
     const std::vector<uint8_t> &bytes = c.bytes();
     std::string key(bytes.begin(), bytes.end());
     if (j == 0)
-      return (*consts)[std::move(key)] = addConst(bytes);
+      return (*consts)[std::move(key)] = addConst(c); // c packed its bytes once, above
     auto it = consts->find(key);
     NPUC_ASSERT(it != consts->end(),
                 "a later sub-batch lowers the same kernel as the first, the same constants");
