@@ -23,8 +23,11 @@ out="$build/fuzz/campaign"
 mkdir -p "$out/findings"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-16/bin/llvm-symbolizer}"
-commit="$(git -C "$root" rev-parse --short HEAD)"
-echo "| harness | executions | seconds | corpus | findings | commit |"
+# The harnesses carry no version, so the table names the checkout they are meant to be built
+# from (`-dirty`: uncommitted changes); rebuild BUILD_DIR from it first (scripts/sanitize.sh),
+# or copy the binaries out and say which commit they were built at.
+commit="$(git -C "$root" describe --always --dirty)"
+echo "| harness | executions | seconds | corpus | findings | checkout |"
 echo "|---|---|---|---|---|---|"
 status=0
 for h in "${harnesses[@]}"; do
