@@ -124,17 +124,17 @@ def sanitize(name):
 def calibration_sample(case):
     """The `--calibrate` argument that calibrates on the case's own inputs: the input file of a
     one-input graph, else case/calibrate/, one sample as a directory holding a file per input
-    named after it (docs/QUANTISATION.md), written here if missing. On npuc's default draw
-    instead, activations saturate where the test's inputs exceed what the draw reached."""
+    named after it (docs/QUANTISATION.md), written here afresh (never a stale copy). On npuc's
+    default draw instead, activations saturate where the test's inputs exceed what it reached."""
     ins = inputs_of(case)
     if len(ins) == 1:
         return os.path.join(case, "in_" + ins[0] + ".npy")
     sample = os.path.join(case, "calibrate")
-    os.makedirs(sample, exist_ok=True)
+    shutil.rmtree(sample, ignore_errors=True)
+    os.makedirs(sample)
     for n in ins:
-        dst = os.path.join(sample, sanitize(n) + ".npy")
-        if not os.path.exists(dst):
-            shutil.copyfile(os.path.join(case, "in_" + n + ".npy"), dst)
+        shutil.copyfile(os.path.join(case, "in_" + n + ".npy"),
+                        os.path.join(sample, sanitize(n) + ".npy"))
     return sample
 
 
