@@ -4,6 +4,7 @@
 
 #include "npu/hw/Quant.h"
 #include "npu/kernels/KernelSpaces.h"
+#include "npu/kernels/SpaceSupport.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -59,8 +60,7 @@ DepthwiseSpace::DepthwiseSpace(const GroupPlan &plan, const graph::Graph &g,
   }
   // The epilogue's constants and the weights come first in L1; the tiles get what they leave.
   Builder scratch(hw, ctx.fromTop, ctx.window);
-  DramCtx dry{[](graph::ValueId) { return int64_t(0); },
-              [](const ConstBytes &) { return int64_t(0); }, ctx.levelOf};
+  const DramCtx dry = dryDram(ctx);
   std::vector<View> consts;
   std::vector<tir::Stmt> prologue;
   if ((pre_ = stageEpilogueConstants(p_, scratch, dry, consts, prologue)))

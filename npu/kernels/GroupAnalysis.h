@@ -13,6 +13,7 @@
 
 #include "npu/kernels/Plan.h"
 
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -63,6 +64,8 @@ struct GroupAnalysis {
   bool gemm(const graph::Node &n);
   bool matmul(const graph::Node &n);
   bool batchMatmul(const graph::Node &n);
+  void asMatrixProduct(int64_t M, int64_t K, int64_t N,
+                       std::shared_ptr<const std::vector<float>> w);
   template <typename W> void asMatrixProduct(int64_t M, int64_t K, int64_t N, W w);
   std::pair<graph::ValueId, std::vector<int64_t>> stridedView(graph::ValueId v, graph::NodeId user);
 

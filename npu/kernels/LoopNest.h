@@ -49,6 +49,10 @@ void flatCopy(const Builder &b, bool toChip, int homeLevel, int64_t homeAddr, in
 
 std::string bytesText(int64_t b);
 
+/// A staged constant as DRAM bytes: its values as fp32 (int64 constants converted), which the
+/// kernels move as raw 2-byte units (a DMA does not convert); packed only where it is placed.
+ConstBytes fp32Const(const graph::Value &v);
+
 /// Emits the kernel once (checking field limits) and fills its counts; returns the reason when
 /// emission fails, else "". `tiling` ends the report after "0 scalar; ".
 std::string finishKernel(const isa::Target &t, const graph::FusedGroup &grp, int64_t staging,

@@ -550,15 +550,7 @@ Stmt Tiler::assemble(const Plan &p, int nb, const std::vector<Staged> &st,
       continue;
     const Staged &x = st[static_cast<size_t>(s.param)];
     const graph::Value &v = g_.value(x.value);
-    const size_t n = static_cast<size_t>(numElements(v.shape));
-    constAddr[s.param] = d.addConst(ConstBytes(n * 4, [&v, n] {
-      std::vector<float> vals(n);
-      for (size_t j = 0; j < n; ++j)
-        vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
-      std::vector<uint8_t> raw(n * 4);
-      std::memcpy(raw.data(), vals.data(), raw.size());
-      return raw;
-    }));
+    constAddr[s.param] = d.addConst(fp32Const(v));
     if (s.once)
       k.dramBytes +=
           stageCopy(s, 0, constAddr[s.param], paramAt.at(x.onChip.get()).base, b, d, body);

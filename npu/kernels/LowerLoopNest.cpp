@@ -302,6 +302,18 @@ void flatCopy(const Builder &b, bool toChip, int homeLevel, int64_t dramAddr, in
   }
 }
 
+ConstBytes fp32Const(const graph::Value &v) {
+  const size_t n = static_cast<size_t>(numElements(v.shape));
+  return ConstBytes(n * 4, [&v, n] {
+    std::vector<uint8_t> raw(n * 4);
+    for (size_t j = 0; j < n; ++j) {
+      const float f = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
+      std::memcpy(raw.data() + 4 * j, &f, 4);
+    }
+    return raw;
+  });
+}
+
 std::string bytesText(int64_t b) {
   return b >= (1 << 20)   ? fmt::format("{:.1f} MiB", b / 1048576.0)
          : b >= (1 << 10) ? fmt::format("{:.1f} KiB", b / 1024.0)
@@ -469,13 +481,7 @@ void stageWhole(const graph::Graph &g, const Prepared &prep, const Builder &b, c
     if (s.role == Staged::Role::Const) {
       int64_t from = 0;
       if (at) {
-        // fp32 values moved as raw 2-byte units (a DMA does not convert).
-        std::vector<float> vals(static_cast<size_t>(n));
-        for (size_t j = 0; j < vals.size(); ++j)
-          vals[j] = v.f32 ? (*v.f32)[j] : static_cast<float>((*v.i64)[j]);
-        std::vector<uint8_t> bytes(vals.size() * 4);
-        std::memcpy(bytes.data(), vals.data(), bytes.size());
-        from = d.addConst(std::move(bytes));
+        from = d.addConst(fp32Const(v));
         k.dramBytes += 4 * n;
       }
       flatCopy(b, true, hw.dram, from, chip, 2 * n, prologue);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <type_traits>
 
 namespace npuc::npu::analysis {
 
@@ -74,23 +73,24 @@ bool GroupAnalysis::conv(const Node &n) {
   return true;
 }
 
-// A matrix product [M,K] x [K,N] as the 1x1 convolution of an [1,1,M,K] image; w(o, i) is
-// the weight of output column o for input column i.
-template <typename W> void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, int64_t N, W w) {
+// A matrix product [M,K] x [K,N] as the 1x1 convolution of an [1,1,M,K] image, its weights
+// [N, K] (w[o * K + i]: output column o, input column i), shared, not copied.
+void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, int64_t N,
+                                    std::shared_ptr<const std::vector<float>> w) {
   ConvParams &c = p.conv;
   c.W = c.OW = M;
   c.C = K;
   c.OC = N;
-  if constexpr (std::is_same_v<W, std::shared_ptr<const std::vector<float>>>) {
-    c.weights = std::move(w); // already [N, K]: shared with the graph's constant, no copy
-    return;
-  } else {
-    auto weights = std::make_shared<std::vector<float>>(static_cast<size_t>(N * K), 0.f);
-    for (int64_t o = 0; o < N; ++o)
-      for (int64_t i = 0; i < K; ++i)
-        (*weights)[static_cast<size_t>(o * K + i)] = w(o, i);
-    c.weights = std::move(weights);
-  }
+  c.weights = std::move(w);
+}
+
+// The same with w(o, i) the weight of output column o for input column i.
+template <typename W> void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, int64_t N, W w) {
+  auto weights = std::make_shared<std::vector<float>>(static_cast<size_t>(N * K), 0.f);
+  for (int64_t o = 0; o < N; ++o)
+    for (int64_t i = 0; i < K; ++i)
+      (*weights)[static_cast<size_t>(o * K + i)] = w(o, i);
+  asMatrixProduct(M, K, N, std::shared_ptr<const std::vector<float>>(std::move(weights)));
 }
 
 bool GroupAnalysis::gemm(const Node &n) {
