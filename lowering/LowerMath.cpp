@@ -403,7 +403,11 @@ Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
 
 // LayerNormalization (blocks = the trailing dims from axis) and InstanceNormalization (blocks =
 // the spatial dims of one (n, c)): mean, then variance, then the scaled output; red holds them.
+// The statistics are fp64, as `npuc ref` computes them: over a near-constant block the variance
+// is ~0, so the output is (x - mean) / sqrt(eps), and an fp32 mean's rounding error (an ulp of x)
+// came out amplified ~300x (random-graph seed 64961; ops cases *_flat_rows, *_flat_plane).
 Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
+  const DataType kD = DataType::Float(64);
   Buffer x = c.input(n, 0), out = c.output(n, 0), scale = c.input(n, 1);
   bool layer = n.kind == OpKind::LayerNormalization;
   size_t axis =
@@ -412,9 +416,10 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
   int64_t len = numElements(norm), blocks = x->numElements() / std::max<int64_t>(len, 1);
   double eps = n.attrFloat("epsilon", 1e-5);
   Var b = c.var("b"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
-  Buffer red = Buffer::make(out->name + "_stat", kF, {2}, "local");
+  Buffer red = Buffer::make(out->name + "_stat", kD, {2}, "local");
   Expr mean = load(red, imm(0)), var = load(red, imm(1));
   auto at = [&](const Var &k) { return b * len + k; };
+  auto xd = [&](const Var &k) { return cast(kD, load(x, at(k))); };
   // Index of parameter p for element k of the block (numpy broadcast against `norm`).
   auto param = [&](const Buffer &p, const Var &k) -> Expr {
     if (!layer)
@@ -425,17 +430,21 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
       idx.push_back(floormod(floordiv(k, st[d]), norm[d]));
     return load(p, broadcastIndex(p->shape, idx));
   };
-  Expr y = (load(x, at(k3)) - mean) / fcall("sqrt", var + f32(eps)) * param(scale, k3);
+  // red[1] holds 1 / sqrt(var + eps) once the variance is known. The output pass stays fp32
+  // (twice the vector width) with the mean split into hi + lo: x - hi is exact where x is near
+  // the mean (Sterbenz), which is where the rounding would be amplified.
+  Expr hi = cast(kF, mean), lo = cast(kF, mean - cast(kD, hi));
+  Expr y = (load(x, at(k3)) - hi - lo) * cast(kF, var) * param(scale, k3);
   if (c.hasInput(n, 2))
     y = y + param(c.input(n, 2), k3);
+  Expr dlen = fimm(static_cast<double>(len), kD);
   Stmt body = seq({
-      store(red, f32(0), imm(0)),
-      forLoop(k1, imm(0), imm(len), store(red, mean + load(x, at(k1)), imm(0))),
-      store(red, mean / f32(static_cast<double>(len)), imm(0)),
-      store(red, f32(0), imm(1)),
-      forLoop(k2, imm(0), imm(len),
-              store(red, var + (load(x, at(k2)) - mean) * (load(x, at(k2)) - mean), imm(1))),
-      store(red, var / f32(static_cast<double>(len)), imm(1)),
+      store(red, fimm(0, kD), imm(0)),
+      forLoop(k1, imm(0), imm(len), store(red, mean + xd(k1), imm(0))),
+      store(red, mean / dlen, imm(0)),
+      store(red, fimm(0, kD), imm(1)),
+      forLoop(k2, imm(0), imm(len), store(red, var + (xd(k2) - mean) * (xd(k2) - mean), imm(1))),
+      store(red, fimm(1, kD) / call(kD, "sqrt", {var / dlen + fimm(eps, kD)}), imm(1)),
       forLoop(k3, imm(0), imm(len), store(out, y, at(k3))),
   });
   return forLoop(b, imm(0), imm(blocks), AllocateNode::make(red, body));

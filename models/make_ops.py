@@ -299,6 +299,41 @@ case("LayerNormalization_stats", "norm", "LayerNormalization",
 case("InstanceNormalization", "norm", "InstanceNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3))], {"epsilon": 1e-3},
      lambda x, s, b: layernorm(x, 1, 0, 2, 1e-3) * s[:, None, None] + b[:, None, None])
+
+
+FLAT_RNG = np.random.default_rng(64961)
+
+
+def flat_rnd(*shape):
+    return FLAT_RNG.uniform(-2.0, 2.0, size=shape).astype(np.float32)
+
+
+def flat_rows(shape, value, row):
+    """Random rows of `row` elements with every other row constant (variance 0): the output of a constant row is
+    (x - mean) / sqrt(eps), so an fp32 running mean (an ulp or more off `value` for 60 terms)
+    is amplified ~300x (random-graph seed 64961); the oracle's statistics are float64. Drawn
+    from a generator of its own, so that the cases after these keep their data."""
+    x = flat_rnd(*shape)
+    x.reshape(-1, row)[::2] = value
+    return x
+
+
+def norm64(x, axis, eps):
+    x64 = x.astype(np.float64)
+    ax = tuple(range(axis, x.ndim))
+    m = x64.mean(axis=ax, keepdims=True)
+    return (x64 - m) / np.sqrt(((x64 - m) ** 2).mean(axis=ax, keepdims=True) + eps)
+
+
+case("LayerNormalization_flat_rows", "norm", "LayerNormalization",
+     [("x", flat_rows((2, 3, 60), 6.637, 60)), ("c", flat_rnd(60)), ("c", flat_rnd(60))],
+     {"axis": -1},
+     lambda x, s, b: norm64(x, 2, 1e-5) * s + b)
+case("InstanceNormalization_flat_plane", "norm", "InstanceNormalization",
+     [("x", flat_rows((1, 4, 6, 10), 6.637, 60)), ("c", flat_rnd(4)), ("c", flat_rnd(4))], {},
+     lambda x, s, b: norm64(x, 2, 1e-5) * s[:, None, None] + b[:, None, None])
+
+
 case("BatchNormalization", "norm", "BatchNormalization",
      [("x", R), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3)), ("c", rnd(3, lo=0.5, hi=2))], {},
      lambda x, s, b, m, v: (x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-5) *
