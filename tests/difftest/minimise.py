@@ -162,14 +162,15 @@ def size(spec):
 
 
 def write_finding(npuc, root, seed, target, result, edits, outdir, tests):
-    root = os.path.abspath(root)
+    # Absolute before the commands are built: repro.sh cds into outdir and names its files
+    # relative to it (a relative --findings once left the prefix in, so repro.sh found nothing).
+    root, outdir = os.path.abspath(root), os.path.abspath(outdir)
     spec, _ = materialise(seed, edits)
     shutil.rmtree(outdir, ignore_errors=True)
     gen_graph.write_case(spec, outdir)
     comp, run = check.commands(npuc, root, outdir, target, os.path.join(outdir, "out"))
     ref = [npuc, "ref", os.path.join(outdir, "model.onnx"), *check.input_args(outdir),
            "--output-dir", os.path.join(outdir, "out", "ref")]
-    outdir = os.path.abspath(outdir)
     here = outdir
     lines = ["#!/bin/sh", f"# difftest seed {seed}, target {target}: {result.cls} ({result.key})",
              f"# {result.detail}",
