@@ -49,8 +49,14 @@ bool foldIntoConv(Graph &g, Node &bn, const std::vector<double> &s, const std::v
   conv.inputs.resize(3, kNoValue);
   conv.inputs[1] = wv;
   conv.inputs[2] = bv;
+  // The conv now computes the BN's output, so it produces that value: the name a value goes by
+  // keeps meaning what it means in the model (the accuracy report, `npuc run --compare-ref`,
+  // matches values to the reference's by name). The conv's own output had one reader, the BN.
+  const ValueId y = bn.outputs[0];
   bn.dead = true;
-  g.replaceAllUses(bn.outputs[0], x);
+  conv.outputs[0] = y;
+  g.value(y).producer = conv.id;
+  g.value(x).producer = -1;
   return true;
 }
 
