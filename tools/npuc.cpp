@@ -160,6 +160,9 @@ Command addRun(CLI::App &app) {
   sub->add_option("--trace", a->trace, "write a Chrome trace here");
   sub->add_option("--threads", a->threads, "CPU threads (default: the package's)")
       ->check(threadRange());
+  sub->add_option("--compare-ref", a->compareRef,
+                  "the ONNX model the package was compiled from: print (and add to --report) "
+                  "each value held on the host against npuc ref's");
   return {sub, [a] {
             cmdRun(*a, std::cout);
             return 0;

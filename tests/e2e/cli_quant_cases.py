@@ -99,3 +99,91 @@ def case_quant_errors(c):
     y = np.load(os.path.join(run_out, "y.npy"))
     want = a.astype(np.int64) @ (bc.astype(np.int64) - 128)
     assert y.dtype == np.int32 and y.tolist() == want.tolist(), (y, want)
+
+
+def _bn_model(path):
+    """x -> Conv "conv" (c) -> BatchNormalization "bn" (b) -> Softmax over channels (s, on the
+    CPU: no exp on the NPU) and Relu (y, on the NPU): b crosses from the NPU to the CPU, and the
+    BN folds into the conv, whose own output c then no longer exists."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto as TP
+    rng = np.random.default_rng(19)
+    f32 = np.float32
+    inits = [("w", rng.normal(0, 0.3, (4, 3, 3, 3)).astype(f32)),
+             ("scale", rng.uniform(0.5, 2, 4).astype(f32)),
+             ("bias", rng.normal(0, 1, 4).astype(f32)),
+             ("mean", rng.normal(0, 0.5, 4).astype(f32)),
+             ("var", rng.uniform(0.5, 2, 4).astype(f32))]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"],
+                              name="bn"),
+             helper.make_node("Softmax", ["b"], ["s"], name="sm", axis=1),
+             helper.make_node("Relu", ["b"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "bnnet",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info(n, TP.FLOAT, [1, 4, 8, 8]) for n in "sy"],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def _errors(got, ref):
+    """The report's figures, computed here from the two output files."""
+    got, ref = got.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+    err = np.abs(got - ref)
+    cos = got @ ref / np.sqrt((got @ got) * (ref @ ref))
+    return err.max(), err.mean(), np.abs(ref).max(), cos, 10 * np.log10((ref @ ref) / (err @ err))
+
+
+def case_compare_ref(c):
+    """`npuc run --compare-ref MODEL` (issue 19's accuracy report): every value the run held on
+    the host against `npuc ref`'s value of that name; the graph outputs' figures agree with the
+    ones computed here from the written outputs; the folded BN's value is compared under its own
+    name; a model the package was not compiled from is refused, leaving no output."""
+    import json
+    model, x = c.w("bnnet.onnx"), c.w("x.npy")
+    _bn_model(model)
+    np.save(x, np.random.default_rng(7).normal(0, 1, (1, 3, 8, 8)).astype(np.float32))
+    target = os.path.join(c.root, "configs", "npu-int8.yaml")
+    pkg = c.w("bnnet.npub")
+    c.expect_ok(["compile", model, "--target", target, "--calibrate", x, "-o", pkg])
+    out, rep, ref = c.w("out"), c.w("report.json"), c.w("ref")
+    text = c.expect_ok(["run", pkg, "--input", "x=" + x, "--output-dir", out, "--report", rep,
+                        "--compare-ref", model])
+    c.expect_ok(["ref", model, "--input", "x=" + x, "--output-dir", ref])
+    assert "accuracy against the fp32 reference" in text and "lowest SNR: " in text, text
+    with open(rep) as f:
+        acc = json.load(f)["accuracy"]
+    byname = {t["name"]: t for t in acc["tensors"]}
+    assert set(byname) >= {"b", "s", "y"} and "c" not in byname, (byname.keys(), text)
+    assert byname["b"]["placement"] == "npu" and byname["s"]["placement"] == "cpu", byname
+    assert byname["s"]["graph_output"] and not byname["b"]["graph_output"], byname
+    for name in "sy":
+        want = _errors(np.load(os.path.join(out, name + ".npy")),
+                       np.load(os.path.join(ref, name + ".npy")))
+        t = byname[name]
+        got = (t["max_abs_err"], t["mean_abs_err"], t["ref_max_abs"], t["cosine"], t["snr_db"])
+        assert np.allclose(got, want, rtol=1e-6, atol=1e-9), (name, got, want)
+    # int8 with the BN folded into the conv: close, not exact (a BN left unfolded under the
+    # conv's name would compare conv against conv+BN and land far from 1).
+    assert 0.99 < byname["b"]["cosine"] < 1 and byname["b"]["snr_db"] > 20, byname["b"]
+    other = os.path.join(c.root, "models", "tinycnn.onnx")
+    c.require(other)
+    c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out2"), "--report",
+                   c.w("r2.json"), "--compare-ref", other],
+                  ["--compare-ref " + other + ": ", "'x', which is not an input of the model"],
+                  [c.w("out2"), c.w("r2.json")])
+    # Same input name and shape, other graph: refused by its outputs.
+    alt = c.w("alt.onnx")
+    import onnx
+    from onnx import helper, TensorProto as TP
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["z"], name="r")], "alt",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("z", TP.FLOAT, [1, 3, 8, 8])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, alt)
+    c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out3"), "--compare-ref",
+                   alt], ["no output of the package", "was the package compiled from it?"],
+                  [c.w("out3")])

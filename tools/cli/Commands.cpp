@@ -19,6 +19,7 @@
 #include "support/Error.h"
 #include "support/File.h"
 #include "support/Npy.h"
+#include "tools/driver/Accuracy.h"
 #include "tools/driver/Package.h"
 #include "tools/driver/Report.h"
 #include "tools/driver/Runtime.h"
@@ -441,6 +442,27 @@ void cmdCompileGpu(const CompileArgs &a, std::ostream &out) {
                      a.model, m.graph.groups.size(), a.output);
 }
 
+// --compare-ref: the reference executor on the model the package was compiled from, with the
+// package's input shapes pinned (a model of dynamic dims compiled with --input-shape), every
+// value kept, compared with the run's host values.
+static driver::AccuracyReport compareRun(const std::string &model, const driver::CompiledModel &m,
+                                         const driver::RunResult &r,
+                                         const std::map<std::string, HostTensor> &inputs) {
+  frontend::ImportOptions io;
+  for (graph::ValueId v : m.graph.inputs)
+    io.inputShapes[m.graph.value(v).name] = m.graph.value(v).shape;
+  try {
+    graph::Graph g = driver::loadModelGraph(model, io);
+    driver::validateInputs(g, inputs);
+    std::map<graph::ValueId, HostTensor> byId;
+    for (const auto &[name, t] : inputs)
+      byId[*g.findValue(name)] = t;
+    return driver::compareWithReference(m, r, g, graph::runReferenceAll(g, byId));
+  } catch (const Error &e) { // which of the two models a message is about
+    fail("--compare-ref {}: {}", model, e.what());
+  }
+}
+
 void cmdRun(const RunArgs &a, std::ostream &out) {
   driver::CompiledModel m = driver::loadPackage(a.package);
   if (a.threads < 0 || a.threads > rt::ThreadPool::kMaxThreads)
@@ -448,9 +470,20 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
   if (a.threads > 0)
     m.threads = a.threads;
   std::map<std::string, HostTensor> inputs = inputMap(a.inputs, m.graph);
-  driver::RunResult r = driver::runModel(m, inputs, !a.trace.empty());
+  driver::RunOptions ro;
+  ro.trace = !a.trace.empty();
+  ro.keepValues = !a.compareRef.empty();
+  driver::RunResult r = driver::runModel(m, inputs, ro);
+  std::string accuracy;
+  if (!a.compareRef.empty()) {
+    driver::AccuracyReport acc = compareRun(a.compareRef, m, r, inputs);
+    r.report["accuracy"] = driver::accuracyJson(acc);
+    accuracy = driver::formatAccuracy(acc);
+  }
   std::vector<std::string> read = inputPaths(a.inputs);
   read.push_back(a.package);
+  if (!a.compareRef.empty())
+    read.push_back(a.compareRef);
   OutputSet outs(read);
   writeOutputs(outs, a.outputDir, r.outputs);
   if (!a.report.empty())
@@ -458,7 +491,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
   if (!a.trace.empty())
     outs.writeFile(a.trace, r.traceJson);
   outs.commit();
-  out << driver::formatReport(r.report);
+  out << driver::formatReport(r.report) << accuracy;
 }
 
 void cmdRef(const RefArgs &a, std::ostream &out) {

@@ -101,7 +101,8 @@ struct RunArgs {
   std::string package;
   std::vector<std::string> inputs;
   std::string outputDir, report, trace;
-  int threads = 0; // > 0: overrides the package's CPU thread count
+  std::string compareRef; // an ONNX model: report each host value's error against npuc ref's
+  int threads = 0;        // > 0: overrides the package's CPU thread count
 };
 struct RefArgs {
   std::string model;

@@ -164,7 +164,7 @@ void validateInputs(const graph::Graph &g, const std::map<std::string, HostTenso
 }
 
 RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
-                   bool trace) {
+                   const RunOptions &options) {
   const graph::Graph &g = m.graph;
   validateInputs(g, inputs);
 
@@ -208,8 +208,13 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   for (const Seg &s : m.segments) {
     SegmentRun run;
     run.npu = s.npu;
+    const int segIndex = static_cast<int>(r.segments.size());
     if (s.npu) {
-      runNpuSegment(m, m.npuSegments.at(size_t(s.npuIndex)), vals, run);
+      const npu::Segment &seg = m.npuSegments.at(size_t(s.npuIndex));
+      runNpuSegment(m, seg, vals, run);
+      if (options.keepValues)
+        for (const npu::DramTensor &dt : seg.outputs)
+          r.hostValues.push_back({dt.value, segIndex, -1, vals.get(dt.value)});
     } else {
       auto segStart = std::chrono::steady_clock::now();
       double kernelMs = 0;
@@ -239,6 +244,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
         kernelMs += run.cpuMs[gid];
         for (size_t i = 0; i < grp.outputs.size(); ++i) {
           checkIntegerValue(g.value(grp.outputs[i]), outs[i]);
+          if (options.keepValues)
+            r.hostValues.push_back({grp.outputs[i], segIndex, gid, outs[i]});
           vals.set(grp.outputs[i], std::move(outs[i]));
         }
       }
@@ -252,7 +259,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   for (size_t i = 0; i < g.outputs.size(); ++i) // written in the model's declared types
     r.outputs[g.outputName(i)] = castTensor(vals.get(g.outputs[i]), g.value(g.outputs[i]).dtype);
   r.report = buildReport(m, r.segments);
-  if (trace)
+  if (options.trace)
     r.traceJson = buildTrace(m, r.segments);
   return r;
 }

@@ -33,11 +33,26 @@ struct SegmentRun {
   double hostMs = 0;
 };
 
+/// A value the run held on the host: an NPU segment's output (group -1: computed somewhere in
+/// the segment) or a CPU group's output, in the compiled model's internal form (fp32).
+struct HostValue {
+  graph::ValueId value = graph::kNoValue; // in CompiledModel::graph
+  int segment = -1;                       // index into CompiledModel::segments
+  int group = -1;                         // the CPU group that computed it; -1 on the NPU
+  HostTensor tensor;
+};
+
 struct RunResult {
   std::map<std::string, HostTensor> outputs; // by graph output name
   std::vector<SegmentRun> segments;          // parallel to CompiledModel::segments
   nlohmann::json report;                     // schema: docs/REPORT.md
   std::string traceJson;                     // Chrome trace; empty unless requested
+  std::vector<HostValue> hostValues;         // in execution order; empty unless requested
+};
+
+struct RunOptions {
+  bool trace = false;      // build RunResult::traceJson
+  bool keepValues = false; // fill RunResult::hostValues (the accuracy report's input)
 };
 
 /// Checks `inputs` against the graph's inputs: every input present, no unknown names, shapes
@@ -45,6 +60,10 @@ struct RunResult {
 void validateInputs(const graph::Graph &g, const std::map<std::string, HostTensor> &inputs);
 
 RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
-                   bool trace = false);
+                   const RunOptions &options);
+inline RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
+                          bool trace = false) {
+  return runModel(m, inputs, RunOptions{trace, false});
+}
 
 } // namespace npuc::driver
