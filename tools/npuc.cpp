@@ -74,6 +74,9 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   sub->add_flag("--batch-split-dram-first", a->batchSplitDramFirst,
                 "batch > 1: split a run that saves DRAM traffic even when the simulation finds it "
                 "slower (by default a split never costs cycles)");
+  sub->add_flag("--segment-per-group", a->segmentPerGroup,
+                "every NPU group a segment of its own: every value crosses the host, so that "
+                "`run --compare-ref` compares each NPU group (same numerics, more cycles)");
   sub->add_option("--emit", a->emit,
                   "package (default), obj or so (--target cpu: ahead-of-time), ptx (--target gpu)");
   sub->add_option("--threads", a->threads, "CPU threads for parallel loops (default 1)")

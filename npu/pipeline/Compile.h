@@ -61,6 +61,11 @@ struct CompileOptions {
   /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
   /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
   bool batchSplitEvenIfSlower = false;
+  /// Every NPU group a segment of its own (`--segment-per-group`), so that every value crosses
+  /// the host and `npuc run --compare-ref` compares each NPU group's outputs: the numerics are
+  /// the same (a value leaves and re-enters the NPU in its storage type and scale), the cycles
+  /// are not (no overlap or residency between groups).
+  bool segmentPerGroup = false;
   /// A group of layout ops that moves bytes becomes a view when the host on one side of it, or
   /// the batched MatMul producing its input, can use the layout that cancels it (the segment
   /// pipeline's choose-layouts phase). False keeps its copy on the NPU (tests of the copy kernel).

@@ -187,3 +187,34 @@ def case_compare_ref(c):
     c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out3"), "--compare-ref",
                    alt], ["no output of the package", "was the package compiled from it?"],
                   [c.w("out3")])
+
+
+def case_segment_per_group(c):
+    """`compile --segment-per-group` makes every NPU group a segment, so `run --compare-ref`
+    compares each group's outputs; the outputs are bit for bit those of the normal package (a
+    value leaves and re-enters the NPU in its storage type and scale), on fp16 and int8."""
+    import json
+    model, inp = c.model, os.path.join(c.root, "models", "tinycnn_input.npy")
+    c.require(model, inp)
+    for preset in ("npu-base", "npu-int8"):
+        target = os.path.join(c.root, "configs", preset + ".yaml")
+        outs = {}
+        for flag in ([], ["--segment-per-group"]):
+            tag = preset + ("-split" if flag else "")
+            pkg, rep = c.w(tag + ".npub"), c.w(tag + ".json")
+            c.expect_ok(["compile", model, "--target", target, "-o", pkg] + flag)
+            c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w(tag),
+                         "--report", rep, "--compare-ref", model])
+            outs[tag] = open(os.path.join(c.w(tag), "output.npy"), "rb").read()
+            with open(rep) as f:
+                r = json.load(f)
+            npu_groups = [op for op in r["ops"] if op["placement"] == "npu"]
+            compared = [t for t in r["accuracy"]["tensors"] if t["placement"] == "npu"]
+            if flag:
+                assert len(r["segments"]) == len(r["ops"]), r["segments"]
+                assert len(compared) == len(npu_groups), (compared, npu_groups)
+                ins = c.expect_ok(["inspect", pkg])
+                assert "every NPU group is a segment of its own" in ins, ins[:1000]
+            else:
+                assert len(compared) < len(npu_groups), (compared, npu_groups)
+        assert outs[preset] == outs[preset + "-split"], preset + ": outputs differ"

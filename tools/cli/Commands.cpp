@@ -354,6 +354,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.residency = !a.noResidency;
   opt.batchSplit = !a.noBatchSplit;
   opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
+  opt.segmentPerGroup = a.segmentPerGroup;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
   opt.naiveTiling = a.tiling == "naive";
@@ -594,6 +595,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                      !m.options.batchSplit              ? "off"
                      : m.options.batchSplitEvenIfSlower ? "on, DRAM first"
                                                         : "on");
+  if (m.options.segmentPerGroup)
+    out << "every NPU group is a segment of its own (--segment-per-group)\n";
   if (m.options.quant)
     out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
                        "segment's DRAM tensors), per-channel weights; calibrated on {}\n",

@@ -72,6 +72,7 @@ struct CompileArgs {
   bool noDoubleBuffer = false;
   bool noPrefetch = false;          // ablation: every group's on-chip buffers from the bottom
   bool noBankAware = false;         // ablation: keep the bump allocator's on-chip addresses
+  bool segmentPerGroup = false;     // every NPU group its own segment (accuracy per group)
   bool noResidency = false;         // ablation: every intermediate tensor through DRAM
   bool noBatchSplit = false;        // ablation: batch > 1, every group on the whole batch
   bool batchSplitDramFirst = false; // batch > 1: split runs that save DRAM even if slower

@@ -146,13 +146,17 @@ nlohmann::json accuracyJson(const AccuracyReport &r) {
 
 std::string formatAccuracy(const AccuracyReport &r) {
   std::string s = "accuracy against the fp32 reference (npuc ref), every value held on the host:\n";
-  s += fmt::format("  {:>3} {:<4} {:<28} {:>10} {:>10} {:>9} {:>8}  {}\n", "seg", "on", "value",
+  auto label = [](const TensorError &e) { return e.name + (e.graphOutput ? " (out)" : ""); };
+  size_t w = 5;
+  for (const TensorError &e : r.tensors)
+    w = std::max(w, label(e).size());
+  s += fmt::format("  {:>3} {:<4} {:<{}} {:>10} {:>10} {:>9} {:>8}  {}\n", "seg", "on", "value", w,
                    "max|err|", "max|ref|", "cosine", "SNR dB", "computed by");
   const TensorError *worst = nullptr;
   for (const TensorError &e : r.tensors) {
-    s += fmt::format("  {:>3} {:<4} {:<28} {:>10.3g} {:>10.3g} {:>9.6f} {:>8}  {}{}\n", e.segment,
-                     e.npu ? "npu" : "cpu", e.name + (e.graphOutput ? " (out)" : ""), e.maxAbsErr,
-                     e.refMaxAbs, e.cosine, formatDb(e.snrDb), e.producer,
+    s += fmt::format("  {:>3} {:<4} {:<{}} {:>10.3g} {:>10.3g} {:>9.6f} {:>8}  {}{}\n", e.segment,
+                     e.npu ? "npu" : "cpu", label(e), w, e.maxAbsErr, e.refMaxAbs, e.cosine,
+                     formatDb(e.snrDb), e.producer,
                      e.nonFinite ? fmt::format(", {} non-finite mismatches", e.nonFinite) : "");
     if (!worst || e.snrDb < worst->snrDb)
       worst = &e;

@@ -25,13 +25,13 @@
 
 namespace npuc::driver {
 
-std::vector<Seg> splitSegments(const graph::Graph &g) {
+std::vector<Seg> splitSegments(const graph::Graph &g, bool perNpuGroup) {
   std::vector<Seg> segs;
   for (const graph::FusedGroup &grp : g.groups) {
     NPUC_ASSERT(grp.placement != graph::Placement::Unassigned,
                 "place() assigns every fused group before segments are formed");
     bool npu = grp.placement == graph::Placement::Npu;
-    if (segs.empty() || segs.back().npu != npu)
+    if (segs.empty() || segs.back().npu != npu || (npu && perNpuGroup))
       segs.push_back(Seg{npu, {}, -1});
     segs.back().groups.push_back(grp.id);
   }
@@ -118,7 +118,7 @@ graph::FusionFilter npuFusionFilter(const isa::Target &t) {
 void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt) {
   graph::Graph &g = m.graph;
   while (true) {
-    m.segments = splitSegments(g);
+    m.segments = splitSegments(g, opt.segmentPerGroup);
     m.npuSegments.clear();
     int failed = -1;
     std::string why;

@@ -66,9 +66,10 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
                            const frontend::ImportOptions &inputs,
                            const npu::CompileOptions &opt = {});
 
-/// Splits groups (in vector order, which is execution order) into maximal same-placement runs.
-/// Every group must have been placed; an Unassigned group is a compiler bug.
-std::vector<Seg> splitSegments(const graph::Graph &g);
+/// Splits groups (in vector order, which is execution order) into maximal same-placement runs,
+/// or with `perNpuGroup` each NPU group into a segment of its own. Every group must have been
+/// placed; an Unassigned group is a compiler bug.
+std::vector<Seg> splitSegments(const graph::Graph &g, bool perNpuGroup = false);
 
 /// Why the target's NPU cannot run a group ("" when it can).
 using RejectFn = std::function<std::string(const graph::Graph &, const graph::FusedGroup &)>;

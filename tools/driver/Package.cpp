@@ -255,6 +255,7 @@ std::string packageBytes(const CompiledModel &m) {
                    {"residency", m.options.residency},
                    {"batch_split", m.options.batchSplit},
                    {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
+                   {"segment_per_group", m.options.segmentPerGroup},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
@@ -329,6 +330,8 @@ CompiledModel parsePackage(const std::string &bytes, const std::string &origin) 
       root["options"].has("batch_split") && root["options"]["batch_split"].asBool();
   m.options.batchSplitEvenIfSlower = root["options"].has("batch_split_even_if_slower") &&
                                      root["options"]["batch_split_even_if_slower"].asBool();
+  m.options.segmentPerGroup =
+      root["options"].has("segment_per_group") && root["options"]["segment_per_group"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
     // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
     // table keeps what the calibration ran on, for the report.
