@@ -182,7 +182,7 @@ int64_t findOpset(const onnx::ModelProto &m) {
 // Pins the graph inputs' shapes (model dims + --input-shape) and writes them back into the
 // model so that ONNX shape inference sees static inputs too.
 void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string> &inits,
-                  const std::map<std::string, Shape> &pinned) {
+                  const std::map<std::string, Shape> &pinned, const std::string &by) {
   std::set<std::string> used;
   for (auto &in : *m.mutable_graph()->mutable_input()) {
     if (inits.count(in.name()))
@@ -200,7 +200,7 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
     Shape shape;
     auto *dims = tt->mutable_shape()->mutable_dim();
     if (pin != pinned.end() && pin->second.size() != static_cast<size_t>(dims->size()))
-      fail("input '{}': --input-shape {} has rank {}, the model's input has rank {}", in.name(),
+      fail("input '{}': {} {} has rank {}, the model's input has rank {}", in.name(), by,
            shapeToString(pin->second), pin->second.size(), dims->size());
     for (int i = 0; i < dims->size(); ++i) {
       auto *d = dims->Mutable(i);
@@ -208,10 +208,10 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
       if (pin != pinned.end()) {
         int64_t want = pin->second[static_cast<size_t>(i)];
         if (known && d->dim_value() != want)
-          fail("input '{}': --input-shape gives dim {} = {} but the model fixes it to {}",
-               in.name(), i, want, d->dim_value());
+          fail("input '{}': {} gives dim {} = {} but the model fixes it to {}", in.name(), by, i,
+               want, d->dim_value());
         if (want <= 0)
-          fail("input '{}': --input-shape dim {} must be positive", in.name(), i);
+          fail("input '{}': {} dim {} must be positive", in.name(), by, i);
         shape.push_back(want);
       } else if (known) {
         shape.push_back(d->dim_value());
@@ -231,7 +231,7 @@ void importInputs(Importer &im, onnx::ModelProto &m, const std::set<std::string>
   }
   for (const auto &[name, s] : pinned)
     if (!used.count(name))
-      fail("--input-shape names '{}', which is not an input of the model", name);
+      fail("{} names '{}', which is not an input of the model", by, name);
 }
 
 // Compares our static shapes with the fully static shapes ONNX inferred.
@@ -340,7 +340,7 @@ graph::Graph importModel(onnx::ModelProto &m, const ImportOptions &options) {
   std::set<std::string> inits;
   for (const auto &t : m.graph().initializer())
     inits.insert(t.name());
-  importInputs(im, m, inits, pinned);
+  importInputs(im, m, inits, pinned, options.pinnedBy);
   checkAcyclic(m.graph());
   // After the inputs are pinned: the converter's adapters may need their shapes.
   im.sourceOpset = im.opset;

@@ -42,6 +42,8 @@ struct ImportOptions {
   /// TVM's freeze_params), so operands that set shapes may come from it. Its dtype must be the
   /// input's element type, its shape the input's (dynamic dimensions take any extent).
   std::map<std::string, NpyArray> bound;
+  /// Where inputShapes come from, as errors about them name it.
+  std::string pinnedBy = "--input-shape";
 
   ImportOptions() = default;
   // Implicit: the callers that only pin shapes pass the map.

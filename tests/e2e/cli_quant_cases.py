@@ -172,7 +172,7 @@ def case_compare_ref(c):
     c.require(other)
     c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out2"), "--report",
                    c.w("r2.json"), "--compare-ref", other],
-                  ["--compare-ref " + other + ": ", "'x', which is not an input of the model"],
+                  ["--compare-ref " + other + ": ", "the package's input shape names 'x', which is not an input of the model"],
                   [c.w("out2"), c.w("r2.json")])
     # Same input name and shape, other graph: refused by its outputs.
     alt = c.w("alt.onnx")

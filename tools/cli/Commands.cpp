@@ -450,6 +450,7 @@ static driver::AccuracyReport compareRun(const std::string &model, const driver:
                                          const driver::RunResult &r,
                                          const std::map<std::string, HostTensor> &inputs) {
   frontend::ImportOptions io;
+  io.pinnedBy = "the package's input shape";
   for (graph::ValueId v : m.graph.inputs)
     io.inputShapes[m.graph.value(v).name] = m.graph.value(v).shape;
   try {
