@@ -188,6 +188,18 @@ def case_compare_ref(c):
                    alt], ["no output of the package", "was the package compiled from it?"],
                   [c.w("out3")])
 
+    # A model whose only output is its input passed through computes nothing to compare; that is
+    # no sign of a foreign model.
+    passthrough = c.w("pass.onnx")
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["id"], name="i")], "pass",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("id", TP.FLOAT, [1, 3, 8, 8])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, passthrough)
+    c.expect_ok(["compile", passthrough, "--target", target, "-o", c.w("pass.npub")])
+    c.expect_ok(["run", c.w("pass.npub"), "--input", "x=" + x, "--output-dir", c.w("pass"),
+                 "--compare-ref", passthrough])
 
 def case_segment_per_group(c):
     """`compile --segment-per-group` makes every NPU group a segment, so `run --compare-ref`

@@ -43,8 +43,9 @@ struct AccuracyReport {
 TensorError measureError(const HostTensor &got, const HostTensor &ref);
 
 /// Compares each of `run`'s host values (RunOptions::keepValues) with `ref`, the reference
-/// executor's values of `model` (graph::runReferenceAll), by name. Fails when no graph output of
-/// the package has a counterpart in the model (not the model it was compiled from).
+/// executor's values of `model` (graph::runReferenceAll), by name. Fails when the run computed
+/// graph outputs and none has a counterpart in the model (not the model it was compiled from);
+/// outputs that are inputs passed through or constants are not host values and prove nothing.
 AccuracyReport compareWithReference(const CompiledModel &m, const RunResult &run,
                                     const graph::Graph &model,
                                     const std::map<graph::ValueId, HostTensor> &ref);
