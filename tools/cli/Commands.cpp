@@ -26,6 +26,8 @@
 #include "tune/Records.h"
 #include <iostream>
 
+#include <fmt/ranges.h>
+
 #include <charconv>
 #include <filesystem>
 
@@ -634,10 +636,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     }
     for (int gid : s.groups) {
       const graph::FusedGroup &grp = g.groups.at(size_t(gid));
-      std::string ops;
-      for (graph::NodeId n : grp.nodes)
-        ops += (ops.empty() ? std::string() : std::string("+")) + graph::opName(g.node(n).kind);
-      out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name, ops, s.npu ? "npu" : "cpu");
+      out << fmt::format("  group {} '{}': {} on {}\n", gid, grp.name,
+                         fmt::join(driver::groupOps(g, grp), "+"), s.npu ? "npu" : "cpu");
       if (a.loops)
         out << "    " << tir::describe(loopCoverage(g, grp, m.target)) << "\n";
       if (!grp.note.empty())

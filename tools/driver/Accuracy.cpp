@@ -2,8 +2,10 @@
 #include "tools/driver/Accuracy.h"
 
 #include "support/Error.h"
+#include "tools/driver/Report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -19,13 +21,7 @@ std::string producerOf(const graph::Graph &g, ValueId v) {
   for (const graph::FusedGroup &grp : g.groups) {
     if (std::find(grp.nodes.begin(), grp.nodes.end(), p) == grp.nodes.end())
       continue;
-    std::string ops;
-    for (graph::NodeId n : grp.nodes) {
-      if (!ops.empty())
-        ops += '+';
-      ops += graph::opName(g.node(n).kind);
-    }
-    return fmt::format("group {} '{}' ({})", grp.id, grp.name, ops);
+    return fmt::format("group {} '{}' ({})", grp.id, grp.name, fmt::join(groupOps(g, grp), "+"));
   }
   return "-";
 }

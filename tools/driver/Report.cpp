@@ -103,14 +103,14 @@ private:
   std::vector<std::pair<int64_t, int64_t>> spans_;
 };
 
+} // namespace
+
 std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp) {
   std::vector<std::string> ops;
   for (graph::NodeId n : grp.nodes)
     ops.push_back(graph::opName(g.node(n).kind));
   return ops;
 }
-
-} // namespace
 
 int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp) {
   int64_t macs = 0;

@@ -41,4 +41,7 @@ std::string formatReport(const nlohmann::json &report);
 /// used for CPU groups, which have no NPU GroupInfo.
 int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp);
 
+/// The ONNX op types of a group's nodes, in node order (the report's `ops`).
+std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp);
+
 } // namespace npuc::driver
