@@ -101,12 +101,24 @@ def case_quant_errors(c):
     assert y.dtype == np.int32 and y.tolist() == want.tolist(), (y, want)
 
 
+def _save(path, name, nodes, inputs, outputs, inits=()):
+    """An opset-17 model: inputs/outputs are (name, shape) float tensors, inits (name, array)."""
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto as TP
+    g = helper.make_graph(nodes, name,
+                          [helper.make_tensor_value_info(n, TP.FLOAT, s) for n, s in inputs],
+                          [helper.make_tensor_value_info(n, TP.FLOAT, s) for n, s in outputs],
+                          [numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def _bn_model(path):
     """x -> Conv "conv" (c) -> BatchNormalization "bn" (b) -> Softmax over channels (s, on the
     CPU: no exp on the NPU) and Relu (y, on the NPU): b crosses from the NPU to the CPU, and the
     BN folds into the conv, whose own output c then no longer exists."""
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto as TP
+    from onnx import helper
     rng = np.random.default_rng(19)
     f32 = np.float32
     inits = [("w", rng.normal(0, 0.3, (4, 3, 3, 3)).astype(f32)),
@@ -119,13 +131,7 @@ def _bn_model(path):
                               name="bn"),
              helper.make_node("Softmax", ["b"], ["s"], name="sm", axis=1),
              helper.make_node("Relu", ["b"], ["y"], name="relu")]
-    g = helper.make_graph(nodes, "bnnet",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info(n, TP.FLOAT, [1, 4, 8, 8]) for n in "sy"],
-                          [numpy_helper.from_array(a, n) for n, a in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    _save(path, "bnnet", nodes, [("x", [1, 3, 8, 8])], [(n, [1, 4, 8, 8]) for n in "sy"], inits)
 
 
 def _errors(got, ref):
@@ -172,18 +178,14 @@ def case_compare_ref(c):
     c.require(other)
     c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out2"), "--report",
                    c.w("r2.json"), "--compare-ref", other],
-                  ["--compare-ref " + other + ": ", "the package's input shape names 'x', which is not an input of the model"],
+                  ["--compare-ref " + other + ": ",
+                   "the package's input shape names 'x', which is not an input of the model"],
                   [c.w("out2"), c.w("r2.json")])
     # Same input name and shape, other graph: refused by its outputs.
     alt = c.w("alt.onnx")
-    import onnx
-    from onnx import helper, TensorProto as TP
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["z"], name="r")], "alt",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info("z", TP.FLOAT, [1, 3, 8, 8])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, alt)
+    from onnx import helper
+    _save(alt, "alt", [helper.make_node("Relu", ["x"], ["z"], name="r")], [("x", [1, 3, 8, 8])],
+          [("z", [1, 3, 8, 8])])
     c.expect_fail(["run", pkg, "--input", "x=" + x, "--output-dir", c.w("out3"), "--compare-ref",
                    alt], ["no output of the package", "was the package compiled from it?"],
                   [c.w("out3")])
@@ -191,12 +193,8 @@ def case_compare_ref(c):
     # A model whose only output is its input passed through computes nothing to compare; that is
     # no sign of a foreign model.
     passthrough = c.w("pass.onnx")
-    g = helper.make_graph([helper.make_node("Identity", ["x"], ["id"], name="i")], "pass",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info("id", TP.FLOAT, [1, 3, 8, 8])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, passthrough)
+    _save(passthrough, "pass", [helper.make_node("Identity", ["x"], ["id"], name="i")],
+          [("x", [1, 3, 8, 8])], [("id", [1, 3, 8, 8])])
     c.expect_ok(["compile", passthrough, "--target", target, "-o", c.w("pass.npub")])
     c.expect_ok(["run", c.w("pass.npub"), "--input", "x=" + x, "--output-dir", c.w("pass"),
                  "--compare-ref", passthrough])
