@@ -214,7 +214,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
       runNpuSegment(m, seg, vals, run);
       if (options.keepValues)
         for (const npu::DramTensor &dt : seg.outputs)
-          r.hostValues.push_back({dt.value, segIndex, -1, vals.get(dt.value)});
+          r.hostValues.push_back({dt.value, segIndex, vals.get(dt.value)});
     } else {
       auto segStart = std::chrono::steady_clock::now();
       double kernelMs = 0;
@@ -245,7 +245,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
         for (size_t i = 0; i < grp.outputs.size(); ++i) {
           checkIntegerValue(g.value(grp.outputs[i]), outs[i]);
           if (options.keepValues)
-            r.hostValues.push_back({grp.outputs[i], segIndex, gid, outs[i]});
+            r.hostValues.push_back({grp.outputs[i], segIndex, outs[i]});
           vals.set(grp.outputs[i], std::move(outs[i]));
         }
       }

@@ -33,12 +33,11 @@ struct SegmentRun {
   double hostMs = 0;
 };
 
-/// A value the run held on the host: an NPU segment's output (group -1: computed somewhere in
-/// the segment) or a CPU group's output, in the compiled model's internal form (fp32).
+/// A value the run held on the host: an NPU segment's output or a CPU group's output, in the
+/// compiled model's internal form (fp32). Its producer in CompiledModel::graph says which group.
 struct HostValue {
   graph::ValueId value = graph::kNoValue; // in CompiledModel::graph
   int segment = -1;                       // index into CompiledModel::segments
-  int group = -1;                         // the CPU group that computed it; -1 on the NPU
   HostTensor tensor;
 };
 
