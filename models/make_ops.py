@@ -319,10 +319,8 @@ def flat_rows(shape, value, row):
 
 
 def norm64(x, axis, eps):
-    x64 = x.astype(np.float64)
-    ax = tuple(range(axis, x.ndim))
-    m = x64.mean(axis=ax, keepdims=True)
-    return (x64 - m) / np.sqrt(((x64 - m) ** 2).mean(axis=ax, keepdims=True) + eps)
+    m, inv = layernorm_stats(x, axis, eps)
+    return (x.astype(np.float64) - m) * inv
 
 
 case("LayerNormalization_flat_rows", "norm", "LayerNormalization",
