@@ -82,10 +82,9 @@ llvm::Type *FuncEmitter::type(DataType t) {
 }
 
 llvm::Value *FuncEmitter::bufferPtr(const Buffer &buf) {
-  auto it = buffers_.find(buf.get());
-  NPUC_ASSERT(it != buffers_.end(),
-              "buffer " + buf->name + " used outside its scope in " + f_.name);
-  return it->second;
+  llvm::Value *p = buffers_.find(buf.get());
+  NPUC_ASSERT(p != nullptr, "buffer " + buf->name + " used outside its scope in " + f_.name);
+  return p;
 }
 
 llvm::Value *FuncEmitter::address(const Buffer &buf, const Expr &index) {
@@ -258,9 +257,9 @@ llvm::Value *FuncEmitter::expr(const Expr &e) {
   case NodeKind::FloatImm:
     return llvm::ConstantFP::get(type(e.type()), e.as<FloatImmNode>()->value);
   case NodeKind::Var: {
-    auto it = vars_.find(e.get());
-    NPUC_ASSERT(it != vars_.end(), "codegen: unbound variable " + e.as<VarNode>()->name);
-    return it->second;
+    llvm::Value *v = vars_.find(e.get());
+    NPUC_ASSERT(v != nullptr, "codegen: unbound variable " + e.as<VarNode>()->name);
+    return v;
   }
   case NodeKind::Not:
     return b_.CreateNot(expr(e.as<NotNode>()->a));

@@ -8,8 +8,38 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace npuc::cpu::detail {
+
+/// Variables or buffers in scope, by TIR node. Iterating (a parallel loop's closure) follows the
+/// order they were bound in, not their addresses, so that a function's IR is the same in every
+/// process: its machine code is keyed on that IR (Jit.h).
+class Bindings {
+public:
+  llvm::Value *&operator[](const void *node) {
+    auto [it, fresh] = map_.try_emplace(node);
+    if (fresh)
+      it->second.order = next_++;
+    return it->second.value;
+  }
+  /// The value bound to `node`, or null.
+  llvm::Value *find(const void *node) const {
+    auto it = map_.find(node);
+    return it == map_.end() ? nullptr : it->second.value;
+  }
+  void erase(const void *node) { map_.erase(node); }
+  std::vector<std::pair<const void *, llvm::Value *>> inBindingOrder() const;
+
+private:
+  struct Entry {
+    llvm::Value *value = nullptr;
+    uint64_t order = 0;
+  };
+  std::unordered_map<const void *, Entry> map_;
+  uint64_t next_ = 0;
+};
 
 /// Emits one PrimFunc into a module (the mapping is described in Codegen.h).
 class FuncEmitter {
@@ -31,7 +61,7 @@ private:
   const EmitOptions &opt_;
   llvm::Function *fn_ = nullptr;
   llvm::BasicBlock *entry_ = nullptr;
-  std::unordered_map<const void *, llvm::Value *> vars_, buffers_;
+  Bindings vars_, buffers_;
   int parallelCount_ = 0;
   llvm::Type *type(tir::DataType t);
   llvm::Value *bufferPtr(const tir::Buffer &buf);

@@ -8,17 +8,31 @@
 #include "tir/Printer.h"
 #include "tir/Substitute.h"
 
+#include <algorithm>
+
 namespace npuc::cpu::detail {
 
 using namespace npuc::tir;
+
+std::vector<std::pair<const void *, llvm::Value *>> Bindings::inBindingOrder() const {
+  std::vector<std::pair<uint64_t, std::pair<const void *, llvm::Value *>>> byOrder;
+  for (const auto &[node, e] : map_)
+    byOrder.push_back({e.order, {node, e.value}});
+  std::sort(byOrder.begin(), byOrder.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<std::pair<const void *, llvm::Value *>> out;
+  for (const auto &b : byOrder)
+    out.push_back(b.second);
+  return out;
+}
 
 void FuncEmitter::parallelLoop(const ForNode *op) {
   auto *ptrTy = llvm::PointerType::getUnqual(ctx_);
   auto *i64 = b_.getInt64Ty();
   llvm::Value *mn = expr(op->min);
   llvm::Value *n = b_.CreateSExtOrTrunc(expr(op->extent), i64);
-  std::vector<std::pair<const void *, llvm::Value *>> vars(vars_.begin(), vars_.end()),
-      bufs(buffers_.begin(), buffers_.end());
+  std::vector<std::pair<const void *, llvm::Value *>> vars = vars_.inBindingOrder(),
+                                                      bufs = buffers_.inBindingOrder();
   std::vector<llvm::Type *> slotTys{mn->getType()};
   for (auto &[k, v] : vars)
     slotTys.push_back(v->getType());
