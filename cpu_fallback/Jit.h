@@ -6,6 +6,13 @@
 // thread pool (include/npuc/thread_pool.h), installed into each module's hook. libm/libc symbols
 // (tanhf, malloc, ...) resolve against the current process. lookup() returns the entry point `void
 // fn(void **args)`.
+//
+// Machine code can be kept and reused (issue 22: `npuc compile` stores it in the package, so that
+// `npuc run` does not run LLVM again). A module's code is identified by a key: the SHA-256 of its
+// bitcode before optimisation (which carries the host's triple, CPU and features as attributes),
+// LLVM's version and kPipelineVersion. add() given a NativeCode of the same key links that
+// object as it is; any other key (another CPU, another npuc or LLVM, other kernels) compiles the
+// module anew, and add() says why.
 #pragma once
 
 #include "tir/IR.h"
@@ -16,6 +23,13 @@
 
 namespace npuc::cpu {
 
+/// The machine code of one module of CPU kernels.
+struct NativeCode {
+  std::string key;    // what the code was compiled from (see above), hex SHA-256
+  std::string host;   // the CPU it was compiled for, for messages: "<triple> <cpu> (features <h>)"
+  std::string object; // the relocatable object, as the JIT's code generator emitted it
+};
+
 class Jit {
 public:
   Jit();
@@ -23,10 +37,21 @@ public:
   Jit(const Jit &) = delete;
   Jit &operator=(const Jit &) = delete;
 
-  void add(const std::vector<tir::PrimFunc> &funcs);
+  struct Added {
+    std::string key;     // the module's key
+    bool reused = false; // linked from `prebuilt`, no LLVM optimisation or code generation
+    std::string whyNot;  // with a `prebuilt` that was not reused: the reason, for the user
+    std::string symbol;  // one function of the module (materialises it on lookup)
+  };
+  /// Adds `funcs` (at least one) as one module; see the header comment for `prebuilt`.
+  Added add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *prebuilt = nullptr);
+  /// The machine code of a module add() returned, compiled now if nothing looked it up yet.
+  NativeCode nativeCode(const Added &module);
   using Fn = void (*)(void **);
   /// The compiled function; a name never added is a compiler bug.
   Fn lookup(const std::string &name);
+  /// The host this process compiles for, as NativeCode::host names it.
+  std::string host() const;
   /// Threads of the process-wide pool that runs parallel loops (1: serial). Threads the system
   /// refuses to create are an npuc::Error naming the count and the reason.
   static void setThreads(int threads);

@@ -36,9 +36,9 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(bool pic) {
   return std::move(*tm);
 }
 
-std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
-                                                   const std::vector<tir::PrimFunc> &funcs,
-                                                   llvm::TargetMachine &tm) {
+std::unique_ptr<llvm::Module> buildHostModule(llvm::LLVMContext &ctx,
+                                              const std::vector<tir::PrimFunc> &funcs,
+                                              llvm::TargetMachine &tm) {
   std::unique_ptr<llvm::Module> m = emitLLVM(ctx, funcs);
   m->setDataLayout(tm.createDataLayout());
   m->setTargetTriple(tm.getTargetTriple().str());
@@ -60,7 +60,10 @@ std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
       f.addFnAttr("min-legal-vector-width", "512");
     }
   }
+  return m;
+}
 
+void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -72,7 +75,14 @@ std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(*m, mam);
+  mpm.run(m, mam);
+}
+
+std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
+                                                   const std::vector<tir::PrimFunc> &funcs,
+                                                   llvm::TargetMachine &tm) {
+  std::unique_ptr<llvm::Module> m = buildHostModule(ctx, funcs, tm);
+  optimizeModule(*m, tm);
   return m;
 }
 

@@ -22,9 +22,22 @@ void initNativeTarget();
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(bool pic = false);
 
 /// Emits the functions (Codegen.h), verifies the module, sets the data layout and triple of
-/// `tm`, tags every function with its CPU and features and runs the O3 pipeline.
+/// `tm` and tags every function with its CPU and features: the module before optimisation,
+/// which is what identifies a module's machine code (NativeCode.h keys on it).
+std::unique_ptr<llvm::Module> buildHostModule(llvm::LLVMContext &ctx,
+                                              const std::vector<tir::PrimFunc> &funcs,
+                                              llvm::TargetMachine &tm);
+
+/// Runs LLVM's O3 per-module pipeline for `tm` on a module from buildHostModule.
+void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm);
+
+/// buildHostModule, then optimizeModule.
 std::unique_ptr<llvm::Module> buildOptimizedModule(llvm::LLVMContext &ctx,
                                                    const std::vector<tir::PrimFunc> &funcs,
                                                    llvm::TargetMachine &tm);
+
+/// Bumped whenever buildHostModule's attributes or optimizeModule's pipeline change, so that
+/// machine code stored in packages by an older npuc is not taken for this one's.
+constexpr int kPipelineVersion = 1;
 
 } // namespace npuc::cpu

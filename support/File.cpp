@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,21 +57,49 @@ std::string readFile(const std::string &path) {
     fail("{}: cannot read file: {}", path, why());
   if (S_ISDIR(st.st_mode))
     fail("{}: is a directory, not a file", path);
-  std::string out;
-  if (S_ISREG(st.st_mode))
-    out.reserve(size_t(st.st_size));
-  char buf[1 << 16];
+  // Straight into the string (a package is ~100 MB: no bounce buffer); a file that grows while
+  // we read it, or one whose size stat does not know (a pipe), continues in blocks.
+  std::string out(S_ISREG(st.st_mode) ? size_t(st.st_size) : size_t(0), '\0');
+  size_t have = 0;
   for (;;) {
-    ssize_t n = ::read(f.fd, buf, sizeof buf);
+    if (have == out.size())
+      out.resize(have + (size_t(1) << 16));
+    ssize_t n = ::read(f.fd, out.data() + have, out.size() - have);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
       fail("{}: cannot read file: {}", path, why());
     if (n == 0)
       break;
-    out.append(buf, size_t(n));
+    have += size_t(n);
   }
+  out.resize(have);
   return out;
+}
+
+MappedFile::MappedFile(const std::string &path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0)
+    fail("{}: cannot open file: {}", path, why());
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0)
+    fail("{}: cannot read file: {}", path, why());
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0);
+    if (p != MAP_FAILED) {
+      map_ = p;
+      mapBytes_ = size_t(st.st_size);
+      view_ = std::string_view(static_cast<const char *>(p), mapBytes_);
+      return;
+    }
+  }
+  read_ = readFile(path); // empty, not mappable, or not a regular file (a pipe, a directory)
+  view_ = read_;
+}
+
+MappedFile::~MappedFile() {
+  if (map_)
+    ::munmap(map_, mapBytes_);
 }
 
 std::string checkOutputPath(const std::string &path, const std::vector<std::string> &inputs) {

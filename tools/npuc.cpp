@@ -74,6 +74,9 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   sub->add_flag("--batch-split-dram-first", a->batchSplitDramFirst,
                 "batch > 1: split a run that saves DRAM traffic even when the simulation finds it "
                 "slower (by default a split never costs cycles)");
+  sub->add_flag("--no-native-code", a->noNativeCode,
+                "leave the CPU groups' machine code out of the package (npuc run compiles them "
+                "with LLVM at each run; for packages meant for another kind of CPU)");
   sub->add_flag("--segment-per-group", a->segmentPerGroup,
                 "every NPU group a segment of its own: every value crosses the host, so that "
                 "`run --compare-ref` compares each NPU group (same numerics, more cycles)");
@@ -166,6 +169,9 @@ Command addRun(CLI::App &app) {
   sub->add_option("--compare-ref", a->compareRef,
                   "the ONNX model the package was compiled from: print (and add to --report) "
                   "each value held on the host against npuc ref's");
+  sub->add_flag("--no-native-code", a->noNativeCode,
+                "do not run the package's machine code for its CPU groups: compile them with "
+                "LLVM (a package from a source you do not trust, or to compare)");
   return {sub, [a] {
             cmdRun(*a, std::cout);
             return 0;

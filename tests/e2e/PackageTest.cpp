@@ -9,6 +9,7 @@
 #include "isa/Target.h"
 #include "npu/pipeline/Compile.h"
 #include "support/Error.h"
+#include "support/File.h"
 #include "support/Npy.h"
 #include "tools/driver/Compiler.h"
 #include "tools/driver/Package.h"
@@ -234,6 +235,91 @@ TEST(Package, LayoutViewsRoundTripAndRunToTheReference) {
   HostTensor want = graph::runReference(g, {{x, in}}).at(back);
   driver::RunResult res = driver::runModel(reloaded, {{"x", in}});
   EXPECT_EQ(res.outputs.at("back").data, want.data);
+}
+
+} // namespace
+} // namespace npuc::e2e
+
+namespace npuc::e2e {
+namespace {
+
+// The CPU groups' machine code (issue 22): `npuc compile` stores it, `npuc run` links it instead
+// of running LLVM, and the outputs are those of a fresh compile, bit for bit. Code another CPU
+// compiled is compiled again, the report saying why, with the same outputs.
+TEST(Package, NativeCpuCodeIsLinkedInsteadOfCompiled) {
+  const std::string onnx = repoPath("models/mlp.onnx");
+  const std::string input = repoPath("models/mlp_input.npy");
+  NPUC_REQUIRE_FILE(onnx);
+  NPUC_REQUIRE_FILE(input);
+  driver::CompiledModel m = driver::compileModelForCpu(onnx, {});
+  const HostTensor x = readNpy(input);
+  const std::string in = m.graph.value(m.graph.inputs[0]).name;
+  driver::RunResult fresh = driver::runModel(m, {{in, x}});
+  EXPECT_TRUE(fresh.cpuCode.any);
+  EXPECT_FALSE(fresh.cpuCode.fromPackage);
+  EXPECT_EQ(fresh.report.at("cpu_code").at("source"), "llvm");
+
+  m.cpuCode = driver::compileCpuCode(m);
+  ASSERT_TRUE(m.cpuCode.has_value());
+  driver::CompiledModel back = driver::parsePackage(driver::packageBytes(m), "pkg.npub");
+  ASSERT_TRUE(back.cpuCode.has_value());
+  EXPECT_EQ(back.cpuCode->key, m.cpuCode->key);
+  EXPECT_EQ(back.cpuCode->host, m.cpuCode->host);
+  EXPECT_EQ(back.cpuCode->object, m.cpuCode->object);
+  driver::RunResult linked = driver::runModel(back, {{in, x}});
+  EXPECT_TRUE(linked.cpuCode.fromPackage) << linked.cpuCode.whyNot;
+  EXPECT_EQ(linked.report.at("cpu_code").at("source"), "package");
+  EXPECT_FALSE(linked.report.at("cpu_code").contains("package_code_unused"));
+  for (const auto &[name, t] : fresh.outputs)
+    EXPECT_EQ(t.data, linked.outputs.at(name).data) << name;
+
+  back.cpuCode->host = "x86_64-unknown-linux-gnu pentium4 (features 00000000)";
+  back.cpuCode->key = std::string(64, '0');
+  driver::RunResult again = driver::runModel(back, {{in, x}});
+  EXPECT_FALSE(again.cpuCode.fromPackage);
+  EXPECT_TRUE(again.cpuCode.packageHadCode);
+  const std::string why = again.report.at("cpu_code").at("package_code_unused");
+  EXPECT_NE(why.find("it was compiled for x86_64-unknown-linux-gnu pentium4"), std::string::npos)
+      << why;
+  EXPECT_EQ(again.report.at("cpu_code").at("source"), "llvm");
+  for (const auto &[name, t] : fresh.outputs)
+    EXPECT_EQ(t.data, again.outputs.at(name).data) << name;
+}
+
+// A constant no live node reads (a weight batch-norm folding replaced) keeps its entry, so ids
+// stay, but not its data; what is read keeps its data exactly.
+TEST(Package, UnreadConstantsLeaveTheirDataOut) {
+  const std::string target = repoPath("configs/npu-base.yaml");
+  NPUC_REQUIRE_FILE(target);
+  driver::CompiledModel m = handBuilt(isa::loadTarget(target));
+  const graph::ValueId unread = m.graph.addConstant("old_w", {3}, {1, 2, 3});
+  const graph::ValueId read = m.graph.node(0).inputs[1];
+  driver::CompiledModel back = driver::parsePackage(driver::packageBytes(m), "pkg.npub");
+  ASSERT_EQ(back.graph.values.size(), m.graph.values.size());
+  EXPECT_EQ(back.graph.value(unread).name, "old_w");
+  EXPECT_EQ(back.graph.value(unread).shape, (Shape{3}));
+  EXPECT_FALSE(back.graph.value(unread).f32);
+  ASSERT_TRUE(back.graph.value(read).f32);
+  EXPECT_EQ(*back.graph.value(read).f32, *m.graph.value(read).f32);
+}
+
+// Packages of format version 3 (an FNV-1a checksum; the fuzzing corpus keeps some) still load
+// and run.
+TEST(Package, Version3PackagesStillLoad) {
+  const std::string pkg = repoPath("fuzz/corpus/package/mlp-cpu.npub");
+  const std::string input = repoPath("models/mlp_input.npy");
+  const std::string expected = repoPath("models/mlp_expected.npy");
+  NPUC_REQUIRE_FILE(pkg);
+  NPUC_REQUIRE_FILE(input);
+  NPUC_REQUIRE_FILE(expected);
+  ASSERT_EQ(readFile(pkg).at(4), 3); // the version's low byte
+  driver::CompiledModel m = driver::loadPackage(pkg);
+  EXPECT_FALSE(m.cpuCode.has_value());
+  driver::RunResult r =
+      driver::runModel(m, {{m.graph.value(m.graph.inputs[0]).name, readNpy(input)}});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  expectClose(r.outputs.begin()->second, readNpy(expected), "mlp-cpu.npub");
+  EXPECT_EQ(r.report.at("cpu_code").at("source"), "llvm");
 }
 
 } // namespace

@@ -5,10 +5,11 @@ accepted, shows in `npuc inspect` and the report, and keeps the outputs right. R
 cli_check.py (`cli_check.py CASE ...`), which provides the Case fixture.
 """
 import json
+import math
 import os
 import sys
 
-from cli_check import SKIP, run, write_npy
+from cli_check import SKIP, onnx_or_skip, run, write_npy
 
 
 def case_int8_calibrate(c):
@@ -428,3 +429,82 @@ def case_crash_reproducer(c):
     c.expect_ok(["compile", os.path.join(d, "group.graph"), "--target", c.target,
                  "-o", c.w("seg.npub")])
     print("ok: crash context, reproducer, rerun and reproducer compile")
+
+
+def _run_report(c, pkg, inp, tag, extra=()):
+    """Runs pkg on input `x`; returns (stdout, report, outputs by file name)."""
+    import numpy as np
+    outdir, rep = c.w(tag + "_out"), c.w(tag + ".json")
+    out = c.expect_ok(["run", pkg, "--input", "x=" + inp, "--output-dir", outdir,
+                       "--report", rep] + list(extra))
+    with open(rep) as f:
+        report = json.load(f)
+    outs = {n: np.load(os.path.join(outdir, n)) for n in sorted(os.listdir(outdir))}
+    return out, report, outs
+
+
+def case_native_code(c):
+    """`npuc compile` stores the CPU groups' machine code in the package (--target cpu, and an
+    NPU target's fallback groups): `npuc run` links it instead of running LLVM and says so in its
+    output and report, and `npuc inspect` shows it; `compile --no-native-code` leaves it out (a
+    smaller package, LLVM at run time) and `run --no-native-code` does not use it; the outputs
+    are bit-identical every way."""
+    onnx, helper, np = onnx_or_skip()
+    from onnx import numpy_helper, TensorProto as TP
+    target = os.path.join(c.root, "configs", "npu-base.yaml")
+    c.require(target)
+    # Relu runs on npu-base; Erf does not (no erf in its vector unit): a CPU fallback group.
+    model = c.w("erf.onnx")
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("Erf", ["r"], ["y"])], "erfnet",
+        [helper.make_tensor_value_info("x", TP.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TP.FLOAT, [1, 8, 8, 8])],
+        [numpy_helper.from_array(
+            np.random.default_rng(2).standard_normal((8, 4, 3, 3)).astype("f4") * 0.3, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, model)
+    inp = c.w("x.npy")
+    np.save(inp, np.random.default_rng(3).standard_normal((1, 4, 8, 8)).astype("f4"))
+
+    for tgt in ("cpu", target):
+        native, plain = c.w("native.npub"), c.w("plain.npub")
+        c.expect_ok(["compile", model, "--target", tgt, "-o", native])
+        c.expect_ok(["compile", model, "--target", tgt, "-o", plain, "--no-native-code"])
+        assert os.path.getsize(plain) < os.path.getsize(native), (tgt, os.path.getsize(plain))
+        out_n, rep_n, y_n = _run_report(c, native, inp, "native")
+        out_p, rep_p, y_p = _run_report(c, plain, inp, "plain")
+        assert rep_n["cpu_code"]["source"] == "package", (tgt, rep_n["cpu_code"])
+        assert "package_code_unused" not in rep_n["cpu_code"], rep_n["cpu_code"]
+        assert "CPU code: the package's native code" in out_n, out_n
+        assert rep_p["cpu_code"]["source"] == "llvm", (tgt, rep_p["cpu_code"])
+        assert "package_code_unused" not in rep_p["cpu_code"], rep_p["cpu_code"]
+        assert "CPU code: compiled by LLVM for this run" in out_p, out_p
+        assert list(y_n) == list(y_p) == ["y.npy"], (list(y_n), list(y_p))
+        assert np.array_equal(y_n["y.npy"], y_p["y.npy"]), tgt
+        _, rep_i, y_i = _run_report(c, native, inp, "ignored", ["--no-native-code"])
+        assert rep_i["cpu_code"] == {"source": "llvm", "ms": rep_i["cpu_code"]["ms"],
+                                     "package_code_unused": "--no-native-code was given"}, rep_i
+        assert np.array_equal(y_n["y.npy"], y_i["y.npy"]), tgt
+        assert "CPU groups' machine code: " in c.expect_ok(["inspect", native])
+        assert "CPU groups' machine code: none stored" in c.expect_ok(["inspect", plain])
+        ref = np.vectorize(math.erf)(np.maximum(0, _conv3x3(np.load(inp), model))).astype("f4")
+        err = float(abs(y_n["y.npy"] - ref).max())
+        assert err < (2e-3 if tgt == target else 1e-5), (tgt, err)
+
+
+def _conv3x3(x, model):
+    """The model's Conv (stride 1, pad 1), in float64, from its initializer."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    w = numpy_helper.to_array(onnx.load(model).graph.initializer[0]).astype(np.float64)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((1, w.shape[0], x.shape[2], x.shape[3]))
+    for kh in range(3):
+        for kw in range(3):
+            out += np.einsum("oc,nchw->nohw", w[:, :, kh, kw],
+                             xp[:, :, kh:kh + x.shape[2], kw:kw + x.shape[3]])
+    return out

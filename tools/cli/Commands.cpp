@@ -421,6 +421,10 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
                        a.model, m.graph.groups.size(), a.output);
     return;
   }
+  // The CPU groups' machine code for this host goes into the package, so that npuc run does not
+  // run LLVM (on another CPU it does, and says so in its report).
+  if (!a.noNativeCode)
+    m.cpuCode = driver::compileCpuCode(m);
   outs.writeFile(a.output, driver::packageBytes(m));
   outs.commit();
   size_t npuGroups = 0;
@@ -477,6 +481,7 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
   driver::RunOptions ro;
   ro.trace = !a.trace.empty();
   ro.keepValues = !a.compareRef.empty();
+  ro.nativeCode = !a.noNativeCode;
   driver::RunResult r = driver::runModel(m, inputs, ro);
   std::string accuracy;
   if (!a.compareRef.empty()) {
@@ -600,6 +605,12 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                                                         : "on");
   if (m.options.segmentPerGroup)
     out << "every NPU group is a segment of its own (--segment-per-group)\n";
+  if (m.cpuCode)
+    out << fmt::format("CPU groups' machine code: {} bytes for {} (key {})\n",
+                       m.cpuCode->object.size(), m.cpuCode->host, m.cpuCode->key.substr(0, 16));
+  else if (std::any_of(m.segments.begin(), m.segments.end(),
+                       [](const driver::Seg &s) { return !s.npu; }))
+    out << "CPU groups' machine code: none stored (npuc run compiles them with LLVM)\n";
   if (m.options.quant)
     out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
                        "segment's DRAM tensors), per-channel weights; calibrated on {}\n",

@@ -73,6 +73,7 @@ struct CompileArgs {
   bool noPrefetch = false;          // ablation: every group's on-chip buffers from the bottom
   bool noBankAware = false;         // ablation: keep the bump allocator's on-chip addresses
   bool segmentPerGroup = false;     // every NPU group its own segment (accuracy per group)
+  bool noNativeCode = false;        // the package without the CPU groups' machine code
   bool noResidency = false;         // ablation: every intermediate tensor through DRAM
   bool noBatchSplit = false;        // ablation: batch > 1, every group on the whole batch
   bool batchSplitDramFirst = false; // batch > 1: split runs that save DRAM even if slower
@@ -104,6 +105,7 @@ struct RunArgs {
   std::string outputDir, report, trace;
   std::string compareRef; // an ONNX model: report each host value's error against npuc ref's
   int threads = 0;        // > 0: overrides the package's CPU thread count
+  bool noNativeCode = false; // compile the CPU groups with LLVM even if the package has code
 };
 struct RefArgs {
   std::string model;

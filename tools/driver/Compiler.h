@@ -8,6 +8,7 @@
 // `npuc run` needs, and it is what a .npub package stores (Package.h).
 #pragma once
 
+#include "cpu_fallback/Jit.h"
 #include "frontend/Onnx.h"
 #include "graph/Graph.h"
 #include "graph/Passes.h"
@@ -16,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct CompiledModel {
   std::vector<Seg> segments;
   std::vector<npu::Segment> npuSegments;
   npu::CompileOptions options; // what the NPU segments were compiled with
+  /// The CPU groups' machine code for the host that compiled the package (`npuc compile` adds
+  /// it; Runtime.h compileCpuCode), absent with --no-native-code or without CPU groups.
+  std::optional<cpu::NativeCode> cpuCode;
 };
 
 /// Reads a model: an ONNX file, or graph text (docs/GRAPH.md) when the path ends in `.graph`

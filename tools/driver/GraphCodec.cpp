@@ -6,6 +6,8 @@
 // tensors go to the blob area as raw little-endian fp32/int64 data (no text round trip).
 #include "tools/driver/PackageCodec.h"
 
+#include "support/HugePages.h"
+
 #include "support/Error.h"
 
 #include <bit>
@@ -116,12 +118,12 @@ std::vector<std::string> JsonIn::asStrings() const {
   return out;
 }
 
-std::string JsonIn::blob() const {
+std::string_view JsonIn::blobView() const {
   int64_t off = (*this)["off"].asIntIn(0, INT64_MAX);
   int64_t len = (*this)["len"].asIntIn(0, INT64_MAX);
-  if (uint64_t(off) > blobs_->size() || uint64_t(len) > blobs_->size() - uint64_t(off))
-    bad(fmt::format("blob [{}, +{}) lies outside the {}-byte blob area", off, len, blobs_->size()));
-  return blobs_->substr(size_t(off), size_t(len));
+  if (uint64_t(off) > blobs_.size() || uint64_t(len) > blobs_.size() - uint64_t(off))
+    bad(fmt::format("blob [{}, +{}) lies outside the {}-byte blob area", off, len, blobs_.size()));
+  return blobs_.substr(size_t(off), size_t(len));
 }
 
 namespace {
@@ -188,10 +190,13 @@ const char *placementKey(graph::Placement p) {
 }
 
 template <typename T> std::shared_ptr<const std::vector<T>> blobAs(const JsonIn &j, int64_t n) {
-  std::string b = j.blob();
+  std::string_view b = j.blobView();
   if (b.size() != size_t(n) * sizeof(T))
     j.bad(fmt::format("holds {} bytes, the value's shape needs {}", b.size(), n * sizeof(T)));
-  auto v = std::make_shared<std::vector<T>>(size_t(n));
+  // The blob may sit at any alignment in the package; copied into an advised buffer (a package's
+  // constants are most of its bytes, HugePages.h).
+  auto v = std::make_shared<std::vector<T>>(reservedLarge<T>(size_t(n)));
+  v->resize(size_t(n));
   if (!b.empty()) // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(v->data(), b.data(), b.size());
   return v;
@@ -200,15 +205,27 @@ template <typename T> std::shared_ptr<const std::vector<T>> blobAs(const JsonIn 
 } // namespace
 
 json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
+  // A constant nothing reads any more (a convolution's weights before batch-norm folding, a
+  // folded subgraph's operands) keeps its value entry, so that ids stay put, but not its data:
+  // it would be half of ResNet-50's package, read on every `npuc run`.
+  std::vector<bool> read(g.values.size(), false);
+  for (const graph::Node &n : g.nodes)
+    if (!n.dead)
+      for (graph::ValueId v : n.inputs)
+        if (v != graph::kNoValue)
+          read[size_t(v)] = true;
+  for (graph::ValueId v : g.outputs)
+    read[size_t(v)] = true;
   json values = json::array();
-  for (const graph::Value &v : g.values) {
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    const graph::Value &v = g.values[i];
     json jv = {{"name", v.name},
                {"shape", v.shape},
                {"dtype", graph::dtypeName(v.dtype)},
                {"producer", v.producer}};
-    if (v.f32)
+    if (v.f32 && read[i])
       jv["f32"] = blobs.addVector(*v.f32);
-    if (v.i64)
+    if (v.i64 && read[i])
       jv["i64"] = blobs.addVector(*v.i64);
     values.push_back(std::move(jv));
   }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace npuc::driver::detail {
@@ -34,7 +35,7 @@ private:
 /// A checked JSON node: `path` is where it sits in the header ("npu_segments[0].inputs[2]").
 class JsonIn {
 public:
-  JsonIn(const json &j, std::string origin, std::string path, const std::string *blobs)
+  JsonIn(const json &j, std::string origin, std::string path, std::string_view blobs)
       : j_(&j), origin_(std::move(origin)), path_(std::move(path)), blobs_(blobs) {}
 
   JsonIn operator[](const char *key) const; // required object member
@@ -50,7 +51,9 @@ public:
   Shape asShape() const; // non-negative dims
   std::vector<std::string> asStrings() const;
   /// The blob this {"off","len"} reference names, bounds-checked against the blob area.
-  std::string blob() const;
+  std::string blob() const { return std::string(blobView()); }
+  /// The same bytes, in place in the blob area.
+  std::string_view blobView() const;
   const json &raw() const { return *j_; }
   const std::string &path() const { return path_; }
   [[noreturn]] void bad(const std::string &why) const;
@@ -59,7 +62,7 @@ private:
   const json *j_;
   std::string origin_;
   std::string path_;
-  const std::string *blobs_;
+  std::string_view blobs_;
 };
 
 json graphToJson(const graph::Graph &g, BlobWriter &blobs);

@@ -358,6 +358,17 @@ std::string formatReport(const json &r) {
                        "CPU kernels, {:.3f} ms converting tensors that cross devices\n",
                        r.at("cpu_ms_total").get<double>(), r.value("cpu_overhead_ms_total", 0.0),
                        r.value("crossing_ms_total", 0.0));
+  if (r.contains("cpu_code")) {
+    const json &c = r.at("cpu_code");
+    bool pkg = c.at("source") == "package";
+    out += fmt::format("CPU code: {} ({:.1f} ms){}\n",
+                       pkg ? "the package's native code" : "compiled by LLVM for this run",
+                       c.at("ms").get<double>(),
+                       c.contains("package_code_unused")
+                           ? "; the package's native code is not used: " +
+                                 c.at("package_code_unused").get<std::string>()
+                           : std::string());
+  }
   if (!r.contains("ops"))
     return out;
   out +=

@@ -163,13 +163,21 @@ void validateInputs(const graph::Graph &g, const std::map<std::string, HostTenso
   }
 }
 
-RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
-                   const RunOptions &options) {
-  const graph::Graph &g = m.graph;
-  validateInputs(g, inputs);
+namespace {
 
-  // Lower and JIT every CPU group up front, into one module set.
-  std::map<int, CpuKernel> kernels;
+// A constant packed from its fp32 data: the graph's own vector where it holds one (no copy of
+// the weights), integers converted.
+std::vector<float> packConstant(const cpu::PackedParam &p, const graph::Value &v) {
+  return v.f32 ? p.pack(*v.f32) : p.pack(graph::constantTensor(v).data);
+}
+
+// The CPU groups' kernels in execution order (one module's functions) and, with `kernels`, how
+// each group calls its kernel; with `pack`, weights the kernels take pre-packed are packed here.
+// The kernels are lowered alike either way, so `npuc compile` and `npuc run` key them alike.
+
+std::vector<tir::PrimFunc> lowerCpuGroups(const CompiledModel &m, bool pack,
+                                          std::map<int, CpuKernel> *kernels) {
+  const graph::Graph &g = m.graph;
   std::vector<tir::PrimFunc> funcs;
   for (const Seg &s : m.segments) {
     if (s.npu)
@@ -179,23 +187,55 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
       // The CPU schedules (cpu_fallback/Lower.h) apply on NPU targets' fallback groups too.
       // Weights are packed once, before any run, not by the kernel on every call.
       cpu::CpuKernel ck = cpu::lowerGroupForCpu(g, grp, /*prepack=*/true);
-      CpuKernel k;
-      k.symbol = ck.func.name;
-      k.params = ck.params;
-      for (const cpu::PackedParam &p : ck.packed)
-        k.packed[p.param] = p.pack(graph::constantTensor(g.value(ck.params[p.param])).data);
-      tir::PrimFunc f = std::move(ck.func);
-      kernels[gid] = std::move(k);
-      funcs.push_back(std::move(f));
+      if (kernels) {
+        CpuKernel k;
+        k.symbol = ck.func.name;
+        k.params = ck.params;
+        if (pack)
+          for (const cpu::PackedParam &p : ck.packed)
+            k.packed[p.param] = packConstant(p, g.value(ck.params[p.param]));
+        (*kernels)[gid] = std::move(k);
+      }
+      funcs.push_back(std::move(ck.func));
     }
   }
+  return funcs;
+}
+
+} // namespace
+
+std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m) {
+  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, /*pack=*/false, nullptr);
+  if (funcs.empty())
+    return std::nullopt;
+  cpu::Jit jit;
+  return jit.nativeCode(jit.add(funcs));
+}
+
+RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
+                   const RunOptions &options) {
+  const graph::Graph &g = m.graph;
+  validateInputs(g, inputs);
+
+  // Lower every CPU group up front and link them as one module: the package's machine code
+  // when it was compiled for this CPU from the same kernels, otherwise through LLVM now.
+  std::map<int, CpuKernel> kernels;
+  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, /*pack=*/true, &kernels);
   cpu::Jit jit;
   cpu::Jit::setThreads(m.threads);
-  if (!funcs.empty())
-    jit.add(funcs);
-  for (auto &[gid, k] : kernels) {
-    k.fn = jit.lookup(k.symbol);
-    NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
+  CpuCodeUse codeUse;
+  if (!funcs.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    const bool stored = m.cpuCode && options.nativeCode;
+    cpu::Jit::Added added = jit.add(funcs, stored ? &*m.cpuCode : nullptr);
+    for (auto &[gid, k] : kernels) {
+      k.fn = jit.lookup(k.symbol);
+      NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
+    }
+    codeUse = {
+        true, added.reused, m.cpuCode.has_value(),
+        stored ? added.whyNot : "--no-native-code was given",
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
   }
 
   ValueStore vals(g);
@@ -259,6 +299,13 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   for (size_t i = 0; i < g.outputs.size(); ++i) // written in the model's declared types
     r.outputs[g.outputName(i)] = castTensor(vals.get(g.outputs[i]), g.value(g.outputs[i]).dtype);
   r.report = buildReport(m, r.segments);
+  r.cpuCode = codeUse;
+  if (codeUse.any) {
+    r.report["cpu_code"] = {{"source", codeUse.fromPackage ? "package" : "llvm"},
+                            {"ms", codeUse.ms}};
+    if (codeUse.packageHadCode && !codeUse.fromPackage)
+      r.report["cpu_code"]["package_code_unused"] = codeUse.whyNot;
+  }
   if (options.trace)
     r.traceJson = buildTrace(m, r.segments);
   return r;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,19 +42,34 @@ struct HostValue {
   HostTensor tensor;
 };
 
+/// Where a run's CPU kernels got their machine code (the report's `cpu_code`).
+struct CpuCodeUse {
+  bool any = false;            // the model has CPU groups
+  bool fromPackage = false;    // linked from the package's native code: LLVM did not run
+  bool packageHadCode = false; // the package carries native code (used or not)
+  std::string whyNot;          // the package's code was not used: why
+  double ms = 0;               // wall time from the lowered kernels to callable functions
+};
+
 struct RunResult {
   std::map<std::string, HostTensor> outputs; // by graph output name
   std::vector<SegmentRun> segments;          // parallel to CompiledModel::segments
   nlohmann::json report;                     // schema: docs/REPORT.md
   std::string traceJson;                     // Chrome trace; empty unless requested
   std::vector<HostValue> hostValues;         // in execution order; empty unless requested
+  CpuCodeUse cpuCode;
 };
 
 struct RunOptions {
   bool trace = false;      // build RunResult::traceJson
   bool keepValues = false; // fill RunResult::hostValues (the accuracy report's input)
+  bool nativeCode = true;  // link CompiledModel::cpuCode where it fits this CPU (else: LLVM)
 };
 
+/// The machine code of `m`'s CPU groups for this host, as `npuc compile` stores it in a package
+/// (none when no group runs on the CPU). runModel links it instead of running LLVM when the
+/// package runs on a CPU like this one (cpu_fallback/Jit.h says when exactly).
+std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m);
 /// Checks `inputs` against the graph's inputs: every input present, no unknown names, shapes
 /// equal. Errors name the input and the expected and given shapes.
 void validateInputs(const graph::Graph &g, const std::map<std::string, HostTensor> &inputs);
@@ -62,7 +78,9 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
                    const RunOptions &options);
 inline RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
                           bool trace = false) {
-  return runModel(m, inputs, RunOptions{trace, false});
+  RunOptions o;
+  o.trace = trace;
+  return runModel(m, inputs, o);
 }
 
 } // namespace npuc::driver
