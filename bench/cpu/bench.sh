@@ -2,8 +2,8 @@
 # bench.sh - npuc's CPU target against ONNX Runtime on ResNet-18, ResNet-50 and MobileNetV2
 # (1x3x224x224), 1 and 2 threads, side by side in one invocation; prints a table with the ratio
 # (npuc / ORT, lower is better), npuc's agreement with torch on the exported input, and where
-# npuc's single-thread time goes by operator class (from `npuc run --report`): the figures
-# recorded in docs/PERFORMANCE.md.
+# npuc's single-thread time goes by operator class (from `npuc run --report`), and the wall time
+# of `npuc compile` and `npuc run` themselves: the figures recorded in docs/PERFORMANCE.md.
 #
 # usage: bench/cpu/bench.sh BUILD_DIR [ITERATIONS] [MODEL...]
 # Needs: BUILD_DIR with npuc and cpu_bench built; node + npm (onnxruntime-node is installed with
@@ -89,4 +89,24 @@ for o in ops[:6]:
     gmacs = o.get("macs", 0) / (o["cpu_ms"] * 1e6) if o.get("cpu_ms") else 0
     print(f"    {o['name'][:40]:40s} {'+'.join(o['ops']):24s} {o['cpu_ms']:8.2f} ms  {gmacs:6.2f} GMAC/s")
 PY
+done
+
+# Wall time of the command line, everything included (process start, reading the package,
+# packing weights, linking, one inference, writing the output): `npuc compile` (which compiles
+# the CPU groups to machine code into the package), the first `npuc run` after it, the median of
+# 3 more, and the median of 3 with `--no-native-code` (LLVM at every run, as before issue 22).
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'; }
+median3() { printf "%s\n" "$@" | sort -n | sed -n 2p; }
+echo
+printf "%-13s %11s %11s %11s %15s\n" model "compile s" "1st run s" "repeat s" "LLVM each run s"
+for m in "${models[@]}"; do
+  in_name=$(/usr/bin/python3 -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$work/$m.onnx")
+  run=("$build/tools/npuc" run "$work/$m.npub" --threads 1 --input "$in_name=$work/${m}_input.npy"
+       --output-dir "$work/wall_$m")
+  c=$(secs "$build/tools/npuc" compile "$work/$m.onnx" --target cpu -o "$work/$m.npub")
+  first=$(secs "${run[@]}")
+  rep=$(median3 "$(secs "${run[@]}")" "$(secs "${run[@]}")" "$(secs "${run[@]}")")
+  llvm=$(median3 "$(secs "${run[@]}" --no-native-code)" "$(secs "${run[@]}" --no-native-code)" \
+                 "$(secs "${run[@]}" --no-native-code)")
+  printf "%-13s %11s %11s %11s %15s\n" "$m" "$c" "$first" "$rep" "$llvm"
 done
