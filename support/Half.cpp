@@ -3,6 +3,11 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define NPUC_HALF_F16C 1
+#endif
+
 namespace npuc {
 
 uint16_t floatToHalf(float f) {
@@ -60,6 +65,68 @@ float halfToFloat(uint16_t h) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
+}
+
+namespace {
+
+#ifdef NPUC_HALF_F16C
+bool hasF16c() {
+  return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+}
+
+// vcvtps2ph with round-to-nearest-even is IEEE's conversion, as floatToHalf: the same rounding,
+// subnormals, infinities, and NaNs quieted with the top mantissa bits kept.
+__attribute__((target("avx,f16c"))) size_t floatsToHalvesF16c(const float *src, uint16_t *dst,
+                                                              size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), h);
+  }
+  return i;
+}
+
+// vcvtph2ps is exact, but quiets a signalling NaN, which halfToFloat keeps as it is: a block
+// holding one goes the scalar way.
+__attribute__((target("avx,f16c"))) size_t halvesToFloatsF16c(const uint16_t *src, float *dst,
+                                                              size_t n) {
+  const __m128i expQuiet = _mm_set1_epi16(0x7e00), signalling = _mm_set1_epi16(0x7c00),
+                payload = _mm_set1_epi16(0x01ff), zero = _mm_setzero_si128();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
+    __m128i snanExp = _mm_cmpeq_epi16(_mm_and_si128(h, expQuiet), signalling);
+    __m128i noPayload = _mm_cmpeq_epi16(_mm_and_si128(h, payload), zero);
+    if (_mm_movemask_epi8(_mm_andnot_si128(noPayload, snanExp)) != 0)
+      for (size_t k = i; k < i + 8; ++k)
+        dst[k] = halfToFloat(src[k]);
+    else
+      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+#endif
+
+} // namespace
+
+void floatsToHalves(const float *src, uint16_t *dst, size_t n) {
+  size_t i = 0;
+#ifdef NPUC_HALF_F16C
+  if (hasF16c())
+    i = floatsToHalvesF16c(src, dst, n);
+#endif
+  for (; i < n; ++i)
+    dst[i] = floatToHalf(src[i]);
+}
+
+void halvesToFloats(const uint16_t *src, float *dst, size_t n) {
+  size_t i = 0;
+#ifdef NPUC_HALF_F16C
+  if (hasF16c())
+    i = halvesToFloatsF16c(src, dst, n);
+#endif
+  for (; i < n; ++i)
+    dst[i] = halfToFloat(src[i]);
 }
 
 } // namespace npuc

@@ -6,9 +6,19 @@
 #include "support/Error.h"
 #include "support/Half.h"
 
+#include <bit>
+#include <cstdint>
+
 namespace npuc::npu {
 
 namespace {
+
+// Whether the row-major fp16 bytes at `p` can be read or written as the host's uint16_t: DRAM is
+// little endian.
+bool bulkFp16(isa::ElemType dtype, const DramLayout &layout, const void *p) {
+  return std::endian::native == std::endian::little && dtype == isa::ElemType::F16 &&
+         layout.order.empty() && reinterpret_cast<uintptr_t>(p) % alignof(uint16_t) == 0;
+}
 
 // Calls f(hostIndex, npuIndex) for every element: the host index is row-major (ONNX), the NPU
 // index follows the layout's physical dim order (DramLayout.h).
@@ -39,12 +49,16 @@ template <typename F> void forEachElement(const Shape &s, const DramLayout &layo
 
 } // namespace
 
-std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout, isa::ElemType dtype,
-                                float scale) {
+void packTensorInto(const HostTensor &t, const DramLayout &layout, isa::ElemType dtype, float scale,
+                    uint8_t *out) {
   NPUC_ASSERT(dtype == isa::ElemType::F16 || dtype == isa::ElemType::I8,
               "NPU tensors in DRAM are fp16 or int8");
-  const int64_t eb = isa::elemBytes(dtype);
-  std::vector<uint8_t> out(static_cast<size_t>(t.size() * eb));
+  // Row-major fp16, the transformers' crossings: one bulk conversion (Half.h's bulk form is
+  // exact; F16C where the host has it).
+  if (bulkFp16(dtype, layout, out)) {
+    floatsToHalves(t.data.data(), reinterpret_cast<uint16_t *>(out), t.data.size());
+    return;
+  }
   forEachElement(t.shape, layout, [&](int64_t h, int64_t d) {
     const float x = t.data[static_cast<size_t>(h)];
     if (dtype == isa::ElemType::I8) {
@@ -55,6 +69,12 @@ std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout, i
     out[static_cast<size_t>(2 * d)] = static_cast<uint8_t>(v & 0xff);
     out[static_cast<size_t>(2 * d + 1)] = static_cast<uint8_t>(v >> 8);
   });
+}
+
+std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout, isa::ElemType dtype,
+                                float scale) {
+  std::vector<uint8_t> out(static_cast<size_t>(t.size() * isa::elemBytes(dtype)));
+  packTensorInto(t, layout, dtype, scale, out.data());
   return out;
 }
 
@@ -63,6 +83,10 @@ HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayo
   NPUC_ASSERT(dtype == isa::ElemType::F16 || dtype == isa::ElemType::I8,
               "NPU tensors in DRAM are fp16 or int8");
   HostTensor t(shape);
+  if (bulkFp16(dtype, layout, bytes)) {
+    halvesToFloats(reinterpret_cast<const uint16_t *>(bytes), t.data.data(), t.data.size());
+    return t;
+  }
   forEachElement(shape, layout, [&](int64_t h, int64_t d) {
     float &x = t.data[static_cast<size_t>(h)];
     if (dtype == isa::ElemType::I8) {

@@ -32,9 +32,15 @@ std::vector<uint8_t> packTensor(const HostTensor &t, const DramLayout &layout,
                                 isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
 HostTensor unpackTensor(const uint8_t *bytes, const Shape &shape, const DramLayout &layout,
                         isa::ElemType dtype = isa::ElemType::F16, float scale = 1);
+/// packTensor into `out`, which has room for the tensor's bytes (a segment's DRAM image).
+void packTensorInto(const HostTensor &t, const DramLayout &layout, isa::ElemType dtype, float scale,
+                    uint8_t *out);
 /// The same for a segment's DRAM tensor (its layout, dtype and scale).
 inline std::vector<uint8_t> packTensor(const HostTensor &t, const DramTensor &d) {
   return packTensor(t, d.layout, d.dtype, d.scale);
+}
+inline void packTensorInto(const HostTensor &t, const DramTensor &d, uint8_t *out) {
+  packTensorInto(t, d.layout, d.dtype, d.scale, out);
 }
 inline HostTensor unpackTensor(const uint8_t *bytes, const DramTensor &d) {
   return unpackTensor(bytes, d.shape, d.layout, d.dtype, d.scale);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -106,6 +107,33 @@ TEST_F(FileTest, FailuresGiveTheSystemsReason) {
   // A directory opens fine for reading and reads as 0 bytes; say what it is instead.
   expectError([&] { readFile(dir.string()); }, {dir.string() + ": is a directory, not a file"});
   EXPECT_TRUE(names().empty());
+}
+
+// MappedFile: what readFile reads, mapped for a regular file, read for anything else; its
+// errors are readFile's.
+TEST_F(FileTest, MappedFileHoldsWhatReadFileReads) {
+  std::string bytes(300000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(i * 7 + i / 13);
+  put(p("big.bin"), bytes);
+  put(p("empty.bin"), "");
+  {
+    npuc::MappedFile big(p("big.bin"));
+    EXPECT_EQ(big.bytes(), bytes);
+    npuc::MappedFile empty(p("empty.bin"));
+    EXPECT_EQ(empty.bytes().size(), 0u);
+  }
+  ASSERT_EQ(::mkfifo(p("fifo").c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(p("fifo"), std::ios::binary) << "through a pipe"; });
+  {
+    npuc::MappedFile fifo(p("fifo"));
+    EXPECT_EQ(fifo.bytes(), "through a pipe");
+  }
+  writer.join();
+  expectError([&] { npuc::MappedFile m(p("missing.npub")); },
+              {p("missing.npub") + ": cannot open file: No such file or directory"});
+  expectError([&] { npuc::MappedFile m(dir.string()); },
+              {dir.string() + ": is a directory, not a file"});
 }
 
 } // namespace

@@ -59,10 +59,9 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   for (const npu::DramTensor &dt : seg.inputs) {
     const HostTensor &t = vals.get(dt.value);
     NPUC_ASSERT(t.shape == dt.shape, "segment input shapes are the graph's value shapes");
-    std::vector<uint8_t> bytes = npu::packTensor(t, dt);
-    NPUC_ASSERT(int64_t(bytes.size()) == dt.bytes() && dt.addr + dt.bytes() <= seg.dramBytes,
-                "packed tensors have their DRAM size and fit the DRAM image");
-    std::memcpy(dram.data() + dt.addr, bytes.data(), bytes.size());
+    NPUC_ASSERT(dt.addr >= 0 && dt.addr + dt.bytes() <= seg.dramBytes,
+                "segment inputs fit the DRAM image");
+    npu::packTensorInto(t, dt, dram.data() + dt.addr);
   }
   auto t1 = std::chrono::steady_clock::now();
   sim::SimOptions opt;
