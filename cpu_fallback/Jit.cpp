@@ -122,7 +122,8 @@ std::string Jit::host() const {
                      features);
 }
 
-Jit::Added Jit::add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *prebuilt) {
+Jit::Added Jit::add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *prebuilt,
+                    const CodeCache *cache) {
   NPUC_ASSERT(!funcs.empty(), "a JIT module has at least one function");
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = buildHostModule(*ctx, funcs, *impl_->tm);
@@ -140,10 +141,15 @@ Jit::Added Jit::add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *p
     else
       a.reused = true;
   }
-  if (a.reused)
+  if (a.reused) {
     impl_->objects.objects[a.key] = prebuilt->object; // the code generator takes it as compiled
-  else
+  } else if (std::optional<std::string> cached = cache ? cache->load(a.key) : std::nullopt;
+             cached && parsesAsObject(*cached)) {
+    a.fromCache = true;
+    impl_->objects.objects[a.key] = std::move(*cached);
+  } else {
     optimizeModule(*m, *impl_->tm);
+  }
   bool parallel = m->getNamedGlobal("npuc_parallel_for_hook") != nullptr;
   if (auto e = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     NPUC_ASSERT(false, "adding a module to the JIT: " + errorText(std::move(e)));

@@ -15,6 +15,7 @@
 // module anew, and add() says why.
 #pragma once
 
+#include "cpu_fallback/CodeCache.h"
 #include "tir/IR.h"
 
 #include <memory>
@@ -40,11 +41,14 @@ public:
   struct Added {
     std::string key;     // the module's key
     bool reused = false; // linked from `prebuilt`, no LLVM optimisation or code generation
-    std::string whyNot;  // with a `prebuilt` that was not reused: the reason, for the user
-    std::string symbol;  // one function of the module (materialises it on lookup)
+    bool fromCache = false; // linked from the code cache's entry for the key, likewise
+    std::string whyNot;     // with a `prebuilt` that was not reused: the reason, for the user
+    std::string symbol;     // one function of the module (materialises it on lookup)
   };
-  /// Adds `funcs` (at least one) as one module; see the header comment for `prebuilt`.
-  Added add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *prebuilt = nullptr);
+  /// Adds `funcs` (at least one) as one module; see the header comment for `prebuilt`. Where
+  /// that is not reused, an object `cache` holds for the key is (CodeCache.h).
+  Added add(const std::vector<tir::PrimFunc> &funcs, const NativeCode *prebuilt = nullptr,
+            const CodeCache *cache = nullptr);
   /// The machine code of a module add() returned, compiled now if nothing looked it up yet.
   NativeCode nativeCode(const Added &module);
   using Fn = void (*)(void **);

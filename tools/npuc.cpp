@@ -170,8 +170,9 @@ Command addRun(CLI::App &app) {
                   "the ONNX model the package was compiled from: print (and add to --report) "
                   "each value held on the host against npuc ref's");
   sub->add_flag("--no-native-code", a->noNativeCode,
-                "do not run the package's machine code for its CPU groups: compile them with "
-                "LLVM (a package from a source you do not trust, or to compare)");
+                "do not run the package's (or the code cache's) machine code for its CPU groups: "
+                "compile them with LLVM (a package from a source you do not trust, or to "
+                "compare)");
   return {sub, [a] {
             cmdRun(*a, std::cout);
             return 0;

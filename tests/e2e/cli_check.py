@@ -34,8 +34,8 @@ def write_npy(path, shape, dtype="<f4", values=None):
         f.write(struct.pack("<%d%s" % (n, fmt), *values))
 
 
-def run(npuc, args):
-    p = subprocess.run([npuc] + args, capture_output=True, text=True)
+def run(npuc, args, env=None):
+    p = subprocess.run([npuc] + args, capture_output=True, text=True, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -46,6 +46,8 @@ class Case:
         os.makedirs(self.work)
         self.target = os.path.join(self.root, "configs", "npu-base.yaml")
         self.model = os.path.join(self.root, "models", "tinycnn.onnx")
+        # npuc run keeps machine code it compiles in a cache: the case's own, not the user's.
+        self.env = dict(os.environ, NPUC_CACHE_DIR=self.w("code-cache"))
 
     def w(self, name):
         return os.path.join(self.work, name)
@@ -57,7 +59,7 @@ class Case:
                 sys.exit(SKIP)
 
     def expect_fail(self, args, substrings, outputs):
-        rc, out, err = run(self.npuc, args)
+        rc, out, err = run(self.npuc, args, self.env)
         msg = "args: %s\nrc=%d\nstdout:\n%s\nstderr:\n%s" % (args, rc, out, err)
         assert rc == 1, "expected exit status 1\n" + msg
         assert err.startswith("npuc: error: "), "stderr must start with 'npuc: error: '\n" + msg
@@ -68,7 +70,7 @@ class Case:
         print("ok:", err.strip())
 
     def expect_ok(self, args):
-        rc, out, err = run(self.npuc, args)
+        rc, out, err = run(self.npuc, args, self.env)
         assert rc == 0, "args: %s\nrc=%d\nstdout:\n%s\nstderr:\n%s" % (args, rc, out, err)
         return out
 

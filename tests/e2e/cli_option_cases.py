@@ -447,7 +447,8 @@ def case_native_code(c):
     """`npuc compile` stores the CPU groups' machine code in the package (--target cpu, and an
     NPU target's fallback groups): `npuc run` links it instead of running LLVM and says so in its
     output and report, and `npuc inspect` shows it; `compile --no-native-code` leaves it out (a
-    smaller package, LLVM at run time) and `run --no-native-code` does not use it; the outputs
+    smaller package, LLVM at its first run, the code cache's object after) and `run
+    --no-native-code` uses neither; a cache directory others may write is not used; the outputs
     are bit-identical every way."""
     onnx, helper, np = onnx_or_skip()
     from onnx import numpy_helper, TensorProto as TP
@@ -479,20 +480,51 @@ def case_native_code(c):
         assert rep_n["cpu_code"]["source"] == "package", (tgt, rep_n["cpu_code"])
         assert "package_code_unused" not in rep_n["cpu_code"], rep_n["cpu_code"]
         assert "CPU code: the package's native code" in out_n, out_n
-        assert rep_p["cpu_code"]["source"] == "llvm", (tgt, rep_p["cpu_code"])
-        assert "package_code_unused" not in rep_p["cpu_code"], rep_p["cpu_code"]
+        assert rep_p["cpu_code"] == {"source": "llvm", "ms": rep_p["cpu_code"]["ms"]}, rep_p
         assert "CPU code: compiled by LLVM for this run" in out_p, out_p
         assert list(y_n) == list(y_p) == ["y.npy"], (list(y_n), list(y_p))
         assert np.array_equal(y_n["y.npy"], y_p["y.npy"]), tgt
+        # What LLVM compiled went into the case's code cache: the next run links it.
+        out_c, rep_c, y_c = _run_report(c, plain, inp, "cached")
+        assert rep_c["cpu_code"] == {"source": "cache", "ms": rep_c["cpu_code"]["ms"]}, rep_c
+        assert "CPU code: the code cache's (compiled by an earlier run)" in out_c, out_c
+        assert np.array_equal(y_n["y.npy"], y_c["y.npy"]), tgt
         _, rep_i, y_i = _run_report(c, native, inp, "ignored", ["--no-native-code"])
         assert rep_i["cpu_code"] == {"source": "llvm", "ms": rep_i["cpu_code"]["ms"],
-                                     "package_code_unused": "--no-native-code was given"}, rep_i
+                                     "package_code_unused": "--no-native-code was given",
+                                     "not_cached": "no code cache"}, rep_i
         assert np.array_equal(y_n["y.npy"], y_i["y.npy"]), tgt
         assert "CPU groups' machine code: " in c.expect_ok(["inspect", native])
         assert "CPU groups' machine code: none stored" in c.expect_ok(["inspect", plain])
         ref = np.vectorize(math.erf)(np.maximum(0, _conv3x3(np.load(inp), model))).astype("f4")
         err = float(abs(y_n["y.npy"] - ref).max())
         assert err < (2e-3 if tgt == target else 1e-5), (tgt, err)
+    cached = sorted(os.listdir(c.w("code-cache")))
+    assert len(cached) == 2 and all(n.endswith(".o") and len(n) == 66 for n in cached), cached
+    # A damaged entry is compiled again and replaced.
+    for n in cached:
+        with open(os.path.join(c.w("code-cache"), n), "wb") as f:
+            f.write(b"not an object")
+    _, rep_d, y_d = _run_report(c, plain, inp, "damaged")
+    assert rep_d["cpu_code"] == {"source": "llvm", "ms": rep_d["cpu_code"]["ms"]}, rep_d
+    assert np.array_equal(y_n["y.npy"], y_d["y.npy"])
+    assert _run_report(c, plain, inp, "repaired")[1]["cpu_code"]["source"] == "cache"
+
+    # A cache directory others may write is not used (its objects would be executed): the run
+    # compiles with LLVM and says why.
+    shared = c.w("shared-cache")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    env = dict(c.env, NPUC_CACHE_DIR=shared)
+    rep = c.w("shared.json")
+    rc, out, err = run(c.npuc, ["run", plain, "--input", "x=" + inp, "--output-dir",
+                                c.w("shared_out"), "--report", rep], env)
+    assert rc == 0, err
+    with open(rep) as f:
+        note = json.load(f)["cpu_code"]["not_cached"]
+    assert note == ("the code cache %s is not used: it must belong to this user and be "
+                    "writable by no one else (its objects are executed)" % shared), note
+    assert os.listdir(shared) == [], os.listdir(shared)
 
 
 def _conv3x3(x, model):

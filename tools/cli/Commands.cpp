@@ -482,6 +482,12 @@ void cmdRun(const RunArgs &a, std::ostream &out) {
   ro.trace = !a.trace.empty();
   ro.keepValues = !a.compareRef.empty();
   ro.nativeCode = !a.noNativeCode;
+  // Code LLVM compiles for a package without native code for this CPU is kept for later runs.
+  cpu::CodeCache cache;
+  if (!a.noNativeCode) {
+    cache = cpu::CodeCache::fromEnvironment();
+    ro.codeCache = &cache;
+  }
   driver::RunResult r = driver::runModel(m, inputs, ro);
   std::string accuracy;
   if (!a.compareRef.empty()) {

@@ -360,9 +360,11 @@ std::string formatReport(const json &r) {
                        r.value("crossing_ms_total", 0.0));
   if (r.contains("cpu_code")) {
     const json &c = r.at("cpu_code");
-    bool pkg = c.at("source") == "package";
+    const std::string source = c.at("source");
     out += fmt::format("CPU code: {} ({:.1f} ms){}\n",
-                       pkg ? "the package's native code" : "compiled by LLVM for this run",
+                       source == "package" ? "the package's native code"
+                       : source == "cache" ? "the code cache's (compiled by an earlier run)"
+                                           : "compiled by LLVM for this run",
                        c.at("ms").get<double>(),
                        c.contains("package_code_unused")
                            ? "; the package's native code is not used: " +

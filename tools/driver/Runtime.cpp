@@ -262,15 +262,22 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   if (!funcs.empty()) {
     auto t0 = std::chrono::steady_clock::now();
     const bool stored = m.cpuCode && options.nativeCode;
-    cpu::Jit::Added added = jit.add(funcs, stored ? &*m.cpuCode : nullptr);
+    cpu::Jit::Added added = jit.add(funcs, stored ? &*m.cpuCode : nullptr, options.codeCache);
     for (auto &[gid, k] : kernels) {
       k.fn = jit.lookup(k.symbol);
       NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
     }
-    codeUse = {
-        true, added.reused, m.cpuCode.has_value(),
-        stored ? added.whyNot : "--no-native-code was given",
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+    codeUse.any = true;
+    codeUse.fromPackage = added.reused;
+    codeUse.fromCache = added.fromCache;
+    codeUse.packageHadCode = m.cpuCode.has_value();
+    codeUse.whyNot = stored ? added.whyNot : "--no-native-code was given";
+    if (!added.reused && !added.fromCache)
+      codeUse.cacheNote = options.codeCache
+                              ? options.codeCache->store(added.key, jit.nativeCode(added).object)
+                              : "no code cache";
+    codeUse.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
   ValueStore vals(g);
@@ -345,8 +352,12 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   r.report = buildReport(m, r.segments);
   r.cpuCode = codeUse;
   if (codeUse.any) {
-    r.report["cpu_code"] = {{"source", codeUse.fromPackage ? "package" : "llvm"},
+    r.report["cpu_code"] = {{"source", codeUse.fromPackage ? "package"
+                                       : codeUse.fromCache ? "cache"
+                                                           : "llvm"},
                             {"ms", codeUse.ms}};
+    if (!codeUse.cacheNote.empty())
+      r.report["cpu_code"]["not_cached"] = codeUse.cacheNote;
     if (codeUse.packageHadCode && !codeUse.fromPackage)
       r.report["cpu_code"]["package_code_unused"] = codeUse.whyNot;
   }

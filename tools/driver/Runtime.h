@@ -46,6 +46,8 @@ struct HostValue {
 struct CpuCodeUse {
   bool any = false;            // the model has CPU groups
   bool fromPackage = false;    // linked from the package's native code: LLVM did not run
+  bool fromCache = false;      // linked from the code cache (cpu_fallback/CodeCache.h), likewise
+  std::string cacheNote;       // compiled by LLVM and not cached: why (no cache, a failed write)
   bool packageHadCode = false; // the package carries native code (used or not)
   std::string whyNot;          // the package's code was not used: why
   double ms = 0;               // wall time from the lowered kernels to callable functions
@@ -64,6 +66,7 @@ struct RunOptions {
   bool trace = false;      // build RunResult::traceJson
   bool keepValues = false; // fill RunResult::hostValues (the accuracy report's input)
   bool nativeCode = true;  // link CompiledModel::cpuCode where it fits this CPU (else: LLVM)
+  const cpu::CodeCache *codeCache = nullptr; // where code LLVM compiles is kept for later runs
 };
 
 /// The machine code of `m`'s CPU groups for this host, as `npuc compile` stores it in a package
