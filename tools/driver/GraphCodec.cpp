@@ -6,9 +6,8 @@
 // tensors go to the blob area as raw little-endian fp32/int64 data (no text round trip).
 #include "tools/driver/PackageCodec.h"
 
-#include "support/HugePages.h"
-
 #include "support/Error.h"
+#include "support/HugePages.h"
 
 #include <bit>
 #include <cmath>

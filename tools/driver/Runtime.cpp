@@ -172,10 +172,9 @@ std::vector<float> packConstant(const cpu::PackedParam &p, const graph::Value &v
 }
 
 // The CPU groups' kernels in execution order (one module's functions) and, with `kernels`, how
-// each group calls its kernel; with `pack`, weights the kernels take pre-packed are packed here.
-// The kernels are lowered alike either way, so `npuc compile` and `npuc run` key them alike.
-
-std::vector<tir::PrimFunc> lowerCpuGroups(const CompiledModel &m, bool pack,
+// each group calls its kernel, with the weights it takes pre-packed packed here. The kernels are
+// lowered alike either way, so that `npuc compile` and `npuc run` key them alike.
+std::vector<tir::PrimFunc> lowerCpuGroups(const CompiledModel &m,
                                           std::map<int, CpuKernel> *kernels) {
   const graph::Graph &g = m.graph;
   std::vector<tir::PrimFunc> funcs;
@@ -191,9 +190,8 @@ std::vector<tir::PrimFunc> lowerCpuGroups(const CompiledModel &m, bool pack,
         CpuKernel k;
         k.symbol = ck.func.name;
         k.params = ck.params;
-        if (pack)
-          for (const cpu::PackedParam &p : ck.packed)
-            k.packed[p.param] = packConstant(p, g.value(ck.params[p.param]));
+        for (const cpu::PackedParam &p : ck.packed)
+          k.packed[p.param] = packConstant(p, g.value(ck.params[p.param]));
         (*kernels)[gid] = std::move(k);
       }
       funcs.push_back(std::move(ck.func));
@@ -240,7 +238,7 @@ std::vector<std::vector<ValueId>> lastReaders(const CompiledModel &m) {
 } // namespace
 
 std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m) {
-  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, /*pack=*/false, nullptr);
+  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, nullptr);
   if (funcs.empty())
     return std::nullopt;
   cpu::Jit jit;
@@ -255,7 +253,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   // Lower every CPU group up front and link them as one module: the package's machine code
   // when it was compiled for this CPU from the same kernels, otherwise through LLVM now.
   std::map<int, CpuKernel> kernels;
-  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, /*pack=*/true, &kernels);
+  std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, &kernels);
   cpu::Jit jit;
   cpu::Jit::setThreads(m.threads);
   CpuCodeUse codeUse;
