@@ -4,6 +4,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define NPUC_HALF_F16C 1
 #endif
@@ -70,8 +71,18 @@ float halfToFloat(uint16_t h) {
 namespace {
 
 #ifdef NPUC_HALF_F16C
+// CPUID leaf 1: F16C, AVX and OSXSAVE; XCR0: the OS saves the YMM registers. (Not
+// __builtin_cpu_supports: clang 16 does not know "f16c".)
 bool hasF16c() {
-  return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return false;
+  const unsigned need = (1u << 27) | (1u << 28) | (1u << 29);
+  if ((c & need) != need)
+    return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6u) == 6u;
 }
 
 // vcvtps2ph with round-to-nearest-even is IEEE's conversion, as floatToHalf: the same rounding,
