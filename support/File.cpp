@@ -46,19 +46,26 @@ struct Fd {
   }
 };
 
-} // namespace
-
-std::string readFile(const std::string &path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0)
+// Opens `path` for reading and stats it (readFile, MappedFile); errors name the file and the
+// system's reason.
+int openForReading(const std::string &path, struct stat &st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     fail("{}: cannot open file: {}", path, why());
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0)
-    fail("{}: cannot read file: {}", path, why());
+  if (::fstat(fd, &st) != 0) {
+    const std::string reason = why();
+    ::close(fd);
+    fail("{}: cannot read file: {}", path, reason);
+  }
+  return fd;
+}
+
+// The rest of an open file, straight into the string (a package is ~100 MB: no bounce buffer); a
+// file that grows while we read it, or one whose size stat does not know (a pipe), continues in
+// blocks. A directory is refused, naming it.
+std::string readOpen(const Fd &f, const struct stat &st, const std::string &path) {
   if (S_ISDIR(st.st_mode))
     fail("{}: is a directory, not a file", path);
-  // Straight into the string (a package is ~100 MB: no bounce buffer); a file that grows while
-  // we read it, or one whose size stat does not know (a pipe), continues in blocks.
   std::string out(S_ISREG(st.st_mode) ? size_t(st.st_size) : size_t(0), '\0');
   size_t have = 0;
   for (;;) {
@@ -77,13 +84,17 @@ std::string readFile(const std::string &path) {
   return out;
 }
 
-MappedFile::MappedFile(const std::string &path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0)
-    fail("{}: cannot open file: {}", path, why());
+} // namespace
+
+std::string readFile(const std::string &path) {
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0)
-    fail("{}: cannot read file: {}", path, why());
+  Fd f{openForReading(path, st)};
+  return readOpen(f, st, path);
+}
+
+MappedFile::MappedFile(const std::string &path) {
+  struct stat st {};
+  Fd f{openForReading(path, st)};
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0);
     if (p != MAP_FAILED) {
@@ -93,7 +104,9 @@ MappedFile::MappedFile(const std::string &path) {
       return;
     }
   }
-  read_ = readFile(path); // empty, not mappable, or not a regular file (a pipe, a directory)
+  // Empty, not mappable, or not a regular file: read from this descriptor (a FIFO's writer is
+  // paired with this open, not with a second one).
+  read_ = readOpen(f, st, path);
   view_ = read_;
 }
 
