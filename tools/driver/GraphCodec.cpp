@@ -207,14 +207,7 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
   // A constant nothing reads any more (a convolution's weights before batch-norm folding, a
   // folded subgraph's operands) keeps its value entry, so that ids stay put, but not its data:
   // it would be half of ResNet-50's package, read on every `npuc run`.
-  std::vector<bool> read(g.values.size(), false);
-  for (const graph::Node &n : g.nodes)
-    if (!n.dead)
-      for (graph::ValueId v : n.inputs)
-        if (v != graph::kNoValue)
-          read[size_t(v)] = true;
-  for (graph::ValueId v : g.outputs)
-    read[size_t(v)] = true;
+  const std::vector<std::vector<graph::NodeId>> uses = g.useLists();
   json values = json::array();
   for (size_t i = 0; i < g.values.size(); ++i) {
     const graph::Value &v = g.values[i];
@@ -222,9 +215,10 @@ json graphToJson(const graph::Graph &g, BlobWriter &blobs) {
                {"shape", v.shape},
                {"dtype", graph::dtypeName(v.dtype)},
                {"producer", v.producer}};
-    if (v.f32 && read[i])
+    const bool read = !uses[i].empty() || g.isGraphOutput(graph::ValueId(i));
+    if (v.f32 && read)
       jv["f32"] = blobs.addVector(*v.f32);
-    if (v.i64 && read[i])
+    if (v.i64 && read)
       jv["i64"] = blobs.addVector(*v.i64);
     values.push_back(std::move(jv));
   }
