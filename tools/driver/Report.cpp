@@ -172,7 +172,22 @@ json batchSplitToJson(const npu::Segment &ns) {
   return runs;
 }
 
-json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
+namespace {
+
+// `cpu_code` (docs/REPORT.md).
+json cpuCodeJson(const CpuCodeUse &c) {
+  json j = {{"source", c.fromPackage ? "package" : c.fromCache ? "cache" : "llvm"}, {"ms", c.ms}};
+  if (!c.cacheNote.empty())
+    j["not_cached"] = c.cacheNote;
+  if (c.packageHadCode && !c.fromPackage)
+    j["package_code_unused"] = c.whyNot;
+  return j;
+}
+
+} // namespace
+
+json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
+                 const CpuCodeUse &code) {
   NPUC_ASSERT(runs.size() == m.segments.size(), "one SegmentRun per segment");
   const graph::Graph &g = m.graph;
   sim::SimStats total;
@@ -261,6 +276,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs) {
   // int8 targets: what the activation scales were calibrated on (docs/REPORT.md).
   if (m.options.quant)
     r["int8_calibration"] = m.options.quant->source;
+  if (code.any)
+    r["cpu_code"] = cpuCodeJson(code);
   r["segments"] = segments;
   r["ops"] = ops;
   return r;

@@ -16,8 +16,10 @@
 
 namespace npuc::driver {
 
-/// Builds the report of one run; `runs` is parallel to m.segments.
-nlohmann::json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs);
+/// Builds the report of one run; `runs` is parallel to m.segments, `code` says where the CPU
+/// groups' machine code came from.
+nlohmann::json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
+                           const CpuCodeUse &code);
 
 /// The report of a single hand-written program run (`npuc sim`): the model-independent fields.
 nlohmann::json buildProgramReport(const isa::Target &t, const sim::SimStats &stats);

@@ -235,6 +235,35 @@ std::vector<std::vector<ValueId>> lastReaders(const CompiledModel &m) {
   return byStep;
 }
 
+// Links the lowered kernels as one module (the package's machine code where it fits this CPU,
+// else the code cache's, else LLVM's now, which the cache then keeps) and looks up each group's
+// function; says which, and why not the package's.
+CpuCodeUse linkCpuKernels(const CompiledModel &m, const RunOptions &options,
+                          const std::vector<tir::PrimFunc> &funcs, cpu::Jit &jit,
+                          std::map<int, CpuKernel> &kernels) {
+  CpuCodeUse use;
+  if (funcs.empty())
+    return use;
+  auto t0 = std::chrono::steady_clock::now();
+  const bool stored = m.cpuCode && options.nativeCode;
+  cpu::Jit::Added added = jit.add(funcs, stored ? &*m.cpuCode : nullptr, options.codeCache);
+  for (auto &[gid, k] : kernels) {
+    k.fn = jit.lookup(k.symbol);
+    NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
+  }
+  use.any = true;
+  use.fromPackage = added.reused;
+  use.fromCache = added.fromCache;
+  use.packageHadCode = m.cpuCode.has_value();
+  use.whyNot = stored ? added.whyNot : "--no-native-code was given";
+  if (!added.reused && !added.fromCache)
+    use.cacheNote = options.codeCache
+                        ? options.codeCache->store(added.key, jit.nativeCode(added).object)
+                        : "no code cache";
+  use.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return use;
+}
+
 } // namespace
 
 std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m) {
@@ -256,27 +285,7 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   std::vector<tir::PrimFunc> funcs = lowerCpuGroups(m, &kernels);
   cpu::Jit jit;
   cpu::Jit::setThreads(m.threads);
-  CpuCodeUse codeUse;
-  if (!funcs.empty()) {
-    auto t0 = std::chrono::steady_clock::now();
-    const bool stored = m.cpuCode && options.nativeCode;
-    cpu::Jit::Added added = jit.add(funcs, stored ? &*m.cpuCode : nullptr, options.codeCache);
-    for (auto &[gid, k] : kernels) {
-      k.fn = jit.lookup(k.symbol);
-      NPUC_ASSERT(k.fn != nullptr, "the JIT defines every function it was given: " + k.symbol);
-    }
-    codeUse.any = true;
-    codeUse.fromPackage = added.reused;
-    codeUse.fromCache = added.fromCache;
-    codeUse.packageHadCode = m.cpuCode.has_value();
-    codeUse.whyNot = stored ? added.whyNot : "--no-native-code was given";
-    if (!added.reused && !added.fromCache)
-      codeUse.cacheNote = options.codeCache
-                              ? options.codeCache->store(added.key, jit.nativeCode(added).object)
-                              : "no code cache";
-    codeUse.ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  const CpuCodeUse codeUse = linkCpuKernels(m, options, funcs, jit, kernels);
 
   ValueStore vals(g);
   for (const auto &[name, t] : inputs) {
@@ -347,18 +356,8 @@ RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTenso
   }
   for (size_t i = 0; i < g.outputs.size(); ++i) // written in the model's declared types
     r.outputs[g.outputName(i)] = castTensor(vals.get(g.outputs[i]), g.value(g.outputs[i]).dtype);
-  r.report = buildReport(m, r.segments);
+  r.report = buildReport(m, r.segments, codeUse);
   r.cpuCode = codeUse;
-  if (codeUse.any) {
-    r.report["cpu_code"] = {{"source", codeUse.fromPackage ? "package"
-                                       : codeUse.fromCache ? "cache"
-                                                           : "llvm"},
-                            {"ms", codeUse.ms}};
-    if (!codeUse.cacheNote.empty())
-      r.report["cpu_code"]["not_cached"] = codeUse.cacheNote;
-    if (codeUse.packageHadCode && !codeUse.fromPackage)
-      r.report["cpu_code"]["package_code_unused"] = codeUse.whyNot;
-  }
   if (options.trace)
     r.traceJson = buildTrace(m, r.segments);
   return r;
