@@ -76,7 +76,8 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
                 "slower (by default a split never costs cycles)");
   sub->add_flag("--no-native-code", a->noNativeCode,
                 "leave the CPU groups' machine code out of the package (npuc run compiles them "
-                "with LLVM at each run; for packages meant for another kind of CPU)");
+                "with LLVM, then keeps the code in its code cache; for packages meant for "
+                "another kind of CPU)");
   sub->add_flag("--segment-per-group", a->segmentPerGroup,
                 "every NPU group a segment of its own: every value crosses the host, so that "
                 "`run --compare-ref` compares each NPU group (same numerics, more cycles)");
