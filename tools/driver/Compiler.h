@@ -4,8 +4,9 @@
 // simplification, batch-norm folding, fusion, placement against the loaded target) and then
 // splits the fused groups, in execution order, into maximal runs with the same placement. Each
 // NPU run becomes one npu::Segment (one instruction program, one DRAM image); CPU runs are kept
-// as group lists and are lowered/JIT-compiled by the runtime. A CompiledModel is everything
-// `npuc run` needs, and it is what a .npub package stores (Package.h).
+// as group lists, lowered by the runtime and linked from the package's machine code (cpuCode)
+// or compiled by LLVM. A CompiledModel is everything `npuc run` needs, and it is what a .npub
+// package stores (Package.h).
 #pragma once
 
 #include "cpu_fallback/Jit.h"
