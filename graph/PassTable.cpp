@@ -1,6 +1,7 @@
 // PassTable.cpp - THE list of graph passes (see PassManager.h), in the order the compile driver
 // runs them (tools/driver/Compiler.cpp). Adding a pass: its file in graph/, one entry here, a lit
 // test in tests/lit/graph/.
+#include "graph/ChannelsLast.h"
 #include "graph/LowerActivations.h"
 #include "graph/PassManager.h"
 #include "graph/SinkScale.h"
@@ -124,6 +125,13 @@ const std::vector<PassInfo> &passTable() {
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "sink-scale");
          sinkScalesPastMatMul(g);
+       }},
+      {"channels-last-3d",
+       "rewrites channels-last 4-D regions (LayerNorm, Linear after a Permute) over [N,H*W,C]",
+       {},
+       [](Graph &g, const PassOptions &, PassContext &) {
+         requireUngrouped(g, "channels-last-3d");
+         channelsLastTo3d(g);
        }},
       {"infer-shapes",
        "recomputes every live node's output shapes",

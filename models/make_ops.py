@@ -710,6 +710,31 @@ def encoder_case(outdir):
                  oracle=True)]
 
 
+def convnext_case(outdir):
+    """ConvNeXt's channels-last blocks: torchvision's CNBlock twice (7x7 depthwise conv, Permute,
+    LayerNorm, Linear, GELU, Linear, layer scale, Permute back, residual), then its LayerNorm2d
+    and a 2x2 stride-2 Conv as in its downsampling, exported at opset 13 (LayerNorm as ReduceMean
+    arithmetic, GELU through Erf). The Linear layers are MatMuls of [1, H, W, C] tensors, which
+    must run on the tensor unit (graph/ChannelsLast.h); 20x20 tokens also exercise the folding of
+    a long matrix product into image rows (PlanTensorUnit.cpp). torch's output is the oracle."""
+    import torch
+    from torchvision.models.convnext import CNBlock, LayerNorm2d
+    torch.manual_seed(1)
+    # layer_scale 0.5: torchvision's 1e-6 would leave the blocks close to the identity.
+    m = torch.nn.Sequential(CNBlock(16, 0.5, 0.0), CNBlock(16, 0.5, 0.0), LayerNorm2d(16),
+                            torch.nn.Conv2d(16, 32, 2, 2)).eval()
+    x = torch.randn(1, 16, 20, 20)
+    d = os.path.join(outdir, "ConvNextBlocks")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(m, x, os.path.join(d, "model.onnx"), opset_version=13,
+                      input_names=["i0"], output_names=["y0"])
+    np.save(os.path.join(d, "in_i0.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(d, "exp_y0.npy"), m(x).numpy())
+    return [dict(name="ConvNextBlocks", family="models", op="(model)", inputs=["i0"],
+                 oracle=True, tensor_ops=["MatMul"])]
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -727,6 +752,7 @@ def main():
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)
     meta += encoder_case(outdir)
+    meta += convnext_case(outdir)
     meta += ops_rnn.torch_cases(outdir, rnd)
     meta += ops_convnd.models(outdir)
     meta += ops_misc.models(outdir)

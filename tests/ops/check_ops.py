@@ -5,7 +5,9 @@ simulator, the rest through the CPU fallback's JIT), runs `npuc ref`, and checks
   * npuc run vs npuc ref: 1e-4 of the output's range for CPU-only models, 2e-2 when a group ran
     on the NPU (fp16 storage);
   * npuc ref vs the generator's independent oracle (numpy/torch/hand values): 1e-4 of the range;
-  * where the case names a placement, that every group of the model ran there (report "ops").
+  * where the case names a placement, that every group of the model ran there (report "ops");
+  * where it names tensor_ops, that every group holding one of them ran on the NPU's tensor
+    unit (placement npu, tensor_macs > 0).
 Prints one line per case and exits non-zero listing the failures."""
 import argparse
 import json
@@ -60,6 +62,14 @@ def check(a, c):
         if not where or any(p != want for p in where):
             ok = False
             msgs.append(f"expected every group on the {want}, got {where}")
+    for op in c.get("tensor_ops", []):
+        groups = [g for g in rep.get("ops", []) if op in g.get("ops", [])]
+        off = [g["name"] for g in groups
+               if g.get("placement") != "npu" or not g.get("tensor_macs")]
+        if not groups or off:
+            ok = False
+            msgs.append(f"every {op} must run on the tensor unit: "
+                        + (f"not {', '.join(off)}" if off else "no group holds one"))
     outs = sorted(os.listdir(os.path.join(work, "ref")))
     oracles = sorted(f[4:] for f in os.listdir(d) if f.startswith("exp_"))
     # Every output is written under the name the model declares, also one that is a graph input

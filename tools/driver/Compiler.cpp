@@ -6,6 +6,7 @@
 #include "tools/driver/Compiler.h"
 
 #include "frontend/Onnx.h"
+#include "graph/ChannelsLast.h"
 #include "graph/Extract.h"
 #include "graph/LowerActivations.h"
 #include "graph/Passes.h"
@@ -305,6 +306,10 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
     graph::simplifyLayoutOps(m.graph);
   graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
   graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
+  // ConvNeXt-style [N,H,W,C] LayerNorm and Linear layers over [N,H*W,C]: the tensor unit's
+  // MatMul, and Permutes that cancel into views.
+  if (graph::channelsLastTo3d(m.graph) > 0)
+    graph::simplifyLayoutOps(m.graph);
   // Scales are per value, so they are taken on the final graph, before fusion and placement.
   if (int8)
     m.options.quant = calibrateFor(m.graph, opt.calibrationPaths, opt.calibration);
