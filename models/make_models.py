@@ -179,7 +179,7 @@ MODELS = {
     "resnet18": (13, 5), "resnet50": (13, 6), "mobilenet_v2": (13, 7),
     "mobilenet_v3_small": (17, 8), "squeezenet1_1": (13, 9), "vgg11": (13, 10),
     "densenet121": (13, 11), "googlenet": (17, 12), "regnet_x_400mf": (13, 13),
-    "vit_b_16": (17, 14), "bert_encoder": (17, 15),
+    "vit_b_16": (17, 14), "bert_encoder": (17, 15), "convnext_tiny": (13, 16),
 }
 
 
