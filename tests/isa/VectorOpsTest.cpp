@@ -15,9 +15,9 @@ using namespace npuc::isa;
 namespace {
 
 TEST(VectorOps, NamesRoundTrip) {
-  const std::set<std::string> documented = {"copy", "add",     "sub",  "mul",    "max",
-                                            "min",  "relu",    "clip", "muladd", "exp",
-                                            "tanh", "sigmoid", "div",  "sqrt",   "mac"};
+  const std::set<std::string> documented = {"copy", "add",  "sub",    "mul", "max",  "min",
+                                            "relu", "clip", "muladd", "exp", "tanh", "sigmoid",
+                                            "div",  "sqrt", "mac",    "erf"};
   std::set<std::string> names;
   for (VecOp op : kAllVecOps) {
     names.insert(vecOpName(op));
@@ -63,6 +63,9 @@ TEST(VectorOps, ScalarResults) {
   EXPECT_EQ(vecOpApply<VecOp::Mac>(a, b, c, 0, 0), 4.0f);
   EXPECT_EQ(vecOpApply<VecOp::Sqrt>(9.0f, b, c, 0, 0), 3.0f);
   EXPECT_EQ(vecOpApply<VecOp::Exp>(0.0f, b, c, 0, 0), 1.0f);
+  // erf(0.5) = 0.520499877813... (Abramowitz and Stegun, table 7.1); erf is odd.
+  EXPECT_NEAR(vecOpApply<VecOp::Erf>(0.5f, b, c, 0, 0), 0.5204998778f, 1e-7f);
+  EXPECT_NEAR(vecOpApply<VecOp::Erf>(-0.5f, b, c, 0, 0), -0.5204998778f, 1e-7f);
   EXPECT_EQ(vecOpApply<VecOp::Tanh>(0.0f, b, c, 0, 0), 0.0f);
   EXPECT_EQ(vecOpApply<VecOp::Sigmoid>(0.0f, b, c, 0, 0), 0.5f);
 }

@@ -97,8 +97,8 @@ TEST(SimErrors, MalformedInstructionsAreRejected) {
     p.instrs.push_back(in);
     return errorOf(*t, p);
   };
-  EXPECT_TRUE(has(one(make(*t, "vop", {{"op", 15}, {"n0", 1}})),
-                  "instruction #0 (vop): op=15 is not one of the vector unit's 15 ops"));
+  EXPECT_TRUE(has(one(make(*t, "vop", {{"op", 16}, {"n0", 1}})),
+                  "instruction #0 (vop): op=16 is not one of the vector unit's 16 ops"));
   EXPECT_TRUE(has(one(make(*t, "vop", {{"op", 0}, {"src1_space", L1}, {"dst_space", L0A}})),
                   "dst_space names level 'l0a', which the vector unit cannot access"));
   EXPECT_TRUE(has(

@@ -234,6 +234,7 @@ TEST(SimFunctional, VectorOpsRoundToDestinationType) {
                [](float a, float) { return 1.0f / (1.0f + std::exp(-a)); });
     vectorCase(isa::VecOp::Div, dt, [](float a, float b) { return a / b; });
     vectorCase(isa::VecOp::Sqrt, dt, [](float a, float) { return std::sqrt(a); });
+    vectorCase(isa::VecOp::Erf, dt, [](float a, float) { return std::erf(a); });
   }
 }
 

@@ -74,9 +74,9 @@ inline std::unique_ptr<isa::Target> makeTarget(const TargetOptions &o = {}) {
   t->tensor.fillLatency = o.fillLatency;
   t->vector.lanes = o.vectorLanes;
   using isa::VecOp;
-  t->vector.ops = {VecOp::Copy, VecOp::Add,     VecOp::Sub,  VecOp::Mul,    VecOp::Max,
-                   VecOp::Min,  VecOp::Relu,    VecOp::Clip, VecOp::MulAdd, VecOp::Exp,
-                   VecOp::Tanh, VecOp::Sigmoid, VecOp::Div,  VecOp::Sqrt,   VecOp::Mac};
+  t->vector.ops = {VecOp::Copy, VecOp::Add,  VecOp::Sub,    VecOp::Mul, VecOp::Max,  VecOp::Min,
+                   VecOp::Relu, VecOp::Clip, VecOp::MulAdd, VecOp::Exp, VecOp::Tanh, VecOp::Sigmoid,
+                   VecOp::Div,  VecOp::Sqrt, VecOp::Mac,    VecOp::Erf};
   t->vector.levels = {L1, ACC};
   t->dram.bytesPerCycle = o.dramBytesPerCycle;
   t->dram.latency = o.dramLatency;
