@@ -29,12 +29,28 @@ ValueId hardSigmoid(Graph &g, const std::string &name, ValueId x, double alpha, 
   return out;
 }
 
+// Pow(x, 2) as Mul(x, x), in place (the same node and output value).
+bool squareAsMul(Graph &g, Node &n) {
+  if (n.inputs.size() != 2 || g.value(n.inputs[0]).dtype != DType::F32)
+    return false;
+  const Value &e = g.value(n.inputs[1]);
+  if (!e.f32 || e.f32->size() != 1 || (*e.f32)[0] != 2.0f)
+    return false;
+  n.kind = OpKind::Mul;
+  n.inputs[1] = n.inputs[0];
+  return true;
+}
+
 } // namespace
 
 int lowerActivations(Graph &g) {
   int rewritten = 0;
   for (NodeId id : g.topoOrder()) {
     const OpKind op = g.node(id).kind;
+    if (op == OpKind::Pow) {
+      rewritten += squareAsMul(g, g.node(id)) ? 1 : 0;
+      continue;
+    }
     if (op != OpKind::HardSigmoid && op != OpKind::HardSwish)
       continue;
     // Copies: adding nodes and values below may reallocate the graph's storage.

@@ -11,6 +11,9 @@ namespace npuc::graph {
 /// producing conv's epilogue or stream them through the NPU's vector unit instead of sending
 /// each one to the CPU (MobileNetV3 has one after nearly every conv). Returns how many nodes it
 /// rewrote. The reference executor keeps the original ops, so `npuc ref` checks this rewrite.
+/// Pow(x, 2) of a float x by a one-element constant becomes Mul(x, x), which is exact (pow is
+/// correctly rounded at exponent 2): LayerNorm exported below opset 17 squares through Pow, which
+/// no vector unit has.
 int lowerActivations(Graph &g);
 
 } // namespace npuc::graph

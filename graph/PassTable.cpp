@@ -113,7 +113,7 @@ const std::vector<PassInfo> &passTable() {
          windowOpsTo2d(g);
        }},
       {"lower-activations",
-       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip",
+       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip, and Pow(x, 2) as Mul(x, x)",
        {},
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "lower-activations");
