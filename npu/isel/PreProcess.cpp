@@ -42,6 +42,34 @@ bool readsBuffer(const Expr &e, const Buffer &b) {
   return false;
 }
 
+// Whether e reads an element of b that a store to b[index] may write: any load of b, unless the
+// store's index is a constant and the load's another one (a reduction's two accumulators in one
+// buffer: Softmax's sum red[1] += exp(x - red[0]) reads the max beside it).
+bool readsStored(const Expr &e, const Buffer &b, const Expr &index) {
+  const auto *at = index.as<IntImmNode>();
+  if (!at)
+    return readsBuffer(e, b);
+  if (const auto *l = e.as<LoadNode>()) {
+    const auto *from = l->index.as<IntImmNode>();
+    if (l->buffer.same(b) && (!from || from->value == at->value))
+      return true;
+    return readsStored(l->index, b, index);
+  }
+  if (isBinary(e.kind())) {
+    const auto *op = static_cast<const BinaryNode *>(e.get());
+    return readsStored(op->a, b, index) || readsStored(op->b, b, index);
+  }
+  if (const auto *c = e.as<CastNode>())
+    return readsStored(c->value, b, index);
+  if (const auto *c = e.as<CallNode>()) {
+    for (const Expr &a : c->args)
+      if (readsStored(a, b, index))
+        return true;
+    return false;
+  }
+  return readsBuffer(e, b); // Not, Select: as before
+}
+
 // Decomposes the value of one perfect nest's store.
 class Decomposer {
 public:
@@ -128,7 +156,9 @@ private:
     Expr v = lowerOp(e);
     if (!ok_)
       return e;
-    if (readsBuffer(v, n_.store->buffer)) {
+    // One iteration reads everything before its one write, so hoisting reads keeps their values
+    // (a reduction's finishing step, stat[1] = 1 / sqrt(stat[1] / n + eps)).
+    if (count_ > 1 && readsStored(v, n_.store->buffer, n_.store->index)) {
       ok_ = false; // computing it ahead of the nest would read values the nest overwrites
       return e;
     }
