@@ -8,6 +8,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "lowering/LowerOps.h"
 #include "tir/IR.h"
 
 #include <map>
@@ -25,6 +26,7 @@ struct LowerCtx {
   std::vector<graph::ValueId> constants; // read constants, first-use order
   std::vector<Buffer> allocated;         // group-internal values
   int varCount = 0;
+  LowerOptions options;
 
   LowerCtx(const graph::Graph &g, const graph::FusedGroup &grp) : g(g), grp(grp) {}
 

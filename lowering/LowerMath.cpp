@@ -406,8 +406,11 @@ Stmt lowerReduce(LowerCtx &c, const graph::Node &n) {
 // The statistics are fp64, as `npuc ref` computes them: over a near-constant block the variance
 // is ~0, so the output is (x - mean) / sqrt(eps), and an fp32 mean's rounding error (an ulp of x)
 // came out amplified ~300x (random-graph seed 64961; ops cases *_flat_rows, *_flat_plane).
+// With LowerOptions::fp64Statistics off (a machine without fp64) they are fp32 and that
+// amplification is accepted.
 Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
-  const DataType kD = DataType::Float(64);
+  const bool wide = c.options.fp64Statistics;
+  const DataType kD = wide ? DataType::Float(64) : kF;
   Buffer x = c.input(n, 0), out = c.output(n, 0), scale = c.input(n, 1);
   bool layer = n.kind == OpKind::LayerNormalization;
   size_t axis =
@@ -426,15 +429,17 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
       return load(p, floormod(b, x->shape[1]));
     std::vector<int64_t> st = stridesOf(norm);
     std::vector<Expr> idx;
+    // k < len: the outermost dim needs no floormod (which would hide k's affine form).
     for (size_t d = 0; d < norm.size(); ++d)
-      idx.push_back(floormod(floordiv(k, st[d]), norm[d]));
+      idx.push_back(d == 0 ? floordiv(k, st[d]) : floormod(floordiv(k, st[d]), norm[d]));
     return load(p, broadcastIndex(p->shape, idx));
   };
   // red[1] holds 1 / sqrt(var + eps) once the variance is known. The output pass stays fp32
   // (twice the vector width) with the mean split into hi + lo: x - hi is exact where x is near
   // the mean (Sterbenz), which is where the rounding would be amplified.
   Expr hi = cast(kF, mean), lo = cast(kF, mean - cast(kD, hi));
-  Expr y = (load(x, at(k3)) - hi - lo) * cast(kF, var) * param(scale, k3);
+  Expr centred = wide ? load(x, at(k3)) - hi - lo : load(x, at(k3)) - mean;
+  Expr y = centred * cast(kF, var) * param(scale, k3);
   if (c.hasInput(n, 2))
     y = y + param(c.input(n, 2), k3);
   Expr dlen = fimm(static_cast<double>(len), kD);

@@ -142,8 +142,9 @@ Stmt lowerNode(LowerCtx &c, const graph::Node &n) {
 } // namespace lower
 
 PrimFunc lowerGroup(const graph::Graph &g, const graph::FusedGroup &grp,
-                    std::vector<graph::ValueId> *paramValues) {
+                    std::vector<graph::ValueId> *paramValues, const LowerOptions &options) {
   lower::LowerCtx c(g, grp);
+  c.options = options;
   std::vector<Buffer> ins, outs;
   for (graph::ValueId v : grp.inputs) {
     const graph::Value &val = g.value(v);

@@ -18,9 +18,18 @@
 
 namespace npuc::tir {
 
+/// Choices a lowering's user makes for its machine.
+struct LowerOptions {
+  /// LayerNormalization and InstanceNormalization keep their statistics in fp64, as `npuc ref`
+  /// does (see lowerNormalize). A machine without fp64 arithmetic (the NPU's vector unit) asks
+  /// for fp32 statistics: the mean and variance lose that exactness over near-constant blocks.
+  bool fp64Statistics = true;
+};
+
 /// When paramValues is given, it receives the graph value behind each parameter, in order (the
 /// runtime binds buffers with it).
 PrimFunc lowerGroup(const graph::Graph &g, const graph::FusedGroup &grp,
-                    std::vector<graph::ValueId> *paramValues = nullptr);
+                    std::vector<graph::ValueId> *paramValues = nullptr,
+                    const LowerOptions &options = {});
 
 } // namespace npuc::tir

@@ -387,7 +387,8 @@ namespace {
 std::string referenceNest(const graph::Graph &g, const graph::FusedGroup &grp, PrimFunc &ref,
                           std::vector<graph::ValueId> &pv) {
   try {
-    ref = lowerGroup(g, grp, &pv);
+    // The vector unit has no fp64: normalisation statistics are fp32 here.
+    ref = lowerGroup(g, grp, &pv, LowerOptions{.fp64Statistics = false});
   } catch (const npuc::Error &e) {
     return e.what();
   }
