@@ -244,12 +244,29 @@ private:
       fb.num(indexed("dst_s", j), a.dst.strides[dimLoop[j]]);
     }
     if (fill) {
-      // Every element of the box is padding: dimension 0 padded from both ends.
+      // Every element of the box is padding: dimension 0 padded from both ends, or, where n0 is
+      // longer than the two pads can cover (a row of 3136 fp32 accumulators), an outer dimension
+      // (a unit one when the box has fewer) padded whole.
       int64_t n0 = dimLoop.empty() ? 1 : ext[dimLoop[0]];
-      const isa::Field *lo = d.field("pad0_lo");
+      const isa::Field *lo = d.field("pad0_lo"), *hi = d.field("pad0_hi");
       int64_t padLo = lo ? std::min(n0, lo->maxValue()) : 0;
-      fb.num("pad0_lo", padLo);
-      fb.num("pad0_hi", n0 - padLo);
+      size_t whole = 0; // the dimension padded from its low end alone, when not 0
+      if (hi && n0 - padLo > hi->maxValue())
+        for (size_t j = 1; j < 3 && whole == 0; ++j) {
+          const isa::Field *pj = d.field(indexed("pad", j) + "_lo");
+          const int64_t e = j < dimLoop.size() ? ext[dimLoop[j]] : 1;
+          if (pj && d.field(indexed("n", j)) && e <= pj->maxValue())
+            whole = j;
+        }
+      if (whole == 0) {
+        fb.num("pad0_lo", padLo);
+        fb.num("pad0_hi", n0 - padLo);
+      } else {
+        const int64_t e = whole < dimLoop.size() ? ext[dimLoop[whole]] : 1;
+        if (whole >= dims)
+          fb.num(indexed("n", whole), 1, 1); // a unit dimension no loop maps to
+        fb.num(indexed("pad", whole) + "_lo", e);
+      }
       int64_t bits = 0;
       if (dt == DataType::Float(16))
         bits = floatToHalf(static_cast<float>(m.imm0));
