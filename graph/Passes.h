@@ -16,8 +16,9 @@ namespace npuc::graph {
 void inferShapes(Graph &g);
 
 /// Removes Identity/Dropout (and Pad with all-zero pads), folds nodes whose inputs are all
-/// constants into constants (except nodes producing graph outputs), simplifies layout ops
-/// (simplifyLayoutOps), then removes dead nodes.
+/// constants into constants (except nodes producing graph outputs), turns a Gather of one
+/// constant position into a Slice (and a Reshape dropping the axis for a scalar index),
+/// simplifies layout ops (simplifyLayoutOps), then removes dead nodes.
 void simplify(Graph &g);
 
 /// Algebraic simplification of layout ops (LayoutSimplify.cpp): reshape chains collapse into one

@@ -56,6 +56,58 @@ bool isFoldable(const Graph &g, const Node &n) {
   return true;
 }
 
+// Gather of one constant position along its axis (the class token of ViT and BERT, h[:, 0]) as
+// the Slice of that position, Reshaped without the axis when the index is a scalar: layout ops
+// where a Gather indexes by data. An index out of range is left to the Gather's own error.
+bool gatherAsSlice(Graph &g, NodeId id) {
+  const Node &n = g.node(id);
+  if (n.kind != OpKind::Gather || n.inputs.size() != 2 || g.value(n.inputs[0]).isConstant())
+    return false;
+  const Value &idx = g.value(n.inputs[1]);
+  if (!idx.i64 || idx.i64->size() != 1 || idx.shape.size() > 1)
+    return false;
+  const Shape x = g.value(n.inputs[0]).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attrInt("axis", 0);
+  axis += axis < 0 ? rank : 0;
+  if (axis < 0 || axis >= rank)
+    return false;
+  const int64_t dim = x[static_cast<size_t>(axis)];
+  int64_t at = (*idx.i64)[0];
+  at += at < 0 ? dim : 0;
+  if (at < 0 || at >= dim)
+    return false;
+  std::vector<int64_t> starts(x.size(), 0), ends(x.begin(), x.end()), steps(x.size(), 1);
+  starts[static_cast<size_t>(axis)] = at;
+  ends[static_cast<size_t>(axis)] = at + 1;
+  Shape sliced = x;
+  sliced[static_cast<size_t>(axis)] = 1;
+  const bool scalar = idx.shape.empty();
+  const std::string name = n.name;
+  const ValueId y = n.outputs[0];
+  ValueId s = y;
+  if (scalar) { // the Slice writes a new value; a Reshape drops the axis into y
+    s = g.addValue(g.value(y).name + ".slice", sliced, g.value(y).dtype);
+    g.value(y).producer = -1;
+    g.value(s).producer = id;
+  }
+  Node &m = g.node(id);
+  m.kind = OpKind::Slice;
+  m.inputs.resize(1);
+  m.outputs[0] = s;
+  m.attrs.clear();
+  m.attrs["starts"] = starts;
+  m.attrs["ends"] = ends;
+  m.attrs["steps"] = steps;
+  if (scalar) {
+    const Shape out = g.value(y).shape;
+    ValueId shape = g.addConstantI64(name + "/gather_shape", {static_cast<int64_t>(out.size())},
+                                     std::vector<int64_t>(out.begin(), out.end()));
+    g.addNode(OpKind::Reshape, name + "/gather_reshape", {s, shape}, {y});
+  }
+  return true;
+}
+
 } // namespace
 
 void simplify(Graph &g) {
@@ -71,8 +123,8 @@ void simplify(Graph &g) {
       g.replaceAllUses(n.outputs[0], n.inputs.at(0));
       continue;
     }
-    if (!g.isGraphOutput(n.outputs[0]))
-      foldConstantNode(g, id);
+    if (g.isGraphOutput(n.outputs[0]) || !foldConstantNode(g, id))
+      gatherAsSlice(g, id); // keeps its output value: a graph output stays one
   }
   simplifyLayoutOps(g); // removes dead nodes too
 }
