@@ -43,7 +43,7 @@ def rnd(*shape, lo=-2.0, hi=2.0):
 
 
 def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=None, opset=17,
-         pre=None, post=None, placement=None, exact=False):
+         pre=None, post=None, placement=None, exact=False, tensor_ops=None):
     """inputs: list of ("x", array) graph inputs (float32), ("b", array) graph inputs turned into
     bool by Greater(x, 0) first, ("i", int array) graph inputs Cast to int64 first (indices
     computed at run time), ("t", array) graph inputs of the array's own dtype (int64, uint8,
@@ -51,10 +51,11 @@ def case(name, family, op, inputs, attrs=None, expect=None, outs=1, out_types=No
     expect(*values) returns the expected output(s) (values: the arrays, bools for "b").
     placement: "npu"/"cpu" when check_ops.py must also find every group of the model there.
     exact: the oracle is saved in the outputs' declared types, and check_ops.py compares integer
-    and bool outputs exactly, types included."""
+    and bool outputs exactly, types included.
+    tensor_ops: op types every group holding one of which must run on the NPU's tensor unit."""
     CASES.append(dict(name=name, family=family, op=op, inputs=inputs, attrs=attrs or {},
                       expect=expect, outs=outs, out_types=out_types, opset=opset,
-                      placement=placement, exact=exact))
+                      placement=placement, exact=exact, tensor_ops=tensor_ops))
 
 
 def build(c, outdir):
@@ -117,6 +118,8 @@ def build(c, outdir):
                 oracle=c["expect"] is not None)
     if c["placement"]:
         meta["placement"] = c["placement"]
+    if c["tensor_ops"]:
+        meta["tensor_ops"] = c["tensor_ops"]
     return meta
 
 
@@ -637,6 +640,33 @@ def npu_layout_cases():
          np.multiply, **npu)
 
 
+# ----------------------------------------------------------------------------- transformer ops
+def transformer_cases():
+    """The transformer and modern-convnet operators that must run on the NPU of
+    configs/npu-transformer.yaml (its vector unit has exp, div, sqrt and erf, and its DMAs fill
+    fp32 accumulators): check_ops.py runs the family on that target and asserts the placement.
+    Added last so that the random data of the earlier cases does not change."""
+    npu = dict(placement="npu")
+    case("LayerNormalization_npu", "transformer", "LayerNormalization",
+         [("x", rnd(2, 7, 96)), ("c", rnd(96)), ("c", rnd(96))], {"axis": -1, "epsilon": 1e-5},
+         lambda x, s, b: layernorm(x, s, b, 2, 1e-5), **npu)
+    case("Softmax_npu", "transformer", "Softmax", [("x", rnd(3, 5, 40, lo=-6, hi=6))],
+         {"axis": -1}, lambda x: softmax(x, 2), **npu)
+    case("Erf_npu", "transformer", "Erf", [("x", rnd(4, 33))], {}, verf, **npu)
+    # 3136 rows: more fp32 accumulators than a DMA's two pads can fill (EmitNpu.cpp dmaForm).
+    case("ReduceMean_last_axis_3136_rows_npu", "transformer", "ReduceMean",
+         [("x", rnd(1, 3136, 4))], {"axes": [2], "keepdims": 1},
+         lambda x: x.astype(np.float64).mean(axis=2, keepdims=True), opset=13, **npu)
+    # A Linear layer on a channels-last [N, H, W, C] tensor (graph/ChannelsLast.h).
+    case("MatMul_4d_by_matrix_npu", "transformer", "MatMul",
+         [("x", rnd(1, 4, 5, 16)), ("c", rnd(16, 8))], {},
+         lambda x, w: x.astype(np.float64) @ w, tensor_ops=["MatMul"], **npu)
+    # The class token h[:, 0] (Simplify.cpp: a Slice and a Reshape).
+    case("Gather_constant_position_npu", "transformer", "Gather",
+         [("x", rnd(2, 9, 16)), ("c", np.array(0, np.int64))], {"axis": 1},
+         lambda x, i: x[:, 0], **npu)
+
+
 # ----------------------------------------------------------------------------- folded ops
 def folded_cases(outdir):
     """Shape-computing ops whose inputs are constants: folded at import; the model adds the
@@ -748,6 +778,7 @@ def main():
     ops_oldopsets.add(case, rnd)
     ops_misc.add(case, rnd)
     ops_quant.add(case, rnd)
+    transformer_cases()
     meta = [build(c, outdir) for c in CASES]
     meta += folded_cases(outdir)
     meta += ops_dataops.folded(outdir, rnd)
