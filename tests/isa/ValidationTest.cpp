@@ -139,7 +139,7 @@ TEST(Validation, Units) {
   // an op no part of npuc implements, so the target is refused where it names it.
   expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, fma,"),
                    {"bad.yaml: vector_unit.ops[1]: unknown vector op 'fma' (known: copy, add, sub, "
-                    "mul, max, min, relu, clip, muladd, exp, tanh, sigmoid, div, sqrt, mac)"});
+                    "mul, max, min, relu, clip, muladd, exp, tanh, sigmoid, div, sqrt, mac, erf)"});
   expectParseError(edit(baseText(), "ops: [copy, add,", "ops: [copy, Add,"),
                    {"bad.yaml: vector_unit.ops[1]: unknown vector op 'Add'"});
   // A vop whose op is fixed by name: the name must be one of the target's ops.
