@@ -661,6 +661,11 @@ def transformer_cases():
     case("MatMul_4d_by_matrix_npu", "transformer", "MatMul",
          [("x", rnd(1, 4, 5, 16)), ("c", rnd(16, 8))], {},
          lambda x, w: x.astype(np.float64) @ w, tensor_ops=["MatMul"], **npu)
+    # A batched product by a constant: the tensor-unit kernels refuse it, a loop nest runs it and
+    # the report still counts its 120 MACs (check_ops.py).
+    case("MatMul_batched_constant_npu", "transformer", "MatMul",
+         [("x", rnd(2, 3, 4)), ("c", rnd(2, 4, 5))], {},
+         lambda x, w: x.astype(np.float64) @ w, **npu)
     # The class token h[:, 0] (Simplify.cpp: a Slice and a Reshape).
     case("Gather_constant_position_npu", "transformer", "Gather",
          [("x", rnd(2, 9, 16)), ("c", np.array(0, np.int64))], {"axis": 1},

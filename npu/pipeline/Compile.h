@@ -143,7 +143,7 @@ struct GroupInfo {
   std::string tir;              // the tiled TIR loop nest, printed
   int64_t instrBegin = 0, instrEnd = 0;       // [begin, end) program indices of its instructions
   std::map<std::string, int64_t> instrCounts; // by mnemonic
-  int64_t macs = 0;                           // useful MACs
+  int64_t macs = 0;                           // useful MACs, wherever they run
   int64_t rooflineCycles = 0; // max(MAC-bound, compulsory DRAM bytes / BW, vector-bound)
   std::string bound;          // which term sets the roofline: "tensor", "dram" or "vector"
   std::map<std::string, int64_t> onChipBytes; // level name -> the kernel's peak reserved bytes

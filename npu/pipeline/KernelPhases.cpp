@@ -12,6 +12,7 @@
 #include "npu/pipeline/Pipeline.h"
 #include "npu/pipeline/SegmentPlan.h"
 
+#include "graph/Passes.h"
 #include "npu/isel/Emit.h"
 #include "npu/isel/Sync.h"
 #include "npu/kernels/KernelSelect.h"
@@ -268,7 +269,9 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
                                window.lo(hw, hw.l1), window.hi(hw, hw.l1));
   info.tir = tir::toText(k.body);
   info.bank = u.bank;
-  info.macs = k.macs;
+  // A kernel that counts no MACs (a matrix product in a loop nest) still does the group's:
+  // reported, so that MAC shares are honest (tensor_macs says whether they ran on the array).
+  info.macs = k.macs > 0 ? k.macs : graph::groupMacs(gg, grp);
   const double peak = static_cast<double>(t.tensor.peakMacsPerCycle());
   const double terms[3] = {k.macs / peak, dramBytes / t.dram.bytesPerCycle,
                            static_cast<double>(k.vectorElems) / t.vector.lanes};

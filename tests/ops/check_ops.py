@@ -7,7 +7,9 @@ simulator, the rest through the CPU fallback's JIT), runs `npuc ref`, and checks
   * npuc ref vs the generator's independent oracle (numpy/torch/hand values): 1e-4 of the range;
   * where the case names a placement, that every group of the model ran there (report "ops");
   * where it names tensor_ops, that every group holding one of them ran on the NPU's tensor
-    unit (placement npu, tensor_macs > 0).
+    unit (placement npu, tensor_macs > 0);
+  * that every group holding a Conv, ConvTranspose, Gemm or MatMul reports its MACs, wherever it
+    ran (a loop nest on the vector unit, the CPU).
 Prints one line per case and exits non-zero listing the failures."""
 import argparse
 import json
@@ -70,6 +72,12 @@ def check(a, c):
             ok = False
             msgs.append(f"every {op} must run on the tensor unit: "
                         + (f"not {', '.join(off)}" if off else "no group holds one"))
+    mac_ops = {"Conv", "ConvTranspose", "Gemm", "MatMul"}
+    silent = [g["name"] for g in rep.get("ops", [])
+              if mac_ops & set(g.get("ops", [])) and not g.get("macs")]
+    if silent:
+        ok = False
+        msgs.append(f"groups with a matrix product or convolution report no MACs: {silent}")
     outs = sorted(os.listdir(os.path.join(work, "ref")))
     oracles = sorted(f[4:] for f in os.listdir(d) if f.startswith("exp_"))
     # Every output is written under the name the model declares, also one that is a graph input

@@ -4,6 +4,8 @@
 // JSON (not from the raw stats) so that the two can never disagree.
 #include "tools/driver/Report.h"
 
+#include "graph/Passes.h"
+
 #include "support/Error.h"
 
 #include <algorithm>
@@ -110,25 +112,6 @@ std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup
   for (graph::NodeId n : grp.nodes)
     ops.push_back(graph::opName(g.node(n).kind));
   return ops;
-}
-
-int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp) {
-  int64_t macs = 0;
-  for (graph::NodeId id : grp.nodes) {
-    const graph::Node &n = g.node(id);
-    if (n.outputs.empty() || n.inputs.size() < 2 || n.inputs[1] == graph::kNoValue)
-      continue;
-    int64_t outElems = numElements(g.value(n.outputs[0]).shape);
-    const Shape &a = g.value(n.inputs[0]).shape;
-    const Shape &b = g.value(n.inputs[1]).shape;
-    if (n.kind == graph::OpKind::Conv && !b.empty() && b[0] > 0) // weight [Cout, Cin/group, kh, kw]
-      macs += outElems * (numElements(b) / b[0]);
-    else if (n.kind == graph::OpKind::Gemm && a.size() == 2) // K is A's inner dim unless transposed
-      macs += outElems * (n.attrInt("transA", 0) ? a[0] : a[1]);
-    else if (n.kind == graph::OpKind::MatMul && !a.empty())
-      macs += outElems * a.back();
-  }
-  return macs;
 }
 
 /// Which engine bounded the run for how many cycles (sums to total_cycles with "other").
@@ -255,7 +238,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
                        {"ops", groupOps(g, grp)},
                        {"placement", "cpu"},
                        {"cpu_ms", ms},
-                       {"macs", graphMacs(g, grp)},
+                       {"macs", graph::groupMacs(g, grp)},
                        {"reason", grp.cpuReason}});
       }
       cpuMs += segMs;

@@ -39,10 +39,6 @@ nlohmann::json batchSplitToJson(const npu::Segment &ns);
 /// The short human-readable report `npuc run` prints.
 std::string formatReport(const nlohmann::json &report);
 
-/// Useful multiply-accumulates of a group computed from the graph (Conv, Gemm, MatMul anchors);
-/// used for CPU groups, which have no NPU GroupInfo.
-int64_t graphMacs(const graph::Graph &g, const graph::FusedGroup &grp);
-
 /// The ONNX op types of a group's nodes, in node order (the report's `ops`).
 std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp);
 
