@@ -733,16 +733,21 @@ def encoder_case(outdir):
     layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
                                              dropout=0.0, activation="gelu", batch_first=True)
     m = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
-    x = torch.randn(1, 8, 32)
-    d = os.path.join(outdir, "TransformerEncoder")
+    return torch_model_case(outdir, "TransformerEncoder", m, torch.randn(1, 8, 32), 17)
+
+
+def torch_model_case(outdir, name, m, x, opset, **meta):
+    """A `models` case from torch module m on input x: the ONNX export (input i0, output y0),
+    the input, and torch's output as the oracle; meta adds check_ops.py keys (tensor_ops)."""
+    import torch
+    d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
-    torch.onnx.export(m, x, os.path.join(d, "model.onnx"), opset_version=17,
+    torch.onnx.export(m, x, os.path.join(d, "model.onnx"), opset_version=opset,
                       input_names=["i0"], output_names=["y0"])
     np.save(os.path.join(d, "in_i0.npy"), x.numpy())
     with torch.no_grad():
         np.save(os.path.join(d, "exp_y0.npy"), m(x).numpy())
-    return [dict(name="TransformerEncoder", family="models", op="(model)", inputs=["i0"],
-                 oracle=True)]
+    return [dict(name=name, family="models", op="(model)", inputs=["i0"], oracle=True, **meta)]
 
 
 def convnext_case(outdir):
@@ -758,16 +763,8 @@ def convnext_case(outdir):
     # layer_scale 0.5: torchvision's 1e-6 would leave the blocks close to the identity.
     m = torch.nn.Sequential(CNBlock(16, 0.5, 0.0), CNBlock(16, 0.5, 0.0), LayerNorm2d(16),
                             torch.nn.Conv2d(16, 32, 2, 2)).eval()
-    x = torch.randn(1, 16, 20, 20)
-    d = os.path.join(outdir, "ConvNextBlocks")
-    os.makedirs(d, exist_ok=True)
-    torch.onnx.export(m, x, os.path.join(d, "model.onnx"), opset_version=13,
-                      input_names=["i0"], output_names=["y0"])
-    np.save(os.path.join(d, "in_i0.npy"), x.numpy())
-    with torch.no_grad():
-        np.save(os.path.join(d, "exp_y0.npy"), m(x).numpy())
-    return [dict(name="ConvNextBlocks", family="models", op="(model)", inputs=["i0"],
-                 oracle=True, tensor_ops=["MatMul"])]
+    return torch_model_case(outdir, "ConvNextBlocks", m, torch.randn(1, 16, 20, 20), 13,
+                            tensor_ops=["MatMul"])
 
 
 def main():
