@@ -27,7 +27,8 @@ import subprocess
 import numpy as np
 
 FAILURES = ("crash", "hang", "run-error", "mismatch")
-PRESETS = ["npu-base", "npu-int8", "npu-large", "npu-32x32", "npu-tiny", "npu-rtl", "vta-like"]
+PRESETS = ["npu-base", "npu-int8", "npu-large", "npu-32x32", "npu-tiny", "npu-rtl", "vta-like",
+           "npu-transformer"]
 TARGETS = PRESETS + ["cpu"]
 FP16_MAX = 65504.0
 
