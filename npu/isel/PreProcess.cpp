@@ -4,6 +4,7 @@
 #include "npu/isel/EmitNpu.h"
 #include "npu/isel/InstrMatch.h"
 #include "tir/IRMutator.h"
+#include "tir/IRVisitor.h"
 #include "tir/Simplify.h"
 #include "tir/Substitute.h"
 
@@ -20,54 +21,26 @@ bool isConst(const Expr &e) {
   return x.as<FloatImmNode>() || x.as<IntImmNode>();
 }
 
-bool readsBuffer(const Expr &e, const Buffer &b) {
-  if (const auto *l = e.as<LoadNode>())
-    return l->buffer.same(b) || readsBuffer(l->index, b);
-  if (isBinary(e.kind())) {
-    const auto *op = static_cast<const BinaryNode *>(e.get());
-    return readsBuffer(op->a, b) || readsBuffer(op->b, b);
-  }
-  if (const auto *c = e.as<CastNode>())
-    return readsBuffer(c->value, b);
-  if (const auto *c = e.as<CallNode>()) {
-    for (const Expr &a : c->args)
-      if (readsBuffer(a, b))
-        return true;
-    return false;
-  }
-  if (const auto *n = e.as<NotNode>())
-    return readsBuffer(n->a, b);
-  if (const auto *s = e.as<SelectNode>())
-    return readsBuffer(s->cond, b) || readsBuffer(s->trueValue, b) || readsBuffer(s->falseValue, b);
-  return false;
-}
-
 // Whether e reads an element of b that a store to b[index] may write: any load of b, unless the
 // store's index is a constant and the load's another one (a reduction's two accumulators in one
 // buffer: Softmax's sum red[1] += exp(x - red[0]) reads the max beside it).
 bool readsStored(const Expr &e, const Buffer &b, const Expr &index) {
-  const auto *at = index.as<IntImmNode>();
-  if (!at)
-    return readsBuffer(e, b);
-  if (const auto *l = e.as<LoadNode>()) {
-    const auto *from = l->index.as<IntImmNode>();
-    if (l->buffer.same(b) && (!from || from->value == at->value))
-      return true;
-    return readsStored(l->index, b, index);
-  }
-  if (isBinary(e.kind())) {
-    const auto *op = static_cast<const BinaryNode *>(e.get());
-    return readsStored(op->a, b, index) || readsStored(op->b, b, index);
-  }
-  if (const auto *c = e.as<CastNode>())
-    return readsStored(c->value, b, index);
-  if (const auto *c = e.as<CallNode>()) {
-    for (const Expr &a : c->args)
-      if (readsStored(a, b, index))
-        return true;
-    return false;
-  }
-  return readsBuffer(e, b); // Not, Select: as before
+  class Finder : public IRVisitor {
+  public:
+    Finder(const Buffer &b, const IntImmNode *at) : b_(b), at_(at) {}
+    bool found = false;
+    void visitLoad(const LoadNode *l) override {
+      const auto *from = l->index.as<IntImmNode>();
+      found = found || (l->buffer.same(b_) && !(at_ && from && from->value != at_->value));
+      IRVisitor::visitLoad(l);
+    }
+
+  private:
+    const Buffer &b_;
+    const IntImmNode *at_;
+  } finder(b, index.as<IntImmNode>());
+  finder.visit(e);
+  return finder.found;
 }
 
 // Decomposes the value of one perfect nest's store.
