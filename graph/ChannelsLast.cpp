@@ -60,13 +60,9 @@ bool overLastAxis(const Node &n) {
   switch (n.kind) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
-    return isLastAxis(n.attrInt("axis", -1));
   case OpKind::LayerNormalization:
     return isLastAxis(n.attrInt("axis", -1));
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    return false; // their index output is fine, but they are not worth a region
-  default:
+  default: // ArgMax/ArgMin name an `axis`, not `axes`: never a region of theirs
     return isReduceOp(n.kind) && n.attrInts("axes") == std::vector<int64_t>{3} &&
            n.attrInt("keepdims", 1) == 1;
   }
