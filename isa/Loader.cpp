@@ -10,6 +10,7 @@
 #include "support/Error.h"
 #include "support/Npy.h"
 
+#include <cmath>
 #include <set>
 
 namespace npuc::isa {
@@ -23,6 +24,74 @@ bool isPowerOfTwo(int64_t v) {
 
 constexpr int64_t kIntMax = INT32_MAX;
 
+/// A cost figure: finite and not negative.
+double costValue(const YNode &y) {
+  double v = y.asDouble();
+  if (!std::isfinite(v) || v < 0)
+    y.error(fmt::format("{} is not a finite, non-negative figure", v));
+  return v;
+}
+
+std::optional<double> optCost(const YNode &y, const char *key) {
+  if (auto v = y.opt(key))
+    return costValue(*v);
+  return std::nullopt;
+}
+
+void setCost(const YNode &y, const char *key, double &field) {
+  if (auto v = optCost(y, key))
+    field = *v;
+}
+
+/// A {fp16: x, fp32: y, int8: z, int32: w} map, each entry optional.
+void setPerDtype(const YNode &y, const char *key, double (&field)[kNumDtypes]) {
+  auto m = y.opt(key);
+  if (!m)
+    return;
+  for (const auto &[name, v] : m->entries()) {
+    int code = -1;
+    for (int i = 0; i < kNumDtypes; ++i)
+      if (name == kDtypeNames[i])
+        code = i;
+    if (code < 0)
+      v.error(fmt::format("unknown dtype '{}' (expected fp16, fp32, int8 or int32)", name));
+    field[code] = costValue(v);
+  }
+}
+
+// `energy:` (docs/ENERGY.md): any subset of the EnergyTable's figures.
+void parseEnergy(const YNode &y, Target &t) {
+  y.allowKeys({"mac_pj", "vector_alu_pj", "vector_mul_pj", "vector_special_pj",
+               "sram_read_pj_per_byte", "sram_write_pj_per_byte", "sram_ref_kib", "sram_exponent",
+               "dram_pj_per_byte", "leakage_mw_per_mm2"});
+  EnergyTable &e = t.energy;
+  setPerDtype(y, "mac_pj", e.macPj);
+  setCost(y, "vector_alu_pj", e.vectorAluPj);
+  setCost(y, "vector_mul_pj", e.vectorMulPj);
+  setCost(y, "vector_special_pj", e.vectorSpecialPj);
+  setCost(y, "sram_read_pj_per_byte", e.sramReadPjPerByte);
+  setCost(y, "sram_write_pj_per_byte", e.sramWritePjPerByte);
+  setCost(y, "sram_ref_kib", e.sramRefKib);
+  if (!(e.sramRefKib > 0))
+    y.req("sram_ref_kib").error("must be positive");
+  setCost(y, "sram_exponent", e.sramExponent);
+  setCost(y, "dram_pj_per_byte", e.dramPjPerByte);
+  setCost(y, "leakage_mw_per_mm2", e.leakageMwPerMm2);
+}
+
+// `area:` (docs/ENERGY.md): any subset of the AreaTable's figures.
+void parseArea(const YNode &y, Target &t) {
+  y.allowKeys({"mac_mm2", "vector_lane_mm2", "vector_special_lane_mm2", "sram_mm2_per_kib",
+               "sram_bank_mm2", "sram_extra_port_fraction"});
+  AreaTable &a = t.area;
+  setPerDtype(y, "mac_mm2", a.macMm2);
+  setCost(y, "vector_lane_mm2", a.vectorLaneMm2);
+  setCost(y, "vector_special_lane_mm2", a.vectorSpecialLaneMm2);
+  setCost(y, "sram_mm2_per_kib", a.sramMm2PerKib);
+  setCost(y, "sram_bank_mm2", a.sramBankMm2);
+  setCost(y, "sram_extra_port_fraction", a.sramExtraPortFraction);
+}
+
 void parseLevels(const YNode &seq, Target &t) {
   size_t n = seq.size();
   if (n == 0)
@@ -31,7 +100,8 @@ void parseLevels(const YNode &seq, Target &t) {
   int drams = 0;
   for (size_t i = 0; i < n; ++i) {
     YNode raw = seq.at(i);
-    raw.allowKeys({"name", "kind", "size", "banks", "bank_width", "alignment", "ports"});
+    raw.allowKeys({"name", "kind", "size", "banks", "bank_width", "alignment", "ports",
+                   "read_pj_per_byte", "write_pj_per_byte", "area_mm2"});
     MemoryLevel l;
     l.name = raw.req("name").asString();
     YNode y = raw.relabel(raw.path() + " (" + l.name + ")");
@@ -49,6 +119,9 @@ void parseLevels(const YNode &seq, Target &t) {
     l.bankWidth = static_cast<int>(y.intOr("bank_width", 64, 1, kIntMax));
     l.alignment = static_cast<int>(y.intOr("alignment", 1, 1, kIntMax));
     l.ports = static_cast<int>(y.intOr("ports", 1, 1, 64));
+    l.cost.readPjPerByte = optCost(y, "read_pj_per_byte");
+    l.cost.writePjPerByte = optCost(y, "write_pj_per_byte");
+    l.cost.areaMm2 = optCost(y, "area_mm2");
     int64_t row = int64_t(l.banks) * l.bankWidth;
     if (l.size % row != 0)
       y.req("size").error(fmt::format("size {} is not a multiple of banks*bank_width = {}*{} = {}",
@@ -194,7 +267,8 @@ Target parseTarget(const std::string &yamlText, const std::string &origin) {
   if (!doc.IsMap())
     root.error("a target description must be a YAML map");
   root.allowKeys({"name", "description", "clock_ghz", "instruction_bits", "opcode", "memory",
-                  "engines", "tensor_unit", "vector_unit", "dram", "tokens", "instructions"});
+                  "engines", "tensor_unit", "vector_unit", "dram", "tokens", "instructions",
+                  "energy", "area"});
   Target t;
   t.path = origin;
   t.sourceText = yamlText;
@@ -217,6 +291,10 @@ Target parseTarget(const std::string &yamlText, const std::string &origin) {
   YNode tokens = root.req("tokens");
   tokens.allowKeys({"queue_depth"});
   t.tokenQueueDepth = static_cast<int>(tokens.req("queue_depth").asIntIn(1, 1 << 20));
+  if (auto e = root.opt("energy"))
+    parseEnergy(*e, t);
+  if (auto a = root.opt("area"))
+    parseArea(*a, t);
   detail::parseInstructions(root.req("instructions"), t);
   detail::checkAddressRanges(root.req("memory"), t);
   return t;

@@ -60,6 +60,12 @@ inline bool isIntegerType(ElemType t) { return t == ElemType::I8 || t == ElemTyp
 /// pop and push first). The loader requires each to be encoded or fixed by every instruction.
 const std::vector<std::string> &primitiveFields(Semantics s);
 
+/// A memory level's energy and area overrides (docs/ENERGY.md); unset fields follow the
+/// target's `energy:`/`area:` scaling rules.
+struct LevelCostOverride {
+  std::optional<double> readPjPerByte, writePjPerByte, areaMm2;
+};
+
 struct MemoryLevel {
   std::string name; // "dram", "l1", "l0a", ...
   int index = 0;    // the value a *_space field holds for this level
@@ -69,6 +75,7 @@ struct MemoryLevel {
   int bankWidth = 64;     // bytes per bank row; the address interleaving unit
   int alignment = 1;      // bytes; every buffer the compiler places starts on a multiple
   int ports = 1;
+  LevelCostOverride cost;
 };
 
 struct Engine {
@@ -111,6 +118,33 @@ struct Dram {
   int burstBytes = 64;
 };
 
+/// Per-action energy in pJ, in the manner of Accelergy's tables (docs/ENERGY.md gives the
+/// defaults' sources: Horowitz, ISSCC 2014, 45 nm). The simulator counts the actions
+/// (sim::SimStats); sim::energyOf multiplies. A target's `energy:` map overrides any field.
+struct EnergyTable {
+  double macPj[kNumDtypes] = {2.0, 4.6, 0.3,
+                              3.2}; // per MAC by operand dtype (fp16 fp32 int8 int32)
+  double vectorAluPj = 0.9;         // per element: add, sub, max, min, relu, clip (an fp32 add)
+  double vectorMulPj = 3.7;         // per element: mul (an fp32 multiply)
+  double vectorSpecialPj = 18.5; // per element: exp, tanh, sigmoid, div, sqrt, erf (5 multiplies)
+  /// SRAM per byte at a bank of sramRefKib KiB; a bank of B KiB costs (B / ref)^exponent times
+  /// as much (longer bit- and word-lines), so more, smaller banks cost less per access.
+  double sramReadPjPerByte = 1.25, sramWritePjPerByte = 1.25;
+  double sramRefKib = 8, sramExponent = 0.5;
+  double dramPjPerByte = 160; // DRAM access, per byte read or written
+  double leakageMwPerMm2 = 0; // static power per mm^2 of the area model; 0: not modelled
+};
+
+/// Per-component area in mm^2 (docs/ENERGY.md); a target's `area:` map overrides any field.
+struct AreaTable {
+  double macMm2[kNumDtypes] = {0.005824, 0.011884, 0.000419, 0.003632}; // per MAC unit
+  double vectorLaneMm2 = 0.011884;        // per lane: an fp32 multiplier and adder
+  double vectorSpecialLaneMm2 = 0.011884; // per lane, for each exp/tanh/sigmoid/div/sqrt/erf op
+  double sramMm2PerKib = 0.0057;          // cells with their array overhead
+  double sramBankMm2 = 0.004;             // per bank: decoders, sense amplifiers
+  double sramExtraPortFraction = 0.5;     // each port beyond the first adds this much cell area
+};
+
 struct Field {
   std::string name;
   int lsb = 0;   // bit offset in the instruction word
@@ -151,6 +185,8 @@ struct Target {
   Dram dram;
   int tokenQueueDepth = 32; // per (producer, consumer) engine pair
   std::vector<InstrDesc> instrs;
+  EnergyTable energy;
+  AreaTable area;
 
   int instructionBytes() const { return instructionBits / 8; }
   const MemoryLevel &level(const std::string &name) const; // asserts presence

@@ -12,6 +12,7 @@
 #include "simulator/Simulator.h"
 
 #include "simulator/Decode.h"
+#include "simulator/Energy.h"
 #include "simulator/Functional.h"
 #include "simulator/Hazards.h"
 #include "simulator/Timing.h"
@@ -293,6 +294,7 @@ private:
     ++es.instructions;
     if (d.sem == isa::Semantics::Matmul)
       stats_.macs += d.mm.m * d.mm.k * d.mm.n;
+    countActions(t_, d, stats_);
     stats_.dramBytesRead += d.dramRead;
     stats_.dramBytesWritten += d.dramWritten;
     stats_.bankConflictStallCycles += stall;

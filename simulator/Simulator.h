@@ -14,6 +14,7 @@
 #include "isa/Program.h"
 #include "isa/Target.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ struct EngineStats {
 struct LevelStats {
   std::string name;
   int64_t bankConflictStallCycles = 0; // stalls of instructions conflicting on this level's banks
+  /// Bytes the instructions read from and wrote to the level (the energy model's SRAM and DRAM
+  /// actions; simulator/Energy.h says what each instruction counts).
+  int64_t bytesRead = 0, bytesWritten = 0;
 };
 
 /// One point of a counter track in the trace: from `time` on, `value` is in effect.
@@ -76,6 +80,8 @@ struct CounterSample {
 struct SimStats {
   int64_t totalCycles = 0;
   int64_t macs = 0; // useful multiply-accumulates on the tensor unit
+  /// Elements each vector op computed, by VecOp (the energy model's vector actions).
+  std::array<int64_t, std::size(isa::kAllVecOps)> vectorElements{};
   int64_t dramBytesRead = 0;
   int64_t dramBytesWritten = 0;
   int64_t bankConflictStallCycles = 0;

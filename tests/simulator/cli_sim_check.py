@@ -76,6 +76,18 @@ def main():
     assert cp["engines"] == {"load": 108, "feed": 0, "tensor": 0, "vector": 4, "store": 108}, cp
     assert cp["other"] == 0, cp
     assert "l1" in f["levels"] and f["levels"]["l1"]["bank_conflict_stall_cycles"] == 0
+    # Energy (docs/ENERGY.md defaults): DRAM 64 B read + 64 B written at 160 pJ/B; L1 (64 KiB
+    # banks: 1.25 * sqrt(64 / 8) pJ/B) written by ld and vop, read by vop and st; 32 relus at
+    # an fp32 add's 0.9 pJ.
+    en = f["energy_pj"]
+    l1pj = 1.25 * (64 / 8) ** 0.5
+    assert en["levels"]["dram"]["bytes_read"] == 64 and en["levels"]["dram"]["bytes_written"] == 64
+    assert en["levels"]["l1"]["bytes_read"] == 128 and en["levels"]["l1"]["bytes_written"] == 128
+    assert abs(en["levels"]["dram"]["pj"] - 128 * 160) < 1e-6, en
+    assert abs(en["levels"]["l1"]["pj"] - 256 * l1pj) < 1e-6, en
+    assert en["vector_elements"] == {"relu": 32} and abs(en["vector"] - 32 * 0.9) < 1e-9, en
+    assert en["mac"] == 0 and abs(en["total"] - (128 * 160 + 256 * l1pj + 32 * 0.9)) < 1e-6, en
+    assert f["area_mm2"]["total"] > 0 and "dram" not in f["area_mm2"]["levels"], f["area_mm2"]
     tr = json.load(open(w("t.json")))
     assert any(e.get("name") == "dram bytes/cycle" for e in tr["traceEvents"])
 
@@ -84,7 +96,8 @@ def main():
          w("q.json")])
     q = json.load(open(w("q.json")))
     assert q["functional"] is False
-    for k in ("total_cycles", "engines", "critical_path", "dram_utilization", "levels"):
+    for k in ("total_cycles", "engines", "critical_path", "dram_utilization", "levels",
+              "energy_pj", "area_mm2"):
         assert q[k] == f[k], k
     p = run([a.npuc, "sim", w("prog.s"), "--target", target, "--timing-only", "--dump",
              "y=" + w("z.npy")], ok=False)

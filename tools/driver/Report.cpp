@@ -5,6 +5,8 @@
 #include "tools/driver/Report.h"
 
 #include "graph/Passes.h"
+#include "isa/Costs.h"
+#include "simulator/Energy.h"
 
 #include "support/Error.h"
 
@@ -64,8 +66,44 @@ json levelJson(const isa::Target &t, const std::vector<sim::LevelStats> &levels)
 void addLevels(std::vector<sim::LevelStats> &acc, const std::vector<sim::LevelStats> &add) {
   if (acc.size() < add.size())
     acc.resize(add.size());
-  for (size_t i = 0; i < add.size(); ++i)
+  for (size_t i = 0; i < add.size(); ++i) {
     acc[i].bankConflictStallCycles += add[i].bankConflictStallCycles;
+    acc[i].bytesRead += add[i].bytesRead;
+    acc[i].bytesWritten += add[i].bytesWritten;
+  }
+}
+
+/// `energy_pj` (docs/REPORT.md, docs/ENERGY.md): the run's energy by component.
+json energyJson(const isa::Target &t, const sim::SimStats &s) {
+  const sim::EnergyBreakdown e = sim::energyOf(t, s);
+  json levels = json::object();
+  for (const isa::MemoryLevel &l : t.levels) {
+    const size_t i = size_t(l.index);
+    levels[l.name] = {{"pj", e.levels[i]},
+                      {"bytes_read", i < s.levels.size() ? s.levels[i].bytesRead : 0},
+                      {"bytes_written", i < s.levels.size() ? s.levels[i].bytesWritten : 0},
+                      {"read_pj_per_byte", isa::readPjPerByte(t, l)},
+                      {"write_pj_per_byte", isa::writePjPerByte(t, l)}};
+  }
+  json vector = json::object();
+  for (isa::VecOp op : isa::kAllVecOps)
+    if (s.vectorElements[size_t(op)] > 0)
+      vector[isa::vecOpName(op)] = s.vectorElements[size_t(op)];
+  return {{"total", e.total()},   {"mac", e.mac},     {"vector", e.vector},
+          {"leakage", e.leakage}, {"levels", levels}, {"vector_elements", vector}};
+}
+
+/// `area_mm2`: the target's area model (docs/ENERGY.md).
+json areaJson(const isa::Target &t) {
+  const isa::AreaBreakdown a = isa::areaOf(t);
+  json levels = json::object();
+  for (const isa::MemoryLevel &l : t.levels)
+    if (!l.isDram)
+      levels[l.name] = a.levels[size_t(l.index)];
+  return {{"total", a.total()},
+          {"tensor_unit", a.tensorUnit},
+          {"vector_unit", a.vectorUnit},
+          {"levels", levels}};
 }
 
 double utilization(int64_t macs, int64_t peak, int64_t cycles) {
@@ -138,7 +176,9 @@ json buildProgramReport(const isa::Target &t, const sim::SimStats &s) {
                                    ? double(s.dramBytesRead + s.dramBytesWritten) /
                                          (t.dram.bytesPerCycle * double(s.totalCycles))
                                    : 0.0},
-          {"critical_path", criticalPathJson(t, s)}};
+          {"critical_path", criticalPathJson(t, s)},
+          {"energy_pj", energyJson(t, s)},
+          {"area_mm2", areaJson(t)}};
 }
 
 // The runs of an NPU segment executed sub-batch by sub-batch (npu/pipeline/BatchSplit.h), and the
@@ -185,6 +225,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
       const sim::SimStats &s = run.stats;
       total.totalCycles += s.totalCycles;
       total.macs += s.macs;
+      for (size_t op = 0; op < s.vectorElements.size(); ++op)
+        total.vectorElements[op] += s.vectorElements[op];
       total.dramBytesRead += s.dramBytesRead;
       total.dramBytesWritten += s.dramBytesWritten;
       total.bankConflictStallCycles += s.bankConflictStallCycles;
@@ -349,6 +391,19 @@ std::string formatReport(const json &r) {
                      double(r.at("dram_bytes_read").get<int64_t>()) / 1e6,
                      double(r.at("dram_bytes_written").get<int64_t>()) / 1e6,
                      r.at("bank_conflict_stall_cycles").get<int64_t>());
+  if (r.contains("energy_pj")) {
+    const json &e = r.at("energy_pj");
+    const double totalPj = e.at("total").get<double>();
+    auto pct = [&](double pj) { return totalPj > 0 ? 100.0 * pj / totalPj : 0.0; };
+    std::string parts = fmt::format("MACs {:.1f}%, vector {:.1f}%", pct(e.at("mac").get<double>()),
+                                    pct(e.at("vector").get<double>()));
+    for (const auto &[name, l] : e.at("levels").items())
+      parts += fmt::format(", {} {:.1f}%", name, pct(l.at("pj").get<double>()));
+    if (e.at("leakage").get<double>() > 0)
+      parts += fmt::format(", leakage {:.1f}%", pct(e.at("leakage").get<double>()));
+    out += fmt::format("energy: {:.3f} uJ ({}); area {:.3f} mm^2\n", totalPj / 1e6, parts,
+                       r.at("area_mm2").at("total").get<double>());
+  }
   out += "engines:";
   for (const auto &[name, e] : r.at("engines").items())
     out += fmt::format(" {} {:.1f}%", name, e.at("busy_pct").get<double>());
