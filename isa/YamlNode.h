@@ -1,4 +1,5 @@
-// YamlNode.h - a yaml-cpp node that knows where it is (internal to the isa loader).
+// YamlNode.h - a yaml-cpp node that knows where it is (the isa loader's, and the sweep spec
+// loader's in explore/, which reads YAML with the same located errors).
 //
 // Every value the target loader reads goes through this wrapper so that each error message
 // names the file and the dotted field path ("configs/x.yaml: tensor_unit.rows: ...") plus the
@@ -64,6 +65,9 @@ public:
   int64_t asIntIn(int64_t lo, int64_t hi) const;
 
   int64_t intOr(const std::string &key, int64_t dflt, int64_t lo, int64_t hi) const;
+  /// The wrapped node, for readers that take values of any shape (explore/Sweep.cpp's axis
+  /// values).
+  const YAML::Node &raw() const { return node_; }
   double doubleOr(const std::string &key, double dflt) const;
 
 private:

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,9 +36,8 @@ std::string quoted(const std::string &s) {
   return q + "'";
 }
 
-std::string script(const std::string &out, Format f, const std::string &title,
-                   const std::string &xlabel, const std::string &ylabel,
-                   const std::vector<Series> &series) {
+std::string header(const std::string &out, Format f, const std::string &title,
+                   const std::string &xlabel, const std::string &ylabel) {
   std::string s;
   // pngcairo antialiases; the plain png terminal (libgd) is the fallback some builds have.
   if (f == Format::Png)
@@ -52,6 +52,13 @@ std::string script(const std::string &out, Format f, const std::string &title,
   // The key below the plot (it never hides a line), a margin above and below the data (a flat
   // series is not drawn on the border).
   s += "set grid\nset key below height 1 noenhanced\nset offsets 0, 0, graph 0.05, graph 0.05\n";
+  return s;
+}
+
+std::string linesScript(const std::string &out, Format f, const std::string &title,
+                        const std::string &xlabel, const std::string &ylabel,
+                        const std::vector<Series> &series) {
+  std::string s = header(out, f, title, xlabel, ylabel);
   std::string plot;
   for (size_t i = 0; i < series.size(); ++i) {
     if (series[i].xy.empty())
@@ -105,19 +112,72 @@ int runGnuplot(const std::string &path, const std::string &file, std::string &pr
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-} // namespace
+std::string scatterScript(const std::string &out, Format f, const ScatterPlot &p) {
+  std::string s = header(out, f, p.title, p.xlabel, p.ylabel);
+  s += "set cblabel " + quoted(p.colorLabel) + " noenhanced\nset palette rgb 33,13,10\n";
+  if (p.logX)
+    s += "set logscale x\n";
+  if (p.logY)
+    s += "set logscale y\n";
+  std::string plot;
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const ScatterSeries &ser = p.series[i];
+    if (ser.points.empty())
+      continue;
+    s += fmt::format("$d{} << EOD\n", i);
+    for (const ScatterPoint &q : ser.points)
+      s += fmt::format("{:.17g} {:.17g} {:.17g}\n", q.x, q.y, q.c);
+    s += "EOD\n";
+    // Coloured points by the third column; a highlighted series is drawn as black rings around
+    // them, joined in x order (a Pareto front's staircase).
+    plot += (plot.empty() ? "" : ", ") +
+            (ser.highlight
+                 ? fmt::format("$d{} using 1:2 with linespoints pt 6 ps 2 lw 1.5 lc rgb 'black' "
+                               "title {}",
+                               i, quoted(ser.name))
+                 : fmt::format("$d{} using 1:2:3 with points pt 7 ps 1.2 lc palette title {}", i,
+                               quoted(ser.name)));
+  }
+  return s + "plot " + plot + "\nunset output\n";
+}
 
-void plotLines(const std::string &path, const std::string &title, const std::string &xlabel,
-               const std::string &ylabel, const std::vector<Series> &series) {
-  Format f;
+Format formatOf(const std::string &path) {
   const auto dot = path.rfind('.');
   const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
   if (ext == ".png")
-    f = Format::Png;
-  else if (ext == ".svg")
-    f = Format::Svg;
-  else
-    fail("plot {}: unknown format '{}' (the path must end in .png or .svg)", path, ext);
+    return Format::Png;
+  if (ext == ".svg")
+    return Format::Svg;
+  fail("plot {}: unknown format '{}' (the path must end in .png or .svg)", path, ext);
+}
+
+/// Runs the script `makeScript(tmp output, format)` and renames its output to `path`.
+void render(const std::string &path,
+            const std::function<std::string(const std::string &, Format)> &makeScript);
+
+} // namespace
+
+void plotScatter(const std::string &path, const ScatterPlot &p) {
+  formatOf(path);
+  bool any = false;
+  for (const ScatterSeries &s : p.series)
+    for (const ScatterPoint &q : s.points) {
+      if (!std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.c))
+        fail("plot {}: series '{}' has a point that is not finite ({}, {}, {})", path, s.name, q.x,
+             q.y, q.c);
+      if ((p.logX && q.x <= 0) || (p.logY && q.y <= 0))
+        fail("plot {}: series '{}' has a point ({}, {}) a log scale cannot show", path, s.name, q.x,
+             q.y);
+      any = true;
+    }
+  if (!any)
+    fail("plot {}: no points to draw", path);
+  render(path, [&](const std::string &tmp, Format f) { return scatterScript(tmp, f, p); });
+}
+
+void plotLines(const std::string &path, const std::string &title, const std::string &xlabel,
+               const std::string &ylabel, const std::vector<Series> &series) {
+  formatOf(path);
   bool any = false;
   for (const Series &s : series)
     for (const auto &[x, y] : s.xy) {
@@ -127,7 +187,16 @@ void plotLines(const std::string &path, const std::string &title, const std::str
     }
   if (!any)
     fail("plot {}: no points to draw", path);
+  render(path, [&](const std::string &tmp, Format f) {
+    return linesScript(tmp, f, title, xlabel, ylabel, series);
+  });
+}
 
+namespace {
+
+void render(const std::string &path,
+            const std::function<std::string(const std::string &, Format)> &makeScript) {
+  const Format f = formatOf(path);
   const char *dir = std::getenv("TMPDIR");
   std::string file = std::string(dir && *dir ? dir : "/tmp") + "/npuc-plot-XXXXXX";
   const int fd = mkstemp(file.data());
@@ -141,7 +210,7 @@ void plotLines(const std::string &path, const std::string &title, const std::str
   std::string printed;
   int status = -1;
   try {
-    std::ofstream(file, std::ios::trunc) << script(tmp, f, title, xlabel, ylabel, series);
+    std::ofstream(file, std::ios::trunc) << makeScript(tmp, f);
     status = runGnuplot(path, file, printed);
   } catch (...) {
     std::remove(file.c_str());
@@ -156,5 +225,7 @@ void plotLines(const std::string &path, const std::string &title, const std::str
   }
   replaceWithTemp(tmp, path);
 }
+
+} // namespace
 
 } // namespace npuc

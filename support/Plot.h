@@ -1,4 +1,5 @@
-// Plot.h - line plots written by gnuplot (the tuner's best cycles against trials, issue 16).
+// Plot.h - line and scatter plots written by gnuplot (the tuner's best cycles against trials,
+// issue 16; a sweep's Pareto front and sensitivities, issue 17).
 //
 // The plot is drawn by running the `gnuplot` program (Debian's gnuplot-nox) on a script written
 // to a temporary file, the data inline as gnuplot datablocks; nothing is linked, so support keeps
@@ -16,6 +17,26 @@ struct Series {
   std::string name;                          // the legend entry
   std::vector<std::pair<double, double>> xy; // points, drawn in this order
 };
+
+struct ScatterPoint {
+  double x = 0, y = 0, c = 0; // c: the colour scale's value
+};
+struct ScatterSeries {
+  std::string name;
+  std::vector<ScatterPoint> points;
+  /// false: points coloured by c on the palette; true: black rings joined in the given order
+  /// (a Pareto front drawn over the points it was chosen from).
+  bool highlight = false;
+};
+struct ScatterPlot {
+  std::string title, xlabel, ylabel, colorLabel;
+  bool logX = false, logY = false;
+  std::vector<ScatterSeries> series;
+};
+
+/// Writes a scatter plot to `path` (.png or .svg), with the same contract as plotLines; a
+/// point a log axis cannot show (<= 0) is an error too.
+void plotScatter(const std::string &path, const ScatterPlot &plot);
 
 /// Writes a plot of `series` as lines to `path` (.png or .svg). Throws npuc::Error naming the path
 /// for another extension, no finite point to draw, a missing `gnuplot` program, or gnuplot

@@ -305,6 +305,41 @@ Command addGraphOpt(CLI::App &app) {
   return {sub, [a] { return cmdGraphOpt(*a, std::cout, std::cerr) ? 0 : 1; }};
 }
 
+Command addExplore(CLI::App &app) {
+  auto a = std::make_shared<ExploreArgs>();
+  auto *sub = app.add_subcommand(
+      "explore", "sweep hardware design points: compile and simulate each, report cycles, "
+                 "energy, area and the Pareto front (docs/EXPLORE.md)");
+  sub->add_option("sweep", a->sweep, "sweep spec (YAML)");
+  sub->add_option("-o,--output", a->outDir,
+                  "output directory (default: SWEEP's stem + .explore beside it); a rerun "
+                  "resumes its results.jsonl");
+  sub->add_option("--jobs", a->jobs, "design points compiled and simulated at once (default 1)")
+      ->check(threadRange());
+  sub->add_flag("--dry-run", a->dryRun,
+                "list the points the sweep visits and the constraints' verdicts; compile nothing");
+  sub->add_flag("--no-plots", a->noPlots, "tables only (gnuplot is not run)");
+  auto *rep = sub->add_subcommand(
+      "report", "redraw the tables, Pareto front and plots from a results.jsonl (no simulation)");
+  rep->add_option("results", a->results, "results.jsonl of a sweep")->required();
+  rep->add_option("-o,--output", a->outDir, "where the tables and plots go (default: beside it)");
+  rep->add_option("--objectives", a->objectives,
+                  "objectives of the front, instead of the sweep's (a comma list)")
+      ->delimiter(',');
+  rep->add_flag("--no-plots", a->noPlots, "tables only (gnuplot is not run)");
+  return {sub, [a, rep] {
+            if (rep->parsed()) {
+              cmdExploreReport(*a, std::cout);
+              return 0;
+            }
+            if (a->sweep.empty())
+              throw npuc::Error("explore: give a sweep spec (npuc explore SWEEP.yaml) or "
+                                "`npuc explore report RESULTS.jsonl`");
+            cmdExplore(*a, std::cout, std::cerr);
+            return 0;
+          }};
+}
+
 Command addCosim(CLI::App &app) {
   auto a = std::make_shared<CosimArgs>();
   auto *sub = app.add_subcommand("cosim", "run a program or package on the simulator and the RTL "
@@ -343,7 +378,8 @@ int main(int argc, char **argv) {
                               addDemo(app),
                               addOpt(app),
                               addGraphOpt(app),
-                              addCosim(app)};
+                              addCosim(app),
+                              addExplore(app)};
 
   // CLI11 reports a word that names no subcommand as "A subcommand is required"; say which word.
   std::string names;

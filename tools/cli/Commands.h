@@ -156,6 +156,20 @@ struct TuneArgs { // `npuc tune` (tools/cli/Tune.cpp, tune/Tuner.h)
 /// and a whole-model check on `out`, progress and warnings on `err`.
 void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err);
 
+struct ExploreArgs {   // `npuc explore` (tools/cli/Explore.cpp, explore/Explore.h)
+  std::string sweep;   // the sweep spec (YAML)
+  std::string results; // `npuc explore report RESULTS.jsonl`
+  std::string outDir;  // default: SPEC's stem + ".explore" beside it; report: the file's dir
+  std::vector<std::string> objectives; // report: instead of the header's
+  int jobs = 1;
+  bool dryRun = false, noPlots = false;
+};
+/// Runs a sweep (resuming its results file) and writes its report; prints progress on `err` and
+/// the summary on `out`.
+void cmdExplore(const ExploreArgs &a, std::ostream &out, std::ostream &err);
+/// `npuc explore report`: the tables and plots again from a results file, simulating nothing.
+void cmdExploreReport(const ExploreArgs &a, std::ostream &out);
+
 struct CosimArgs { // `npuc cosim` (tools/cli/Cosim.cpp): simulator vs RTL core
   std::string input, target, wave;
   std::vector<std::string> dramInit;   // FILE@ADDR

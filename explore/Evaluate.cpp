@@ -1,0 +1,178 @@
+// Evaluate.cpp - compiling and simulating one design point (contract in Evaluate.h).
+#include "explore/Evaluate.h"
+
+#include "isa/Costs.h"
+#include "simulator/Energy.h"
+#include "simulator/Simulator.h"
+#include "support/Error.h"
+#include "tools/driver/Compiler.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace npuc::explore {
+
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+json baseRecord(const SweepSpec &s, const Point &p) {
+  return {{"sweep", s.id}, {"index", p.index}, {"point", pointJson(s, p)}};
+}
+
+/// Adds b's counts to a (the fields the energy model and the metrics read).
+void addStats(sim::SimStats &a, const sim::SimStats &b) {
+  a.totalCycles += b.totalCycles;
+  a.macs += b.macs;
+  a.dramBytesRead += b.dramBytesRead;
+  a.dramBytesWritten += b.dramBytesWritten;
+  for (size_t i = 0; i < b.vectorElements.size(); ++i)
+    a.vectorElements[i] += b.vectorElements[i];
+  if (a.levels.size() < b.levels.size())
+    a.levels.resize(b.levels.size());
+  for (size_t i = 0; i < b.levels.size(); ++i) {
+    a.levels[i].bytesRead += b.levels[i].bytesRead;
+    a.levels[i].bytesWritten += b.levels[i].bytesWritten;
+  }
+}
+
+struct ModelRun {
+  json j;
+  sim::SimStats stats;
+  int cpuGroups = 0;
+};
+
+ModelRun runModel(const ModelSpec &ms, const isa::Target &t) {
+  ModelRun r;
+  const auto t0 = Clock::now();
+  const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
+  const double compileS = secondsSince(t0);
+  const auto t1 = Clock::now();
+  int64_t roofline = 0;
+  for (const npu::Segment &seg : m.npuSegments) {
+    sim::Memory mem(t, seg.dramBytes);
+    sim::SimOptions o;
+    o.functional = false; // cycles and action counts are exactly a functional run's
+    o.check = false;
+    addStats(r.stats, sim::run(t, seg.program, mem, o));
+    for (const npu::GroupInfo &gi : seg.groupInfo)
+      roofline += gi.rooflineCycles;
+  }
+  const double simS = secondsSince(t1);
+  int npuGroups = 0;
+  json cpu = json::array();
+  for (const graph::FusedGroup &g : m.graph.groups) {
+    if (g.placement == graph::Placement::Cpu) {
+      ++r.cpuGroups;
+      cpu.push_back({{"group", g.name}, {"reason", g.cpuReason}});
+    } else {
+      ++npuGroups;
+    }
+  }
+  const sim::SimStats &st = r.stats;
+  const double energyPj = sim::energyOf(t, st).total();
+  const double peak = double(t.tensor.peakMacsPerCycle());
+  r.j = {
+      {"cycles", st.totalCycles},
+      {"latency_us", double(st.totalCycles) / t.clockGhz / 1e3},
+      {"energy_uj", energyPj / 1e6},
+      {"dram_bytes", st.dramBytesRead + st.dramBytesWritten},
+      {"macs", st.macs},
+      {"mac_utilization", st.totalCycles > 0 ? double(st.macs) / (peak * st.totalCycles) : 0.0},
+      {"roofline_cycles", roofline},
+      {"roofline_fraction", st.totalCycles > 0 ? double(roofline) / double(st.totalCycles) : 0.0},
+      {"npu_groups", npuGroups},
+      {"cpu_groups", r.cpuGroups},
+      {"cpu_group_reasons", cpu},
+      {"timing", {{"compile_s", compileS}, {"simulate_s", simS}}}};
+  return r;
+}
+
+json breakdowns(const isa::Target &t, const sim::SimStats &total) {
+  const sim::EnergyBreakdown e = sim::energyOf(t, total);
+  const isa::AreaBreakdown a = isa::areaOf(t);
+  json energy = {{"mac", e.mac / 1e6}, {"vector", e.vector / 1e6}, {"leakage", e.leakage / 1e6}};
+  json area = {{"tensor_unit", a.tensorUnit}, {"vector_unit", a.vectorUnit}};
+  for (const isa::MemoryLevel &l : t.levels) {
+    energy[l.name] = e.levels[size_t(l.index)] / 1e6;
+    if (!l.isDram)
+      area[l.name] = a.levels[size_t(l.index)];
+  }
+  return {{"energy_uj", energy}, {"area_mm2", area}};
+}
+
+} // namespace
+
+json rejectedRecord(const SweepSpec &s, const Point &p, const std::string &constraint) {
+  json r = baseRecord(s, p);
+  r["status"] = "rejected";
+  r["reason"] = "violates constraint: " + constraint;
+  return r;
+}
+
+json evaluatePoint(const SweepSpec &s, const Point &p) {
+  const auto t0 = Clock::now();
+  json r = baseRecord(s, p);
+  isa::Target t;
+  try {
+    t = isa::parseTarget(pointTargetText(s, p), fmt::format("point {}", p.index));
+  } catch (const Error &e) {
+    r["status"] = "invalid";
+    r["reason"] = e.what();
+    return r;
+  }
+  sim::SimStats total;
+  json models = json::object();
+  int cpuGroups = 0;
+  for (const ModelSpec &ms : s.models) {
+    try {
+      ModelRun mr = runModel(ms, t);
+      models[ms.name] = mr.j;
+      cpuGroups += mr.cpuGroups;
+      addStats(total, mr.stats);
+    } catch (const Error &e) {
+      r["status"] = "failed";
+      r["reason"] = fmt::format("{}: {}", ms.name, e.what());
+      r["timing"] = {{"seconds", secondsSince(t0)}};
+      return r;
+    }
+  }
+  const double energyUj = sim::energyOf(t, total).total() / 1e6;
+  const double peak = double(t.tensor.peakMacsPerCycle());
+  const double latencyUs = double(total.totalCycles) / t.clockGhz / 1e3;
+  r["status"] = cpuGroups > 0 && !s.allowCpuGroups ? "partial" : "ok";
+  if (cpuGroups > 0)
+    r["reason"] =
+        fmt::format("{} group(s) run on the CPU (see models.*.cpu_group_reasons)", cpuGroups);
+  r["metrics"] = {{"cycles", total.totalCycles},
+                  {"latency_us", latencyUs},
+                  {"energy_uj", energyUj},
+                  {"area_mm2", isa::areaOf(t).total()},
+                  {"dram_bytes", total.dramBytesRead + total.dramBytesWritten},
+                  {"mac_utilization",
+                   total.totalCycles > 0 ? double(total.macs) / (peak * total.totalCycles) : 0.0},
+                  {"edp", energyUj * latencyUs}};
+  r["models"] = models;
+  r["breakdown"] = breakdowns(t, total);
+  r["timing"] = {{"seconds", secondsSince(t0)}};
+  return r;
+}
+
+std::optional<double> metricOf(const json &record, Metric m) {
+  const std::string status = record.value("status", "");
+  if ((status != "ok" && status != "partial") || !record.contains("metrics"))
+    return std::nullopt;
+  const json &v = record.at("metrics").value(metricName(m), json());
+  if (!v.is_number())
+    return std::nullopt;
+  return v.get<double>();
+}
+
+} // namespace npuc::explore

@@ -1,0 +1,103 @@
+// Sweep.h - a design-space sweep: its spec (YAML, docs/EXPLORE.md), its points, and the target
+// description each point compiles for.
+//
+// A sweep is a base target description plus axes. An axis sets one field of the description
+// (`param: memory.l1.size`), several together (`params: [tensor_unit.rows, tensor_unit.cols]`,
+// a zip group: the i-th value of each), or adds optional vector ops (`optional_ops: [exp]`: two
+// values, without and with). A point picks one value per axis; its description is the base with
+// those fields replaced, then loaded and validated as any target is: a point the loader rejects
+// is recorded as invalid with the loader's message, never fatal. Constraints (explore/Expr.h)
+// filter points before anything is compiled.
+//
+// Everything about the spec itself is checked on load, so a typo fails at once instead of
+// after an hour of sweeping: unknown keys, an axis whose field the base lacks, an empty or
+// malformed value list, a constraint naming nothing, an unknown objective or strategy; each
+// error names the file, the axis or field, and the value.
+#pragma once
+
+#include "explore/Expr.h"
+#include "frontend/Onnx.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npuc::explore {
+
+/// What a sweep can optimise. Each is minimised except MacUtilization.
+enum class Metric { Cycles, LatencyUs, EnergyUj, AreaMm2, DramBytes, MacUtilization, Edp };
+const char *metricName(Metric m);
+std::optional<Metric> metricFromName(const std::string &name);
+/// "cycles, latency_us, ..." for messages.
+std::string metricNameList();
+bool maximised(Metric m);
+
+enum class Strategy { Grid, Random };
+
+struct Axis {
+  std::string name;
+  std::vector<std::string> params;      // dotted paths; empty for an optional-ops axis
+  std::vector<std::string> optionalOps; // an optional-ops axis: the ops it adds
+  /// values[i][p]: the i-th value of params[p] (scalars as written: "512 KiB" stays a string);
+  /// an optional-ops axis has [[false], [true]].
+  std::vector<std::vector<nlohmann::json>> values;
+};
+
+struct ModelSpec {
+  std::string name; // as results name it (default: the file's stem)
+  std::string path; // resolved against the sweep file's directory
+  frontend::ImportOptions inputs;
+};
+
+struct Constraint {
+  Expr expr;
+  std::string text;
+};
+
+struct SweepSpec {
+  std::string path;     // the sweep file
+  std::string id;       // a digest of the spec, the base and the models (results' `sweep`)
+  std::string basePath; // the base target description, resolved
+  std::string baseText;
+  std::vector<Axis> axes;
+  std::vector<Constraint> constraints;
+  std::vector<ModelSpec> models;
+  std::vector<Metric> objectives;
+  Strategy strategy = Strategy::Grid;
+  int64_t samples = 0; // random: points to draw (capped at the grid's size)
+  uint64_t seed = 0;
+  /// false: a point where some group of a model runs on the CPU is `partial`, outside the
+  /// Pareto front (its NPU cycles leave that work out).
+  bool allowCpuGroups = false;
+};
+
+/// Loads and checks a sweep spec. Throws npuc::Error naming the file and field.
+SweepSpec loadSweep(const std::string &path);
+
+/// A design point: one value index per axis.
+struct Point {
+  int64_t index = 0;       // position in the grid (mixed radix, first axis most significant)
+  std::vector<int> choice; // per axis
+};
+
+/// The number of points of the full grid (saturating at INT64_MAX).
+int64_t gridSize(const SweepSpec &s);
+/// The grid point at `index`.
+Point pointAt(const SweepSpec &s, int64_t index);
+/// The points the strategy visits, in visiting order: the whole grid, or `samples` distinct
+/// points drawn with `seed`.
+std::vector<Point> pointsToVisit(const SweepSpec &s);
+
+/// The point's axis values as JSON ({axis name: value}; a zip axis gives an array).
+nlohmann::json pointJson(const SweepSpec &s, const Point &p);
+/// The target description text of a point (the base with the point's fields replaced, and its
+/// name suffixed with the point's index). Throws npuc::Error for a field path that does not
+/// resolve (loadSweep has checked every axis against the base, so only a bug gets here).
+std::string pointTargetText(const SweepSpec &s, const Point &p);
+/// The first constraint the point violates ("" when it meets all).
+std::string violatedConstraint(const SweepSpec &s, const Point &p);
+
+} // namespace npuc::explore

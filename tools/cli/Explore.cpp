@@ -1,0 +1,87 @@
+// Explore.cpp - `npuc explore SWEEP.yaml` and `npuc explore report RESULTS.jsonl`
+// (docs/EXPLORE.md).
+#include "explore/Explore.h"
+#include "explore/Evaluate.h"
+#include "explore/Report.h"
+#include "explore/Results.h"
+#include "explore/Sweep.h"
+#include "support/Error.h"
+#include "tools/cli/Commands.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace npuc::cli {
+
+namespace {
+
+std::vector<explore::Metric> parseObjectives(const std::vector<std::string> &names) {
+  std::vector<explore::Metric> ms;
+  for (const std::string &n : names) {
+    std::optional<explore::Metric> m = explore::metricFromName(n);
+    if (!m)
+      fail("--objectives: unknown objective '{}' (expected one of: {})", n,
+           explore::metricNameList());
+    ms.push_back(*m);
+  }
+  return ms;
+}
+
+std::string defaultOutDir(const std::string &spec) {
+  namespace fs = std::filesystem;
+  const fs::path p(spec);
+  return (p.parent_path() / (p.stem().string() + ".explore")).string();
+}
+
+void printDryRun(const explore::SweepSpec &s, std::ostream &out) {
+  const std::vector<explore::Point> pts = explore::pointsToVisit(s);
+  out << fmt::format("{}: {} axes, grid of {} point(s), visiting {}; models:", s.path,
+                     s.axes.size(), explore::gridSize(s), pts.size());
+  for (const explore::ModelSpec &m : s.models)
+    out << " " << m.name;
+  out << "\n";
+  for (const explore::Point &p : pts) {
+    const std::string v = explore::violatedConstraint(s, p);
+    out << fmt::format("  #{:<6} {}{}\n", p.index, explore::pointJson(s, p).dump(),
+                       v.empty() ? "" : "  rejected: " + v);
+  }
+}
+
+} // namespace
+
+void cmdExplore(const ExploreArgs &a, std::ostream &out, std::ostream &err) {
+  const explore::SweepSpec s = explore::loadSweep(a.sweep);
+  if (a.dryRun) {
+    printDryRun(s, out);
+    return;
+  }
+  explore::ExploreOptions o;
+  o.outDir = a.outDir.empty() ? defaultOutDir(a.sweep) : a.outDir;
+  o.jobs = a.jobs;
+  o.plots = !a.noPlots;
+  const explore::ExploreSummary sum = explore::runSweep(s, o, err);
+  out << fmt::format("{} point(s) visited: {} already in {}/results.jsonl, {} evaluated, {} "
+                     "rejected by constraints\n",
+                     sum.planned, sum.resumed, o.outDir, sum.evaluated, sum.rejected);
+  out << sum.report;
+  out << fmt::format("tables and plots in {}/ (results.csv, pareto.csv{})\n", o.outDir,
+                     o.plots ? ", pareto.png/.svg, sensitivity-*.png/.svg" : "");
+}
+
+void cmdExploreReport(const ExploreArgs &a, std::ostream &out) {
+  const explore::Results r = explore::readResults(a.results);
+  explore::ReportOptions o;
+  o.objectives = parseObjectives(a.objectives);
+  o.plots = !a.noPlots;
+  std::string dir = a.outDir;
+  if (dir.empty())
+    dir = std::filesystem::path(a.results).parent_path().string();
+  if (dir.empty())
+    dir = ".";
+  if (!std::filesystem::is_directory(dir))
+    fail("{}: not a directory", dir);
+  out << explore::writeReport(r, dir, o);
+}
+
+} // namespace npuc::cli
