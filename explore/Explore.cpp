@@ -1,8 +1,9 @@
-// Explore.cpp - the sweep loop: resume, constraints, worker threads, report (contract in
-// Explore.h).
+// Explore.cpp - the sweep loop: resume, constraints, worker threads, the strategies, the report
+// (contract in Explore.h).
 #include "explore/Explore.h"
 
 #include "explore/Evaluate.h"
+#include "explore/Nsga2.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "support/Error.h"
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -34,8 +36,8 @@ json evaluateGuarded(const SweepSpec &s, const Point &p) {
   }
 }
 
-std::string progressLine(const json &r, size_t done, size_t total) {
-  std::string line = fmt::format("[{}/{}] point {}: {}", done, total, r.at("index").get<int64_t>(),
+std::string progressLine(const json &r, size_t done) {
+  std::string line = fmt::format("[{}] point {}: {}", done, r.at("index").get<int64_t>(),
                                  r.at("status").get<std::string>());
   if (r.contains("metrics")) {
     const json &m = r.at("metrics");
@@ -50,6 +52,103 @@ std::string progressLine(const json &r, size_t done, size_t total) {
   return line;
 }
 
+/// The records of a sweep by point index: those of results.jsonl, and new ones made on demand
+/// (constraints first, then compiled and simulated on the worker threads) and appended.
+class Evaluator {
+public:
+  Evaluator(const SweepSpec &s, const ExploreOptions &o, ResultsWriter &out, std::ostream &log,
+            ExploreSummary &sum)
+      : s_(s), o_(o), out_(out), log_(log), sum_(sum) {
+    for (const json &r : out.existing())
+      records_[r.at("index").get<int64_t>()] = r;
+  }
+
+  /// Makes sure every point has a record.
+  void evaluate(const std::vector<Point> &points) {
+    std::vector<Point> todo;
+    for (const Point &p : points) {
+      if (!requested_.insert(p.index).second)
+        continue; // asked for before in this run
+      ++sum_.planned;
+      if (records_.count(p.index)) {
+        ++sum_.resumed; // in results.jsonl from an earlier run
+        continue;
+      }
+      const std::string violated = violatedConstraint(s_, p);
+      if (!violated.empty()) {
+        ++sum_.rejected;
+        record(rejectedRecord(s_, p, violated));
+      } else {
+        todo.push_back(p);
+      }
+    }
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < todo.size();)
+        record(evaluateGuarded(s_, todo[i]));
+    };
+    const int jobs = std::max(1, std::min<int>(o_.jobs, int(todo.size())));
+    std::vector<std::thread> threads;
+    for (int j = 1; j < jobs; ++j)
+      threads.emplace_back(worker);
+    worker();
+    for (std::thread &t : threads)
+      t.join();
+    sum_.evaluated += todo.size();
+  }
+
+  /// Objective values of every record so far (maximised ones negated; nullopt when not ok).
+  Scores scores() const {
+    Scores sc;
+    for (const auto &[index, r] : records_) {
+      if (r.at("status") != "ok") {
+        sc[index] = std::nullopt;
+        continue;
+      }
+      std::vector<double> v;
+      for (Metric m : s_.objectives)
+        v.push_back(maximised(m) ? -*metricOf(r, m) : *metricOf(r, m));
+      sc[index] = v;
+    }
+    return sc;
+  }
+
+private:
+  void record(const json &r) {
+    out_.append(r);
+    std::lock_guard<std::mutex> lock(mu_);
+    records_[r.at("index").get<int64_t>()] = r;
+    log_ << progressLine(r, ++finished_) << "\n" << std::flush;
+    if (o_.onPoint)
+      o_.onPoint(r);
+  }
+
+  const SweepSpec &s_;
+  const ExploreOptions &o_;
+  ResultsWriter &out_;
+  std::ostream &log_;
+  ExploreSummary &sum_;
+  std::mutex mu_; // records_, the log, onPoint
+  std::map<int64_t, json> records_;
+  std::set<int64_t> requested_;
+  size_t finished_ = 0;
+};
+
+void searchNsga2(const SweepSpec &s, Evaluator &ev, std::ostream &log) {
+  Nsga2 ga(s);
+  ev.evaluate(ga.initial());
+  for (int g = 1; g <= s.generations; ++g) {
+    const std::vector<Point> kids = ga.offspring(ev.scores());
+    if (kids.empty()) {
+      log << fmt::format("nsga2: generation {} bred no new point (the grid is exhausted)\n", g);
+      break;
+    }
+    ev.evaluate(kids);
+    ga.select(kids, ev.scores());
+    log << fmt::format("nsga2: generation {} of {} done\n", g, s.generations);
+  }
+}
+
 } // namespace
 
 ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostream &log) {
@@ -62,53 +161,16 @@ ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostrea
   if (out.droppedCutLine())
     log << fmt::format("{}: dropped a last line cut short (the sweep was killed mid-write)\n",
                        path);
-  std::set<int64_t> done;
-  for (const json &r : out.existing())
-    done.insert(r.at("index").get<int64_t>());
-
   ExploreSummary sum;
-  std::vector<Point> todo;
-  std::mutex mu; // serialises onPoint and the log
-  size_t finished = 0;
-  const std::vector<Point> points = pointsToVisit(s);
-  sum.planned = points.size();
-  auto record = [&](const json &r) {
-    out.append(r);
-    std::lock_guard<std::mutex> lock(mu);
-    ++finished;
-    log << progressLine(r, finished, sum.planned - sum.resumed) << "\n" << std::flush;
-    if (o.onPoint)
-      o.onPoint(r);
-  };
-  for (const Point &p : points) {
-    if (done.count(p.index)) {
-      ++sum.resumed;
-      continue;
-    }
-    const std::string violated = violatedConstraint(s, p);
-    if (violated.empty()) {
-      todo.push_back(p);
-      continue;
-    }
-    ++sum.rejected;
-    record(rejectedRecord(s, p, violated));
+  Evaluator ev(s, o, out, log, sum);
+  if (s.strategy == Strategy::Nsga2) {
+    searchNsga2(s, ev, log);
+  } else {
+    const std::vector<Point> pts = pointsToVisit(s);
+    ev.evaluate(pts);
   }
   if (sum.resumed)
-    log << fmt::format("resuming: {} of {} point(s) already in {}\n", sum.resumed, sum.planned,
-                       path);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < todo.size();)
-      record(evaluateGuarded(s, todo[i]));
-  };
-  const int jobs = std::max(1, std::min<int>(o.jobs, int(todo.size())));
-  std::vector<std::thread> threads;
-  for (int j = 1; j < jobs; ++j)
-    threads.emplace_back(worker);
-  worker();
-  for (std::thread &t : threads)
-    t.join();
-  sum.evaluated = todo.size();
+    log << fmt::format("resumed: {} point(s) were already in {}\n", sum.resumed, path);
 
   ReportOptions ro;
   ro.plots = o.plots;

@@ -28,7 +28,7 @@ struct ExploreOptions {
 };
 
 struct ExploreSummary {
-  size_t planned = 0;   // points the strategy visits
+  size_t planned = 0;   // distinct points the strategy asked for
   size_t resumed = 0;   // of them, already in results.jsonl
   size_t evaluated = 0; // compiled and simulated now (ok, partial, invalid or failed)
   size_t rejected = 0;  // by a constraint, now

@@ -155,22 +155,38 @@ void plotPareto(const Results &r, const std::vector<size_t> &ok, const std::vect
   p.xlabel = axisLabel(x);
   p.ylabel = axisLabel(y);
   p.colorLabel = axisLabel(c);
-  ScatterSeries all{"design points", {}, false}, best{"Pareto front", {}, true};
+  // The front under every objective as rings; with more than two objectives, the front of the
+  // two drawn ones as a staircase line too (joining a 3-D front in x order would zigzag).
+  ScatterSeries all{"design points", {}, false, false},
+      best{obj.size() > 2 ? "Pareto front (all objectives)" : "Pareto front",
+           {},
+           true,
+           obj.size() <= 2},
+      flat{"Pareto front of these two", {}, true, true};
   std::vector<double> xs, ys;
-  for (size_t i : ok) {
+  std::vector<std::vector<double>> xy;
+  auto pointOf = [&](size_t i) {
     const json &rec = r.records[i];
-    all.points.push_back({*metricOf(rec, x), *metricOf(rec, y), *metricOf(rec, c)});
+    return ScatterPoint{*metricOf(rec, x), *metricOf(rec, y), *metricOf(rec, c)};
+  };
+  for (size_t i : ok) {
+    all.points.push_back(pointOf(i));
     xs.push_back(all.points.back().x);
     ys.push_back(all.points.back().y);
+    xy.push_back({maximised(x) ? -xs.back() : xs.back(), maximised(y) ? -ys.back() : ys.back()});
   }
   for (size_t i : front)
-    best.points.push_back(
-        {*metricOf(r.records[i], x), *metricOf(r.records[i], y), *metricOf(r.records[i], c)});
-  std::sort(best.points.begin(), best.points.end(),
-            [](const ScatterPoint &a, const ScatterPoint &b) { return a.x < b.x; });
+    best.points.push_back(pointOf(i));
+  for (size_t k : paretoFront(xy))
+    flat.points.push_back(pointOf(ok[k]));
+  for (ScatterSeries *s : {&best, &flat})
+    std::sort(s->points.begin(), s->points.end(),
+              [](const ScatterPoint &a, const ScatterPoint &b) { return a.x < b.x; });
   p.logX = wideRange(xs);
   p.logY = wideRange(ys);
   p.series = {all, best};
+  if (obj.size() > 2)
+    p.series.push_back(flat);
   for (const char *ext : {".png", ".svg"})
     plotScatter(dir + "/pareto" + ext, p);
 }

@@ -323,18 +323,29 @@ ModelSpec parseModel(const YNode &y, const std::string &specPath) {
 }
 
 void parseSearch(const YNode &y, SweepSpec &s) {
-  y.allowKeys({"strategy", "samples", "seed"});
+  y.allowKeys({"strategy", "samples", "seed", "population", "generations"});
   const std::string st = y.req("strategy").asString();
   if (st == "grid")
     s.strategy = Strategy::Grid;
   else if (st == "random")
     s.strategy = Strategy::Random;
+  else if (st == "nsga2")
+    s.strategy = Strategy::Nsga2;
   else
-    y.req("strategy").error(fmt::format("unknown strategy '{}' (expected grid or random)", st));
+    y.req("strategy")
+        .error(fmt::format("unknown strategy '{}' (expected grid, random or nsga2)", st));
   if (s.strategy == Strategy::Random)
     s.samples = y.req("samples").asIntIn(1, int64_t(1) << 40);
   else if (y.opt("samples"))
     y.req("samples").error("only the random strategy draws samples");
+  if (s.strategy == Strategy::Nsga2) {
+    s.population = int(y.req("population").asIntIn(2, 100000));
+    s.generations = int(y.req("generations").asIntIn(1, 100000));
+  } else {
+    for (const char *k : {"population", "generations"})
+      if (y.opt(k))
+        y.req(k).error("only the nsga2 strategy breeds generations");
+  }
   s.seed = uint64_t(y.intOr("seed", 0, 0, INT64_MAX));
 }
 
@@ -441,6 +452,7 @@ Point pointAt(const SweepSpec &s, int64_t index) {
 }
 
 std::vector<Point> pointsToVisit(const SweepSpec &s) {
+  NPUC_ASSERT(s.strategy != Strategy::Nsga2, "NSGA-II chooses its points as it goes");
   const int64_t n = gridSize(s);
   std::vector<Point> pts;
   if (s.strategy == Strategy::Grid) {
@@ -500,7 +512,8 @@ std::string violatedConstraint(const SweepSpec &s, const Point &p) {
       if (s.axes[a].name == name) {
         const std::vector<json> &v = s.axes[a].values[size_t(p.choice[a])];
         if (v.size() != 1)
-          return std::nullopt;
+          fail("{}: constraint '{}' names axis '{}', which sets several fields: name one of them",
+               s.path, name, name);
         if (v[0].is_boolean())
           return v[0].get<bool>() ? 1.0 : 0.0;
         if (v[0].is_number())

@@ -35,7 +35,7 @@ std::optional<Metric> metricFromName(const std::string &name);
 std::string metricNameList();
 bool maximised(Metric m);
 
-enum class Strategy { Grid, Random };
+enum class Strategy { Grid, Random, Nsga2 };
 
 struct Axis {
   std::string name;
@@ -67,7 +67,8 @@ struct SweepSpec {
   std::vector<ModelSpec> models;
   std::vector<Metric> objectives;
   Strategy strategy = Strategy::Grid;
-  int64_t samples = 0; // random: points to draw (capped at the grid's size)
+  int64_t samples = 0;                 // random: points to draw (capped at the grid's size)
+  int population = 0, generations = 0; // nsga2 (explore/Nsga2.h)
   uint64_t seed = 0;
   /// false: a point where some group of a model runs on the CPU is `partial`, outside the
   /// Pareto front (its NPU cycles leave that work out).
@@ -87,8 +88,9 @@ struct Point {
 int64_t gridSize(const SweepSpec &s);
 /// The grid point at `index`.
 Point pointAt(const SweepSpec &s, int64_t index);
-/// The points the strategy visits, in visiting order: the whole grid, or `samples` distinct
-/// points drawn with `seed`.
+/// The points a grid or random strategy visits, in visiting order: the whole grid, or `samples`
+/// distinct points drawn with `seed`. (NSGA-II chooses its points from the records as it goes:
+/// explore/Nsga2.h.)
 std::vector<Point> pointsToVisit(const SweepSpec &s);
 
 /// The point's axis values as JSON ({axis name: value}; a zip axis gives an array).

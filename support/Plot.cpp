@@ -129,12 +129,11 @@ std::string scatterScript(const std::string &out, Format f, const ScatterPlot &p
       s += fmt::format("{:.17g} {:.17g} {:.17g}\n", q.x, q.y, q.c);
     s += "EOD\n";
     // Coloured points by the third column; a highlighted series is drawn as black rings around
-    // them, joined in x order (a Pareto front's staircase).
+    // them, optionally joined in the given order (a Pareto front's staircase).
     plot += (plot.empty() ? "" : ", ") +
             (ser.highlight
-                 ? fmt::format("$d{} using 1:2 with linespoints pt 6 ps 2 lw 1.5 lc rgb 'black' "
-                               "title {}",
-                               i, quoted(ser.name))
+                 ? fmt::format("$d{} using 1:2 with {} pt 6 ps 2 lw 1.5 lc rgb 'black' title {}", i,
+                               ser.joined ? "linespoints" : "points", quoted(ser.name))
                  : fmt::format("$d{} using 1:2:3 with points pt 7 ps 1.2 lc palette title {}", i,
                                quoted(ser.name)));
   }

@@ -24,9 +24,10 @@ struct ScatterPoint {
 struct ScatterSeries {
   std::string name;
   std::vector<ScatterPoint> points;
-  /// false: points coloured by c on the palette; true: black rings joined in the given order
-  /// (a Pareto front drawn over the points it was chosen from).
+  /// false: points coloured by c on the palette; true: black rings (a Pareto front drawn over
+  /// the points it was chosen from).
   bool highlight = false;
+  bool joined = false; // highlighted rings joined by a line in the given order
 };
 struct ScatterPlot {
   std::string title, xlabel, ylabel, colorLabel;

@@ -2,6 +2,7 @@
 // (docs/EXPLORE.md).
 #include "explore/Explore.h"
 #include "explore/Evaluate.h"
+#include "explore/Nsga2.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "explore/Sweep.h"
@@ -35,9 +36,17 @@ std::string defaultOutDir(const std::string &spec) {
 }
 
 void printDryRun(const explore::SweepSpec &s, std::ostream &out) {
-  const std::vector<explore::Point> pts = explore::pointsToVisit(s);
-  out << fmt::format("{}: {} axes, grid of {} point(s), visiting {}; models:", s.path,
-                     s.axes.size(), explore::gridSize(s), pts.size());
+  const bool ga = s.strategy == explore::Strategy::Nsga2;
+  const std::vector<explore::Point> pts =
+      ga ? explore::Nsga2(s).initial() : explore::pointsToVisit(s);
+  out << fmt::format("{}: {} axes, grid of {} point(s), ", s.path, s.axes.size(),
+                     explore::gridSize(s));
+  if (ga)
+    out << fmt::format("nsga2: population {}, {} generation(s), at most {} point(s); the first "
+                       "generation below; models:",
+                       s.population, s.generations, int64_t(s.population) * (s.generations + 1));
+  else
+    out << fmt::format("visiting {}; models:", pts.size());
   for (const explore::ModelSpec &m : s.models)
     out << " " << m.name;
   out << "\n";
@@ -74,14 +83,14 @@ void cmdExploreReport(const ExploreArgs &a, std::ostream &out) {
   explore::ReportOptions o;
   o.objectives = parseObjectives(a.objectives);
   o.plots = !a.noPlots;
-  std::string dir = a.outDir;
+  std::filesystem::path dir(a.outDir);
   if (dir.empty())
-    dir = std::filesystem::path(a.results).parent_path().string();
+    dir = std::filesystem::path(a.results).parent_path();
   if (dir.empty())
-    dir = ".";
+    dir = std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir))
-    fail("{}: not a directory", dir);
-  out << explore::writeReport(r, dir, o);
+    fail("{}: not a directory", dir.string());
+  out << explore::writeReport(r, dir.string(), o);
 }
 
 } // namespace npuc::cli
