@@ -3,6 +3,7 @@
 #include "explore/Explore.h"
 
 #include "explore/Evaluate.h"
+#include "explore/Mpi.h"
 #include "explore/Nsga2.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
@@ -56,9 +57,10 @@ std::string progressLine(const json &r, size_t done) {
 /// (constraints first, then compiled and simulated on the worker threads) and appended.
 class Evaluator {
 public:
+  /// `ranks`: evaluate on the other MPI ranks instead of local threads.
   Evaluator(const SweepSpec &s, const ExploreOptions &o, ResultsWriter &out, std::ostream &log,
-            ExploreSummary &sum)
-      : s_(s), o_(o), out_(out), log_(log), sum_(sum) {
+            ExploreSummary &sum, const mpi::Session *ranks)
+      : s_(s), o_(o), out_(out), log_(log), sum_(sum), ranks_(ranks) {
     for (const json &r : out.existing())
       records_[r.at("index").get<int64_t>()] = r;
   }
@@ -82,6 +84,11 @@ public:
         todo.push_back(p);
       }
     }
+    sum_.evaluated += todo.size();
+    if (ranks_) {
+      mpi::dispatch(*ranks_, todo, [&](const json &r) { record(r); });
+      return;
+    }
     std::atomic<size_t> next{0};
     auto worker = [&] {
       for (size_t i; (i = next.fetch_add(1)) < todo.size();)
@@ -94,7 +101,6 @@ public:
     worker();
     for (std::thread &t : threads)
       t.join();
-    sum_.evaluated += todo.size();
   }
 
   /// Objective values of every record so far (maximised ones negated; nullopt when not ok).
@@ -128,6 +134,7 @@ private:
   ResultsWriter &out_;
   std::ostream &log_;
   ExploreSummary &sum_;
+  const mpi::Session *ranks_;
   std::mutex mu_; // records_, the log, onPoint
   std::map<int64_t, json> records_;
   std::set<int64_t> requested_;
@@ -149,9 +156,8 @@ void searchNsga2(const SweepSpec &s, Evaluator &ev, std::ostream &log) {
   }
 }
 
-} // namespace
-
-ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostream &log) {
+ExploreSummary sweepOn(const SweepSpec &s, const ExploreOptions &o, std::ostream &log,
+                       const mpi::Session *ranks) {
   std::error_code ec;
   std::filesystem::create_directories(o.outDir, ec);
   if (ec || !std::filesystem::is_directory(o.outDir))
@@ -162,7 +168,7 @@ ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostrea
     log << fmt::format("{}: dropped a last line cut short (the sweep was killed mid-write)\n",
                        path);
   ExploreSummary sum;
-  Evaluator ev(s, o, out, log, sum);
+  Evaluator ev(s, o, out, log, sum, ranks);
   if (s.strategy == Strategy::Nsga2) {
     searchNsga2(s, ev, log);
   } else {
@@ -177,6 +183,38 @@ ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostrea
   ro.objectives = s.objectives; // the spec's, even when an earlier run's header named others
   sum.report = writeReport(readResults(path), o.outDir, ro);
   return sum;
+}
+
+// Under mpirun: rank 0 sweeps with the other ranks as its workers; they serve until it is done.
+ExploreSummary sweepOnRanks(const SweepSpec &s, const ExploreOptions &o, std::ostream &log) {
+  mpi::Session session;
+  try {
+    session.checkSameSweep(s);
+  } catch (const std::exception &e) {
+    session.abort(e.what());
+  }
+  ExploreSummary sum;
+  if (session.rank() != 0) {
+    mpi::serve(s);
+    sum.workerRank = true;
+    return sum;
+  }
+  log << fmt::format("MPI: rank 0 coordinates {} worker rank(s)\n", session.size() - 1);
+  try {
+    sum = sweepOn(s, o, log, &session);
+  } catch (const std::exception &e) {
+    session.abort(e.what()); // the workers would otherwise wait for work forever
+  }
+  mpi::stopWorkers(session);
+  return sum;
+}
+
+} // namespace
+
+ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostream &log) {
+  if (mpi::launched())
+    return sweepOnRanks(s, o, log);
+  return sweepOn(s, o, log, nullptr);
 }
 
 } // namespace npuc::explore

@@ -33,10 +33,12 @@ struct ExploreSummary {
   size_t evaluated = 0; // compiled and simulated now (ok, partial, invalid or failed)
   size_t rejected = 0;  // by a constraint, now
   std::string report;   // writeReport's summary
+  bool workerRank = false; // an MPI rank other than 0: it served points, rank 0 reports
 };
 
 /// Runs the sweep; progress lines go to `log`. Throws npuc::Error for an output directory that
-/// cannot be written or a results file of another sweep.
+/// cannot be written or a results file of another sweep. Under mpirun with several ranks, the
+/// points are evaluated on ranks 1..N-1 instead of threads (explore/Mpi.h; o.jobs is ignored).
 ExploreSummary runSweep(const SweepSpec &s, const ExploreOptions &o, std::ostream &log);
 
 } // namespace npuc::explore

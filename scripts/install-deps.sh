@@ -18,6 +18,9 @@ PACKAGES=(
   # the auto-tuner (npuc tune): XGBoost for its learned cost model (tune/costmodel, C API), gnuplot
   # for its plots of best cycles against trials (support/Plot.cpp runs the program)
   libxgboost-dev gnuplot-nox
+  # design-space exploration (npuc explore): OpenMPI for sweeps on many ranks (explore/Mpi.h);
+  # pybind11 for the Python module (python/)
+  libopenmpi-dev openmpi-bin pybind11-dev
   # the sanitizer build and the libFuzzer harnesses (scripts/sanitize.sh, fuzz/): clang 16 with
   # its sanitizer and libFuzzer runtimes (llvm-16's llvm-symbolizer names the source lines), and
   # its linker, lld (CMakeLists.txt: faster links; gcc builds link with binutils' gold)

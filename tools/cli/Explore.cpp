@@ -70,6 +70,8 @@ void cmdExplore(const ExploreArgs &a, std::ostream &out, std::ostream &err) {
   o.jobs = a.jobs;
   o.plots = !a.noPlots;
   const explore::ExploreSummary sum = explore::runSweep(s, o, err);
+  if (sum.workerRank)
+    return; // an MPI worker: rank 0 prints
   out << fmt::format("{} point(s) visited: {} already in {}/results.jsonl, {} evaluated, {} "
                      "rejected by constraints\n",
                      sum.planned, sum.resumed, o.outDir, sum.evaluated, sum.rejected);
