@@ -157,12 +157,11 @@ void plotPareto(const Results &r, const std::vector<size_t> &ok, const std::vect
   p.colorLabel = axisLabel(c);
   // The front under every objective as rings; with more than two objectives, the front of the
   // two drawn ones as a staircase line too (joining a 3-D front in x order would zigzag).
-  ScatterSeries all{"design points", {}, false, false},
+  ScatterSeries all{"design points", {}, ScatterStyle::Palette},
       best{obj.size() > 2 ? "Pareto front (all objectives)" : "Pareto front",
            {},
-           true,
-           obj.size() <= 2},
-      flat{"Pareto front of these two", {}, true, true};
+           obj.size() > 2 ? ScatterStyle::Rings : ScatterStyle::RingsJoined},
+      flat{"Pareto front of these two", {}, ScatterStyle::RingsJoined};
   std::vector<double> xs, ys;
   std::vector<std::vector<double>> xy;
   auto pointOf = [&](size_t i) {

@@ -21,7 +21,9 @@ json resultsHeader(const SweepSpec &s) {
     objectives.push_back(metricName(m));
   for (const ModelSpec &m : s.models)
     models.push_back(m.name);
-  return {{"npuc_explore", 1},        {"sweep", s.id},   {"spec", s.path}, {"axes", axes},
+  // The spec's absolute path: `npuc explore report --roofline` loads it again from anywhere.
+  const std::string spec = std::filesystem::absolute(s.path).lexically_normal().string();
+  return {{"npuc_explore", 1},        {"sweep", s.id},   {"spec", spec}, {"axes", axes},
           {"objectives", objectives}, {"models", models}};
 }
 

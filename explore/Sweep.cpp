@@ -502,6 +502,35 @@ std::string pointTargetText(const SweepSpec &s, const Point &p) {
   return std::string(out.c_str()) + "\n";
 }
 
+namespace {
+
+nlohmann::ordered_json nodeJson(const YAML::Node &n) {
+  using oj = nlohmann::ordered_json;
+  if (n.IsScalar()) {
+    const json v = scalarJson(n);
+    return v.is_string() ? oj(v.get<std::string>()) : oj::parse(v.dump());
+  }
+  if (n.IsSequence()) {
+    oj a = oj::array();
+    for (const YAML::Node &e : n)
+      a.push_back(nodeJson(e));
+    return a;
+  }
+  if (n.IsMap()) {
+    oj o = oj::object();
+    for (const auto &kv : n)
+      o[kv.first.Scalar()] = nodeJson(kv.second);
+    return o;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+nlohmann::ordered_json yamlAsJson(const std::string &text, const std::string &origin) {
+  return nodeJson(loadYaml(text, origin));
+}
+
 std::string violatedConstraint(const SweepSpec &s, const Point &p) {
   if (s.constraints.empty())
     return "";

@@ -99,6 +99,13 @@ nlohmann::json pointJson(const SweepSpec &s, const Point &p);
 /// name suffixed with the point's index). Throws npuc::Error for a field path that does not
 /// resolve (loadSweep has checked every axis against the base, so only a bug gets here).
 std::string pointTargetText(const SweepSpec &s, const Point &p);
+/// A YAML document (a target description) as JSON: plain numbers and booleans stay numbers and
+/// booleans, everything else (`512 KiB`, `0x01`, `fp16`) a string. JSON is YAML, so the dump of
+/// the result loads back as the same description (comments aside): the Python module hands
+/// descriptions out as editable dicts so, keys in file order. Throws npuc::Error naming `origin` on
+/// a syntax error.
+nlohmann::ordered_json yamlAsJson(const std::string &text, const std::string &origin);
+
 /// The first constraint the point violates ("" when it meets all).
 std::string violatedConstraint(const SweepSpec &s, const Point &p);
 

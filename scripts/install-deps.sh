@@ -20,7 +20,7 @@ PACKAGES=(
   libxgboost-dev gnuplot-nox
   # design-space exploration (npuc explore): OpenMPI for sweeps on many ranks (explore/Mpi.h);
   # pybind11 for the Python module (python/)
-  libopenmpi-dev openmpi-bin pybind11-dev
+  libopenmpi-dev openmpi-bin pybind11-dev python3-dev
   # the sanitizer build and the libFuzzer harnesses (scripts/sanitize.sh, fuzz/): clang 16 with
   # its sanitizer and libFuzzer runtimes (llvm-16's llvm-symbolizer names the source lines), and
   # its linker, lld (CMakeLists.txt: faster links; gcc builds link with binutils' gold)

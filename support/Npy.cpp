@@ -232,7 +232,10 @@ void encodeElements(const HostTensor &t, std::string &out) {
 } // namespace
 
 HostTensor readNpy(const std::string &path) {
-  std::string bytes = readFile(path);
+  return parseNpy(readFile(path), path);
+}
+
+HostTensor parseNpy(const std::string &bytes, const std::string &path) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     fail("{}: not a .npy file (bad magic)", path);
   int major = static_cast<unsigned char>(bytes[6]);
@@ -287,6 +290,10 @@ NpyArray readNpyArray(const std::string &path) {
 
 void writeNpy(const std::string &path, const HostTensor &t,
               const std::vector<std::string> &inputs) {
+  writeFileAtomic(path, encodeNpy(t), inputs);
+}
+
+std::string encodeNpy(const HostTensor &t) {
   std::string shp = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
     shp += std::to_string(t.shape[i]) +
@@ -304,7 +311,7 @@ void writeNpy(const std::string &path, const HostTensor &t,
   out += static_cast<char>((hdr.size() >> 8) & 0xff);
   out += hdr;
   encodeElements(t, out);
-  writeFileAtomic(path, out, inputs);
+  return out;
 }
 
 } // namespace npuc

@@ -28,6 +28,11 @@ struct NpyArray {
 NpyArray readNpyArray(const std::string &path);
 /// An array of any DType; any other dtype is an error naming the file and the dtype.
 HostTensor readNpy(const std::string &path);
+/// readNpy of a file's bytes held in memory; `origin` stands for the path in messages (the
+/// Python module passes numpy arrays so: python/).
+HostTensor parseNpy(const std::string &bytes, const std::string &origin);
+/// The .npy file writeNpy writes, as bytes.
+std::string encodeNpy(const HostTensor &t);
 /// Writes through writeFileAtomic (support/File.h): never over one of `inputs`.
 void writeNpy(const std::string &path, const HostTensor &t,
               const std::vector<std::string> &inputs = {});

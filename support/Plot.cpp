@@ -128,14 +128,24 @@ std::string scatterScript(const std::string &out, Format f, const ScatterPlot &p
     for (const ScatterPoint &q : ser.points)
       s += fmt::format("{:.17g} {:.17g} {:.17g}\n", q.x, q.y, q.c);
     s += "EOD\n";
-    // Coloured points by the third column; a highlighted series is drawn as black rings around
-    // them, optionally joined in the given order (a Pareto front's staircase).
-    plot += (plot.empty() ? "" : ", ") +
-            (ser.highlight
-                 ? fmt::format("$d{} using 1:2 with {} pt 6 ps 2 lw 1.5 lc rgb 'black' title {}", i,
-                               ser.joined ? "linespoints" : "points", quoted(ser.name))
-                 : fmt::format("$d{} using 1:2:3 with points pt 7 ps 1.2 lc palette title {}", i,
-                               quoted(ser.name)));
+    if (!plot.empty())
+      plot += ", ";
+    switch (ser.style) {
+    case ScatterStyle::Palette:
+      plot += fmt::format("$d{} using 1:2:3 with points pt 7 ps 1.2 lc palette title {}", i,
+                          quoted(ser.name));
+      break;
+    case ScatterStyle::Rings:
+    case ScatterStyle::RingsJoined:
+      plot += fmt::format("$d{} using 1:2 with {} pt 6 ps 2 lw 1.5 lc rgb 'black' title {}", i,
+                          ser.style == ScatterStyle::Rings ? "points" : "linespoints",
+                          quoted(ser.name));
+      break;
+    case ScatterStyle::Line:
+      plot += fmt::format("$d{} using 1:2 with lines lw 2 lc rgb 'gray30' title {}", i,
+                          quoted(ser.name));
+      break;
+    }
   }
   return s + "plot " + plot + "\nunset output\n";
 }

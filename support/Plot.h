@@ -21,13 +21,17 @@ struct Series {
 struct ScatterPoint {
   double x = 0, y = 0, c = 0; // c: the colour scale's value
 };
+/// How a scatter series is drawn.
+enum class ScatterStyle {
+  Palette,     // filled points coloured by c on the palette
+  Rings,       // black rings (a Pareto front drawn over the points it was chosen from)
+  RingsJoined, // black rings joined by a line in the given order (a front's staircase)
+  Line,        // a line only, in the given order (a roofline)
+};
 struct ScatterSeries {
   std::string name;
   std::vector<ScatterPoint> points;
-  /// false: points coloured by c on the palette; true: black rings (a Pareto front drawn over
-  /// the points it was chosen from).
-  bool highlight = false;
-  bool joined = false; // highlighted rings joined by a line in the given order
+  ScatterStyle style = ScatterStyle::Palette;
 };
 struct ScatterPlot {
   std::string title, xlabel, ylabel, colorLabel;

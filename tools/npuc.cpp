@@ -327,6 +327,10 @@ Command addExplore(CLI::App &app) {
                   "objectives of the front, instead of the sweep's (a comma list)")
       ->delimiter(',');
   rep->add_flag("--no-plots", a->noPlots, "tables only (gnuplot is not run)");
+  rep->add_option("--roofline", a->roofline,
+                  "INDEX: also chart that point's layers against its roofline "
+                  "(roofline-pINDEX.png/.svg; compiles and simulates that point again; "
+                  "repeatable)");
   return {sub, [a, rep] {
             if (rep->parsed()) {
               cmdExploreReport(*a, std::cout);

@@ -97,6 +97,16 @@ allow_cpu_groups: true
     assert "Pareto front under energy_uj, cycles" in p.stdout, p.stdout
     assert os.path.getsize(w("re/pareto.svg")) > 1000
 
+    # A point's layers against its roofline (that point compiled and simulated again).
+    p = run([a.npuc, "explore", "report", os.path.join(out, "results.jsonl"), "--no-plots",
+             "--roofline", "7", "-o", w("re")])
+    assert "roofline-p7.png: " in p.stdout and "groups charted" in p.stdout, p.stdout
+    assert open(w("re/roofline-p7.png"), "rb").read(4) == b"\x89PNG"
+    assert os.path.getsize(w("re/roofline-p7.svg")) > 1000
+    p = run([a.npuc, "explore", "report", os.path.join(out, "results.jsonl"), "--no-plots",
+             "--roofline", "8"], ok=False)
+    assert "--roofline 8: the sweep's points are 0 to 7" in p.stderr, p.stderr
+
     # Bad input: the field is named, exit status 1, nothing written.
     with open(w("bad.yaml"), "w") as f:
         f.write(spec.replace("memory.l1.size, values", "memory.l1.sise, values"))

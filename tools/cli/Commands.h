@@ -161,6 +161,7 @@ struct ExploreArgs {   // `npuc explore` (tools/cli/Explore.cpp, explore/Explore
   std::string results; // `npuc explore report RESULTS.jsonl`
   std::string outDir;  // default: SPEC's stem + ".explore" beside it; report: the file's dir
   std::vector<std::string> objectives; // report: instead of the header's
+  std::vector<int64_t> roofline;       // report: points to chart per layer (simulated again)
   int jobs = 1;
   bool dryRun = false, noPlots = false;
 };

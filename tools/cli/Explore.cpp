@@ -5,6 +5,7 @@
 #include "explore/Nsga2.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
+#include "explore/Roofline.h"
 #include "explore/Sweep.h"
 #include "support/Error.h"
 #include "tools/cli/Commands.h"
@@ -93,6 +94,24 @@ void cmdExploreReport(const ExploreArgs &a, std::ostream &out) {
   if (!std::filesystem::is_directory(dir))
     fail("{}: not a directory", dir.string());
   out << explore::writeReport(r, dir.string(), o);
+  if (a.roofline.empty())
+    return;
+  const std::string specPath = r.header.value("spec", "");
+  const explore::SweepSpec s = explore::loadSweep(specPath);
+  if (s.id != r.header.value("sweep", ""))
+    fail("{}: the spec changed since {} was written (sweep {} there, {} now); --roofline needs "
+         "the sweep's own spec, base and models",
+         specPath, a.results, r.header.value("sweep", ""), s.id);
+  for (int64_t index : a.roofline) {
+    if (index < 0 || index >= explore::gridSize(s))
+      fail("--roofline {}: the sweep's points are 0 to {}", index, explore::gridSize(s) - 1);
+    const explore::Point p = explore::pointAt(s, index);
+    const std::vector<explore::GroupRoofline> groups = explore::groupRooflines(s, p);
+    for (const char *ext : {".png", ".svg"})
+      out << explore::plotRoofline((dir / fmt::format("roofline-p{}{}", index, ext)).string(), s, p,
+                                   groups)
+          << "\n";
+  }
 }
 
 } // namespace npuc::cli
