@@ -28,11 +28,11 @@ struct ExploreOptions {
 };
 
 struct ExploreSummary {
-  size_t planned = 0;   // distinct points the strategy asked for
-  size_t resumed = 0;   // of them, already in results.jsonl
-  size_t evaluated = 0; // compiled and simulated now (ok, partial, invalid or failed)
-  size_t rejected = 0;  // by a constraint, now
-  std::string report;   // writeReport's summary
+  size_t planned = 0;      // distinct points the strategy asked for
+  size_t resumed = 0;      // of them, already in results.jsonl
+  size_t evaluated = 0;    // compiled and simulated now (ok, partial, invalid or failed)
+  size_t rejected = 0;     // by a constraint, now
+  std::string report;      // writeReport's summary
   bool workerRank = false; // an MPI rank other than 0: it served points, rank 0 reports
 };
 

@@ -1,6 +1,8 @@
 // Nsga2.cpp - non-dominated sorting, crowding distance and the generation step (Nsga2.h).
 #include "explore/Nsga2.h"
 
+#include "explore/Pareto.h"
+
 #include "support/Error.h"
 
 #include <algorithm>
@@ -12,16 +14,6 @@ namespace npuc::explore {
 namespace {
 
 using Score = std::optional<std::vector<double>>;
-
-bool dominates(const std::vector<double> &a, const std::vector<double> &b) {
-  bool better = false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] > b[i])
-      return false;
-    better = better || a[i] < b[i];
-  }
-  return better;
-}
 
 /// Crowding distance of each member within its rank (infinite at a rank's extremes).
 std::vector<double> crowding(const std::vector<Score> &s, const std::vector<int> &rank) {

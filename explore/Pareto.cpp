@@ -6,8 +6,6 @@
 
 namespace npuc::explore {
 
-namespace {
-
 bool dominates(const std::vector<double> &a, const std::vector<double> &b) {
   bool better = false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -17,8 +15,6 @@ bool dominates(const std::vector<double> &a, const std::vector<double> &b) {
   }
   return better;
 }
-
-} // namespace
 
 std::vector<size_t> paretoFront(const std::vector<std::vector<double>> &points) {
   std::vector<size_t> front;

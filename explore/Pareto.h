@@ -6,6 +6,9 @@
 
 namespace npuc::explore {
 
+/// Whether a dominates b: a is <= b in every objective and < in one (all minimised).
+bool dominates(const std::vector<double> &a, const std::vector<double> &b);
+
 /// Indices (ascending) of the points no other point dominates. Every objective is minimised (a
 /// maximised one is passed negated). a dominates b when a is <= b in every objective and < in
 /// one; equal points do not dominate each other, so duplicates are all on the front.

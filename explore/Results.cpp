@@ -60,7 +60,7 @@ Results readResults(const std::string &path, bool *dropped) {
     }
     if (!j.is_object() || !j.contains("index") || !j.contains("status"))
       fail("{}:{}: not a point record (no index or status)", path, lineNo);
-    if (j.value("sweep", "") != r.header.at("sweep"))
+    if (j.value("sweep", "") != r.header.at("sweep").get<std::string>())
       fail("{}:{}: a record of another sweep ({}) than the header's ({})", path, lineNo,
            j.value("sweep", ""), r.header.at("sweep").get<std::string>());
     r.records.push_back(std::move(j));
