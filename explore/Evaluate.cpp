@@ -6,10 +6,16 @@
 #include "simulator/Simulator.h"
 #include "support/Error.h"
 #include "tools/driver/Compiler.h"
+#include "tune/Records.h"
+#include "tune/Tuner.h"
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 namespace npuc::explore {
 
@@ -49,22 +55,77 @@ struct ModelRun {
   int cpuGroups = 0;
 };
 
-ModelRun runModel(const ModelSpec &ms, const isa::Target &t) {
-  ModelRun r;
-  const auto t0 = Clock::now();
-  const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
-  const double compileS = secondsSince(t0);
-  const auto t1 = Clock::now();
-  int64_t roofline = 0;
+/// Every NPU segment of `m` simulated timing-only (cycles and action counts are exactly a
+/// functional run's); adds the groups' roofline cycles to `roofline`.
+sim::SimStats simulate(const driver::CompiledModel &m, const isa::Target &t, int64_t &roofline) {
+  sim::SimStats total;
   for (const npu::Segment &seg : m.npuSegments) {
     sim::Memory mem(t, seg.dramBytes);
     sim::SimOptions o;
-    o.functional = false; // cycles and action counts are exactly a functional run's
+    o.functional = false;
     o.check = false;
-    addStats(r.stats, sim::run(t, seg.program, mem, o));
+    addStats(total, sim::run(t, seg.program, mem, o));
     for (const npu::GroupInfo &gi : seg.groupInfo)
       roofline += gi.rooflineCycles;
   }
+  return total;
+}
+
+/// A private temporary directory, removed with its contents on destruction.
+class TempDir {
+public:
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    path_ = std::string(base && *base ? base : "/tmp") + "/npuc-explore-XXXXXX";
+    if (!mkdtemp(path_.data()))
+      fail("cannot create a temporary directory {}: {}", path_, std::strerror(errno));
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// `m` tuned for s.tuneTrials trials with `npuc tune`'s machinery (one thread: the points run in
+/// parallel already) and compiled again with the best records; `tuning` gets the tuner's figures
+/// and the untuned compile's simulated cycles.
+driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
+                            const driver::CompiledModel &m, const SweepSpec &s, json &tuning) {
+  const TempDir dir;
+  tune::TuneOptions o;
+  o.trials = s.tuneTrials;
+  o.jobs = 1;
+  o.seed = s.seed;
+  o.log = dir.path() + "/tune.jsonl";
+  const tune::TuneResult r = tune::tune(m, o);
+  npu::CompileOptions opt;
+  opt.tuned = std::make_shared<const npu::ScheduleFile>(
+      tune::bestSchedules(tune::readRecords(o.log).records));
+  int64_t roofline = 0;
+  tuning = {{"trials", r.trials},
+            {"untuned_cycles", simulate(m, t, roofline).totalCycles},
+            {"tasks_estimate_untuned", r.untunedTotal()},
+            {"tasks_estimate_tuned", r.tunedTotal()}};
+  return driver::compileModel(ms.path, t, ms.inputs, opt);
+}
+
+ModelRun runModel(const ModelSpec &ms, const isa::Target &t, const SweepSpec &s) {
+  ModelRun r;
+  const auto t0 = Clock::now();
+  driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
+  json tuning;
+  if (s.tuneTrials > 0)
+    m = tuned(ms, t, m, s, tuning);
+  const double compileS = secondsSince(t0);
+  const auto t1 = Clock::now();
+  int64_t roofline = 0;
+  r.stats = simulate(m, t, roofline);
   const double simS = secondsSince(t1);
   int npuGroups = 0;
   json cpu = json::array();
@@ -92,6 +153,8 @@ ModelRun runModel(const ModelSpec &ms, const isa::Target &t) {
       {"cpu_groups", r.cpuGroups},
       {"cpu_group_reasons", cpu},
       {"timing", {{"compile_s", compileS}, {"simulate_s", simS}}}};
+  if (!tuning.is_null())
+    r.j["tuning"] = tuning;
   return r;
 }
 
@@ -133,7 +196,7 @@ json evaluatePoint(const SweepSpec &s, const Point &p) {
   int cpuGroups = 0;
   for (const ModelSpec &ms : s.models) {
     try {
-      ModelRun mr = runModel(ms, t);
+      ModelRun mr = runModel(ms, t, s);
       models[ms.name] = mr.j;
       cpuGroups += mr.cpuGroups;
       addStats(total, mr.stats);

@@ -6,7 +6,10 @@
 // makes the point `failed`, with the error) and every NPU segment is simulated timing-only (the
 // cycle count and the action counts are exactly a functional run's: docs/SIMULATOR.md). A group
 // of a model placed on the CPU makes the point `partial` (its NPU figures leave that group's
-// work out), with each such group's reason, unless the sweep allows CPU groups.
+// work out), with each such group's reason, unless the sweep allows CPU groups. With
+// `tune_trials: N` each model is first tuned for N trials with `npuc tune`'s machinery (its
+// records in a temporary file) and compiled again with the best points; the model's record then
+// carries `tuning` (trials, the untuned compile's simulated cycles, the tuner's estimates).
 //
 // The record (one line of results.jsonl, docs/EXPLORE.md) holds the point's axis values, its
 // status, the metrics summed over models (cycles, latency at the target's clock, energy, DRAM

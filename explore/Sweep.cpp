@@ -349,13 +349,17 @@ void parseSearch(const YNode &y, SweepSpec &s) {
   s.seed = uint64_t(y.intOr("seed", 0, 0, INT64_MAX));
 }
 
-/// The sweep's identity: what a record depends on, namely the base's text, the models (path,
-/// size and pinned shapes: reading a large model just to digest it would cost a resumed sweep
-/// seconds), the axes (a point's index is its position in their grid), the constraints and
-/// allow_cpu_groups. Objectives and the search strategy are not in it: a grid may resume a
-/// random sample, and a report may rank the same records by other objectives.
+} // namespace
+
+/// What a record depends on: the base's text, the models (path, size and pinned shapes: reading a
+/// large model just to digest it would cost a resumed sweep seconds), the axes (a point's index
+/// is its position in their grid), the constraints, allow_cpu_groups and tune_trials.
+/// Objectives and the search strategy are not in it: a grid may resume a random sample, and a
+/// report may rank the same records by other objectives.
 std::string sweepId(const SweepSpec &s) {
   json j = {{"base", s.baseText}, {"allow_cpu_groups", s.allowCpuGroups}};
+  if (s.tuneTrials > 0) // absent when 0, so that the sweeps before tuning keep their ids
+    j["tune_trials"] = s.tuneTrials;
   for (const ModelSpec &m : s.models) {
     json shapes = json::object();
     for (const auto &[name, shape] : m.inputs.inputShapes)
@@ -369,8 +373,6 @@ std::string sweepId(const SweepSpec &s) {
   return fmt::format("{:016x}", fnv1a(j.dump()));
 }
 
-} // namespace
-
 SweepSpec loadSweep(const std::string &path) {
   const std::string text = readFile(path);
   YAML::Node doc = loadYaml(text, path);
@@ -378,8 +380,8 @@ SweepSpec loadSweep(const std::string &path) {
   YNode root(doc, "", &path);
   if (!doc.IsMap())
     root.error("a sweep spec must be a YAML map");
-  root.allowKeys(
-      {"base", "models", "axes", "constraints", "objectives", "search", "allow_cpu_groups"});
+  root.allowKeys({"base", "models", "axes", "constraints", "objectives", "search",
+                  "allow_cpu_groups", "tune_trials"});
   SweepSpec s;
   s.path = path;
   s.basePath = resolve(path, root.req("base").asString());
@@ -421,6 +423,7 @@ SweepSpec loadSweep(const std::string &path) {
     parseSearch(*search, s);
   if (auto a = root.opt("allow_cpu_groups"))
     s.allowCpuGroups = a->asBool();
+  s.tuneTrials = int(root.intOr("tune_trials", 0, 0, 1000000));
   if (auto cs = root.opt("constraints"))
     for (size_t i = 0; i < cs->size(); ++i) {
       const std::string t = cs->at(i).asString();

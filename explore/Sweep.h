@@ -73,10 +73,17 @@ struct SweepSpec {
   /// false: a point where some group of a model runs on the CPU is `partial`, outside the
   /// Pareto front (its NPU cycles leave that work out).
   bool allowCpuGroups = false;
+  /// > 0: every point's models are tuned with `npuc tune`'s machinery for this many trials
+  /// before the measured compile (explore/Evaluate.h); `tune_trials:` or --tune-trials.
+  int tuneTrials = 0;
 };
 
 /// Loads and checks a sweep spec. Throws npuc::Error naming the file and field.
 SweepSpec loadSweep(const std::string &path);
+/// The sweep's identity (SweepSpec::id): a digest of what a record depends on (the base, the
+/// models, the axes, the constraints, allow_cpu_groups, tune_trials). Recompute it after
+/// changing one of those.
+std::string sweepId(const SweepSpec &s);
 
 /// A design point: one value index per axis.
 struct Point {

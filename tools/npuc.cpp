@@ -316,6 +316,10 @@ Command addExplore(CLI::App &app) {
                   "resumes its results.jsonl");
   sub->add_option("--jobs", a->jobs, "design points compiled and simulated at once (default 1)")
       ->check(threadRange());
+  sub->add_option("--tune-trials", a->tuneTrials,
+                  "tune every model at every point for N trials with npuc tune's machinery "
+                  "before measuring it (instead of the spec's tune_trials; 0: no tuning)")
+      ->check(CLI::Range(0, 1000000));
   sub->add_flag("--dry-run", a->dryRun,
                 "list the points the sweep visits and the constraints' verdicts; compile nothing");
   sub->add_flag("--no-plots", a->noPlots, "tables only (gnuplot is not run)");

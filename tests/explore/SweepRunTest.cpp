@@ -188,3 +188,27 @@ TEST(ExploreRun, ResultsFilesOfAnotherSweepAreRefused) {
         << e.what();
   }
 }
+
+TEST(ExploreRun, TunedPoints) {
+  const std::string dir = testDir();
+  const std::string body = R"(axes:
+  - {param: dram.bytes_per_cycle, values: [16]}
+objectives: [cycles]
+allow_cpu_groups: true
+)";
+  const SweepSpec plain = loadSweep(writeSpec(dir, body));
+  const SweepSpec s = loadSweep(writeSpec(dir, body + "tune_trials: 6\n"));
+  EXPECT_NE(plain.id, s.id); // tuning changes the records: another sweep
+  const json r = evaluatePoint(s, pointAt(s, 0));
+  ASSERT_EQ(r.at("status"), "ok") << r.dump(1);
+  const json &m = r.at("models").at("tinycnn");
+  ASSERT_TRUE(m.contains("tuning")) << m.dump(1);
+  const json &t = m.at("tuning");
+  EXPECT_GE(t.at("trials").get<int>(), 1);
+  // The untuned compile is what the sweep without tuning measures.
+  const json u = evaluatePoint(plain, pointAt(plain, 0));
+  EXPECT_EQ(t.at("untuned_cycles"), u.at("models").at("tinycnn").at("cycles"));
+  EXPECT_FALSE(u.at("models").at("tinycnn").contains("tuning"));
+  EXPECT_GT(m.at("cycles").get<int64_t>(), 0);
+  expectSpecError(dir, body + "tune_trials: -1\n", {"tune_trials", "out of range"});
+}

@@ -90,6 +90,10 @@ allow_cpu_groups: true
     assert "8 point(s) visited: 8 already in" in p.stdout and "0 evaluated" in p.stdout, p.stdout
     assert len(open(os.path.join(out, "results.jsonl")).read().splitlines()) == 9
 
+    # Tuning every point is another sweep: its records are never mixed with these.
+    p = run([a.npuc, "explore", w("sweep.yaml"), "--tune-trials", "3"], ok=False)
+    assert "holds the results of another sweep" in p.stderr, p.stderr
+
     # report: other objectives, another directory, no simulation.
     os.makedirs(w("re"))
     p = run([a.npuc, "explore", "report", os.path.join(out, "results.jsonl"), "--objectives",

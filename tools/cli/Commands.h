@@ -163,6 +163,7 @@ struct ExploreArgs {   // `npuc explore` (tools/cli/Explore.cpp, explore/Explore
   std::vector<std::string> objectives; // report: instead of the header's
   std::vector<int64_t> roofline;       // report: points to chart per layer (simulated again)
   int jobs = 1;
+  int tuneTrials = -1; // >= 0: instead of the spec's tune_trials
   bool dryRun = false, noPlots = false;
 };
 /// Runs a sweep (resuming its results file) and writes its report; prints progress on `err` and

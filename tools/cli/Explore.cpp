@@ -61,7 +61,11 @@ void printDryRun(const explore::SweepSpec &s, std::ostream &out) {
 } // namespace
 
 void cmdExplore(const ExploreArgs &a, std::ostream &out, std::ostream &err) {
-  const explore::SweepSpec s = explore::loadSweep(a.sweep);
+  explore::SweepSpec s = explore::loadSweep(a.sweep);
+  if (a.tuneTrials >= 0) {
+    s.tuneTrials = a.tuneTrials;
+    s.id = explore::sweepId(s); // tuning changes the records: another sweep
+  }
   if (a.dryRun) {
     printDryRun(s, out);
     return;
