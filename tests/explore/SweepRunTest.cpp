@@ -40,8 +40,9 @@ std::map<int64_t, json> byIndex(const std::string &path) {
   std::map<int64_t, json> m;
   for (json r : readResults(path).records) {
     r.erase("timing");
-    for (auto &[name, mr] : r.value("models", json::object()).items())
-      r["models"][name].erase("timing");
+    if (r.contains("models"))
+      for (auto &[name, mr] : r.at("models").items())
+        mr.erase("timing");
     m[r.at("index").get<int64_t>()] = r;
   }
   return m;
