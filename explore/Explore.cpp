@@ -4,7 +4,7 @@
 
 #include "explore/Evaluate.h"
 #include "explore/Mpi.h"
-#include "explore/Nsga2.h"
+#include "explore/GeneticSearch.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "support/Error.h"
@@ -141,8 +141,8 @@ private:
   size_t finished_ = 0;
 };
 
-void searchNsga2(const SweepSpec &s, Evaluator &ev, std::ostream &log) {
-  Nsga2 ga(s);
+void searchGenetic(const SweepSpec &s, Evaluator &ev, std::ostream &log) {
+  GeneticSearch ga(s);
   ev.evaluate(ga.initial());
   for (int g = 1; g <= s.generations; ++g) {
     const std::vector<Point> kids = ga.offspring(ev.scores());
@@ -170,7 +170,7 @@ ExploreSummary sweepOn(const SweepSpec &s, const ExploreOptions &o, std::ostream
   ExploreSummary sum;
   Evaluator ev(s, o, out, log, sum, ranks);
   if (s.strategy == Strategy::Nsga2) {
-    searchNsga2(s, ev, log);
+    searchGenetic(s, ev, log);
   } else {
     const std::vector<Point> pts = pointsToVisit(s);
     ev.evaluate(pts);

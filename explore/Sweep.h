@@ -68,7 +68,7 @@ struct SweepSpec {
   std::vector<Metric> objectives;
   Strategy strategy = Strategy::Grid;
   int64_t samples = 0;                 // random: points to draw (capped at the grid's size)
-  int population = 0, generations = 0; // nsga2 (explore/Nsga2.h)
+  int population = 0, generations = 0; // nsga2 (explore/GeneticSearch.h)
   uint64_t seed = 0;
   /// false: a point where some group of a model runs on the CPU is `partial`, outside the
   /// Pareto front (its NPU cycles leave that work out).
@@ -97,7 +97,7 @@ int64_t gridSize(const SweepSpec &s);
 Point pointAt(const SweepSpec &s, int64_t index);
 /// The points a grid or random strategy visits, in visiting order: the whole grid, or `samples`
 /// distinct points drawn with `seed`. (NSGA-II chooses its points from the records as it goes:
-/// explore/Nsga2.h.)
+/// explore/GeneticSearch.h.)
 std::vector<Point> pointsToVisit(const SweepSpec &s);
 
 /// The point's axis values as JSON ({axis name: value}; a zip axis gives an array).

@@ -2,7 +2,7 @@
 // (docs/EXPLORE.md).
 #include "explore/Explore.h"
 #include "explore/Evaluate.h"
-#include "explore/Nsga2.h"
+#include "explore/GeneticSearch.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "explore/Roofline.h"
@@ -39,7 +39,7 @@ std::string defaultOutDir(const std::string &spec) {
 void printDryRun(const explore::SweepSpec &s, std::ostream &out) {
   const bool ga = s.strategy == explore::Strategy::Nsga2;
   const std::vector<explore::Point> pts =
-      ga ? explore::Nsga2(s).initial() : explore::pointsToVisit(s);
+      ga ? explore::GeneticSearch(s).initial() : explore::pointsToVisit(s);
   out << fmt::format("{}: {} axes, grid of {} point(s), ", s.path, s.axes.size(),
                      explore::gridSize(s));
   if (ga)

@@ -1,5 +1,6 @@
-// Nsga2.cpp - non-dominated sorting, crowding distance and the generation step (Nsga2.h).
-#include "explore/Nsga2.h"
+// GeneticSearch.cpp - NSGA-II: non-dominated sorting, crowding distance and the generation step
+// (GeneticSearch.h).
+#include "explore/GeneticSearch.h"
 
 #include "explore/Pareto.h"
 
@@ -77,18 +78,18 @@ std::vector<int> nondominatedRanks(const std::vector<Score> &s) {
   return rank;
 }
 
-Nsga2::Nsga2(const SweepSpec &s) : s_(s), rng_(s.seed) {
+GeneticSearch::GeneticSearch(const SweepSpec &s) : s_(s), rng_(s.seed) {
   NPUC_ASSERT(s.strategy == Strategy::Nsga2 && s.population >= 2, "loadSweep checked it");
 }
 
-Point Nsga2::indexed(std::vector<int> choice) const {
+Point GeneticSearch::indexed(std::vector<int> choice) const {
   Point p{0, std::move(choice)};
   for (size_t a = 0; a < s_.axes.size(); ++a)
     p.index = p.index * int64_t(s_.axes[a].values.size()) + p.choice[a];
   return p;
 }
 
-Point Nsga2::randomPoint() {
+Point GeneticSearch::randomPoint() {
   std::vector<int> c(s_.axes.size());
   for (size_t a = 0; a < c.size(); ++a)
     c[a] =
@@ -96,7 +97,7 @@ Point Nsga2::randomPoint() {
   return indexed(std::move(c));
 }
 
-std::vector<Point> Nsga2::initial() {
+std::vector<Point> GeneticSearch::initial() {
   const int64_t want = std::min<int64_t>(s_.population, gridSize(s_));
   std::set<int64_t> seen;
   pop_.clear();
@@ -108,7 +109,7 @@ std::vector<Point> Nsga2::initial() {
   return pop_;
 }
 
-size_t Nsga2::tournament(const std::vector<int> &rank, const std::vector<double> &crowd) {
+size_t GeneticSearch::tournament(const std::vector<int> &rank, const std::vector<double> &crowd) {
   std::uniform_int_distribution<size_t> pick(0, pop_.size() - 1);
   const size_t a = pick(rng_), b = pick(rng_);
   if (rank[a] != rank[b])
@@ -116,7 +117,7 @@ size_t Nsga2::tournament(const std::vector<int> &rank, const std::vector<double>
   return crowd[a] >= crowd[b] ? a : b;
 }
 
-std::vector<Point> Nsga2::offspring(const Scores &scores) {
+std::vector<Point> GeneticSearch::offspring(const Scores &scores) {
   const std::vector<Score> s = scoresOf(pop_, scores);
   const std::vector<int> rank = nondominatedRanks(s);
   const std::vector<double> crowd = crowding(s, rank);
@@ -144,7 +145,7 @@ std::vector<Point> Nsga2::offspring(const Scores &scores) {
   return kids;
 }
 
-void Nsga2::select(const std::vector<Point> &children, const Scores &scores) {
+void GeneticSearch::select(const std::vector<Point> &children, const Scores &scores) {
   std::vector<Point> all = pop_;
   all.insert(all.end(), children.begin(), children.end());
   const std::vector<Score> s = scoresOf(all, scores);

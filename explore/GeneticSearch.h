@@ -1,4 +1,4 @@
-// Nsga2.h - the multi-objective search over a sweep's grid, after NSGA-II (Deb, Pratap,
+// GeneticSearch.h - the multi-objective search over a sweep's grid, after NSGA-II (Deb, Pratap,
 // Agarwal, Meyarivan, "A fast and elitist multiobjective genetic algorithm: NSGA-II", IEEE TEC
 // 2002), for spaces too large to enumerate.
 //
@@ -28,9 +28,9 @@ using Scores = std::map<int64_t, std::optional<std::vector<double>>>;
 /// Non-dominated rank (0 = the front) of each score; nullopt scores get the largest rank.
 std::vector<int> nondominatedRanks(const std::vector<std::optional<std::vector<double>>> &s);
 
-class Nsga2 {
+class GeneticSearch {
 public:
-  explicit Nsga2(const SweepSpec &s);
+  explicit GeneticSearch(const SweepSpec &s);
   /// The first generation.
   std::vector<Point> initial();
   /// Given the scores of every point so far (the population's included), the next offspring.

@@ -1,9 +1,10 @@
-// Nsga2Test.cpp - the multi-objective search (explore/Nsga2.h): ranks on a constructed set, and
-// a small search run twice (reproducible) and resumed (replayed from results.jsonl).
+// GeneticSearchTest.cpp - the multi-objective search (explore/GeneticSearch.h): ranks on a
+// constructed set, and a small search run twice (reproducible) and resumed (replayed from
+// results.jsonl).
 #include "SweepTestUtil.h"
 
 #include "explore/Explore.h"
-#include "explore/Nsga2.h"
+#include "explore/GeneticSearch.h"
 #include "explore/Results.h"
 
 #include <set>
@@ -13,7 +14,7 @@ using namespace npuc;
 using namespace npuc::explore;
 using namespace exploretest;
 
-TEST(ExploreNsga2, NondominatedRanks) {
+TEST(ExploreGeneticSearch, NondominatedRanks) {
   using S = std::optional<std::vector<double>>;
   // Fronts: {0, 1} (trade-off), {2} (dominated by 1 only), {3} (by 2); 4 is not ok.
   const std::vector<S> s = {S({1, 5}), S({2, 2}), S({3, 3}), S({4, 4}), std::nullopt};
@@ -25,7 +26,7 @@ TEST(ExploreNsga2, NondominatedRanks) {
   EXPECT_GT(r[4], r[3]);
 }
 
-TEST(ExploreNsga2, ReproducibleAndResumable) {
+TEST(ExploreGeneticSearch, ReproducibleAndResumable) {
   const std::string dir = testDir();
   const SweepSpec s = loadSweep(writeSpec(dir, R"(axes:
   - {name: array, params: [tensor_unit.rows, tensor_unit.cols], values: [[8, 8], [16, 16], [32, 32]]}
