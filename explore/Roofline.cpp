@@ -3,6 +3,7 @@
 
 #include "simulator/Decode.h"
 #include "simulator/Simulator.h"
+#include "simulator/TraceSpans.h"
 #include "support/Error.h"
 #include "support/Plot.h"
 #include "tools/driver/Compiler.h"
@@ -15,24 +16,9 @@
 
 namespace npuc::explore {
 
-namespace {
-
-/// The cycle span of instructions [begin, end) in a trace (0 when none ran).
-int64_t span(const std::vector<sim::TraceEvent> &trace, int64_t begin, int64_t end) {
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const sim::TraceEvent &e : trace)
-    if (e.index >= begin && e.index < end) {
-      lo = std::min(lo, e.start);
-      hi = std::max(hi, e.end);
-    }
-  return hi > lo ? hi - lo : 0;
-}
-
-} // namespace
-
-std::vector<GroupRoofline> groupRooflines(const SweepSpec &s, const Point &p) {
+PointRoofline pointRoofline(const SweepSpec &s, const Point &p) {
   const isa::Target t = isa::parseTarget(pointTargetText(s, p), fmt::format("point {}", p.index));
-  std::vector<GroupRoofline> out;
+  PointRoofline out{double(t.tensor.peakMacsPerCycle()), t.dram.bytesPerCycle, {}};
   for (const ModelSpec &ms : s.models) {
     const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
     for (const npu::Segment &seg : m.npuSegments) {
@@ -43,23 +29,26 @@ std::vector<GroupRoofline> groupRooflines(const SweepSpec &s, const Point &p) {
       o.trace = true;
       const sim::SimStats st = sim::run(t, seg.program, mem, o);
       const std::vector<sim::Decoded> code = sim::decodeProgram(t, seg.program, mem);
+      const sim::TraceSpans spans(st.trace);
       for (const npu::GroupInfo &gi : seg.groupInfo) {
-        GroupRoofline g{
-            ms.name,          gi.name, gi.macs, 0, span(st.trace, gi.instrBegin, gi.instrEnd),
-            gi.rooflineCycles};
+        GroupRoofline g;
+        g.model = ms.name;
+        g.group = gi.name;
+        g.macs = gi.macs;
+        g.cycles = spans.cycles(gi.instrBegin, gi.instrEnd);
+        g.rooflineCycles = gi.rooflineCycles;
         for (int64_t i = gi.instrBegin; i < gi.instrEnd && i < int64_t(code.size()); ++i)
           g.dramBytes += code[size_t(i)].dramRead + code[size_t(i)].dramWritten;
-        out.push_back(g);
+        out.groups.push_back(g);
       }
     }
   }
   return out;
 }
 
-std::string plotRoofline(const std::string &path, const SweepSpec &s, const Point &p,
-                         const std::vector<GroupRoofline> &groups) {
-  const isa::Target t = isa::parseTarget(pointTargetText(s, p), fmt::format("point {}", p.index));
-  const double peak = double(t.tensor.peakMacsPerCycle()), bw = t.dram.bytesPerCycle;
+std::string plotRoofline(const std::string &path, const Point &p, const PointRoofline &r) {
+  const double peak = r.peakMacsPerCycle, bw = r.dramBytesPerCycle;
+  const std::vector<GroupRoofline> &groups = r.groups;
   int64_t total = 0;
   for (const GroupRoofline &g : groups)
     total += g.cycles;

@@ -23,11 +23,16 @@ struct GroupRoofline {
   int64_t macs = 0, dramBytes = 0, cycles = 0, rooflineCycles = 0;
 };
 
-/// Compiles and simulates `p` for every model of `s`; one entry per NPU group.
-std::vector<GroupRoofline> groupRooflines(const SweepSpec &s, const Point &p);
+/// A point's roof and its groups.
+struct PointRoofline {
+  double peakMacsPerCycle = 0, dramBytesPerCycle = 0; // of the point's description
+  std::vector<GroupRoofline> groups;                  // one per NPU group, every model
+};
 
-/// Writes the chart (.png or .svg) for the groups of point `p`; returns a one-line summary.
-std::string plotRoofline(const std::string &path, const SweepSpec &s, const Point &p,
-                         const std::vector<GroupRoofline> &groups);
+/// Compiles and simulates `p` for every model of `s`.
+PointRoofline pointRoofline(const SweepSpec &s, const Point &p);
+
+/// Writes the chart (.png or .svg) of point `p`; returns a one-line summary.
+std::string plotRoofline(const std::string &path, const Point &p, const PointRoofline &r);
 
 } // namespace npuc::explore

@@ -110,10 +110,10 @@ void cmdExploreReport(const ExploreArgs &a, std::ostream &out) {
     if (index < 0 || index >= explore::gridSize(s))
       fail("--roofline {}: the sweep's points are 0 to {}", index, explore::gridSize(s) - 1);
     const explore::Point p = explore::pointAt(s, index);
-    const std::vector<explore::GroupRoofline> groups = explore::groupRooflines(s, p);
+    const explore::PointRoofline roof = explore::pointRoofline(s, p);
     for (const char *ext : {".png", ".svg"})
-      out << explore::plotRoofline((dir / fmt::format("roofline-p{}{}", index, ext)).string(), s, p,
-                                   groups)
+      out << explore::plotRoofline((dir / fmt::format("roofline-p{}{}", index, ext)).string(), p,
+                                   roof)
           << "\n";
   }
 }

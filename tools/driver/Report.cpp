@@ -7,11 +7,11 @@
 #include "graph/Passes.h"
 #include "isa/Costs.h"
 #include "simulator/Energy.h"
+#include "simulator/TraceSpans.h"
 
 #include "support/Error.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace npuc::driver {
 
@@ -110,39 +110,6 @@ double utilization(int64_t macs, int64_t peak, int64_t cycles) {
   return peak > 0 && cycles > 0 ? double(macs) / (double(peak) * double(cycles)) : 0.0;
 }
 
-/// The cycles each program index spans in a simulator trace (first start, last end), indexed
-/// once per segment so that a group's span reads only its own instructions: a segment of
-/// thousands of groups would otherwise scan the whole trace per group.
-class TraceSpans {
-public:
-  explicit TraceSpans(const std::vector<sim::TraceEvent> &trace) {
-    for (const sim::TraceEvent &e : trace) {
-      if (e.index < 0)
-        continue;
-      if (static_cast<size_t>(e.index) >= spans_.size())
-        spans_.resize(static_cast<size_t>(e.index) + 1, {kNone, kNoneEnd});
-      auto &[lo, hi] = spans_[static_cast<size_t>(e.index)];
-      lo = std::min(lo, e.start);
-      hi = std::max(hi, e.end);
-    }
-  }
-  /// Cycles spanned by the instructions [begin, end) (0 when none ran).
-  int64_t cycles(int64_t begin, int64_t end) const {
-    int64_t lo = kNone, hi = kNoneEnd;
-    const int64_t last = std::min(end, static_cast<int64_t>(spans_.size()));
-    for (int64_t i = std::max<int64_t>(begin, 0); i < last; ++i) {
-      lo = std::min(lo, spans_[static_cast<size_t>(i)].first);
-      hi = std::max(hi, spans_[static_cast<size_t>(i)].second);
-    }
-    return hi >= lo ? hi - lo : 0;
-  }
-
-private:
-  static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-  static constexpr int64_t kNoneEnd = std::numeric_limits<int64_t>::min();
-  std::vector<std::pair<int64_t, int64_t>> spans_;
-};
-
 } // namespace
 
 std::vector<std::string> groupOps(const graph::Graph &g, const graph::FusedGroup &grp) {
@@ -240,7 +207,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
                           {"crossing_ms", run.hostMs},
                           {"batch_split", batchSplitToJson(ns)}});
       crossingMs += run.hostMs;
-      const TraceSpans spans(s.trace);
+      const sim::TraceSpans spans(s.trace);
       for (const npu::GroupInfo &gi : ns.groupInfo) {
         roofline += gi.rooflineCycles;
         int64_t cycles = spans.cycles(gi.instrBegin, gi.instrEnd);
