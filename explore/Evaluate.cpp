@@ -4,6 +4,7 @@
 #include "isa/Costs.h"
 #include "simulator/Energy.h"
 #include "simulator/Simulator.h"
+#include "simulator/StatsSum.h"
 #include "support/Error.h"
 #include "tools/driver/Compiler.h"
 #include "tune/Records.h"
@@ -33,22 +34,6 @@ json baseRecord(const SweepSpec &s, const Point &p) {
   return {{"sweep", s.id}, {"index", p.index}, {"point", pointJson(s, p)}};
 }
 
-/// Adds b's counts to a (the fields the energy model and the metrics read).
-void addStats(sim::SimStats &a, const sim::SimStats &b) {
-  a.totalCycles += b.totalCycles;
-  a.macs += b.macs;
-  a.dramBytesRead += b.dramBytesRead;
-  a.dramBytesWritten += b.dramBytesWritten;
-  for (size_t i = 0; i < b.vectorElements.size(); ++i)
-    a.vectorElements[i] += b.vectorElements[i];
-  if (a.levels.size() < b.levels.size())
-    a.levels.resize(b.levels.size());
-  for (size_t i = 0; i < b.levels.size(); ++i) {
-    a.levels[i].bytesRead += b.levels[i].bytesRead;
-    a.levels[i].bytesWritten += b.levels[i].bytesWritten;
-  }
-}
-
 struct ModelRun {
   json j;
   sim::SimStats stats;
@@ -64,7 +49,7 @@ sim::SimStats simulate(const driver::CompiledModel &m, const isa::Target &t, int
     sim::SimOptions o;
     o.functional = false;
     o.check = false;
-    addStats(total, sim::run(t, seg.program, mem, o));
+    sim::addStats(total, sim::run(t, seg.program, mem, o));
     for (const npu::GroupInfo &gi : seg.groupInfo)
       roofline += gi.rooflineCycles;
   }
@@ -199,7 +184,7 @@ json evaluatePoint(const SweepSpec &s, const Point &p) {
       ModelRun mr = runModel(ms, t, s);
       models[ms.name] = mr.j;
       cpuGroups += mr.cpuGroups;
-      addStats(total, mr.stats);
+      sim::addStats(total, mr.stats);
     } catch (const Error &e) {
       r["status"] = "failed";
       r["reason"] = fmt::format("{}: {}", ms.name, e.what());

@@ -7,6 +7,7 @@
 #include "graph/Passes.h"
 #include "isa/Costs.h"
 #include "simulator/Energy.h"
+#include "simulator/StatsSum.h"
 #include "simulator/TraceSpans.h"
 
 #include "support/Error.h"
@@ -37,20 +38,6 @@ json engineJson(const isa::Target &t, const std::vector<sim::EngineStats> &engin
   return out;
 }
 
-void addEngines(std::vector<sim::EngineStats> &acc, const std::vector<sim::EngineStats> &add) {
-  if (acc.size() < add.size())
-    acc.resize(add.size());
-  for (size_t i = 0; i < add.size(); ++i) {
-    acc[i].name = add[i].name;
-    acc[i].busyCycles += add[i].busyCycles;
-    acc[i].instructions += add[i].instructions;
-    acc[i].tokenWaitCycles += add[i].tokenWaitCycles;
-    acc[i].idleCycles += add[i].idleCycles;
-    acc[i].bankConflictStallCycles += add[i].bankConflictStallCycles;
-    acc[i].criticalPathCycles += add[i].criticalPathCycles;
-  }
-}
-
 /// Per-level bank-conflict stalls (on-chip levels with more than one bank).
 json levelJson(const isa::Target &t, const std::vector<sim::LevelStats> &levels) {
   json out = json::object();
@@ -61,16 +48,6 @@ json levelJson(const isa::Target &t, const std::vector<sim::LevelStats> &levels)
                       i < levels.size() ? levels[i].bankConflictStallCycles : 0}};
     }
   return out;
-}
-
-void addLevels(std::vector<sim::LevelStats> &acc, const std::vector<sim::LevelStats> &add) {
-  if (acc.size() < add.size())
-    acc.resize(add.size());
-  for (size_t i = 0; i < add.size(); ++i) {
-    acc[i].bankConflictStallCycles += add[i].bankConflictStallCycles;
-    acc[i].bytesRead += add[i].bytesRead;
-    acc[i].bytesWritten += add[i].bytesWritten;
-  }
 }
 
 /// `energy_pj` (docs/REPORT.md, docs/ENERGY.md): the run's energy by component.
@@ -190,16 +167,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
     if (seg.npu) {
       const npu::Segment &ns = m.npuSegments.at(size_t(seg.npuIndex));
       const sim::SimStats &s = run.stats;
-      total.totalCycles += s.totalCycles;
-      total.macs += s.macs;
-      for (size_t op = 0; op < s.vectorElements.size(); ++op)
-        total.vectorElements[op] += s.vectorElements[op];
-      total.dramBytesRead += s.dramBytesRead;
-      total.dramBytesWritten += s.dramBytesWritten;
-      total.bankConflictStallCycles += s.bankConflictStallCycles;
-      total.criticalPathOtherCycles += s.criticalPathOtherCycles;
-      addEngines(total.engines, s.engines);
-      addLevels(total.levels, s.levels);
+      sim::addStats(total, s);
       segments.push_back({{"placement", "npu"},
                           {"groups", seg.groups},
                           {"cycles", s.totalCycles},
