@@ -156,16 +156,8 @@ json breakdowns(const isa::Target &t, const sim::SimStats &total) {
   return {{"energy_uj", energy}, {"area_mm2", area}};
 }
 
-} // namespace
-
-json rejectedRecord(const SweepSpec &s, const Point &p, const std::string &constraint) {
-  json r = baseRecord(s, p);
-  r["status"] = "rejected";
-  r["reason"] = "violates constraint: " + constraint;
-  return r;
-}
-
-json evaluatePoint(const SweepSpec &s, const Point &p) {
+// evaluatePoint's work; npuc::Error from a model's compile makes the point `failed`.
+json evaluateChecked(const SweepSpec &s, const Point &p) {
   const auto t0 = Clock::now();
   json r = baseRecord(s, p);
   isa::Target t;
@@ -211,6 +203,28 @@ json evaluatePoint(const SweepSpec &s, const Point &p) {
   r["breakdown"] = breakdowns(t, total);
   r["timing"] = {{"seconds", secondsSince(t0)}};
   return r;
+}
+
+} // namespace
+
+json rejectedRecord(const SweepSpec &s, const Point &p, const std::string &constraint) {
+  json r = baseRecord(s, p);
+  r["status"] = "rejected";
+  r["reason"] = "violates constraint: " + constraint;
+  return r;
+}
+
+json evaluatePoint(const SweepSpec &s, const Point &p) {
+  // A compiler bug in one point (an exception that is not a diagnostic) fails that point, not
+  // the sweep (worker threads and MPI ranks have nowhere else to report it).
+  try {
+    return evaluateChecked(s, p);
+  } catch (const std::exception &e) {
+    json r = baseRecord(s, p);
+    r["status"] = "failed";
+    r["reason"] = fmt::format("internal error: {}", e.what());
+    return r;
+  }
 }
 
 std::optional<double> metricOf(const json &record, Metric m) {

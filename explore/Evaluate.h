@@ -24,7 +24,8 @@
 
 namespace npuc::explore {
 
-/// Evaluates `p` (never throws npuc::Error: a bad point is a record with its status and reason).
+/// Evaluates `p`. Never throws: a bad point is a record with its status and reason, and an
+/// internal error (a compiler bug) a `failed` record saying so.
 nlohmann::json evaluatePoint(const SweepSpec &s, const Point &p);
 
 /// The record of a point rejected by a constraint (nothing compiled).

@@ -3,8 +3,8 @@
 #include "explore/Explore.h"
 
 #include "explore/Evaluate.h"
-#include "explore/Mpi.h"
 #include "explore/GeneticSearch.h"
+#include "explore/Mpi.h"
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "support/Error.h"
@@ -23,19 +23,6 @@ namespace npuc::explore {
 using nlohmann::json;
 
 namespace {
-
-/// A point evaluated on a worker: a compiler bug in one point (an exception that is not a
-/// diagnostic) fails that point, not the sweep.
-json evaluateGuarded(const SweepSpec &s, const Point &p) {
-  try {
-    return evaluatePoint(s, p);
-  } catch (const std::exception &e) {
-    json r = {{"sweep", s.id}, {"index", p.index}, {"point", pointJson(s, p)}};
-    r["status"] = "failed";
-    r["reason"] = fmt::format("internal error: {}", e.what());
-    return r;
-  }
-}
 
 std::string progressLine(const json &r, size_t done) {
   std::string line = fmt::format("[{}] point {}: {}", done, r.at("index").get<int64_t>(),
@@ -92,7 +79,7 @@ public:
     std::atomic<size_t> next{0};
     auto worker = [&] {
       for (size_t i; (i = next.fetch_add(1)) < todo.size();)
-        record(evaluateGuarded(s_, todo[i]));
+        record(evaluatePoint(s_, todo[i]));
     };
     const int jobs = std::max(1, std::min<int>(o_.jobs, int(todo.size())));
     std::vector<std::thread> threads;

@@ -32,19 +32,6 @@ namespace {
 
 enum Tag { kWork = 1, kResult = 2, kStop = 3 };
 
-/// A record evaluated where it cannot fail the worker (the same guard as local threads).
-json evaluateOn(const SweepSpec &s, int64_t index) {
-  const Point p = pointAt(s, index);
-  try {
-    return evaluatePoint(s, p);
-  } catch (const std::exception &e) {
-    json r = {{"sweep", s.id}, {"index", p.index}, {"point", pointJson(s, p)}};
-    r["status"] = "failed";
-    r["reason"] = std::string("internal error: ") + e.what();
-    return r;
-  }
-}
-
 } // namespace
 
 Session::Session() {
@@ -83,7 +70,7 @@ void serve(const SweepSpec &s) {
     MPI_Recv(&index, 1, MPI_INT64_T, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
     if (st.MPI_TAG == kStop)
       return;
-    const std::string text = evaluateOn(s, index).dump();
+    const std::string text = evaluatePoint(s, pointAt(s, index)).dump();
     MPI_Send(text.data(), int(text.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD);
   }
 }
