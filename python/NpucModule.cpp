@@ -8,9 +8,9 @@
 // the same message. Long calls release the GIL; the explore callback takes it again, on whichever
 // worker thread finished the point.
 #include "explore/Explore.h"
+#include "explore/Report.h"
 #include "explore/Results.h"
 #include "explore/Sweep.h"
-#include "graph/Reference.h"
 #include "support/Error.h"
 #include "support/File.h"
 #include "support/Npy.h"
@@ -89,14 +89,8 @@ reference(const std::string &model, const std::map<std::string, py::bytes> &inpu
   std::map<std::string, HostTensor> named;
   {
     py::gil_scoped_release nogil;
-    graph::Graph g = driver::loadModelGraph(model, importOptions(shapes));
-    driver::validateInputs(g, in);
-    std::map<graph::ValueId, HostTensor> byId;
-    for (auto &[name, t] : in)
-      byId[*g.findValue(name)] = std::move(t);
-    std::map<graph::ValueId, HostTensor> res = graph::runReference(g, byId);
-    for (size_t i = 0; i < g.outputs.size(); ++i)
-      named[g.outputName(i)] = res.at(g.outputs[i]);
+    const graph::Graph g = driver::loadModelGraph(model, importOptions(shapes));
+    named = driver::runReferenceNamed(g, std::move(in));
   }
   return encodeOutputs(named);
 }
@@ -178,6 +172,25 @@ PYBIND11_MODULE(_npuc, m) {
   m.def("read_file", [](const std::string &path) { return py::bytes(readFile(path)); });
   m.def("explore", &runExplore, py::arg("spec"), py::arg("out_dir"), py::arg("jobs"),
         py::arg("plots"), py::arg("on_point"));
+  m.def(
+      "pareto",
+      [](const std::string &recordsJson, const std::vector<std::string> &objectives) {
+        explore::Results r;
+        for (const nlohmann::json &rec : nlohmann::json::parse(recordsJson))
+          r.records.push_back(rec);
+        std::vector<explore::Metric> ms;
+        for (const std::string &name : objectives) {
+          std::optional<explore::Metric> m = explore::metricFromName(name);
+          if (!m)
+            fail("pareto: unknown objective '{}' (expected one of: {})", name,
+                 explore::metricNameList());
+          ms.push_back(*m);
+        }
+        if (ms.empty())
+          fail("pareto: no objective given");
+        return explore::paretoRecords(r, ms);
+      },
+      py::arg("records_json"), py::arg("objectives"));
   m.def("read_results", [](const std::string &path) {
     explore::Results r = explore::readResults(path);
     return nlohmann::json{{"header", r.header}, {"records", r.records}}.dump();

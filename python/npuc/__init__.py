@@ -143,22 +143,10 @@ def read_results(path):
     return r["header"], r["records"]
 
 
-_MAXIMISED = {"mac_utilization"}
-
-
 def pareto(records, objectives):
-    """The records no other ok record beats in every objective (names as in docs/EXPLORE.md;
-    mac_utilization is maximised, the rest minimised), in the given order."""
-    ok = [r for r in records if r.get("status") == "ok"]
-
-    def key(r):
-        return [(-1 if o in _MAXIMISED else 1) * r["metrics"][o] for o in objectives]
-
-    keys = [key(r) for r in ok]
-    front = []
-    for i, a in enumerate(keys):
-        dominated = any(all(x <= y for x, y in zip(b, a)) and b != a
-                        for j, b in enumerate(keys) if j != i)
-        if not dominated:
-            front.append(ok[i])
-    return front
+    """The ok records no other ok record beats in every objective (names as in
+    docs/EXPLORE.md; mac_utilization is maximised, the rest minimised), ordered by the first
+    objective: the same front `npuc explore` writes to pareto.csv."""
+    records = list(records)
+    indices = _npuc.pareto(json.dumps(records), list(objectives))
+    return [records[i] for i in indices]

@@ -516,15 +516,8 @@ void cmdRef(const RefArgs &a, std::ostream &out) {
       fail("input '{}' is given with --input and bound with --bind {}={}; give it once", b->first,
            b->first, b->second.path);
   graph::Graph g = driver::loadModelGraph(a.model, io);
-  std::map<std::string, HostTensor> inputs = inputMap(a.inputs, g);
-  driver::validateInputs(g, inputs);
-  std::map<graph::ValueId, HostTensor> byId;
-  for (auto &[name, t] : inputs)
-    byId[*g.findValue(name)] = std::move(t);
-  std::map<graph::ValueId, HostTensor> res = graph::runReference(g, byId);
-  std::map<std::string, HostTensor> named;
-  for (size_t i = 0; i < g.outputs.size(); ++i)
-    named[g.outputName(i)] = res.at(g.outputs[i]);
+  const std::map<std::string, HostTensor> named =
+      driver::runReferenceNamed(g, inputMap(a.inputs, g));
   std::vector<std::string> read = inputPaths(a.inputs);
   read.push_back(a.model);
   for (const std::string &p : inputPaths(a.binds))

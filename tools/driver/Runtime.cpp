@@ -163,6 +163,19 @@ void validateInputs(const graph::Graph &g, const std::map<std::string, HostTenso
   }
 }
 
+std::map<std::string, HostTensor> runReferenceNamed(const graph::Graph &g,
+                                                    std::map<std::string, HostTensor> inputs) {
+  validateInputs(g, inputs);
+  std::map<ValueId, HostTensor> byId;
+  for (auto &[name, t] : inputs)
+    byId[*g.findValue(name)] = std::move(t);
+  std::map<ValueId, HostTensor> res = graph::runReference(g, byId);
+  std::map<std::string, HostTensor> named;
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    named[g.outputName(i)] = res.at(g.outputs[i]);
+  return named;
+}
+
 namespace {
 
 // A constant packed from its fp32 data: the graph's own vector where it holds one (no copy of

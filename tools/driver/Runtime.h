@@ -77,6 +77,11 @@ std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m);
 /// equal. Errors name the input and the expected and given shapes.
 void validateInputs(const graph::Graph &g, const std::map<std::string, HostTensor> &inputs);
 
+/// The reference executor (graph::runReference, `npuc ref`) on named inputs, checked as
+/// validateInputs checks them; the outputs by graph output name.
+std::map<std::string, HostTensor> runReferenceNamed(const graph::Graph &g,
+                                                    std::map<std::string, HostTensor> inputs);
+
 RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
                    const RunOptions &options);
 inline RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
