@@ -66,10 +66,6 @@ std::string valueText(const json &v) {
   return v.dump();
 }
 
-constexpr Metric kAllMetrics[] = {Metric::Cycles,  Metric::LatencyUs, Metric::EnergyUj,
-                                  Metric::AreaMm2, Metric::DramBytes, Metric::MacUtilization,
-                                  Metric::Edp};
-
 std::string csv(const Results &r, const std::vector<size_t> &order) {
   const std::vector<std::string> axes = axesOf(r);
   std::vector<std::string> models;

@@ -37,6 +37,8 @@ constexpr MetricInfo kMetrics[] = {{Metric::Cycles, "cycles", false},
                                    {Metric::MacUtilization, "mac_utilization", true},
                                    {Metric::Edp, "edp", false}};
 
+static_assert(std::size(kMetrics) == std::size(kAllMetrics), "a name for every metric");
+
 } // namespace
 
 const char *metricName(Metric m) {

@@ -29,6 +29,10 @@ namespace npuc::explore {
 
 /// What a sweep can optimise. Each is minimised except MacUtilization.
 enum class Metric { Cycles, LatencyUs, EnergyUj, AreaMm2, DramBytes, MacUtilization, Edp };
+/// Every metric, in enumerator order (the tables' columns).
+inline constexpr Metric kAllMetrics[] = {Metric::Cycles,  Metric::LatencyUs, Metric::EnergyUj,
+                                         Metric::AreaMm2, Metric::DramBytes, Metric::MacUtilization,
+                                         Metric::Edp};
 const char *metricName(Metric m);
 std::optional<Metric> metricFromName(const std::string &name);
 /// "cycles, latency_us, ..." for messages.
