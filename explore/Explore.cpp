@@ -8,15 +8,14 @@
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "support/Error.h"
+#include "support/WorkQueue.h"
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 namespace npuc::explore {
 
@@ -76,18 +75,7 @@ public:
       mpi::dispatch(*ranks_, todo, [&](const json &r) { record(r); });
       return;
     }
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < todo.size();)
-        record(evaluatePoint(s_, todo[i]));
-    };
-    const int jobs = std::max(1, std::min<int>(o_.jobs, int(todo.size())));
-    std::vector<std::thread> threads;
-    for (int j = 1; j < jobs; ++j)
-      threads.emplace_back(worker);
-    worker();
-    for (std::thread &t : threads)
-      t.join();
+    runTasks(todo.size(), o_.jobs, [&](size_t i) { record(evaluatePoint(s_, todo[i])); });
   }
 
   /// Objective values of every record so far (maximised ones negated; nullopt when not ok).

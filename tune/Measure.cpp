@@ -3,11 +3,9 @@
 
 #include "simulator/Simulator.h"
 #include "support/Error.h"
+#include "support/WorkQueue.h"
 
-#include <atomic>
 #include <chrono>
-#include <exception>
-#include <system_error>
 #include <thread>
 
 namespace npuc::tune {
@@ -80,37 +78,8 @@ Measurement Measurer::measure(const Candidate &c) const {
 
 std::vector<Measurement> Measurer::measureAll(const std::vector<Candidate> &cs) const {
   std::vector<Measurement> out(cs.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(cs.size());
-  auto work = [&] {
-    for (size_t i = next++; i < cs.size(); i = next++) {
-      try {
-        out[i] = measure(cs[i]);
-      } catch (...) { // bad input (npuc::Error) reaches the caller's thread, first one first
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t n = std::min(cs.size(), static_cast<size_t>(jobs_));
-  if (n <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t i = 0; i < n; ++i) {
-      try {
-        pool.emplace_back(work);
-      } catch (const std::system_error &) {
-        break; // the system refuses more threads: the ones running share out all the work
-      }
-    }
-    if (pool.empty())
-      work();
-    for (std::thread &th : pool)
-      th.join();
-  }
-  for (const std::exception_ptr &e : errors)
-    if (e)
-      std::rethrow_exception(e);
+  // Bad input (npuc::Error) reaches the caller's thread, the first candidate's first.
+  runTasks(cs.size(), jobs_, [&](size_t i) { out[i] = measure(cs[i]); });
   return out;
 }
 
