@@ -3,30 +3,19 @@
 jobs writes results.jsonl, the tables and the plots; --dry-run lists points and constraint
 verdicts; a rerun resumes with nothing to do; `npuc explore report` redraws under other
 objectives; bad specs and arguments fail with the field named and leave no output."""
-import argparse
 import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 
-def run(args, ok=True):
-    p = subprocess.run(args, capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
-    if not ok and p.returncode == 0:
-        sys.exit(f"expected failure: {' '.join(args)}\n{p.stdout}")
-    return p
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from cli_check import parse_args, run  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--npuc", required=True)
-    ap.add_argument("--root", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a = parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     w = lambda f: os.path.join(a.work, f)

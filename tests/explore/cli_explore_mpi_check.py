@@ -3,7 +3,6 @@
 --oversubscribe -np 3`), a 30-point sweep gives the records a serial run gives; a sweep under
 mpirun killed part-way and run again ends with the same set; a rank that loads another sweep
 aborts the job with a message."""
-import argparse
 import json
 import os
 import re
@@ -18,13 +17,13 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import cli_check  # noqa: E402
+from cli_check import parse_args  # noqa: E402
+
+
 def run(args, ok=True):
-    p = subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=240)
-    if ok and p.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
-    if not ok and p.returncode == 0:
-        sys.exit(f"expected failure: {' '.join(args)}\n{p.stdout}")
-    return p
+    return cli_check.run(args, ok, env=ENV, timeout=240)
 
 
 def records(path):
@@ -40,11 +39,7 @@ def records(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--npuc", required=True)
-    ap.add_argument("--root", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a = parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     w = lambda f: os.path.join(a.work, f)

@@ -3,10 +3,8 @@
 -> `npuc asm` reproduces the bytes; `npuc sim` with regions (--dram-init FILE@REGION, --dump
 REGION=FILE.npy), --timing-only (same cycles, no data), --no-check (a racy program runs), the
 report's new fields, and hazard messages. Expected values are derived here from the program."""
-import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -23,21 +21,12 @@ store: st  pop=vector src_space=l1 src_addr=res dst_addr=y elem_bytes=2 n0=32 n1
 """
 
 
-def run(args, ok=True):
-    p = subprocess.run(args, capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(args)}\n{p.stdout}\n{p.stderr}")
-    if not ok and p.returncode == 0:
-        sys.exit(f"expected failure: {' '.join(args)}\n{p.stdout}")
-    return p
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from cli_check import parse_args, run  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--npuc", required=True)
-    ap.add_argument("--root", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a = parse_args()
     os.makedirs(a.work, exist_ok=True)
     w = lambda f: os.path.join(a.work, f)
     target = os.path.join(a.root, "configs", "npu-base.yaml")
