@@ -297,6 +297,13 @@ private:
     countActions(t_, d, stats_);
     stats_.dramBytesRead += d.dramRead;
     stats_.dramBytesWritten += d.dramWritten;
+    if (!opt_.dramRegions.empty() && d.sem == isa::Semantics::Dma) {
+      if (d.dramRead > 0)
+        stats_.dramByClass.read[size_t(opt_.dramRegions.classOf(d.dma.src.addr))] += d.dramRead;
+      if (d.dramWritten > 0)
+        stats_.dramByClass.written[size_t(opt_.dramRegions.classOf(d.dma.dst.addr))] +=
+            d.dramWritten;
+    }
     stats_.bankConflictStallCycles += stall;
     stats_.totalCycles = std::max(stats_.totalCycles, end);
     if (opt_.trace)

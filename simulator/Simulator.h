@@ -13,6 +13,7 @@
 
 #include "isa/Program.h"
 #include "isa/Target.h"
+#include "simulator/DramTraffic.h"
 
 #include <array>
 #include <cstdint>
@@ -97,11 +98,15 @@ struct SimStats {
   /// Counter tracks, filled when SimOptions::trace: DRAM bytes/cycle in flight, and per level
   /// the number of instructions touching its banks (`levelActivity[level]`).
   std::vector<CounterSample> dramCounter;
+  /// DRAM bytes by class, counted when SimOptions::dramRegions is set (simulator/DramTraffic.h).
+  DramTraffic dramByClass;
   std::vector<std::vector<CounterSample>> levelActivity;
 };
 
 struct SimOptions {
   bool trace = false;
+  /// What the DRAM image holds where: set, the run counts SimStats::dramByClass.
+  DramRegions dramRegions;
   /// false: timing only (no data is read or written); the cycle count is exactly the same.
   bool functional = true;
   /// Hazard checking (docs/SIMULATOR.md): races between engines on overlapping bytes with no

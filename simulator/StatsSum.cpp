@@ -10,6 +10,10 @@ void addStats(SimStats &total, const SimStats &s) {
   total.dramBytesWritten += s.dramBytesWritten;
   total.bankConflictStallCycles += s.bankConflictStallCycles;
   total.criticalPathOtherCycles += s.criticalPathOtherCycles;
+  for (size_t c = 0; c < kDramClasses; ++c) {
+    total.dramByClass.read[c] += s.dramByClass.read[c];
+    total.dramByClass.written[c] += s.dramByClass.written[c];
+  }
   for (size_t op = 0; op < s.vectorElements.size(); ++op)
     total.vectorElements[op] += s.vectorElements[op];
   if (total.engines.size() < s.engines.size())

@@ -15,4 +15,15 @@ Expected<Segment, Reject> compileSegment(const graph::Graph &g, const std::vecto
   return std::move(p.seg);
 }
 
+sim::DramRegions dramRegionsOf(const Segment &seg) {
+  std::vector<sim::DramRegion> rs;
+  rs.push_back(
+      {seg.constBase, seg.constBase + int64_t(seg.constImage.size()), sim::DramClass::Constant});
+  for (const DramTensor &t : seg.inputs)
+    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Input});
+  for (const DramTensor &t : seg.outputs)
+    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Output});
+  return sim::DramRegions(std::move(rs));
+}
+
 } // namespace npuc::npu

@@ -18,6 +18,7 @@
 #include "npu/kernels/KernelSelect.h"
 #include "npu/pipeline/Phase.h"
 #include "npu/schedule/Schedule.h"
+#include "simulator/DramTraffic.h"
 #include "support/Expected.h"
 
 #include <cstdint>
@@ -33,6 +34,10 @@ struct PhaseControl; // npu/pipeline/Phase.h
 struct CompileOptions {
   bool doubleBuffer = true;
   bool naiveTiling = false; // ablation: one fixed tile shape instead of the cost model's choice
+  /// Batch > 1: tensor-unit kernels may keep each weight block on chip while every image streams
+  /// through (npu/kernels/TensorUnit.h `nin`); false (`--no-batch-weight-reuse`) reloads the
+  /// weights per image.
+  bool batchWeightReuse = true;
   /// Consecutive groups take their on-chip buffers from opposite ends of each level, so the next
   /// group's weights and constants load while the current group computes (ablation: false puts
   /// every group's buffers at the bottom, which orders those loads after the current group).
@@ -177,6 +182,10 @@ struct Segment {
   /// tuning record <point> ignored: <reason>" (CompileOptions::tuned). Not stored in packages.
   std::vector<std::string> warnings;
 };
+
+/// The segment's DRAM image by class, for the simulator's traffic accounting
+/// (simulator/DramTraffic.h): its constants, inputs and outputs; the rest holds intermediates.
+sim::DramRegions dramRegionsOf(const Segment &seg);
 
 /// Compiles consecutive NPU groups into one program (the segment pipeline: npu/pipeline/).
 /// A compiler decision that leaves no program (a kernel finds no tiling in its window, an

@@ -111,7 +111,9 @@ inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
     auto bytes = npu::packTensor(inputs[idx], in);
     std::copy(bytes.begin(), bytes.end(), dram.begin() + in.addr);
   }
-  r.stats = sim::run(t, r.seg.program, mem);
+  sim::SimOptions so; // hazard checker on; DRAM traffic by class (weights, input, ...)
+  so.dramRegions = npu::dramRegionsOf(r.seg);
+  r.stats = sim::run(t, r.seg.program, mem, so);
   const npu::DramTensor &o = r.seg.outputs.at(0);
   r.out = npu::unpackTensor(dram.data() + o.addr, o);
   return r;

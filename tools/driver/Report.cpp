@@ -4,6 +4,8 @@
 // JSON (not from the raw stats) so that the two can never disagree.
 #include "tools/driver/Report.h"
 
+#include "tools/driver/DramAccounting.h"
+
 #include "graph/Passes.h"
 #include "isa/Costs.h"
 #include "simulator/Energy.h"
@@ -160,6 +162,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
   sim::SimStats total;
   int64_t roofline = 0;
   double cpuMs = 0, crossingMs = 0, cpuOverheadMs = 0;
+  DramFootprint footprint; // the NPU segments' compulsory DRAM bytes
   json ops = json::array(), segments = json::array();
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const Seg &seg = m.segments[si];
@@ -168,6 +171,11 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
       const npu::Segment &ns = m.npuSegments.at(size_t(seg.npuIndex));
       const sim::SimStats &s = run.stats;
       sim::addStats(total, s);
+      footprint.constants += int64_t(ns.constImage.size());
+      for (const npu::DramTensor &t : ns.inputs)
+        footprint.inputs += t.bytes();
+      for (const npu::DramTensor &t : ns.outputs)
+        footprint.outputs += t.bytes();
       segments.push_back({{"placement", "npu"},
                           {"groups", seg.groups},
                           {"cycles", s.totalCycles},
@@ -230,6 +238,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
   r["roofline_cycles"] = roofline;
   r["roofline_fraction"] =
       total.totalCycles > 0 ? double(roofline) / double(total.totalCycles) : 0.0;
+  r["dram_accounting"] =
+      dramAccountingToJson(dramAccounting(m.target, footprint, total), total.totalCycles);
   r["cpu_ms_total"] = cpuMs;
   r["crossing_ms_total"] = crossingMs;
   r["cpu_overhead_ms_total"] = cpuOverheadMs;
@@ -326,6 +336,25 @@ std::string formatReport(const json &r) {
                      double(r.at("dram_bytes_read").get<int64_t>()) / 1e6,
                      double(r.at("dram_bytes_written").get<int64_t>()) / 1e6,
                      r.at("bank_conflict_stall_cycles").get<int64_t>());
+  if (r.contains("dram_accounting")) {
+    const json &a = r.at("dram_accounting");
+    const json &nc = a.at("non_compulsory_bytes");
+    auto mb = [&](const char *k) { return double(nc.at(k).get<int64_t>()) / 1e6; };
+    out += fmt::format("DRAM vs compulsory: {:.2f}x of {:.3f} MB (extra MB: weights re-read "
+                       "{:.3f}, inputs re-read {:.3f}, activations spilled {:.3f}, activations "
+                       "re-read {:.3f}, outputs {:.3f})\n",
+                       a.at("moved_over_compulsory").get<double>(),
+                       double(a.at("compulsory_bytes").get<int64_t>()) / 1e6, mb("weights_reread"),
+                       mb("inputs_reread"), mb("activations_spilled"), mb("activations_reread"),
+                       mb("outputs_extra"));
+    out += fmt::format("whole-graph bound: {} cycles (MACs {}, DRAM {}, vector {}); run at "
+                       "{:.2f}x of it\n",
+                       a.at("whole_graph_bound_cycles").get<int64_t>(),
+                       a.at("bound_parts_cycles").at("mac").get<int64_t>(),
+                       a.at("bound_parts_cycles").at("dram").get<int64_t>(),
+                       a.at("bound_parts_cycles").at("vector").get<int64_t>(),
+                       a.at("cycles_over_bound").get<double>());
+  }
   if (r.contains("energy_pj")) {
     const json &e = r.at("energy_pj");
     const double totalPj = e.at("total").get<double>();
