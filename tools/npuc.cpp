@@ -71,6 +71,9 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   sub->add_flag("--no-batch-split", a->noBatchSplit,
                 "batch > 1: every group runs on the whole batch (no run is executed sub-batch by "
                 "sub-batch to keep its intermediates in L1)");
+  sub->add_flag("--no-batch-weight-reuse", a->noBatchWeightReuse,
+                "batch > 1: tensor-unit kernels reload every weight block per image (no image "
+                "streams through a weight block kept on chip)");
   sub->add_flag("--batch-split-dram-first", a->batchSplitDramFirst,
                 "batch > 1: split a run that saves DRAM traffic even when the simulation finds it "
                 "slower (by default a split never costs cycles)");

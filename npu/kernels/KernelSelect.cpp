@@ -127,7 +127,13 @@ struct Walk {
     return *key;
   }
   SpaceContext context() const {
-    return SpaceContext{&r.hw, r.window, r.fromTop, r.d.levelOf, r.o.doubleBuffer, r.o.naiveTiling};
+    return SpaceContext{&r.hw,
+                        r.window,
+                        r.fromTop,
+                        r.d.levelOf,
+                        r.o.doubleBuffer,
+                        r.o.naiveTiling,
+                        r.o.batchWeightReuse};
   }
 };
 

@@ -104,6 +104,9 @@ struct Kernel {
 struct KernelOptions {
   bool doubleBuffer = true;
   bool naiveTiling = false; // matmul kernels: tensor-unit-sized tiles, one output row at a time
+  /// Batched tensor-unit groups may run the images inside the output-channel blocks, loading
+  /// each weight block once per batch (TensorUnit.h `nin`); false: the images outermost.
+  bool batchWeightReuse = true;
   /// The point to lower instead of the default heuristic's (a forced or replayed schedule);
   /// its strategy must be one of the plan's (strategiesFor).
   std::optional<Schedule> schedule;

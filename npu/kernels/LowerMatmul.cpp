@@ -39,6 +39,7 @@ struct MatmulLowering {
   const TensorUnitSpace::Chan ch;
   const int64_t toc, tk, toh, tic, ICB, khg, KHG, OCB, OHB, KC, M, rowsMax;
   const bool naive;
+  const bool nInner; // the images inside the output-channel blocks (TensorUnit.h `nin`)
   bool xDirect = false, xPadded = false, chunked = false, kOuter = false, inputOnce = false;
   int64_t chunkElems = 0, blockElems = 0, wAddr = 0, xAddr = 0, yAddr = 0;
   OnChip xbuf, wbuf, obuf, abuf, bbuf, cbuf;
@@ -54,7 +55,8 @@ struct MatmulLowering {
         nres(s.nres_), ch(s.chanFor(pt.get("tic"))), toc(pt.get("toc")), tk(pt.get("tk")),
         toh(pt.get("toh")), tic(ch.tic), ICB(ch.ICB), khg(pt.get("khg")), KHG(ceilDiv(c.KH, khg)),
         OCB(ceilDiv(ocg, toc)), OHB(ceilDiv(c.OH, toh)), KC(ceilDiv(ch.Kl, tk)), M(toh * c.OW),
-        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling) {
+        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling),
+        nInner(s.hasBatchDecision() && pt.get("nin") == 1) {
     NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
                 "rows fold only when each kernel row is one contiguous k run, whole rows per "
                 "chunk");
@@ -62,14 +64,16 @@ struct MatmulLowering {
     const bool noPad =
         Wp == c.W && c.padL == 0 && c.padT == 0 && (c.OH - 1) * c.SH + (c.KH - 1) * c.DH + 1 <= c.H;
     xPadded = xDirect && !noPad; // each gather pads the taps outside the image itself
-    chunked = OHB == 1 && !xDirect && sp.chunkedInput(ch, tk, khg);
+    // Images inside the blocks: an image's input serves one block, so it is neither hoisted
+    // out of the block loop nor kept in chunks across blocks.
+    chunked = OHB == 1 && !xDirect && !nInner && sp.chunkedInput(ch, tk, khg);
     chunkElems = rowsMax * Wp * tk; // one k-chunk of a chunk-major input
     kOuter = pt.get("kouter") == 1;
     blockElems = c.KH * c.KW * tic * toc;
     // A single row tile and channel block: the input tile is the same for every output-channel
     // block, so it is loaded once per (image, group), before the ob loop (the cost model counts
     // it so), and its buffer counter skips ob.
-    inputOnce = OHB == 1 && ICB == 1;
+    inputOnce = OHB == 1 && ICB == 1 && !nInner;
   }
 
   size_t weightBytes() const { return static_cast<size_t>(c.G * OCB * ICB * blockElems * eb); }
@@ -139,8 +143,10 @@ void MatmulLowering::counters() {
   n = Var::make("n"), gi = Var::make("g"), ob = Var::make("ocb"), hb = Var::make("ohb");
   ib = Var::make("icb"), hg = Var::make("khg"), kr = Var::make("kr"), kw = Var::make("kw"),
   kc = Var::make("kc");
-  itO = (Expr(n) * c.G + gi) * OCB + ob; // output-channel-block counter
-  it = itO * OHB + hb;                   // output-tile counter
+  // The counters number the iterations in execution order, so that double-buffered slots
+  // alternate: images outermost (n, g, ob, hb) or inside the blocks (g, ob, n, hb).
+  itO = nInner ? Expr(gi) * OCB + ob : (Expr(n) * c.G + gi) * OCB + ob; // channel-block counter
+  it = (nInner ? itO * c.N + n : itO) * OHB + hb;                       // output-tile counter
   itx = it * ICB + ib;                   // input-block counter
   itIn = inputOnce ? Expr(n) * c.G + gi : itx;
   wpar = ICB == 1 ? itO : itx; // weight-block counter
@@ -376,6 +382,12 @@ Stmt MatmulLowering::loopNest(const std::vector<View> &consts) {
         forLoop(ob2, imm(0), imm(OCB), substitute(seq(tail), VarMap{{ob.node(), Expr(ob2)}}));
     obLoop = forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), seq({kloop, tailLoop})));
   }
+  if (nInner) { // the weight block loads once per block, then every image's tiles use it
+    NPUC_ASSERT(ICB == 1 && !kOuter && !inputOnce, "nin = 1 was checked legal");
+    Stmt images = forLoop(n, imm(0), imm(c.N), forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
+    Stmt perBlock = seq({weightLoad(imm(0)), images});
+    return forLoop(gi, imm(0), imm(c.G), forLoop(ob, imm(0), imm(OCB), perBlock));
+  }
   return forLoop(n, imm(0), imm(c.N), forLoop(gi, imm(0), imm(c.G), obLoop));
 }
 
@@ -389,7 +401,7 @@ std::string MatmulLowering::tilingText(double cost) const {
     foldText = " (" + foldText + ")";
   return fmt::format(
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
-      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}; estimated {:.0f} cycles",
+      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}{}; estimated {:.0f} cycles",
       foldText, toh, c.OW, toc, M, tk, khg > 1 ? c.KH * ch.Kl : ch.Kl,
       ICB > 1   ? fmt::format(", input channels blocked by {} at L1", tic)
       : chunked ? fmt::format(
@@ -398,6 +410,9 @@ std::string MatmulLowering::tilingText(double cost) const {
                 : "",
       rowsMax, Wp, tic, c.KH, c.KW, tic, toc, nres ? fmt::format(" + {} residual", nres) : "",
       nb == 2 ? "double-buffered at L1, L0 and the accumulator" : "single-buffered",
+      nInner
+          ? fmt::format("; {} images inside each output-channel block (weights loaded once)", c.N)
+          : "",
       naive ? "; naive tiling (ablation)" : "", cost);
 }
 

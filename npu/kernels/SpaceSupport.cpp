@@ -20,6 +20,7 @@ KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s) {
   KernelOptions o;
   o.doubleBuffer = s.get(kBuffers) == 2;
   o.naiveTiling = ctx.naiveTiling;
+  o.batchWeightReuse = ctx.batchWeightReuse;
   return o;
 }
 

@@ -5,7 +5,10 @@
 // `tic` input channels per L1 block (the whole group's unless that cannot fit); `toc` output
 // channels, `toh` output rows (x the full output width) per tile; `tk` the k-chunk of one matmul
 // and `khg` kernel rows folded into one chunk (khg > 1: tk = khg x the row's run); `kouter` 1
-// puts the k-chunks outside the output-channel blocks (a chunked input loaded once).
+// puts the k-chunks outside the output-channel blocks (a chunked input loaded once). Batched
+// groups (N > 1) also choose `nin`: 1 runs the images inside the output-channel blocks, so each
+// weight block is loaded once for the whole batch instead of once per image, at the price of
+// loading each image's input once per block (the cost model weighs the two).
 #pragma once
 
 #include "npu/schedule/Space.h"
@@ -48,7 +51,13 @@ public:
   /// accumulator tile at once).
   bool kOuterPossible(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh,
                       int64_t khg) const;
-  double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg) const;
+  /// Whether the images may run inside the output-channel blocks (`nin` = 1): a batch, one
+  /// channel block (blocked channels reload the weights per tile anyway), and not disabled.
+  bool batchInnerPossible(const Chan &ch) const;
+  /// Whether the space has the `nin` decision at all (batched groups only).
+  bool hasBatchDecision() const { return plan_.conv.N > 1; }
+  double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg,
+              bool nin) const;
 
   const ConvParams &conv() const { return plan_.conv; }
   int64_t padWidth() const { return Wp_; }
@@ -62,13 +71,27 @@ private:
   // for each, the cheapest (ties: the largest tile). toc == 0 when nothing fits.
   struct Best {
     int64_t toc = 0, tk = 0, toh = 0, khg = 1;
-    double cost = 0;
+    bool nin = false;
+    double cost = 0, dram = 0; // estimated cycles and DRAM bytes
+    /// Fewer cycles (by 0.1%); within 0.5% of the cycles, 2% fewer DRAM bytes (a DRAM byte
+    /// costs far more energy than the cycles, and the bandwidth is shared with the next
+    /// group's prefetch); then the larger tile.
+    bool beats(const Best &o) const {
+      const bool close = cost >= o.cost * 0.995 && cost <= o.cost * 1.005;
+      if (close && dram < o.dram * 0.98)
+        return true;
+      if (close && o.dram < dram * 0.98)
+        return false;
+      return cost < o.cost * 0.999 ||
+             (cost <= o.cost * 1.001 && toc * tk * toh > o.toc * o.tk * o.toh);
+    }
   };
   Best search(const Chan &ch, int nb) const;
   std::vector<int64_t> ticCandidates() const;
   std::vector<int64_t> tocCandidates() const;
   std::vector<std::pair<int64_t, int64_t>> kCandidates(const Chan &ch) const; // (khg, tk)
-  double inputBytes(const Chan &ch, int64_t toc, int64_t toh) const;
+  double inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const;
+  double dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const;
   int64_t al(int level, int64_t bytes) const;
 
   friend struct MatmulLowering;

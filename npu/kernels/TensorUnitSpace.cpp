@@ -158,17 +158,32 @@ bool TensorUnitSpace::kOuterPossible(const Chan &ch, int nb, int64_t toc, int64_
   return l1 <= l1Free_ && al(hw.acc, OCB * M * toc * 4) * nb <= hw.capacity(hw.acc);
 }
 
-// One row tile and one channel block: the input is loaded once per (image, group) and stays in
-// L1 across the output-channel blocks; otherwise it is reloaded per output tile.
-double TensorUnitSpace::inputBytes(const Chan &ch, int64_t toc, int64_t toh) const {
+// Images inside the output-channel blocks: a weight block (the group's, unblocked) is loaded
+// once and every image's tiles use it. The naive ablation keeps the images outermost.
+bool TensorUnitSpace::batchInnerPossible(const Chan &ch) const {
+  return hasBatchDecision() && ch.ICB == 1 && ctx_.batchWeightReuse && !ctx_.naiveTiling;
+}
+
+// One row tile and one channel block, images outermost: the input is loaded once per (image,
+// group) and stays in L1 across the output-channel blocks; otherwise it is reloaded per output
+// tile.
+double TensorUnitSpace::inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const {
   const ConvParams &c = plan_.conv;
   int64_t OCB = ceilDiv(c.ocg(), toc), OHB = ceilDiv(c.OH, toh);
-  double inLoads = OHB == 1 && ch.ICB == 1 ? 1.0 : double(OCB * OHB);
+  double inLoads = OHB == 1 && ch.ICB == 1 && !nin ? 1.0 : double(OCB * OHB);
   return double(c.N * c.G) * inLoads * rowsFor(toh) * Wp_ * c.icg() * ctx_.hw->actBytes();
 }
 
+double TensorUnitSpace::dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const {
+  const ConvParams &c = plan_.conv;
+  // Weights per row tile when blocked; per image, or once with the images inside the blocks.
+  double wLoads = ch.ICB > 1 ? double(c.N * ceilDiv(c.OH, toh)) : nin ? 1.0 : double(c.N);
+  return inputBytes(ch, toc, toh, nin) + wLoads * double(c.weights->size()) * eb_ +
+         double(c.N * c.OH * c.OW * c.OC) * eb_ * (1 + nres_);
+}
+
 double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh,
-                             int64_t khg) const {
+                             int64_t khg, bool nin) const {
   const ConvParams &c = plan_.conv;
   const Hw &hw = *ctx_.hw;
   const isa::Target &t = *hw.t;
@@ -181,10 +196,8 @@ double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, in
   double blocks = double(c.N * c.G * OCB * OHB * ch.ICB); // (output tile, channel block) pairs
   double tensor = blocks * (double(ks.matmuls) * t.tensor.fillLatency +
                             M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
-  double inBytes = inputBytes(ch, toc, toh);
-  double wLoads = ch.ICB > 1 ? double(ceilDiv(c.OH, toh)) : 1.0; // per row tile when blocked
-  double dram = inBytes + double(c.N) * wLoads * c.weights->size() * eb +
-                double(c.N * c.OH * c.OW * c.OC) * eb * (1 + nres_);
+  double inBytes = inputBytes(ch, toc, toh, nin);
+  double dram = dramBytes(ch, toc, toh, nin);
   // Every k value of A and B is moved once per block, however k is chunked; each mov also costs
   // its fixed latency (row folding issues one A mov per kernel row).
   double kTot = double(c.KH * c.KW * ch.tic);
@@ -201,14 +214,21 @@ double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, in
   // the others' share of one tile is exposed once (the first tile's loads, the last tile's
   // epilogue and store). A layer that fits one tile therefore gains from splitting.
   double tiles = double(c.N * c.G * OCB * OHB);
+  // Each tile is a chain of dependent instructions (its load from DRAM, a gather, a matmul, the
+  // epilogue, the store to DRAM) whose fixed latencies no bandwidth hides: with nb buffers at
+  // most nb tiles are in flight, so many tiny tiles (a depthwise conv's groups on the array) are
+  // bound by the chains, not by any engine's throughput.
+  const double chain = 2.0 * t.dram.latency + double(hw.ld->timing.latency) +
+                       double(hw.st->timing.latency) + double(hw.mov->timing.latency) +
+                       double(t.tensor.fillLatency) + double(hw.vop->timing.latency);
   if (nb == 1)
-    return sum;
+    return sum + tiles * chain;
   // An input loaded once precedes every tile, so it is exposed whole, or one k-chunk of it when
   // it is loaded chunk by chunk.
   double exposedIn = 0;
-  if (OHB == 1 && ch.ICB == 1)
+  if (OHB == 1 && ch.ICB == 1 && !nin)
     exposedIn = inBytes / dramBw / double(chunkedInput(ch, tk, khg) ? ceilDiv(ch.Kl, tk) : 1);
-  return best + (sum - best) / tiles + exposedIn;
+  return std::max(best + (sum - best) / tiles + exposedIn, tiles * chain / double(nb));
 }
 
 std::vector<int64_t> TensorUnitSpace::ticCandidates() const {
@@ -250,7 +270,7 @@ TensorUnitSpace::Best TensorUnitSpace::search(const Chan &ch, int nb) const {
     int64_t toc = std::min<int64_t>(hw.tensorCols, c.ocg());
     int64_t tk = std::min<int64_t>(hw.tensorRows, ch.Kl);
     if (fits(ch, nb, toc, tk, 1))
-      best = {toc, tk, 1, 1, cost(ch, nb, toc, tk, 1, 1)};
+      best = {toc, tk, 1, 1, false, cost(ch, nb, toc, tk, 1, 1, false), 0};
     return best;
   }
   const std::vector<std::pair<int64_t, int64_t>> ks = kCandidates(ch);
@@ -268,10 +288,19 @@ TensorUnitSpace::Best TensorUnitSpace::search(const Chan &ch, int nb) const {
         else
           hi = mid - 1;
       }
-      double cst = cost(ch, nb, toc, tk, lo, khg);
-      if (best.toc == 0 || cst < best.cost * 0.999 ||
-          (cst <= best.cost * 1.001 && toc * tk * lo > best.toc * best.tk * best.toh))
-        best = {toc, tk, lo, khg, cst};
+      for (bool nin : {false, true}) {
+        if (nin && !batchInnerPossible(ch))
+          continue;
+        Best cand{toc,
+                  tk,
+                  lo,
+                  khg,
+                  nin,
+                  cost(ch, nb, toc, tk, lo, khg, nin),
+                  dramBytes(ch, toc, lo, nin)};
+        if (best.toc == 0 || cand.beats(best))
+          best = cand;
+      }
     }
   }
   return best;
@@ -295,13 +324,16 @@ std::vector<Decision> TensorUnitSpace::decisions() const {
     tohs.push_back(toh);
   if (ctx_.doubleBuffer)
     buffers.push_back(2);
-  return {{"buffers", buffers},
-          {"tic", ticCandidates()},
-          {"toc", tocCandidates()},
-          {"khg", khgs},
-          {"tk", std::vector<int64_t>(tks.begin(), tks.end())},
-          {"toh", tohs},
-          {"kouter", {0, 1}}};
+  std::vector<Decision> ds = {{"buffers", buffers},
+                              {"tic", ticCandidates()},
+                              {"toc", tocCandidates()},
+                              {"khg", khgs},
+                              {"tk", std::vector<int64_t>(tks.begin(), tks.end())},
+                              {"toh", tohs},
+                              {"kouter", {0, 1}}};
+  if (hasBatchDecision())
+    ds.push_back({"nin", {0, 1}});
+  return ds;
 }
 
 std::optional<Reject> TensorUnitSpace::whyIllegal(const Schedule &s) const {
@@ -328,6 +360,19 @@ std::optional<Reject> TensorUnitSpace::whyIllegal(const Schedule &s) const {
                                     "tk = {}, tic = {}, buffers = {} does not fit the on-chip "
                                     "buffers or the instruction fields",
                                     toh, toc, tk, ch.tic, nb));
+  const bool nin = hasBatchDecision() && s.get("nin") == 1;
+  if (nin && !batchInnerPossible(ch))
+    return kernelReject(RejectKind::Unsupported,
+                        fmt::format("tensor-unit: nin = 1 (images inside the output-channel "
+                                    "blocks) needs one input-channel block (tic = {} makes {}){}; "
+                                    "legal nin: 0",
+                                    ch.tic, ch.ICB,
+                                    ctx_.batchWeightReuse ? "" : " and batch weight reuse on"));
+  if (nin && s.get("kouter") == 1)
+    return kernelReject(RejectKind::Unsupported,
+                        "tensor-unit: kouter = 1 keeps an image's input chunks across the "
+                        "output-channel blocks, which nin = 1 runs outside the images; legal "
+                        "with nin = 1: kouter = 0");
   if (s.get("kouter") == 1 && !kOuterPossible(ch, nb, toc, tk, toh, khg))
     return kernelReject(RejectKind::Unsupported,
                         "tensor-unit: kouter = 1 needs an input loaded once in several k-chunks, "
@@ -353,11 +398,15 @@ std::vector<Schedule> TensorUnitSpace::enumerate(size_t limit) const {
             s.strategy = Strategy::TensorUnit;
             s.set("buffers", nb).set("tic", tic).set("toc", toc).set("khg", khg).set("tk", tk);
             s.set("toh", toh).set("kouter", 0);
+            if (hasBatchDecision())
+              s.set("nin", 0);
             if (whyIllegal(s))
               break;
             all.push_back(s);
             if (kOuterPossible(ch, static_cast<int>(nb), toc, tk, toh, khg))
-              all.push_back(s.set("kouter", 1));
+              all.push_back(Schedule(s).set("kouter", 1));
+            if (batchInnerPossible(ch))
+              all.push_back(Schedule(s).set("nin", 1));
           }
     }
   return sample(std::move(all), limit);
@@ -385,14 +434,17 @@ Expected<Schedule, Reject> TensorUnitSpace::defaultPoint() const {
   s.strategy = Strategy::TensorUnit;
   s.set("buffers", nb).set("tic", ch.tic).set("toc", best.toc).set("khg", best.khg);
   s.set("tk", best.tk).set("toh", best.toh);
-  s.set("kouter", kOuterPossible(ch, nb, best.toc, best.tk, best.toh, best.khg) ? 1 : 0);
+  s.set("kouter",
+        !best.nin && kOuterPossible(ch, nb, best.toc, best.tk, best.toh, best.khg) ? 1 : 0);
+  if (hasBatchDecision())
+    s.set("nin", best.nin ? 1 : 0);
   return s;
 }
 
 double TensorUnitSpace::cost(const Schedule &s) const {
   NPUC_ASSERT(!pre_, "cost() of a point of a space without points");
   return cost(chanFor(s.get("tic")), static_cast<int>(s.get("buffers")), s.get("toc"), s.get("tk"),
-              s.get("toh"), s.get("khg"));
+              s.get("toh"), s.get("khg"), hasBatchDecision() && s.get("nin") == 1);
 }
 
 std::unique_ptr<KernelSpace> makeTensorUnitSpace(const GroupPlan &p, const graph::Graph &g,

@@ -68,6 +68,7 @@ inline KernelOptions segmentKernelOptions(const CompileOptions &o) {
   KernelOptions ko;
   ko.doubleBuffer = o.doubleBuffer;
   ko.naiveTiling = o.naiveTiling;
+  ko.batchWeightReuse = o.batchWeightReuse;
   ko.forced = o.schedules;
   ko.tuned = o.tuned;
   return ko;

@@ -21,6 +21,7 @@ SpaceContext SpaceContext::of(const Builder &b, const DramCtx &d, const KernelOp
   c.levelOf = d.levelOf;
   c.doubleBuffer = o.doubleBuffer;
   c.naiveTiling = o.naiveTiling;
+  c.batchWeightReuse = o.batchWeightReuse;
   return c;
 }
 

@@ -45,6 +45,7 @@ struct SpaceContext {
   std::function<int(graph::ValueId)> levelOf;
   bool doubleBuffer = true; // 2 buffers may be chosen (KernelOptions::doubleBuffer)
   bool naiveTiling = false; // the ablation's fixed tiles (KernelOptions::naiveTiling)
+  bool batchWeightReuse = true; // KernelOptions::batchWeightReuse
 
   int level(graph::ValueId v) const { return levelOf ? levelOf(v) : hw->dram; }
   /// The context a kernel sees when lowered with `o` into `b` over `d`.

@@ -540,3 +540,71 @@ def _conv3x3(x, model):
             out += np.einsum("oc,nchw->nohw", w[:, :, kh, kw],
                              xp[:, :, kh:kh + x.shape[2], kw:kw + x.shape[3]])
     return out
+
+
+def case_dram_accounting(c):
+    """Batch > 1: the report's dram_accounting (compulsory bytes, the non-compulsory ones by
+    cause, the whole-graph bound) on a 3x3 conv -> ReLU -> 1x1 conv of 4 images, with weight
+    reuse across the batch (the default: no weight byte read twice) and without it
+    (--no-batch-weight-reuse: the weights once per image). Every expected figure follows from
+    the shapes; both packages' outputs match `npuc ref` and each other bit for bit."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("SKIP: python onnx/numpy not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    N, C, H, OC = 4, 256, 8, 128
+    rng = np.random.default_rng(7)
+    w0 = (0.05 * rng.standard_normal((C, C, 3, 3))).astype(np.float32)
+    w1 = (0.05 * rng.standard_normal((OC, C, 1, 1))).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["input", "w0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("Conv", ["r0", "w1"], ["output"], name="conv1")]
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [N, C, H, H])
+    y = helper.make_tensor_value_info("output", TensorProto.FLOAT, [N, OC, H, H])
+    inits = [numpy_helper.from_array(w0, "w0"), numpy_helper.from_array(w1, "w1")]
+    model = helper.make_model(helper.make_graph(nodes, "pair", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path, inp = c.w("pair.onnx"), c.w("input.npy")
+    onnx.save(model, path)
+    np.save(inp, rng.standard_normal((N, C, H, H)).astype(np.float32))
+    c.expect_ok(["ref", path, "--input", "input=" + inp, "--output-dir", c.w("ref")])
+    want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
+    weights = (w0.size + w1.size) * 2  # fp16
+    io = (N * C * H * H + N * OC * H * H) * 2
+    macs = N * H * H * (C * C * 9 + OC * C)
+    reports, outs = {}, {}
+    for mode, flags in [("on", []), ("off", ["--no-batch-weight-reuse"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", path, "--target", c.target, "-o", pkg] + flags)
+        ins = c.expect_ok(["inspect", pkg])
+        assert ("batch weight reuse off" in ins) == (mode == "off"), ins[:2000]
+        assert ("images inside each output-channel block" in ins) == (mode == "on"), ins
+        rep = c.w("report_%s.json" % mode)
+        text = c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w(mode),
+                            "--report", rep])
+        assert "DRAM vs compulsory" in text and "whole-graph bound" in text, text
+        outs[mode] = np.load(os.path.join(c.w(mode), "output.npy"))
+        err = np.abs(outs[mode].astype(np.float64) - want).max()
+        assert err <= 64 * 2.0 ** -11 * np.abs(want).max(), (mode, err)
+        with open(rep) as f:
+            reports[mode] = json.load(f)
+    assert (outs["on"] == outs["off"]).all()
+    for mode, r in reports.items():
+        a = r["dram_accounting"]
+        extra = a["non_compulsory_bytes"]
+        # Compulsory: the fp16 input, output and weights (the packed weights may carry a few
+        # alignment bytes).
+        assert io + weights <= a["compulsory_bytes"] <= io + weights + 4096, (mode, a)
+        assert a["moved_bytes"] == r["dram_bytes_read"] + r["dram_bytes_written"], a
+        assert a["moved_bytes"] - sum(extra.values()) <= a["compulsory_bytes"], (mode, a)
+        parts = a["bound_parts_cycles"]
+        assert parts["mac"] == -(-macs // r["peak_macs_per_cycle"]), (parts, macs)
+        assert a["whole_graph_bound_cycles"] == max(parts.values()), a
+        assert abs(a["cycles_over_bound"] - r["total_cycles"] / max(parts.values())) < 1e-9, a
+    on, off = (reports[m]["dram_accounting"]["non_compulsory_bytes"] for m in ("on", "off"))
+    assert on["weights_reread"] == 0, on
+    assert off["weights_reread"] >= (N - 1) * weights, off

@@ -355,6 +355,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.bankAware = !a.noBankAware;
   opt.residency = !a.noResidency;
   opt.batchSplit = !a.noBatchSplit;
+  opt.batchWeightReuse = !a.noBatchWeightReuse;
   opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
   opt.segmentPerGroup = a.segmentPerGroup;
   if (a.tiling != "auto" && a.tiling != "naive")
@@ -604,6 +605,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
                                                         : "on");
   if (m.options.segmentPerGroup)
     out << "every NPU group is a segment of its own (--segment-per-group)\n";
+  if (!m.options.batchWeightReuse)
+    out << "batch weight reuse off (--no-batch-weight-reuse): weights reloaded per image\n";
   if (m.cpuCode)
     out << fmt::format("CPU groups' machine code: {} bytes for {} (key {})\n",
                        m.cpuCode->object.size(), m.cpuCode->host, m.cpuCode->key.substr(0, 16));

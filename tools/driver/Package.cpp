@@ -257,6 +257,7 @@ std::string packageBytes(const CompiledModel &m) {
                    {"residency", m.options.residency},
                    {"batch_split", m.options.batchSplit},
                    {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
+                   {"batch_weight_reuse", m.options.batchWeightReuse},
                    {"segment_per_group", m.options.segmentPerGroup},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
@@ -342,6 +343,9 @@ CompiledModel parsePackage(std::string_view bytes, const std::string &origin) {
       root["options"].has("batch_split") && root["options"]["batch_split"].asBool();
   m.options.batchSplitEvenIfSlower = root["options"].has("batch_split_even_if_slower") &&
                                      root["options"]["batch_split_even_if_slower"].asBool();
+  // Packages from before weight reuse across the batch have no key: they reloaded per image.
+  m.options.batchWeightReuse =
+      root["options"].has("batch_weight_reuse") && root["options"]["batch_weight_reuse"].asBool();
   m.options.segmentPerGroup =
       root["options"].has("segment_per_group") && root["options"]["segment_per_group"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
