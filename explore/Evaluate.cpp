@@ -45,7 +45,7 @@ struct ModelRun {
 sim::SimStats simulate(const driver::CompiledModel &m, const isa::Target &t, int64_t &roofline) {
   sim::SimStats total;
   for (const npu::Segment &seg : m.npuSegments) {
-    sim::Memory mem(t, seg.dramBytes);
+    sim::Memory mem = sim::Memory::sizesOnly(t, seg.dramBytes);
     sim::SimOptions o;
     o.functional = false;
     o.check = false;

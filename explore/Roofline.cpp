@@ -22,7 +22,7 @@ PointRoofline pointRoofline(const SweepSpec &s, const Point &p) {
   for (const ModelSpec &ms : s.models) {
     const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
     for (const npu::Segment &seg : m.npuSegments) {
-      sim::Memory mem(t, seg.dramBytes);
+      sim::Memory mem = sim::Memory::sizesOnly(t, seg.dramBytes);
       sim::SimOptions o;
       o.functional = false;
       o.check = false;

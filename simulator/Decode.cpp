@@ -248,7 +248,7 @@ private:
   }
 
   void checkRange(const AccessRange &r, const char *what) {
-    int64_t size = static_cast<int64_t>(mem_.level(r.level).size());
+    int64_t size = mem_.size(r.level);
     if (r.lo < 0 || r.hi > size)
       fail("{}: {} accesses bytes [{:#x}, {:#x}) of level '{}' outside its {} bytes", where(), what,
            r.lo, r.hi, levelDesc(r.level).name, size);

@@ -23,17 +23,22 @@ DramRegions::DramRegions(std::vector<DramRegion> regions) : regions_(std::move(r
   regions_.erase(std::remove_if(regions_.begin(), regions_.end(),
                                 [](const DramRegion &r) { return r.hi <= r.lo; }),
                  regions_.end());
-  std::stable_sort(regions_.begin(), regions_.end(),
-                   [](const DramRegion &a, const DramRegion &b) { return a.lo < b.lo; });
+  ended_.assign(regions_.size(), false);
 }
 
-DramClass DramRegions::classOf(int64_t addr) const {
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), addr,
-                             [](int64_t a, const DramRegion &r) { return a < r.lo; });
-  if (it == regions_.begin())
-    return DramClass::Intermediate;
-  --it;
-  return addr < it->hi ? it->cls : DramClass::Intermediate;
+DramClass DramRegions::access(int64_t addr, int64_t instr, bool write) {
+  // A handful of regions per program (constants, inputs, outputs): a scan is cheap.
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    const DramRegion &r = regions_[i];
+    if (ended_[i] || addr < r.lo || addr >= r.hi || instr < r.fromInstr)
+      continue;
+    if (write && r.endsAtFirstWrite) {
+      ended_[i] = true; // the bytes hold something else from now on
+      continue;
+    }
+    return r.cls;
+  }
+  return DramClass::Intermediate;
 }
 
 } // namespace npuc::sim

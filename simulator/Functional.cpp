@@ -18,6 +18,21 @@
 namespace npuc::sim {
 
 Memory::Memory(const isa::Target &t, int64_t dramBytes) {
+  layout(t, dramBytes, true);
+}
+
+Memory Memory::sizesOnly(const isa::Target &t, int64_t dramBytes) {
+  Memory m;
+  m.layout(t, dramBytes, false);
+  return m;
+}
+
+void Memory::growDram(int64_t bytes) {
+  NPUC_ASSERT(sizesOnly_, "a Memory with data grows by resizing dram()");
+  sizes_[size_t(dramIndex_)] = std::max(sizes_[size_t(dramIndex_)], bytes);
+}
+
+void Memory::layout(const isa::Target &t, int64_t dramBytes, bool allocate) {
   int maxIndex = -1;
   bool haveDram = false;
   for (const isa::MemoryLevel &l : t.levels) {
@@ -27,17 +42,20 @@ Memory::Memory(const isa::Target &t, int64_t dramBytes) {
   }
   if (dramBytes < 0)
     fail("simulator: DRAM size {} must not be negative", dramBytes);
+  sizesOnly_ = !allocate;
   levels_.resize(static_cast<size_t>(maxIndex + 1));
+  sizes_.assign(static_cast<size_t>(maxIndex + 1), 0);
   for (const isa::MemoryLevel &l : t.levels) {
     if (l.isDram) {
       if (haveDram)
         fail("target '{}': more than one DRAM level ('{}')", t.name, l.name);
       haveDram = true;
       dramIndex_ = l.index;
-      levels_[static_cast<size_t>(l.index)].assign(static_cast<size_t>(dramBytes), 0);
-    } else {
-      levels_[static_cast<size_t>(l.index)].assign(static_cast<size_t>(l.size), 0);
     }
+    const int64_t bytes = l.isDram ? dramBytes : l.size;
+    sizes_[static_cast<size_t>(l.index)] = bytes;
+    if (allocate)
+      levels_[static_cast<size_t>(l.index)].assign(static_cast<size_t>(bytes), 0);
   }
   if (!haveDram)
     fail("target '{}': no DRAM level", t.name);

@@ -54,6 +54,9 @@ public:
       : t_(t), p_(p), mem_(mem), opt_(opt), dram_(t), banks_(t) {}
 
   SimStats run() {
+    if (opt_.functional && !mem_.hasData())
+      fail("simulator: a functional run needs a Memory with data (a sizes-only one serves "
+           "timing-only runs)");
     code_ = decodeProgram(t_, p_, mem_);
     if (opt_.functional)
       checkWorkBudget();
@@ -299,9 +302,10 @@ private:
     stats_.dramBytesWritten += d.dramWritten;
     if (!opt_.dramRegions.empty() && d.sem == isa::Semantics::Dma) {
       if (d.dramRead > 0)
-        stats_.dramByClass.read[size_t(opt_.dramRegions.classOf(d.dma.src.addr))] += d.dramRead;
+        stats_.dramByClass.read[size_t(opt_.dramRegions.access(d.dma.src.addr, i, false))] +=
+            d.dramRead;
       if (d.dramWritten > 0)
-        stats_.dramByClass.written[size_t(opt_.dramRegions.classOf(d.dma.dst.addr))] +=
+        stats_.dramByClass.written[size_t(opt_.dramRegions.access(d.dma.dst.addr, i, true))] +=
             d.dramWritten;
     }
     stats_.bankConflictStallCycles += stall;

@@ -23,19 +23,36 @@
 namespace npuc::sim {
 
 /// Byte-addressed storage for every memory level of a target (index = MemoryLevel::index).
+/// A sizes-only Memory (sizesOnly) holds no bytes: it serves timing-only runs, which read no
+/// data but check every access against the levels' sizes, without allocating (and zeroing) a
+/// DRAM image that can be hundreds of MB; a functional run on it is an error.
 class Memory {
 public:
   explicit Memory(const isa::Target &t, int64_t dramBytes);
+  static Memory sizesOnly(const isa::Target &t, int64_t dramBytes);
   std::vector<uint8_t> &level(int index) { return levels_.at(static_cast<size_t>(index)); }
   const std::vector<uint8_t> &level(int index) const {
     return levels_.at(static_cast<size_t>(index));
   }
   std::vector<uint8_t> &dram() { return level(dramIndex_); }
   int dramIndex() const { return dramIndex_; }
+  /// The size of level `index` in bytes: its image's (callers may resize dram()), or the
+  /// sizes-only size.
+  int64_t size(int index) const {
+    return sizesOnly_ ? sizes_.at(static_cast<size_t>(index))
+                      : static_cast<int64_t>(level(index).size());
+  }
+  bool hasData() const { return !sizesOnly_; }
+  /// Grows (never shrinks) a sizes-only Memory's DRAM; other Memories resize dram() instead.
+  void growDram(int64_t bytes);
 
 private:
+  Memory() = default;
+  void layout(const isa::Target &t, int64_t dramBytes, bool allocate);
   std::vector<std::vector<uint8_t>> levels_;
+  std::vector<int64_t> sizes_;
   int dramIndex_ = 0;
+  bool sizesOnly_ = false;
 };
 
 /// One executed instruction, for traces.

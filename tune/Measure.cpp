@@ -33,7 +33,7 @@ npu::CompileOptions measuringOptions(const npu::CompileOptions &model, const Tas
 }
 
 int64_t simulateTimingOnly(const isa::Target &t, const npu::Segment &seg) {
-  sim::Memory mem(t, seg.dramBytes);
+  sim::Memory mem = sim::Memory::sizesOnly(t, seg.dramBytes);
   sim::SimOptions so;
   so.functional = false; // no data: the cycle count is exactly a functional run's
   so.check = false;

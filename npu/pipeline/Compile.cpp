@@ -4,6 +4,8 @@
 
 #include "npu/pipeline/Pipeline.h"
 
+#include <algorithm>
+
 namespace npuc::npu {
 
 Expected<Segment, Reject> compileSegment(const graph::Graph &g, const std::vector<int> &groupIds,
@@ -15,14 +17,24 @@ Expected<Segment, Reject> compileSegment(const graph::Graph &g, const std::vecto
   return std::move(p.seg);
 }
 
-sim::DramRegions dramRegionsOf(const Segment &seg) {
+sim::DramRegions dramRegionsOf(const Segment &seg, const graph::Graph &g) {
   std::vector<sim::DramRegion> rs;
   rs.push_back(
       {seg.constBase, seg.constBase + int64_t(seg.constImage.size()), sim::DramClass::Constant});
   for (const DramTensor &t : seg.inputs)
-    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Input});
-  for (const DramTensor &t : seg.outputs)
-    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Output});
+    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Input, 0, true});
+  for (const DramTensor &t : seg.outputs) {
+    // From the first instruction of its producer's group (a split group has several entries);
+    // a value no group produces (a view) holds its class throughout.
+    const graph::NodeId producer = g.value(t.value).producer;
+    int64_t from = -1;
+    for (const GroupInfo &gi : seg.groupInfo) {
+      const std::vector<graph::NodeId> &nodes = g.groups.at(size_t(gi.groupId)).nodes;
+      if (std::find(nodes.begin(), nodes.end(), producer) != nodes.end())
+        from = from < 0 ? gi.instrBegin : std::min(from, gi.instrBegin);
+    }
+    rs.push_back({t.addr, t.addr + t.bytes(), sim::DramClass::Output, std::max<int64_t>(from, 0)});
+  }
   return sim::DramRegions(std::move(rs));
 }
 

@@ -184,8 +184,10 @@ struct Segment {
 };
 
 /// The segment's DRAM image by class, for the simulator's traffic accounting
-/// (simulator/DramTraffic.h): its constants, inputs and outputs; the rest holds intermediates.
-sim::DramRegions dramRegionsOf(const Segment &seg);
+/// (simulator/DramTraffic.h): its constants, its inputs until the program first writes into
+/// their bytes (their space reused), its outputs from the first instruction of the group that
+/// produces each; the rest holds intermediates. `g` is the graph the segment was compiled from.
+sim::DramRegions dramRegionsOf(const Segment &seg, const graph::Graph &g);
 
 /// Compiles consecutive NPU groups into one program (the segment pipeline: npu/pipeline/).
 /// A compiler decision that leaves no program (a kernel finds no tiling in its window, an

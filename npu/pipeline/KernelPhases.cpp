@@ -189,10 +189,9 @@ PhaseResult phaseBanks(SegmentPlan &p) {
     if (u.replayOf >= 0)
       continue; // it takes the placement of the unit it replays
     CrashScope scope = unitCrashScope(p, u, "placing the on-chip buffers of");
-    if (!p.simMem)
-      p.simMem = std::make_unique<sim::Memory>(*p.t, u.dramNeed);
-    if (static_cast<int64_t>(p.simMem->dram().size()) < u.dramNeed)
-      p.simMem->dram().resize(static_cast<size_t>(u.dramNeed));
+    if (!p.simMem) // the placement's simulations are timing-only: sizes, no DRAM image
+      p.simMem = std::make_unique<sim::Memory>(sim::Memory::sizesOnly(*p.t, u.dramNeed));
+    p.simMem->growDram(u.dramNeed);
     // Re-lowering at a candidate placement makes the same decisions, so it places the same
     // constants in the same order: each finds the address its first lowering gave it.
     size_t next = 0;

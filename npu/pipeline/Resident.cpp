@@ -103,10 +103,9 @@ public:
         return cache_[key] = r; // else the compile reports it, with or without residency
       }
       const isa::Program &p = *emitted;
-      if (!mem_)
-        mem_ = std::make_unique<sim::Memory>(t, constAt);
-      if (static_cast<int64_t>(mem_->dram().size()) < constAt)
-        mem_->dram().resize(static_cast<size_t>(constAt));
+      if (!mem_) // timing-only trials: sizes, no DRAM image
+        mem_ = std::make_unique<sim::Memory>(sim::Memory::sizesOnly(t, constAt));
+      mem_->growDram(constAt);
       sim::SimStats st = simulateGroup(t, p, *mem_, false);
       r.cycles = st.totalCycles;
       r.dram = st.dramBytesRead + st.dramBytesWritten;

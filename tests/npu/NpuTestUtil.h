@@ -112,7 +112,7 @@ inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
     std::copy(bytes.begin(), bytes.end(), dram.begin() + in.addr);
   }
   sim::SimOptions so; // hazard checker on; DRAM traffic by class (weights, input, ...)
-  so.dramRegions = npu::dramRegionsOf(r.seg);
+  so.dramRegions = npu::dramRegionsOf(r.seg, g);
   r.stats = sim::run(t, r.seg.program, mem, so);
   const npu::DramTensor &o = r.seg.outputs.at(0);
   r.out = npu::unpackTensor(dram.data() + o.addr, o);

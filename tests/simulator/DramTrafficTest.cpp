@@ -40,17 +40,24 @@ isa::Instr store(const isa::Target &t, int64_t dst, int64_t n) {
 } // namespace
 
 TEST(SimDramTraffic, RegionsClassifyAddresses) {
-  sim::DramRegions r({{0x1000, 0x2000, sim::DramClass::Input},
+  sim::DramRegions r({{0x1000, 0x2000, sim::DramClass::Input, 0, true},
                       {0x100, 0x200, sim::DramClass::Constant},
-                      {0x2000, 0x2100, sim::DramClass::Output},
+                      {0x2000, 0x2100, sim::DramClass::Output, 5},
                       {0x3000, 0x3000, sim::DramClass::Output}}); // empty: ignored
-  EXPECT_EQ(r.classOf(0), sim::DramClass::Intermediate);
-  EXPECT_EQ(r.classOf(0x100), sim::DramClass::Constant);
-  EXPECT_EQ(r.classOf(0x1ff), sim::DramClass::Constant);
-  EXPECT_EQ(r.classOf(0x200), sim::DramClass::Intermediate);
-  EXPECT_EQ(r.classOf(0x1fff), sim::DramClass::Input);
-  EXPECT_EQ(r.classOf(0x2000), sim::DramClass::Output);
-  EXPECT_EQ(r.classOf(0x3000), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0, 0, false), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0x100, 0, false), sim::DramClass::Constant);
+  EXPECT_EQ(r.access(0x1ff, 0, false), sim::DramClass::Constant);
+  EXPECT_EQ(r.access(0x200, 0, false), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0x1fff, 0, false), sim::DramClass::Input);
+  EXPECT_EQ(r.access(0x3000, 0, true), sim::DramClass::Intermediate);
+  // An output's bytes before its producer's first instruction hold something else.
+  EXPECT_EQ(r.access(0x2000, 4, true), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0x2000, 5, true), sim::DramClass::Output);
+  // The first write into an input's bytes reuses them: it and every later access are not the
+  // input's.
+  EXPECT_EQ(r.access(0x1800, 7, true), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0x1000, 8, false), sim::DramClass::Intermediate);
+  EXPECT_EQ(r.access(0x100, 9, false), sim::DramClass::Constant);
   EXPECT_STREQ(sim::dramClassName(sim::DramClass::Intermediate), "intermediate");
 }
 
@@ -67,7 +74,7 @@ TEST(SimDramTraffic, EachDmaCountsForItsDramOperandsClass) {
   o.functional = false; // decoded fields only: a timing-only run counts the same
   o.check = false;      // the loads and stores share L1 bytes unordered: no data here
   o.dramRegions = sim::DramRegions({{0x100, 0x200, sim::DramClass::Constant},
-                                    {0x1000, 0x2000, sim::DramClass::Input},
+                                    {0x1000, 0x2000, sim::DramClass::Input, 0, true},
                                     {0x2000, 0x2100, sim::DramClass::Output}});
   sim::Memory mem(*t, 1 << 16);
   sim::SimStats s = sim::run(*t, p, mem, o);

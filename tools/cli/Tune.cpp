@@ -103,7 +103,7 @@ void printTable(const tune::TuneResult &r, std::ostream &out) {
 int64_t modelCycles(const driver::CompiledModel &m) {
   int64_t sum = 0;
   for (const npu::Segment &s : m.npuSegments) {
-    sim::Memory mem(m.target, s.dramBytes);
+    sim::Memory mem = sim::Memory::sizesOnly(m.target, s.dramBytes);
     sim::SimOptions o;
     o.functional = false;
     o.check = false;

@@ -66,7 +66,7 @@ void runNpuSegment(const CompiledModel &m, const npu::Segment &seg, ValueStore &
   auto t1 = std::chrono::steady_clock::now();
   sim::SimOptions opt;
   opt.trace = true;
-  opt.dramRegions = npu::dramRegionsOf(seg);
+  opt.dramRegions = npu::dramRegionsOf(seg, m.graph);
   out.stats = sim::run(m.target, seg.program, mem, opt);
   auto t2 = std::chrono::steady_clock::now();
   for (const npu::DramTensor &dt : seg.outputs)
