@@ -90,6 +90,7 @@ driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
   o.log = dir.path() + "/tune.jsonl";
   const tune::TuneResult r = tune::tune(m, o);
   npu::CompileOptions opt;
+  opt.jobs = 1; // the points run on the explorer's threads
   opt.tuned = std::make_shared<const npu::ScheduleFile>(
       tune::bestSchedules(tune::readRecords(o.log).records));
   int64_t roofline = 0;
@@ -103,7 +104,9 @@ driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
 ModelRun runModel(const ModelSpec &ms, const isa::Target &t, const SweepSpec &s) {
   ModelRun r;
   const auto t0 = Clock::now();
-  driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
+  npu::CompileOptions one;
+  one.jobs = 1; // the points run on the explorer's threads
+  driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs, one);
   json tuning;
   if (s.tuneTrials > 0)
     m = tuned(ms, t, m, s, tuning);

@@ -20,7 +20,9 @@ PointRoofline pointRoofline(const SweepSpec &s, const Point &p) {
   const isa::Target t = isa::parseTarget(pointTargetText(s, p), fmt::format("point {}", p.index));
   PointRoofline out{double(t.tensor.peakMacsPerCycle()), t.dram.bytesPerCycle, {}};
   for (const ModelSpec &ms : s.models) {
-    const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs);
+    npu::CompileOptions one;
+    one.jobs = 1;
+    const driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs, one);
     for (const npu::Segment &seg : m.npuSegments) {
       sim::Memory mem = sim::Memory::sizesOnly(t, seg.dramBytes);
       sim::SimOptions o;

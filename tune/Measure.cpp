@@ -21,6 +21,7 @@ namespace {
 npu::CompileOptions measuringOptions(const npu::CompileOptions &model, const Task &t,
                                      const std::optional<npu::Schedule> &s) {
   npu::CompileOptions o = model;
+  o.jobs = 1; // the measurements run on the tuner's threads
   o.phases = nullptr;
   o.schedules = nullptr;
   o.tuned = nullptr; // the measurement is of `s` (or of the heuristic's default), nothing else

@@ -244,6 +244,7 @@ private:
     ri.rootOf = in_.rootOf;
     ri.ko = in_.ko;
     ri.crossGroupPrefetch = in_.crossGroupPrefetch;
+    ri.jobs = in_.jobs;
     return simulateSteps(ri, hw_);
   }
 

@@ -57,6 +57,7 @@ struct BatchSplitInput {
   /// still read the chosen one (and a chosen order need not keep image i contiguous), so no run
   /// touching them is split.
   std::set<graph::ValueId> chosenLayout;
+  int jobs = 1; // threads for the per-group simulations (CompileOptions::jobs, resolved)
 };
 
 /// One run to split, planned at sub-batch size.

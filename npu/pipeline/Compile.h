@@ -38,6 +38,10 @@ struct CompileOptions {
   /// through (npu/kernels/TensorUnit.h `nin`); false (`--no-batch-weight-reuse`) reloads the
   /// weights per image.
   bool batchWeightReuse = true;
+  /// Threads for the compiler's independent trial simulations (batch splitting's per-group
+  /// costs); 0: one per hardware thread. The output does not depend on it. Callers that already
+  /// compile on several threads (npuc tune, npuc explore) pass 1.
+  int jobs = 0;
   /// Consecutive groups take their on-chip buffers from opposite ends of each level, so the next
   /// group's weights and constants load while the current group computes (ablation: false puts
   /// every group's buffers at the bottom, which orders those loads after the current group).

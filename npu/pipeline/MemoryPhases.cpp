@@ -12,6 +12,7 @@
 #include "support/Error.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace npuc::npu {
 
@@ -76,6 +77,7 @@ PhaseResult phaseBatchSplit(SegmentPlan &p) {
                      {}};
   for (const auto &[v, layout] : p.chosen.layout)
     bi.chosenLayout.insert(v);
+  bi.jobs = p.opt.jobs > 0 ? p.opt.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   p.split = planBatchSplit(bi, p.hw);
   for (SplitRun &run : p.split.runs) {
     p.seg.batchSplit.push_back(run.entry);

@@ -7,6 +7,7 @@
 #include "npu/memory/MemoryPlanner.h"
 #include "npu/pipeline/BankAlloc.h"
 #include "support/Error.h"
+#include "support/WorkQueue.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -133,12 +134,12 @@ private:
 } // namespace
 
 std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw) {
-  Trials trials(in, hw);
-  std::vector<StepCost> out;
-  for (size_t i = 0; i < in.groupIds.size(); ++i) {
+  std::vector<StepCost> out(in.groupIds.size());
+  runTasks(out.size(), std::max(1, in.jobs), [&](size_t i) {
+    Trials trials(in, hw); // a step's trial reads the shared input only
     const Trial r = trials.baseline(i);
-    out.push_back({r.emitted, r.cycles, r.dram});
-  }
+    out[i] = {r.emitted, r.cycles, r.dram};
+  });
   return out;
 }
 

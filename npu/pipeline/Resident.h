@@ -37,6 +37,8 @@ struct ResidencyInput {
   std::set<graph::ValueId> splitPinned;
   KernelOptions ko;
   bool crossGroupPrefetch = true;
+  /// Threads simulateSteps may use (CompileOptions::jobs); the result does not depend on it.
+  int jobs = 1;
 };
 
 /// One step's kernel emitted and simulated alone (timing only).
@@ -57,6 +59,7 @@ ResidencyPlan planResidency(const ResidencyInput &in, const Hw &hw);
 
 /// Each step's kernel with the whole of L1 and every tensor in DRAM, simulated alone (the
 /// baseline planResidency compares with; batch splitting compares the whole batch with it).
+/// The steps are independent: up to `in.jobs` threads take them, each with its own trials.
 std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw);
 
 } // namespace npuc::npu

@@ -14,27 +14,11 @@ namespace {
 
 // n fp16 elements DRAM[src] -> L1[0] ("ld") or L1[0] -> DRAM[dst] ("st").
 isa::Instr load(const isa::Target &t, int64_t src, int64_t n) {
-  return make(t, "ld",
-              {{"src_space", DRAM},
-               {"src_addr", src},
-               {"dst_space", L1},
-               {"dst_addr", 0},
-               {"elem_bytes", 2},
-               {"n0", n},
-               {"src_s0", 1},
-               {"dst_s0", 1}});
+  return copy1d(t, "ld", DRAM, src, L1, 0, 2 * n);
 }
 
 isa::Instr store(const isa::Target &t, int64_t dst, int64_t n) {
-  return make(t, "st",
-              {{"src_space", L1},
-               {"src_addr", 0},
-               {"dst_space", DRAM},
-               {"dst_addr", dst},
-               {"elem_bytes", 2},
-               {"n0", n},
-               {"src_s0", 1},
-               {"dst_s0", 1}});
+  return copy1d(t, "st", L1, 0, DRAM, dst, 2 * n);
 }
 
 } // namespace

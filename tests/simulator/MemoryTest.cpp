@@ -11,17 +11,9 @@ using namespace npuc;
 
 namespace {
 
-isa::Program loadProgram(const isa::Target &t, int64_t src, int64_t n) {
+isa::Program loadProgram(const isa::Target &t, int64_t src, int64_t n) { // n fp16 elements
   isa::Program p;
-  p.instrs.push_back(make(t, "ld",
-                          {{"src_space", DRAM},
-                           {"src_addr", src},
-                           {"dst_space", L1},
-                           {"dst_addr", 0},
-                           {"elem_bytes", 2},
-                           {"n0", n},
-                           {"src_s0", 1},
-                           {"dst_s0", 1}}));
+  p.instrs.push_back(copy1d(t, "ld", DRAM, src, L1, 0, 2 * n));
   return p;
 }
 

@@ -242,6 +242,16 @@ bool hasPackageMagic(std::string_view bytes) {
 
 std::string packageBytes(const CompiledModel &m) {
   BlobWriter blobs;
+  // The large blobs, counted ahead (an underestimate only costs a regrowth): the graph's
+  // constants (graphToJson leaves out the ones nothing reads), the NPU programs and constant
+  // images, the CPU code.
+  size_t expect = m.cpuCode ? m.cpuCode->object.size() : 0;
+  for (const graph::Value &v : m.graph.values)
+    expect +=
+        (v.f32 ? v.f32->size() * sizeof(float) : 0) + (v.i64 ? v.i64->size() * sizeof(int64_t) : 0);
+  for (const npu::Segment &s : m.npuSegments)
+    expect += s.constImage.size() + s.program.instrs.size() * 16;
+  blobs.reserve(expect);
   json segs = json::array(), npuSegs = json::array();
   for (const Seg &s : m.segments)
     segs.push_back({{"npu", s.npu}, {"groups", s.groups}, {"npu_index", s.npuIndex}});
@@ -275,6 +285,7 @@ std::string packageBytes(const CompiledModel &m) {
   header["blob_xxh64"] = fmt::format("{:016x}", llvm::xxHash64(blobs.bytes()));
   std::string text = header.dump();
   std::string out(kMagic, 4);
+  out.reserve(4 + 4 + 8 + text.size() + blobs.bytes().size());
   uint32_t version = kPackageVersion;
   uint64_t len = text.size();
   out.append(reinterpret_cast<const char *>(&version), 4);

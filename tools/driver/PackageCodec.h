@@ -27,6 +27,9 @@ public:
     return add(v.data(), v.size() * sizeof(T));
   }
   const std::string &bytes() const { return bytes_; }
+  /// Room for `bytes` more: a package's blobs are its weights (hundreds of MB for a large
+  /// model), and growing by doubling would copy them again and touch fresh pages each time.
+  void reserve(size_t bytes) { bytes_.reserve(bytes_.size() + bytes); }
 
 private:
   std::string bytes_;
