@@ -361,13 +361,17 @@ std::optional<Reject> TensorUnitSpace::whyIllegal(const Schedule &s) const {
                                     "buffers or the instruction fields",
                                     toh, toc, tk, ch.tic, nb));
   const bool nin = hasBatchDecision() && s.get("nin") == 1;
-  if (nin && !batchInnerPossible(ch))
+  if (nin && !batchInnerPossible(ch)) {
+    const std::string why =
+        ch.ICB != 1
+            ? fmt::format("needs one input-channel block (tic = {} makes {})", ch.tic, ch.ICB)
+        : !ctx_.batchWeightReuse ? std::string("is off (--no-batch-weight-reuse)")
+                                 : std::string("is not part of the naive tiling (ablation)");
     return kernelReject(RejectKind::Unsupported,
                         fmt::format("tensor-unit: nin = 1 (images inside the output-channel "
-                                    "blocks) needs one input-channel block (tic = {} makes {}){}; "
-                                    "legal nin: 0",
-                                    ch.tic, ch.ICB,
-                                    ctx_.batchWeightReuse ? "" : " and batch weight reuse on"));
+                                    "blocks) {}; legal nin: 0",
+                                    why));
+  }
   if (nin && s.get("kouter") == 1)
     return kernelReject(RejectKind::Unsupported,
                         "tensor-unit: kouter = 1 keeps an image's input chunks across the "

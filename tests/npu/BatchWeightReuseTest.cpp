@@ -170,7 +170,10 @@ TEST(BatchWeightReuse, TheDecisionAndItsLimits) {
   off.batchWeightReuse = false;
   auto spaceOff = npu::makeSpace(Strategy::TensorUnit, f.plan, f.cg.g, off);
   EXPECT_EQ(spaceOff->defaultPoint()->get("nin"), 0);
-  EXPECT_TRUE(spaceOff->whyIllegal(s));
+  why = spaceOff->whyIllegal(s);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->message, "tensor-unit: nin = 1 (images inside the output-channel blocks) is off "
+                          "(--no-batch-weight-reuse); legal nin: 0");
 }
 
 // A residual block (conv -> + x -> Relu, one group): the residual operand's tiles are loaded

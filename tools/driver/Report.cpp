@@ -238,8 +238,9 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
   r["roofline_cycles"] = roofline;
   r["roofline_fraction"] =
       total.totalCycles > 0 ? double(roofline) / double(total.totalCycles) : 0.0;
-  r["dram_accounting"] =
-      dramAccountingToJson(dramAccounting(m.target, footprint, total), total.totalCycles);
+  if (!m.npuSegments.empty()) // a CPU-only run moves no NPU DRAM bytes to account for
+    r["dram_accounting"] =
+        dramAccountingToJson(dramAccounting(m.target, footprint, total), total.totalCycles);
   r["cpu_ms_total"] = cpuMs;
   r["crossing_ms_total"] = crossingMs;
   r["cpu_overhead_ms_total"] = cpuOverheadMs;
