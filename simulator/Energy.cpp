@@ -2,14 +2,11 @@
 #include "simulator/Energy.h"
 
 #include "support/Error.h"
+#include "support/IntMath.h"
 
 namespace npuc::sim {
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 void read(SimStats &s, int level, int64_t bytes) {
   s.levels[size_t(level)].bytesRead += bytes;

@@ -7,6 +7,7 @@
 
 #include "simulator/Simulator.h"
 #include "support/Error.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
 #include <bit>
@@ -17,9 +18,6 @@
 namespace npuc::sim {
 
 namespace {
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 int64_t cyclesFor(double amount, double perCycle) {
   return static_cast<int64_t>(std::ceil(amount / perCycle));
 }

@@ -4,6 +4,7 @@
 #include "npu/isel/InstrMatch.h"
 #include "support/Error.h"
 #include "support/Half.h"
+#include "support/IntMath.h"
 #include "tir/IRMutator.h"
 #include "tir/Printer.h"
 
@@ -102,10 +103,6 @@ struct Form {
 std::string indexed(std::string prefix, size_t j) {
   prefix += std::to_string(j);
   return prefix;
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
 }
 
 // Whether distinct iterations of the mapped loops write distinct elements (sufficient test:

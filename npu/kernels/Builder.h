@@ -8,6 +8,7 @@
 
 #include "npu/hw/Hw.h"
 #include "npu/hw/Layout.h"
+#include "support/IntMath.h"
 #include "tir/IR.h"
 
 #include <cstdint>
@@ -124,12 +125,5 @@ private:
   std::map<int, int64_t> peak_; // the largest used_ per level
   std::vector<OnChip> buffers_;
 };
-
-inline int64_t alignUp(int64_t v, int64_t a) {
-  return (v + a - 1) / a * a;
-}
-inline int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 } // namespace npuc::npu

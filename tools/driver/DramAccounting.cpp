@@ -2,16 +2,14 @@
 // bound (contract in DramAccounting.h).
 #include "tools/driver/DramAccounting.h"
 
+#include "support/IntMath.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace npuc::driver {
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return b > 0 ? (a + b - 1) / b : 0;
-}
 
 int64_t beyond(int64_t moved, int64_t size) {
   return std::max<int64_t>(0, moved - size);
