@@ -63,6 +63,18 @@ std::string metricNameList() {
   return s;
 }
 
+std::vector<Metric> metricsFromNames(const std::vector<std::string> &names,
+                                     const std::string &where) {
+  std::vector<Metric> ms;
+  for (const std::string &n : names) {
+    std::optional<Metric> m = metricFromName(n);
+    if (!m)
+      fail("{}: unknown objective '{}' (expected one of: {})", where, n, metricNameList());
+    ms.push_back(*m);
+  }
+  return ms;
+}
+
 namespace {
 
 // ---- values and paths ----

@@ -37,6 +37,10 @@ const char *metricName(Metric m);
 std::optional<Metric> metricFromName(const std::string &name);
 /// "cycles, latency_us, ..." for messages.
 std::string metricNameList();
+/// The metrics `names` name, in order; an unknown name is an error "WHERE: unknown objective
+/// 'x' (expected one of: ...)".
+std::vector<Metric> metricsFromNames(const std::vector<std::string> &names,
+                                     const std::string &where);
 bool maximised(Metric m);
 
 enum class Strategy { Grid, Random, Nsga2 };

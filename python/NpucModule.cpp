@@ -178,14 +178,7 @@ PYBIND11_MODULE(_npuc, m) {
         explore::Results r;
         for (const nlohmann::json &rec : nlohmann::json::parse(recordsJson))
           r.records.push_back(rec);
-        std::vector<explore::Metric> ms;
-        for (const std::string &name : objectives) {
-          std::optional<explore::Metric> m = explore::metricFromName(name);
-          if (!m)
-            fail("pareto: unknown objective '{}' (expected one of: {})", name,
-                 explore::metricNameList());
-          ms.push_back(*m);
-        }
+        std::vector<explore::Metric> ms = explore::metricsFromNames(objectives, "pareto");
         if (ms.empty())
           fail("pareto: no objective given");
         return explore::paretoRecords(r, ms);

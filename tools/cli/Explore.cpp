@@ -18,18 +18,6 @@ namespace npuc::cli {
 
 namespace {
 
-std::vector<explore::Metric> parseObjectives(const std::vector<std::string> &names) {
-  std::vector<explore::Metric> ms;
-  for (const std::string &n : names) {
-    std::optional<explore::Metric> m = explore::metricFromName(n);
-    if (!m)
-      fail("--objectives: unknown objective '{}' (expected one of: {})", n,
-           explore::metricNameList());
-    ms.push_back(*m);
-  }
-  return ms;
-}
-
 std::string defaultOutDir(const std::string &spec) {
   namespace fs = std::filesystem;
   const fs::path p(spec);
@@ -88,7 +76,7 @@ void cmdExplore(const ExploreArgs &a, std::ostream &out, std::ostream &err) {
 void cmdExploreReport(const ExploreArgs &a, std::ostream &out) {
   const explore::Results r = explore::readResults(a.results);
   explore::ReportOptions o;
-  o.objectives = parseObjectives(a.objectives);
+  o.objectives = explore::metricsFromNames(a.objectives, "--objectives");
   o.plots = !a.noPlots;
   std::filesystem::path dir(a.outDir);
   if (dir.empty())
