@@ -55,8 +55,7 @@ struct MatmulLowering {
         nres(s.nres_), ch(s.chanFor(pt.get("tic"))), toc(pt.get("toc")), tk(pt.get("tk")),
         toh(pt.get("toh")), tic(ch.tic), ICB(ch.ICB), khg(pt.get("khg")), KHG(ceilDiv(c.KH, khg)),
         OCB(ceilDiv(ocg, toc)), OHB(ceilDiv(c.OH, toh)), KC(ceilDiv(ch.Kl, tk)), M(toh * c.OW),
-        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling),
-        nInner(s.hasBatchDecision() && pt.get("nin") == 1) {
+        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling), nInner(s.imagesInside(pt)) {
     NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
                 "rows fold only when each kernel row is one contiguous k run, whole rows per "
                 "chunk");

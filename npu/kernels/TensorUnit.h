@@ -56,6 +56,8 @@ public:
   bool batchInnerPossible(const Chan &ch) const;
   /// Whether the space has the `nin` decision at all (batched groups only).
   bool hasBatchDecision() const { return plan_.conv.N > 1; }
+  /// Whether point `s` runs the images inside the output-channel blocks.
+  bool imagesInside(const Schedule &s) const { return hasBatchDecision() && s.get("nin") == 1; }
   double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg,
               bool nin) const;
 

@@ -360,7 +360,7 @@ std::optional<Reject> TensorUnitSpace::whyIllegal(const Schedule &s) const {
                                     "tk = {}, tic = {}, buffers = {} does not fit the on-chip "
                                     "buffers or the instruction fields",
                                     toh, toc, tk, ch.tic, nb));
-  const bool nin = hasBatchDecision() && s.get("nin") == 1;
+  const bool nin = imagesInside(s);
   if (nin && !batchInnerPossible(ch)) {
     const std::string why =
         ch.ICB != 1
@@ -448,7 +448,7 @@ Expected<Schedule, Reject> TensorUnitSpace::defaultPoint() const {
 double TensorUnitSpace::cost(const Schedule &s) const {
   NPUC_ASSERT(!pre_, "cost() of a point of a space without points");
   return cost(chanFor(s.get("tic")), static_cast<int>(s.get("buffers")), s.get("toc"), s.get("tk"),
-              s.get("toh"), s.get("khg"), hasBatchDecision() && s.get("nin") == 1);
+              s.get("toh"), s.get("khg"), imagesInside(s));
 }
 
 std::unique_ptr<KernelSpace> makeTensorUnitSpace(const GroupPlan &p, const graph::Graph &g,

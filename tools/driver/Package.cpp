@@ -242,9 +242,9 @@ bool hasPackageMagic(std::string_view bytes) {
 
 std::string packageBytes(const CompiledModel &m) {
   BlobWriter blobs;
-  // The large blobs, counted ahead (an underestimate only costs a regrowth): the graph's
-  // constants (graphToJson leaves out the ones nothing reads), the NPU programs and constant
-  // images, the CPU code.
+  // The large blobs, counted ahead: the graph's constants (an upper bound: graphToJson leaves
+  // out the ones nothing reads; reserved pages nothing writes are never touched), the NPU
+  // programs and constant images, the CPU code. An underestimate only costs a regrowth.
   size_t expect = m.cpuCode ? m.cpuCode->object.size() : 0;
   for (const graph::Value &v : m.graph.values)
     expect +=
