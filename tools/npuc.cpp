@@ -74,6 +74,14 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
   sub->add_flag("--no-batch-weight-reuse", a->noBatchWeightReuse,
                 "batch > 1: tensor-unit kernels reload every weight block per image (no image "
                 "streams through a weight block kept on chip)");
+  sub->add_flag("--no-depth-first", a->noDepthFirst,
+                "batch 1: every group runs on its whole tensors (no chain of convolutions, pooling "
+                "and elementwise groups runs band by band of output rows to keep its "
+                "intermediates in L1)");
+  sub->add_option("--depth-first-rows", a->depthFirstRows,
+                  "batch 1: run every chain of row-local groups depth-first in bands of this many "
+                  "output rows, whatever the simulation finds (0, the default: chosen by cost)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--batch-split-dram-first", a->batchSplitDramFirst,
                 "batch > 1: split a run that saves DRAM traffic even when the simulation finds it "
                 "slower (by default a split never costs cycles)");

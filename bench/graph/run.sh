@@ -2,7 +2,8 @@
 # run.sh - issue 20's graph-scheduling benchmark: DRAM traffic against the compulsory bytes and
 # cycles against the whole-graph bound (REPORT.json `dram_accounting`, docs/REPORT.md) for
 # ResNet-50 (batch 1 and 8), MobileNetV2, a U-Net and a BERT encoder at sequence 512, on npu-base
-# and on a bandwidth-starved copy (DRAM 4 B/cycle), with each graph-scheduling ablation; plus the
+# and on a bandwidth-starved copy (DRAM 4 B/cycle), with each graph-scheduling ablation (batch 1:
+# --no-depth-first; batch 8: --no-batch-split, --no-batch-weight-reuse; all: --no-residency); plus the
 # compile time of each. Prints a markdown table (docs/PERFORMANCE.md, "Graph scheduling").
 #   bash bench/graph/run.sh BUILD_DIR [WORK_DIR]
 set -euo pipefail
@@ -43,6 +44,9 @@ for target in "$root/configs/npu-base.yaml" "$work/npu-base-dram4.yaml"; do
     run "$model" "$target" no-residency --no-residency
     run "$model" "$target" no-batch-split --no-batch-split
     run "$model" "$target" no-batch-weight-reuse --no-batch-weight-reuse
+  done
+  for model in resnet50_b1 mobilenet_v2_b1 unet_b1; do
+    run "$model" "$target" no-depth-first --no-depth-first
   done
 done
 /usr/bin/python3 "$root/bench/graph/table.py" "$rows"

@@ -142,22 +142,6 @@ std::unique_ptr<graph::Graph> withSubBatch(const graph::Graph &g, const std::vec
   return gb;
 }
 
-} // namespace
-
-const SplitRun *BatchSplitPlan::startingAt(size_t step) const {
-  for (const SplitRun &r : runs)
-    if (r.first == step)
-      return &r;
-  return nullptr;
-}
-
-bool BatchSplitPlan::covers(size_t step) const {
-  return std::any_of(runs.begin(), runs.end(),
-                     [&](const SplitRun &r) { return r.first <= step && step < r.end; });
-}
-
-namespace {
-
 // The cost model's figures for one run of steps at one sub-batch size b: the DRAM bytes its
 // intermediates kept in L1 save, the bytes its kernels move more at b images, and the net gain.
 struct Gain {
@@ -169,9 +153,9 @@ struct Gain {
 // every block of such groups and sub-batch size (costBlock, costSubBatch), the disjoint runs of
 // largest gain (chooseRuns), and each chosen run planned for real and kept only when its
 // simulation agrees (planRun, tryRun).
-class BatchSplitPlanner {
+class SplitPlanner {
 public:
-  BatchSplitPlanner(const BatchSplitInput &in, const Hw &hw, int64_t batch)
+  SplitPlanner(const BatchSplitInput &in, const Hw &hw, int64_t batch)
       : in_(in), hw_(hw), g_(*in.g), steps_(in.groupIds.size()), N_(batch),
         cap_(hw.capacity(hw.l1)), eb_(hw.actBytes()), perImage_(steps_, true),
         best_(steps_ + 1, std::vector<Gain>(steps_ + 1)), whole_(steps_) {
@@ -179,7 +163,7 @@ public:
       stepOf_[in.groupIds[i]] = i;
   }
 
-  BatchSplitPlan plan() {
+  SplitPlan plan() {
     markPerImageSteps();
     for (size_t s0 = 0; s0 < steps_;) {
       if (!perImage_[s0]) {
@@ -361,76 +345,47 @@ private:
   // DRAM bytes and is not slower; otherwise a note says why (false).
   bool tryRun(size_t s, size_t e, const Gain &c) {
     SplitRun run;
+    run.kind = SplitKind::Batch;
     run.first = s;
     run.end = e;
     run.batch = N_;
     run.subBatch = c.b;
+    run.rootOf = in_.rootOf;
+    run.crossGroupPrefetch = in_.crossGroupPrefetch;
     const std::vector<int> ids(in_.groupIds.begin() + long(s), in_.groupIds.begin() + long(e));
-    run.gb = withSubBatch(g_, ids, N_, c.b);
+    SplitVariant &v = run.variants.emplace_back();
+    v.g = withSubBatch(g_, ids, N_, c.b);
     const std::string names = fmt::format("groups '{}' .. '{}'", group(s).name, group(e - 1).name);
-    if (std::string reject = planRunKernels(run, ids); !reject.empty()) {
+    const std::vector<GroupPlan> whole(in_.plans.begin() + long(s), in_.plans.begin() + long(e));
+    if (std::string reject = planVariantKernels(v, ids, whole, hw_, [](ValueId x) { return x; });
+        !reject.empty()) {
       out_.notes.push_back(fmt::format("{} not split: {}", names, reject));
       return false;
     }
-    planRunResidency(run, ids);
+    ResidencyInput base;
+    base.g = &g_;
+    base.rootOf = in_.rootOf;
+    base.ko = in_.ko;
+    base.crossGroupPrefetch = in_.crossGroupPrefetch;
+    planVariantResidency(v, ids, base, in_.pinned, hw_);
     if (std::string why = judge(run, c); !why.empty()) {
       out_.notes.push_back(fmt::format("{} not split ({}): {}", names, why, run.entry.reason));
       return false;
     }
-    for (const auto &[root, at] : run.rp.l1Addr)
+    // Image i of a tensor in the NPU layout (NHWC or row-major) starts at i x its bytes per
+    // image: sub-batch j's images start j x subBatch images in.
+    for (int64_t j = 0; j < N_ / c.b; ++j) {
+      SplitPart &part = run.parts.emplace_back();
+      part.lo = j * c.b;
+      part.hi = part.lo + c.b;
+      part.dram = groupValuesAt(*v.g, ids, [&](ValueId x) {
+        return part.lo * numElements(v.g->value(x).shape) / c.b * eb_;
+      });
+    }
+    for (ValueId root : run.residentRoots())
       out_.residentRoots.insert(root);
     out_.runs.push_back(std::move(run));
     return true;
-  }
-
-  // The run's groups planned on its sub-batch graph: "" when each plans the kernel it has at the
-  // whole batch (else the reason), with the whole batch's scales (the same tensors).
-  std::string planRunKernels(SplitRun &run, const std::vector<int> &ids) const {
-    for (size_t k = 0; k < ids.size(); ++k) {
-      run.plans.push_back(planGroup(*run.gb, run.gb->groups.at(size_t(ids[k])), hw_));
-      GroupPlan &p = run.plans.back();
-      const GroupPlan &whole = in_.plans[run.first + k];
-      std::string reject;
-      if (!p.reject.empty())
-        reject = p.reject;
-      else if (p.kind != whole.kind)
-        reject = fmt::format("group '{}' plans another kernel at {} image(s)",
-                             g_.groups.at(size_t(ids[k])).name, run.subBatch);
-      p.quant = whole.quant;
-      if (!reject.empty())
-        return reject;
-    }
-    return "";
-  }
-
-  // Residency over the run at sub-batch size: its live ranges, its pinned boundary tensors. The
-  // run's own lifetimes (the segment's liveness over its steps): what it reads from before it,
-  // and what is read after it (by later groups or the host), are whole-batch DRAM tensors; so
-  // are the tensors the segment pins.
-  void planRunResidency(SplitRun &run, const std::vector<int> &ids) const {
-    ResidencyInput ri;
-    ri.g = run.gb.get();
-    ri.groupIds = ids;
-    ri.plans = run.plans;
-    ri.rootOf = in_.rootOf;
-    ri.ko = in_.ko;
-    ri.crossGroupPrefetch = in_.crossGroupPrefetch;
-    Liveness live = computeLiveness(g_, ids, in_.rootOf);
-    ri.life = live.life;
-    for (ValueId v : live.inputs)
-      ri.pinned.insert(in_.rootOf(v));
-    for (ValueId v : live.escaping)
-      ri.pinned.insert(in_.rootOf(v));
-    for (const auto &[root, span] : ri.life)
-      if (in_.pinned.count(root))
-        ri.pinned.insert(root);
-    run.rp = planResidency(ri, hw_);
-    run.rootOf = in_.rootOf;
-    run.crossGroupPrefetch = in_.crossGroupPrefetch;
-    run.residentL1Bytes.assign(ids.size(), 0);
-    for (const auto &[root, at] : run.rp.l1Addr)
-      for (int64_t k = ri.life.at(root).first; k < ri.life.at(root).second; ++k)
-        run.residentL1Bytes[size_t(k)] += numElements(run.gb->value(root).shape) * eb_;
   }
 
   // Fills the run's report and returns "" when it is worth splitting, else why not. Both
@@ -442,7 +397,8 @@ private:
                                in_.groupIds.begin() + long(run.end));
     const int64_t subs = N_ / c.b;
     int64_t kept = 0;
-    for (ResidencyEntry &re : run.rp.entries)
+    SplitVariant &v = run.variants.at(0);
+    for (ResidencyEntry &re : v.rp.entries)
       if (re.dropped.empty()) {
         re.dramBytesSaved *= subs; // each sub-batch's copy of it stays on chip
         kept += re.dramBytesSaved;
@@ -459,7 +415,7 @@ private:
       wholeCycles += x.cycles;
       emitted = emitted && x.emitted;
     }
-    for (const StepCost &x : run.rp.steps) {
+    for (const StepCost &x : v.rp.steps) {
       splitDram += subs * x.dram;
       splitCycles += subs * x.cycles;
       emitted = emitted && x.emitted;
@@ -494,7 +450,7 @@ private:
   std::vector<std::vector<Gain>> best_; // [s][e]: the best gain of run [s, e)
   std::vector<StepCost> whole_;         // each step alone at the whole batch
   std::map<std::pair<size_t, size_t>, std::vector<Gain>> options_; // every gaining b per run
-  BatchSplitPlan out_;
+  SplitPlan out_;
 };
 
 // The batch: the leading dim of the first group's first activation input (1 when there is
@@ -511,43 +467,11 @@ int64_t segmentBatch(const BatchSplitInput &in) {
 
 } // namespace
 
-BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
+SplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw) {
   const int64_t N = segmentBatch(in);
   if (N <= 1)
     return {}; // batch 1: nothing to split (and no cost for batch-1 compiles)
-  return BatchSplitPlanner(in, hw, N).plan();
-}
-
-DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
-                     std::function<int64_t(graph::ValueId)> dramAddr,
-                     std::function<int64_t(const ConstBytes &)> addConst,
-                     std::unordered_map<std::string, int64_t> &placed) {
-  const SplitRun *r = &run;
-  const Hw *h = &hw;
-  auto *consts = &placed;
-  DramCtx d;
-  d.addrOf = [r, h, j, dramAddr](ValueId v) -> int64_t {
-    if (auto it = r->rp.l1Addr.find(r->rootOf(v)); it != r->rp.l1Addr.end())
-      return it->second; // the same L1 bytes for every sub-batch
-    // Image i of a tensor in the NPU layout (NHWC or row-major) starts at i x its bytes per
-    // image: sub-batch j's images start j x subBatch images in.
-    const int64_t perImage = numElements(r->gb->value(v).shape) / r->subBatch * h->actBytes();
-    return dramAddr(v) + j * r->subBatch * perImage;
-  };
-  // Constants are placed by sub-batch 0's lowerings; the later ones lower the same kernels and
-  // find each constant by its bytes (read-only: any copy of equal bytes serves).
-  d.addConst = [j, consts, addConst](const ConstBytes &c) -> int64_t {
-    const std::vector<uint8_t> &bytes = c.bytes();
-    std::string key(bytes.begin(), bytes.end());
-    if (j == 0)
-      return (*consts)[std::move(key)] = addConst(c); // c packed its bytes once, above
-    auto it = consts->find(key);
-    NPUC_ASSERT(it != consts->end(),
-                "a later sub-batch lowers the same kernel as the first, the same constants");
-    return it->second;
-  };
-  d.levelOf = [r, h](ValueId v) { return r->rp.l1Addr.count(r->rootOf(v)) ? h->l1 : h->dram; };
-  return d;
+  return SplitPlanner(in, hw, N).plan();
 }
 
 } // namespace npuc::npu

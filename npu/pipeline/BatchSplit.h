@@ -28,9 +28,7 @@
 // orders the sub-batches like any other groups (they reuse the same L1 bytes).
 #pragma once
 
-#include "npu/pipeline/BankAlloc.h"
-#include "npu/pipeline/Resident.h"
-#include "npu/pipeline/Liveness.h"
+#include "npu/pipeline/SplitRun.h"
 
 #include <functional>
 #include <map>
@@ -60,40 +58,6 @@ struct BatchSplitInput {
   int jobs = 1; // threads for the per-group simulations (CompileOptions::jobs, resolved)
 };
 
-/// One run to split, planned at sub-batch size.
-struct SplitRun {
-  size_t first = 0, end = 0; // steps [first, end) of the segment
-  int64_t batch = 1, subBatch = 1;
-  std::unique_ptr<graph::Graph> gb; // the graph with the batch dim set to subBatch
-  std::vector<GroupPlan> plans;     // per step of the run, planned on *gb
-  ResidencyPlan rp;                 // residency at sub-batch size, steps relative to `first`
-  std::function<graph::ValueId(graph::ValueId)> rootOf; // as BatchSplitInput's
-  std::vector<int64_t> residentL1Bytes; // per step of the run: its residents live at that step
-  bool crossGroupPrefetch = true;
-  BatchSplitEntry entry; // what the report shows
-};
-
-struct BatchSplitPlan {
-  std::vector<SplitRun> runs; // disjoint, in step order
-  std::vector<std::string> notes;
-  /// Roots kept in L1 by some run: they get no DRAM space.
-  std::set<graph::ValueId> residentRoots;
-  /// The run starting at `step`, or null.
-  const SplitRun *startingAt(size_t step) const;
-  /// Whether a step belongs to a split run.
-  bool covers(size_t step) const;
-};
-
-BatchSplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw);
-
-/// The DRAM view of sub-batch `j` of a split run: a tensor's DRAM address `dramAddr(v)` (the
-/// whole-batch tensor's) offset to the sub-batch's images, the run's L1 residents where they
-/// live, and constants placed through `addConst` by sub-batch 0 only (recorded in `placed` by
-/// their bytes, where the later sub-batches find them). The segment pipeline's schedule phase
-/// gives each sub-batch of each step of the run one emission unit with this view.
-DramCtx subBatchDram(const SplitRun &run, const Hw &hw, int64_t j,
-                     std::function<int64_t(graph::ValueId)> dramAddr,
-                     std::function<int64_t(const ConstBytes &)> addConst,
-                     std::unordered_map<std::string, int64_t> &placed);
+SplitPlan planBatchSplit(const BatchSplitInput &in, const Hw &hw);
 
 } // namespace npuc::npu

@@ -70,6 +70,14 @@ struct CompileOptions {
   /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
   /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
   bool batchSplitEvenIfSlower = false;
+  /// Batch 1: chains of groups that compute each output row from a window of rows (convolutions,
+  /// pooling, elementwise) run depth-first, band by band, where that keeps intermediates that
+  /// would spill in L1 and the simulation finds it moves fewer DRAM bytes and is not slower
+  /// (npu/pipeline/DepthFirst.h); false (`--no-depth-first`) runs every group on whole tensors.
+  bool depthFirst = true;
+  /// Run every chain depth-first in bands of this many output rows, whatever the simulation
+  /// finds (`--depth-first-rows`: exploring band heights, testing halos); 0: chosen by cost.
+  int64_t depthFirstRows = 0;
   /// Every NPU group a segment of its own (`--segment-per-group`), so that every value crosses
   /// the host and `npuc run --compare-ref` compares each NPU group's outputs: the numerics are
   /// the same (a value leaves and re-enters the NPU in its storage type and scale), the cycles
@@ -116,6 +124,24 @@ struct BatchSplitEntry {
   std::string reason; // the cost model's figures
 };
 
+/// A run of consecutive groups the segment compiler executes depth-first, band by band
+/// (npu/pipeline/DepthFirst.h): each band of the run's output rows runs every group of the run on
+/// the rows it needs (halo rows recomputed per band) before the next band starts, so that the
+/// run's intermediates stay in L1 at band size.
+struct DepthFirstEntry {
+  std::vector<int> groups; // group ids, in execution order
+  int64_t rows = 0;        // the run's output rows
+  int64_t bandRows = 0;    // output rows per band (the last band may have fewer)
+  int64_t bands = 0;
+  /// Rows of the run's tensors computed more than once (the halos recomputed), over all bands.
+  int64_t recomputedRows = 0;
+  /// The run's groups, each simulated alone (timing only): as a whole (less what residency keeps
+  /// anyway) and band by band.
+  int64_t wholeDramBytes = 0, bandDramBytes = 0;
+  int64_t wholeCycles = 0, bandCycles = 0;
+  std::string reason; // the figures in words
+};
+
 /// What the segment compiler did with one tensor the residency analysis proposed: kept in L1
 /// (no DRAM traffic for it at all), or left in DRAM and why.
 struct ResidencyEntry {
@@ -160,6 +186,9 @@ struct GroupInfo {
   /// A group of a batch-split run (Segment::batchSplit) has one entry per sub-batch: which one
   /// this is (-1: the group runs on the whole batch).
   int64_t subBatch = -1;
+  /// A group of a depth-first run (Segment::depthFirst) has one entry per band: which one this is
+  /// (-1: the group runs on its whole tensors).
+  int64_t band = -1;
   /// A group of layout ops only (npu/hw/DramLayout.h): "transforms cancel (zero-copy view)" or the
   /// transform its copy runs; "" for other groups. A cancelled group counts its layout ops and
   /// the DRAM bytes a copy would have read and written.
@@ -182,6 +211,8 @@ struct Segment {
   std::vector<ResidencyEntry> residency;    // empty with CompileOptions::residency off
   std::vector<BatchSplitEntry> batchSplit;  // the runs executed sub-batch by sub-batch
   std::vector<std::string> batchSplitNotes; // batch > 1: runs considered and not split, and why
+  std::vector<DepthFirstEntry> depthFirst;  // the runs executed band by band
+  std::vector<std::string> depthFirstNotes; // chains considered and not run depth-first, and why
   /// What the user asked for and did not get, one line each, naming the group: "group 'conv1':
   /// tuning record <point> ignored: <reason>" (CompileOptions::tuned). Not stored in packages.
   std::vector<std::string> warnings;

@@ -3,12 +3,12 @@
 // around bank conflicts (banks), the segment's program and per-group reports (emit), the tokens
 // between the engines (tokens), and the DRAM image's size (image).
 //
-// A unit is one emission of a kernel: a step, or one sub-batch of a step of a batch-split run.
-// A run's later sub-batches replay sub-batch 0's kernels (same tiling, same on-chip placement,
-// other DRAM addresses), so they are lowered in the emit phase, after banks has placed the
-// first. Constants go into the image as units are lowered, in program order; the bank-aware
-// placement re-lowers a kernel at candidate placements, which then finds its constants where
-// the first lowering put them.
+// A unit is one emission of a kernel: a step, or one part (a sub-batch or a band) of a step of a
+// split run. A run's later parts of one variant replay the kernels of the variant's first part
+// (same tiling, same on-chip placement, other DRAM addresses), so they are lowered in the emit
+// phase, after banks has placed the first. Constants go into the image as units are lowered, in
+// program order; the bank-aware placement re-lowers a kernel at candidate placements, which then
+// finds its constants where the first lowering put them.
 #include "npu/pipeline/Pipeline.h"
 #include "npu/pipeline/SegmentPlan.h"
 
@@ -83,30 +83,37 @@ EmitUnit wholeBatchUnit(SegmentPlan &p, size_t i, int64_t residentL1Bytes) {
   return u;
 }
 
-// Sub-batch by sub-batch, each of the run's steps.
+// Part by part (sub-batches or bands), each of the run's steps. A part replays the kernels of the
+// first part of its variant.
 void splitRunUnits(SegmentPlan &p, int r) {
   const SplitRun &run = p.split.runs[static_cast<size_t>(r)];
   const size_t len = run.end - run.first;
-  const size_t firstUnit = p.units.size();
-  for (int64_t j = 0; j < run.batch / run.subBatch; ++j)
+  std::vector<int> firstUnitOf(run.variants.size(), -1);
+  for (size_t j = 0; j < run.parts.size(); ++j) {
+    const size_t var = run.parts[j].variant;
+    const SplitVariant &v = run.variants.at(var);
+    const int firstUnit = static_cast<int>(p.units.size());
     for (size_t k = 0; k < len; ++k) {
       EmitUnit u;
       u.step = run.first + k;
       u.run = r;
-      u.subBatch = j;
-      u.g = run.gb.get();
-      u.grp = &run.gb->groups.at(size_t(run.entry.groups[k]));
-      u.plan = &p.runPlans[static_cast<size_t>(r)][k];
-      u.dram = subBatchDram(
-          run, p.hw, j, [&p](graph::ValueId v) { return p.addr.at(v); }, p.wholeBatch.addConst,
+      u.part = static_cast<int64_t>(j);
+      u.g = v.g.get();
+      u.grp = &v.g->groups.at(size_t(p.groupIds[run.first + k]));
+      u.plan = &p.runPlans[static_cast<size_t>(r)][var][k];
+      u.dram = partDram(
+          run, p.hw, j, [&p](graph::ValueId x) { return p.addr.at(x); }, p.wholeBatch.addConst,
           p.runConsts[static_cast<size_t>(r)]);
-      u.window = &run.rp.window[k];
+      u.window = &v.rp.window[k];
       u.fromTop = run.crossGroupPrefetch && k % 2 == 1; // as the residency trials
-      u.resident = [&run](graph::ValueId v) { return run.rp.l1Addr.count(run.rootOf(v)) > 0; };
-      u.residentL1Bytes = run.residentL1Bytes[k];
-      u.replayOf = j > 0 ? static_cast<int>(firstUnit + k) : -1;
+      u.resident = [&run, &v](graph::ValueId x) { return v.rp.l1Addr.count(run.rootIn(v, x)) > 0; };
+      u.residentL1Bytes = v.residentL1Bytes[k];
+      u.replayOf = firstUnitOf[var] >= 0 ? firstUnitOf[var] + static_cast<int>(k) : -1;
       p.units.push_back(std::move(u));
     }
+    if (firstUnitOf[var] < 0)
+      firstUnitOf[var] = firstUnit;
+  }
 }
 
 } // namespace
@@ -155,6 +162,11 @@ PhaseResult phaseLower(SegmentPlan &p) {
     auto undo = [&] {
       p.seg.constImage.resize(mark);
       u.consts.clear();
+      // A split run finds constants by their bytes: forget those the undone attempt placed.
+      if (u.run >= 0)
+        std::erase_if(p.runConsts[static_cast<size_t>(u.run)], [&](const auto &kv) {
+          return kv.second >= p.seg.constBase + static_cast<int64_t>(mark);
+        });
     };
     Selection sel = selectKernel(*u.plan, {.g = *u.g,
                                            .grp = *u.grp,
@@ -280,11 +292,18 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
   info.bound = kBound[arg];
   if (u.run >= 0) {
     const SplitRun &run = p.split.runs[static_cast<size_t>(u.run)];
-    info.subBatch = u.subBatch;
-    info.tiling += fmt::format("; batch split: images [{}, {}) of {}", u.subBatch * run.subBatch,
-                               (u.subBatch + 1) * run.subBatch, run.batch);
-    if (u.subBatch > 0)
-      info.tir.clear(); // the same loop nest as sub-batch 0's at other DRAM addresses
+    const SplitPart &part = run.parts.at(static_cast<size_t>(u.part));
+    if (run.kind == SplitKind::Batch) {
+      info.subBatch = u.part;
+      info.tiling +=
+          fmt::format("; batch split: images [{}, {}) of {}", part.lo, part.hi, run.batch);
+    } else {
+      info.band = u.part;
+      info.tiling += fmt::format("; depth-first: band {} of {}, output rows [{}, {}) of {}", u.part,
+                                 run.parts.size(), part.lo, part.hi, run.rows.rows);
+    }
+    if (u.replayOf >= 0)
+      info.tir.clear(); // the same loop nest as its variant's first part, at other DRAM addresses
   }
   return info;
 }

@@ -6,6 +6,7 @@
 // the host or produces gets its own region, reused once it is dead (views alias their input),
 // except the intermediates kept resident in L1 (npu/pipeline/Resident.h), which live only there;
 // the kernels append their packed weights and constant vectors when they are lowered.
+#include "npu/pipeline/DepthFirst.h"
 #include "npu/pipeline/SegmentPlan.h"
 
 #include "npu/memory/MemoryPlanner.h"
@@ -62,6 +63,22 @@ PhaseResult phaseLiveness(SegmentPlan &p) {
   return {};
 }
 
+namespace {
+
+// A split run executes its steps once per part, so a DRAM tensor it touches must stay live over
+// the whole run (a later step's tensor may not take its space: the next part's earlier steps
+// still come).
+void extendOverRuns(SegmentPlan &p) {
+  for (auto &[root, span] : p.live.life)
+    for (const SplitRun &run : p.split.runs)
+      if (span.first < int64_t(run.end) && int64_t(run.first) < span.second) {
+        span.first = std::min(span.first, int64_t(run.first));
+        span.second = std::max(span.second, int64_t(run.end));
+      }
+}
+
+} // namespace
+
 PhaseResult phaseBatchSplit(SegmentPlan &p) {
   // It needs residency: without it a split only reloads weights.
   if (!p.opt.batchSplit || !p.opt.residency)
@@ -79,21 +96,49 @@ PhaseResult phaseBatchSplit(SegmentPlan &p) {
     bi.chosenLayout.insert(v);
   bi.jobs = p.opt.jobs > 0 ? p.opt.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   p.split = planBatchSplit(bi, p.hw);
-  for (SplitRun &run : p.split.runs) {
+  for (SplitRun &run : p.split.runs)
     p.seg.batchSplit.push_back(run.entry);
-    p.seg.residency.insert(p.seg.residency.end(), run.rp.entries.begin(), run.rp.entries.end());
-    p.runPlans.push_back(run.plans);
-  }
   p.seg.batchSplitNotes = p.split.notes;
-  // A split run executes its steps once per sub-batch, so a DRAM tensor it touches must stay
-  // live over the whole run (a later step's tensor may not take its space: the next
-  // sub-batch's earlier steps still come).
-  for (auto &[root, span] : p.live.life)
-    for (const SplitRun &run : p.split.runs)
-      if (span.first < int64_t(run.end) && int64_t(run.first) < span.second) {
-        span.first = std::min(span.first, int64_t(run.first));
-        span.second = std::max(span.second, int64_t(run.end));
-      }
+  extendOverRuns(p);
+  return {};
+}
+
+PhaseResult phaseDepthFirst(SegmentPlan &p) {
+  if (p.opt.depthFirst && p.opt.residency) {
+    DepthFirstInput di;
+    di.g = p.g;
+    di.groupIds = p.groupIds;
+    di.plans = p.plans;
+    di.rootOf = [&p](graph::ValueId v) { return p.rootOf(v); };
+    di.pinned = p.hostRoots;
+    di.ko = segmentKernelOptions(p.opt);
+    di.crossGroupPrefetch = p.opt.crossGroupPrefetch;
+    di.forceRows = p.opt.depthFirstRows;
+    for (const auto &[v, layout] : p.chosen.layout)
+      di.chosenLayout.insert(v);
+    for (size_t i = 0; i < p.groupIds.size(); ++i)
+      if (p.split.covers(i))
+        di.taken.insert(i);
+    di.jobs = p.opt.jobs > 0 ? p.opt.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    SplitPlan dp = planDepthFirst(di, p.hw);
+    for (SplitRun &run : dp.runs) {
+      p.seg.depthFirst.push_back(run.rows);
+      p.split.runs.push_back(std::move(run));
+    }
+    p.split.residentRoots.insert(dp.residentRoots.begin(), dp.residentRoots.end());
+    p.seg.depthFirstNotes = std::move(dp.notes);
+    std::sort(p.split.runs.begin(), p.split.runs.end(),
+              [](const SplitRun &a, const SplitRun &b) { return a.first < b.first; });
+  }
+  for (SplitRun &run : p.split.runs) {
+    std::vector<std::vector<GroupPlan>> plans;
+    for (const SplitVariant &v : run.variants) {
+      plans.push_back(v.plans);
+      p.seg.residency.insert(p.seg.residency.end(), v.rp.entries.begin(), v.rp.entries.end());
+    }
+    p.runPlans.push_back(std::move(plans));
+  }
+  extendOverRuns(p);
   return {};
 }
 

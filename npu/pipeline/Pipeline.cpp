@@ -58,8 +58,7 @@ void initSegmentPlan(SegmentPlan &p, const graph::Graph &g, const std::vector<in
 CrashScope unitCrashScope(const SegmentPlan &p, const EmitUnit &u, const char *action) {
   return CrashScope(
       [&p, &u, action] {
-        std::string batch =
-            u.subBatch >= 0 ? fmt::format(", sub-batch {} of run {}", u.subBatch, u.run) : "";
+        std::string batch = u.part >= 0 ? fmt::format(", part {} of run {}", u.part, u.run) : "";
         return fmt::format("{} group {} '{}' (NPU segment {}{})", action, u.grp->id, u.grp->name,
                            p.index, batch);
       },

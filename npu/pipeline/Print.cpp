@@ -6,6 +6,7 @@
 
 #include "support/Error.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace npuc::npu {
@@ -76,12 +77,20 @@ void printLiveness(const SegmentPlan &p, std::ostream &os) {
   }
 }
 
-void printSplit(const SegmentPlan &p, std::ostream &os) {
-  os << "batch split:" << (p.split.runs.empty() ? " none\n" : "\n");
+void printSplit(const SegmentPlan &p, SplitKind kind, std::ostream &os) {
+  const bool batch = kind == SplitKind::Batch;
+  const bool any = std::any_of(p.split.runs.begin(), p.split.runs.end(),
+                               [&](const SplitRun &r) { return r.kind == kind; });
+  os << (batch ? "batch split:" : "depth-first:") << (any ? "\n" : " none\n");
   for (const SplitRun &run : p.split.runs)
-    os << fmt::format("  run steps [{}, {}): {} of {} image(s) per sub-batch; {}\n", run.first,
-                      run.end, run.subBatch, run.batch, run.entry.reason);
-  for (const std::string &n : p.split.notes)
+    if (run.kind != kind)
+      continue;
+    else if (batch)
+      os << fmt::format("  run steps [{}, {}): {} of {} image(s) per sub-batch; {}\n", run.first,
+                        run.end, run.subBatch, run.batch, run.entry.reason);
+    else
+      os << fmt::format("  run steps [{}, {}): {}\n", run.first, run.end, run.rows.reason);
+  for (const std::string &n : batch ? p.seg.batchSplitNotes : p.seg.depthFirstNotes)
     os << "  note: " << n << "\n";
 }
 
@@ -106,10 +115,12 @@ void printDram(const SegmentPlan &p, std::ostream &os) {
     os << fmt::format("  {} at {} ({} bytes)\n", name(p, v), p.addr.at(v), p.bytesOf(v));
 }
 
-std::string unitName(const EmitUnit &u) {
+std::string unitName(const SegmentPlan &p, const EmitUnit &u) {
   std::string s = fmt::format("step {} group '{}'", u.step, u.grp->name);
   if (u.run >= 0)
-    s += fmt::format(" sub-batch {}", u.subBatch);
+    s += fmt::format(" {} {}",
+                     p.split.runs.at(size_t(u.run)).kind == SplitKind::Batch ? "sub-batch" : "band",
+                     u.part);
   return s;
 }
 
@@ -117,7 +128,7 @@ void printUnits(const SegmentPlan &p, std::ostream &os) {
   os << "emission units:\n";
   for (size_t i = 0; i < p.units.size(); ++i) {
     const EmitUnit &u = p.units[i];
-    os << fmt::format("  unit {}: {}", i, unitName(u));
+    os << fmt::format("  unit {}: {}", i, unitName(p, u));
     if (u.replayOf >= 0)
       os << fmt::format(" replays unit {}", u.replayOf);
     if (p.reached(Phase::Lower) && u.replayOf < 0) {
@@ -144,6 +155,8 @@ void printProgram(const SegmentPlan &p, std::ostream &os) {
     os << fmt::format("  group '{}'", info.name);
     if (info.subBatch >= 0)
       os << fmt::format(" sub-batch {}", info.subBatch);
+    if (info.band >= 0)
+      os << fmt::format(" band {}", info.band);
     os << fmt::format(": instrs [{}, {})", info.instrBegin, info.instrEnd);
     for (const auto &[mnemonic, n] : info.instrCounts)
       os << fmt::format(" {} {}", mnemonic, n);
@@ -169,7 +182,10 @@ void printPlan(const SegmentPlan &p, std::ostream &os) {
     printLiveness(p, os);
     break;
   case Phase::BatchSplit:
-    printSplit(p, os);
+    printSplit(p, SplitKind::Batch, os);
+    break;
+  case Phase::DepthFirst:
+    printSplit(p, SplitKind::Rows, os);
     break;
   case Phase::Residency:
     printResidency(p, os);

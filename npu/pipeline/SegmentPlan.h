@@ -32,15 +32,15 @@ struct ChosenLayouts {
   std::map<size_t, std::string> why;           // by step: who writes or reads which layout
 };
 
-/// One emission of a kernel: a step of the segment, or one sub-batch of a step of a batch-split
-/// run (which is emitted once per sub-batch at other DRAM addresses). The schedule phase lists
+/// One emission of a kernel: a step of the segment, or one part of a step of a split run (which
+/// is emitted once per sub-batch or band at other DRAM addresses). The schedule phase lists
 /// them in program order; lower, banks and emit fill in the rest.
 struct EmitUnit {
   // schedule
   size_t step = 0;                 // the segment step (groupIds index)
   int run = -1;                    // index into SegmentPlan::split.runs, or -1 (the whole batch)
-  int64_t subBatch = -1;           // which sub-batch of the run (-1: the whole batch)
-  const graph::Graph *g = nullptr; // the whole-batch graph, or the run's at sub-batch size
+  int64_t part = -1;               // which part of the run (-1: whole tensors)
+  const graph::Graph *g = nullptr; // the segment's graph, or the run's variant at part size
   const graph::FusedGroup *grp = nullptr;
   GroupPlan *plan = nullptr; // lowering may switch it to the loop-nest plan
   DramCtx dram;              // the addresses it reads and writes, and where constants go
@@ -48,8 +48,8 @@ struct EmitUnit {
   bool fromTop = false; // its buffers from the top of each level (crossGroupPrefetch)
   std::function<bool(graph::ValueId)> resident; // its inputs/outputs that live in L1
   int64_t residentL1Bytes = 0;                  // resident tensors live beside its buffers
-  /// The unit whose kernel this one re-emits (a split run's later sub-batches: the same tiling
-  /// and on-chip placement at other DRAM addresses), or -1: lowered here.
+  /// The unit whose kernel this one re-emits (a split run's later parts of a variant: the same
+  /// tiling and on-chip placement at other DRAM addresses), or -1: lowered here.
   int replayOf = -1;
 
   // lower (units with replayOf < 0), then banks
@@ -97,8 +97,9 @@ struct SegmentPlan {
   Liveness live;                      // over the segment; escaping values live to its end
   std::set<graph::ValueId> hostRoots; // roots the host writes or reads
   // batch-split
-  BatchSplitPlan split;
-  std::vector<std::vector<GroupPlan>> runPlans; // per run: its plans, lowering may change them
+  SplitPlan split;
+  /// Per run, per variant: its plans (lowering may change them).
+  std::vector<std::vector<std::vector<GroupPlan>>> runPlans;
   // residency
   ResidencyPlan rp; // whole-batch residents; rp.window has one entry per step
   // dram
@@ -107,7 +108,7 @@ struct SegmentPlan {
   // schedule, lower, banks, emit
   std::vector<EmitUnit> units;
   std::unique_ptr<sim::Memory> simMem; // sized for the bank-aware placement's simulations
-  /// Per run: constants sub-batch 0 placed, by their bytes (later sub-batches find them).
+  /// Per run: the constants its parts placed, by their bytes (later parts find them).
   std::vector<std::unordered_map<std::string, int64_t>> runConsts;
   DramCtx wholeBatch; // the DRAM view of the steps outside split runs
   // The result: inputs/outputs from liveness (addresses from dram), batch split and residency

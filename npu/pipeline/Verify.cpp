@@ -69,8 +69,7 @@ void checkLifetimes(const SegmentPlan &p, Problems &out) {
 void checkSplitRuns(const SegmentPlan &p, Problems &out) {
   size_t prevEnd = 0;
   for (const SplitRun &run : p.split.runs) {
-    const std::string where =
-        fmt::format("batch-split run over steps [{}, {})", run.first, run.end);
+    const std::string where = fmt::format("split run over steps [{}, {})", run.first, run.end);
     if (run.first < prevEnd || run.end <= run.first || run.end > p.groupIds.size())
       out.push_back(where + " overlaps another run or lies outside the segment");
     prevEnd = run.end;

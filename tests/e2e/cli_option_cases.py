@@ -276,6 +276,93 @@ def case_batch_split(c):
     assert dram["off"] - dram["on"] == saved, dram
 
 
+def case_depth_first(c):
+    """Batch 1 on npu-base with its DRAM at 4 bytes per cycle: a 3x3 conv to 32 channels of
+    160 x 160 (1.6 MB of fp16, more than L1) then a stride-2 3x3 conv. The cost model runs the
+    chain depth-first, band by band: `inspect` shows the chain and each group's bands, the report
+    lists the run and a band index per group entry, the intermediate's DRAM round trip is gone,
+    and the output is --no-depth-first's bit for bit and matches `npuc ref`. --depth-first-rows
+    forces a band height; with --no-depth-first it is refused."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("SKIP: python onnx/numpy not available")
+        sys.exit(SKIP)
+    c.require(c.target)
+    with open(c.target) as f:
+        text = f.read()
+    starved, n = text.replace("name: npu-base", "name: npu-base-dram4", 1), 0
+    lines = starved.split("\n")
+    for i, line in enumerate(lines):  # the dram section's bandwidth only
+        if line.startswith("dram:"):
+            for k in range(i + 1, len(lines)):
+                if lines[k].lstrip().startswith("bytes_per_cycle: 16"):
+                    lines[k] = lines[k].replace("bytes_per_cycle: 16", "bytes_per_cycle: 4", 1)
+                    n += 1
+                    break
+    assert n == 1, "no DRAM bandwidth to edit in " + c.target
+    target = c.w("npu-base-dram4.yaml")
+    with open(target, "w") as f:
+        f.write("\n".join(lines))
+    rng = np.random.default_rng(5)
+    w1 = (0.2 * rng.standard_normal((32, 8, 3, 3))).astype(np.float32)
+    w2 = (0.1 * rng.standard_normal((16, 32, 3, 3))).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["input", "w1"], ["a"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["a"], ["r"], name="relu1"),
+             helper.make_node("Conv", ["r", "w2"], ["output"], pads=[1, 1, 1, 1],
+                              strides=[2, 2], name="conv2")]
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 8, 160, 160])
+    y = helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16, 80, 80])
+    model = helper.make_model(
+        helper.make_graph(nodes, "chain", [x], [y], [numpy_helper.from_array(w1, "w1"),
+                                                     numpy_helper.from_array(w2, "w2")]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path, inp = c.w("chain.onnx"), c.w("input.npy")
+    onnx.save(model, path)
+    np.save(inp, rng.standard_normal((1, 8, 160, 160)).astype(np.float32))
+    c.expect_ok(["ref", path, "--input", "input=" + inp, "--output-dir", c.w("ref")])
+    want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
+    texts, outs, reports = {}, {}, {}
+    for mode, tgt, flags in [("on", target, []), ("off", target, ["--no-depth-first"]),
+                             ("forced", c.target, ["--depth-first-rows", "7"])]:
+        pkg = c.w(mode + ".npub")
+        c.expect_ok(["compile", path, "--target", tgt, "-o", pkg] + flags)
+        texts[mode] = c.expect_ok(["inspect", pkg])
+        rep = c.w("report_%s.json" % mode)
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w(mode),
+                     "--report", rep])
+        outs[mode] = np.load(os.path.join(c.w(mode), "output.npy"))
+        err = np.abs(outs[mode].astype(np.float64) - want).max()
+        assert err <= 16 * 2.0 ** -11 * np.abs(want).max(), (mode, err)
+        with open(rep) as f:
+            reports[mode] = json.load(f)
+    assert np.array_equal(outs["on"], outs["off"]) and np.array_equal(outs["on"], outs["forced"])
+    on, off, forced = texts["on"], texts["off"], texts["forced"]
+    assert "depth-first: 1 chain(s) executed band by band of output rows" in on, on[:3000]
+    assert "depth-first: band 0 of " in on and " bands, each its own instructions" in on, on
+    assert "depth-first off (--no-depth-first)" in off, off[:2000]
+    assert "depth-first: off (--no-depth-first)" in off, off[:3000]
+    seg = [s for s in reports["on"]["segments"] if s["placement"] == "npu"][0]
+    run_ = seg["depth_first"][0]
+    assert run_["rows"] == 80 and run_["bands"] > 1, run_
+    assert run_["band_dram_bytes"] < run_["whole_dram_bytes"], run_
+    bands = [o["band"] for o in reports["on"]["ops"]]
+    assert bands == [b for b in range(run_["bands"]) for _ in range(2)], bands
+    dram = {m: reports[m]["dram_bytes_read"] + reports[m]["dram_bytes_written"]
+            for m in ("on", "off")}
+    spilled = 2 * 32 * 160 * 160 * 2  # the intermediate written once and read once
+    assert dram["off"] - dram["on"] >= spilled * 9 // 10, dram
+    seg = [s for s in reports["forced"]["segments"] if s["placement"] == "npu"][0]
+    assert seg["depth_first"][0]["band_rows"] == 7 and seg["depth_first"][0]["bands"] == 12, seg
+    last = reports["forced"]["ops"][-1]
+    assert "depth-first: band 11 of 12, output rows [77, 80) of 80" in last["tiling"], last
+    c.expect_fail(["compile", path, "--target", c.target, "-o", c.w("x.npub"),
+                   "--no-depth-first", "--depth-first-rows", "3"],
+                  ["--depth-first-rows 3 contradicts --no-depth-first"], [c.w("x.npub")])
+
+
 def case_schedule(c):
     """--emit-schedule writes every NPU group's schedule by key; compiling with that file
     (--schedule) replays the same points (same outputs and cycles); a group edited to another

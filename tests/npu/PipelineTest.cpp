@@ -77,7 +77,8 @@ std::string joined(const std::vector<std::string> &v) {
 
 TEST(Pipeline, PhasesRunInTheTableOrderAndHaveNames) {
   EXPECT_EQ(npu::phaseNames(), "plan-groups, quantise, choose-layouts, liveness, batch-split, "
-                               "residency, dram, schedule, lower, banks, emit, tokens, image");
+                               "depth-first, residency, dram, schedule, lower, banks, emit, "
+                               "tokens, image");
   for (size_t i = 0; i < npu::kNumPhases; ++i) {
     const npu::Phase p = static_cast<npu::Phase>(i);
     EXPECT_EQ(npu::phaseNamed(npu::phaseName(p)), p);
@@ -228,9 +229,9 @@ TEST(Verify, SplitRunTouchingAChosenLayout) {
   ASSERT_EQ(p.split.runs[0].end, 3u);
   p.chosen.layout[c.inner[1]] = npu::DramLayout::NHWC;
   EXPECT_EQ(joined(npu::verifyPlan(p)),
-            fmt::format("batch-split run over steps [0, 3) touches 'c1.relu.y' (group '{}'), "
+            fmt::format("split run over steps [0, 3) touches 'c1.relu.y' (group '{}'), "
                         "which is stored in a layout chosen to cancel layout ops\n"
-                        "batch-split run over steps [0, 3) touches 'c1.relu.y' (group '{}'), "
+                        "split run over steps [0, 3) touches 'c1.relu.y' (group '{}'), "
                         "which is stored in a layout chosen to cancel layout ops\n",
                         p.group(1).name, p.group(2).name));
 }

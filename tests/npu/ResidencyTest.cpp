@@ -94,6 +94,9 @@ Run run(const Net &m, const std::vector<int> &ids, const isa::Target &t, const H
   npu::CompileOptions opt;
   opt.residency = residency;
   opt.bankAlwaysMove = bankAlwaysMove;
+  // Residency alone: a depth-first run would keep a tensor too large for L1 at band size
+  // (tests/npu/DepthFirstTest.cpp), and its halos would blur the exact traffic figures.
+  opt.depthFirst = false;
   Run r;
   r.seg = npu::compileSegment(m.g, ids, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);

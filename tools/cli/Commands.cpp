@@ -110,6 +110,27 @@ void printBatchSplit(std::ostream &out, const driver::CompiledModel &m, const np
     out << "    " << note << "\n";
 }
 
+// Depth-first runs of one NPU segment (npu/pipeline/DepthFirst.h): the chains executed band by
+// band with their band heights and simulated figures, and the chains considered and not.
+void printDepthFirst(std::ostream &out, const driver::CompiledModel &m, const npu::Segment &ns) {
+  if (!m.options.depthFirst) {
+    out << "  depth-first: off (--no-depth-first): every group runs on its whole tensors\n";
+    return;
+  }
+  if (ns.depthFirst.empty() && ns.depthFirstNotes.empty())
+    return; // no chain considered
+  out << fmt::format("  depth-first: {} chain(s) executed band by band of output rows\n",
+                     ns.depthFirst.size());
+  for (const npu::DepthFirstEntry &e : ns.depthFirst) {
+    std::string gs;
+    for (int gid : e.groups)
+      gs += fmt::format("{}{}", gs.empty() ? "" : ",", gid);
+    out << fmt::format("    groups {}: {}\n", gs, e.reason);
+  }
+  for (const std::string &note : ns.depthFirstNotes)
+    out << "    " << note << "\n";
+}
+
 // One line on a group's bank-aware placement (npu/pipeline/BankAlloc.h).
 std::string formatBankReport(const npu::BankReport &b, bool enabled) {
   if (!enabled)
@@ -357,6 +378,10 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.batchSplit = !a.noBatchSplit;
   opt.batchWeightReuse = !a.noBatchWeightReuse;
   opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
+  opt.depthFirst = !a.noDepthFirst;
+  opt.depthFirstRows = a.depthFirstRows;
+  if (a.noDepthFirst && a.depthFirstRows > 0)
+    fail("--depth-first-rows {} contradicts --no-depth-first", a.depthFirstRows);
   opt.segmentPerGroup = a.segmentPerGroup;
   if (a.tiling != "auto" && a.tiling != "naive")
     fail("--tiling: expected 'auto' or 'naive', got '{}'", a.tiling);
@@ -607,6 +632,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     out << "every NPU group is a segment of its own (--segment-per-group)\n";
   if (!m.options.batchWeightReuse)
     out << "batch weight reuse off (--no-batch-weight-reuse): weights reloaded per image\n";
+  if (!m.options.depthFirst)
+    out << "depth-first off (--no-depth-first): every group runs on its whole tensors\n";
   if (m.cpuCode)
     out << fmt::format("CPU groups' machine code: {} bytes for {} (key {})\n",
                        m.cpuCode->object.size(), m.cpuCode->host, m.cpuCode->key.substr(0, 16));
@@ -634,6 +661,7 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
         out << "  on-chip peak (largest group): " << formatOnChip(m.target, peak) << "\n";
       printResidency(out, m, ns);
       printBatchSplit(out, m, ns);
+      printDepthFirst(out, m, ns);
       int cancelled = 0, views = 0, layoutGroups = 0;
       int64_t notMoved = 0;
       for (const npu::GroupInfo &gi : ns.groupInfo) {
@@ -674,6 +702,14 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       }
       out << fmt::format("    instructions: {} [{}, {}):{}\n", total, gi.instrBegin, gi.instrEnd,
                          counts);
+      if (gi.band >= 0) {
+        int64_t bands = 0;
+        for (const npu::GroupInfo &x : m.npuSegments[size_t(it->second.first)].groupInfo)
+          bands += x.groupId == gid;
+        out << fmt::format("    depth-first: {} bands, each its own instructions (the figures "
+                           "here are the first's)\n",
+                           bands);
+      }
       if (gi.subBatch >= 0) {
         int64_t subs = 0;
         for (const npu::GroupInfo &x : m.npuSegments[size_t(it->second.first)].groupInfo)

@@ -107,6 +107,7 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
                      {"on_chip_bytes", gi.onChipBytes},
                      {"bank_placement", bankReportToJson(gi.bank)},
                      {"sub_batch", gi.subBatch},
+                     {"band", gi.band},
                      {"layout", gi.layout},
                      {"layout_ops_cancelled", gi.layoutOpsCancelled},
                      {"layout_bytes_not_moved", gi.layoutBytesNotMoved}});
@@ -133,7 +134,9 @@ json segmentToJson(const isa::Target &target, const npu::Segment &s, BlobWriter 
           {"group_info", infos},
           {"residency", residency},
           {"batch_split", batchSplitToJson(s)},
-          {"batch_split_notes", s.batchSplitNotes}};
+          {"batch_split_notes", s.batchSplitNotes},
+          {"depth_first", depthFirstToJson(s)},
+          {"depth_first_notes", s.depthFirstNotes}};
 }
 
 npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std::string &origin) {
@@ -195,6 +198,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     }
     gi.bank = bankReportFromJson(ji["bank_placement"]);
     gi.subBatch = ji.has("sub_batch") ? ji["sub_batch"].asIntIn(-1, INT64_MAX) : -1;
+    gi.band = ji.has("band") ? ji["band"].asIntIn(-1, INT64_MAX) : -1;
     gi.layout = ji["layout"].asString();
     gi.layoutOpsCancelled =
         int(ji["layout_ops_cancelled"].asIntIn(0, int64_t(m.graph.nodes.size())));
@@ -231,6 +235,24 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
   }
   if (j.has("batch_split_notes"))
     s.batchSplitNotes = j["batch_split_notes"].asStrings();
+  for (size_t i = 0; j.has("depth_first") && i < j["depth_first"].size(); ++i) {
+    JsonIn je = j["depth_first"].at(i);
+    npu::DepthFirstEntry e;
+    for (int64_t gid : je["groups"].asInts())
+      e.groups.push_back(int(gid));
+    e.rows = je["rows"].asIntIn(1, INT64_MAX);
+    e.bandRows = je["band_rows"].asIntIn(1, e.rows);
+    e.bands = je["bands"].asIntIn(1, e.rows);
+    e.recomputedRows = je["recomputed_rows"].asIntIn(0, INT64_MAX);
+    e.wholeDramBytes = je["whole_dram_bytes"].asIntIn(INT64_MIN, INT64_MAX);
+    e.bandDramBytes = je["band_dram_bytes"].asIntIn(0, INT64_MAX);
+    e.wholeCycles = je["whole_cycles"].asIntIn(0, INT64_MAX);
+    e.bandCycles = je["band_cycles"].asIntIn(0, INT64_MAX);
+    e.reason = je["reason"].asString();
+    s.depthFirst.push_back(std::move(e));
+  }
+  if (j.has("depth_first_notes"))
+    s.depthFirstNotes = j["depth_first_notes"].asStrings();
   return s;
 }
 
@@ -268,6 +290,8 @@ std::string packageBytes(const CompiledModel &m) {
                    {"batch_split", m.options.batchSplit},
                    {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
                    {"batch_weight_reuse", m.options.batchWeightReuse},
+                   {"depth_first", m.options.depthFirst},
+                   {"depth_first_rows", m.options.depthFirstRows},
                    {"segment_per_group", m.options.segmentPerGroup},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
                  {"cpu_only", m.cpuOnly},
@@ -357,6 +381,12 @@ CompiledModel parsePackage(std::string_view bytes, const std::string &origin) {
   // Packages from before weight reuse across the batch have no key: they reloaded per image.
   m.options.batchWeightReuse =
       root["options"].has("batch_weight_reuse") && root["options"]["batch_weight_reuse"].asBool();
+  // Packages from before depth-first runs have no key: every group ran on whole tensors.
+  m.options.depthFirst =
+      root["options"].has("depth_first") && root["options"]["depth_first"].asBool();
+  m.options.depthFirstRows = root["options"].has("depth_first_rows")
+                                 ? root["options"]["depth_first_rows"].asIntIn(0, INT64_MAX)
+                                 : 0;
   m.options.segmentPerGroup =
       root["options"].has("segment_per_group") && root["options"]["segment_per_group"].asBool();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {

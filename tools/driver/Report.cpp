@@ -141,6 +141,23 @@ json batchSplitToJson(const npu::Segment &ns) {
   return runs;
 }
 
+// The runs of an NPU segment executed depth-first, band by band (npu/pipeline/DepthFirst.h).
+json depthFirstToJson(const npu::Segment &ns) {
+  json runs = json::array();
+  for (const npu::DepthFirstEntry &e : ns.depthFirst)
+    runs.push_back({{"groups", e.groups},
+                    {"rows", e.rows},
+                    {"band_rows", e.bandRows},
+                    {"bands", e.bands},
+                    {"recomputed_rows", e.recomputedRows},
+                    {"whole_dram_bytes", e.wholeDramBytes},
+                    {"band_dram_bytes", e.bandDramBytes},
+                    {"whole_cycles", e.wholeCycles},
+                    {"band_cycles", e.bandCycles},
+                    {"reason", e.reason}});
+  return runs;
+}
+
 namespace {
 
 // `cpu_code` (docs/REPORT.md).
@@ -181,7 +198,8 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
                           {"cycles", s.totalCycles},
                           {"instructions", ns.program.instrs.size()},
                           {"crossing_ms", run.hostMs},
-                          {"batch_split", batchSplitToJson(ns)}});
+                          {"batch_split", batchSplitToJson(ns)},
+                          {"depth_first", depthFirstToJson(ns)}});
       crossingMs += run.hostMs;
       const sim::TraceSpans spans(s.trace);
       for (const npu::GroupInfo &gi : ns.groupInfo) {
@@ -208,6 +226,7 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
                        {"on_chip_bytes", gi.onChipBytes},
                        {"bank_placement", bankReportToJson(gi.bank)},
                        {"sub_batch", gi.subBatch},
+                       {"band", gi.band},
                        {"layout", gi.layout},
                        {"layout_ops_cancelled", gi.layoutOpsCancelled},
                        {"layout_bytes_not_moved", gi.layoutBytesNotMoved}});

@@ -35,6 +35,8 @@ nlohmann::json bankReportToJson(const npu::BankReport &b);
 /// A segment's runs executed sub-batch by sub-batch (npu::BatchSplitEntry), as stored in
 /// packages and reports.
 nlohmann::json batchSplitToJson(const npu::Segment &ns);
+/// A segment's runs executed depth-first, band by band (npu::DepthFirstEntry), likewise.
+nlohmann::json depthFirstToJson(const npu::Segment &ns);
 
 /// The short human-readable report `npuc run` prints.
 std::string formatReport(const nlohmann::json &report);
