@@ -133,8 +133,11 @@ struct DepthFirstEntry {
   int64_t rows = 0;        // the run's output rows
   int64_t bandRows = 0;    // output rows per band (the last band may have fewer)
   int64_t bands = 0;
-  /// Rows of the run's tensors computed more than once (the halos recomputed), over all bands.
+  /// Rows of the run's tensors computed more than once (the halos recomputed), over all bands,
+  /// and the work that costs: tensor-unit MACs and vector-op elements the bands execute beyond
+  /// the whole tensors' kernels (each simulated alone).
   int64_t recomputedRows = 0;
+  int64_t recomputedMacs = 0, recomputedVectorElements = 0;
   /// The run's groups, each simulated alone (timing only): as a whole (less what residency keeps
   /// anyway) and band by band.
   int64_t wholeDramBytes = 0, bandDramBytes = 0;

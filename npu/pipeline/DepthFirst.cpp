@@ -569,9 +569,12 @@ bool DepthFirstPlanner::tryBands(const Chain &c, int64_t bandRows, const std::st
       v.g = bandGraph(g_, ids, *geo);
       for (const auto &[crop, at] : bandCrops(g_, *geo))
         v.views[crop] = {at.first, at.second * rowBytes(at.first)};
-      auto standsFor = [&inputOf](ValueId x) {
-        auto i = inputOf.find(x);
-        return i == inputOf.end() ? x : i->second.first;
+      // A copy of a chain input, or a crop of a chain value, has that value's scale (int8).
+      auto standsFor = [&inputOf, &v](ValueId x) {
+        if (auto i = inputOf.find(x); i != inputOf.end())
+          return i->second.first;
+        auto c = v.views.find(x);
+        return c == v.views.end() ? x : c->second.first;
       };
       if (std::string why = planVariantKernels(v, ids, whole, hw_, standsFor); !why.empty()) {
         out_.notes.push_back(
@@ -625,6 +628,8 @@ std::string DepthFirstPlanner::judge(SplitRun &run, const Chain &c) const {
   for (const StepCost &x : simulateSteps(ri, hw_)) {
     e.wholeDramBytes += x.dram;
     e.wholeCycles += x.cycles;
+    e.recomputedMacs -= x.macs;
+    e.recomputedVectorElements -= x.vectorElements;
     emitted = emitted && x.emitted;
   }
   // What whole-tensor residency would keep: inside the chain (its estimate) against the whole,
@@ -647,6 +652,8 @@ std::string DepthFirstPlanner::judge(SplitRun &run, const Chain &c) const {
     for (const StepCost &x : v.rp.steps) {
       e.bandDramBytes += x.dram;
       e.bandCycles += x.cycles;
+      e.recomputedMacs += x.macs;
+      e.recomputedVectorElements += x.vectorElements;
       emitted = emitted && x.emitted;
     }
   }

@@ -23,6 +23,7 @@ struct Trial {
   std::string encode;    // an instruction field cannot hold a value (on-chip copies of a tensor)
   int64_t cycles = 0;    // its instructions simulated alone (timing only)
   int64_t dram = 0;      // the DRAM bytes they move
+  int64_t macs = 0, vectorElements = 0; // the work they do
   bool emitted = false;  // cycles and dram were measured (the kernel tiled and encoded)
   bool loopNest = false; // the hand-written kernel found no tiling: the loop-nest kernel ran
 };
@@ -110,6 +111,9 @@ public:
       sim::SimStats st = simulateGroup(t, p, *mem_, false);
       r.cycles = st.totalCycles;
       r.dram = st.dramBytesRead + st.dramBytesWritten;
+      r.macs = st.macs;
+      for (int64_t e : st.vectorElements)
+        r.vectorElements += e;
       r.emitted = true;
     }
     return cache_[key] = r;
@@ -138,7 +142,7 @@ std::vector<StepCost> simulateSteps(const ResidencyInput &in, const Hw &hw) {
   runTasks(out.size(), std::max(1, in.jobs), [&](size_t i) {
     Trials trials(in, hw); // a step's trial reads the shared input only
     const Trial r = trials.baseline(i);
-    out[i] = {r.emitted, r.cycles, r.dram};
+    out[i] = {r.emitted, r.cycles, r.dram, r.macs, r.vectorElements};
   });
   return out;
 }
@@ -188,7 +192,7 @@ public:
       out_.entries[cands_[byRoot_.at(root)].entry].l1Addr = addr;
     for (size_t i = 0; i < steps_; ++i) {
       const Trial r = trials_.run(i, out_.window[i], out_.l1Addr);
-      out_.steps.push_back({r.emitted, r.cycles, r.dram});
+      out_.steps.push_back({r.emitted, r.cycles, r.dram, r.macs, r.vectorElements});
     }
     return std::move(out_);
   }

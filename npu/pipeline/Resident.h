@@ -46,6 +46,7 @@ struct StepCost {
   bool emitted = false; // false: it did not tile or encode (cycles and dram are 0)
   int64_t cycles = 0;
   int64_t dram = 0; // bytes read and written
+  int64_t macs = 0, vectorElements = 0; // tensor-unit MACs, vector-op elements
 };
 
 struct ResidencyPlan {

@@ -31,11 +31,13 @@ DramAccounting dramAccounting(const isa::Target &t, const DramFootprint &f,
   a.activationsSpilled = interW + std::min(interR, interW);
   a.activationsReread = beyond(interR, interW);
   a.outputsExtra = beyond(d.writtenOf(DramClass::Output), f.outputs) + d.readOf(DramClass::Output);
-  a.macBound = ceilDiv(s.macs, t.tensor.peakMacsPerCycle());
+  a.macBound =
+      ceilDiv(std::max<int64_t>(0, s.macs - f.recomputedMacs), t.tensor.peakMacsPerCycle());
   a.dramBound = static_cast<int64_t>(std::ceil(double(a.compulsory) / t.dram.bytesPerCycle));
-  int64_t elements = 0;
+  int64_t elements = -f.recomputedVectorElements;
   for (int64_t e : s.vectorElements)
     elements += e;
+  elements = std::max<int64_t>(0, elements);
   a.vectorBound = ceilDiv(elements, t.vector.lanes);
   return a;
 }

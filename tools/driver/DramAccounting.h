@@ -13,8 +13,9 @@
 //                       reloads per output-channel block, a tensor with several consumers);
 //   outputs_extra       output bytes written beyond the outputs' size, or read back.
 // The whole-graph bound in cycles is max(tensor MACs / peak MACs per cycle, compulsory bytes /
-// DRAM bytes per cycle, vector elements / lanes): no schedule of the same instructions' work can
-// beat it, so cycles / bound says how much a better graph schedule could still win.
+// DRAM bytes per cycle, vector elements / lanes), the MACs and elements the program executed less
+// what depth-first bands recompute: no schedule of the same instructions' work can beat it, so
+// cycles / bound says how much a better graph schedule could still win.
 #pragma once
 
 #include "isa/Target.h"
@@ -36,9 +37,12 @@ struct DramAccounting {
   int64_t bound() const { return std::max({macBound, dramBound, vectorBound}); }
 };
 
-/// The sizes of the classes' regions (the compulsory bytes are their sum).
+/// The sizes of the classes' regions (the compulsory bytes are their sum), and the work the
+/// schedule added (depth-first bands' recomputed halos: npu::DepthFirstEntry), which the bound
+/// leaves out so that it does not depend on the schedule.
 struct DramFootprint {
   int64_t constants = 0, inputs = 0, outputs = 0;
+  int64_t recomputedMacs = 0, recomputedVectorElements = 0;
 };
 
 DramAccounting dramAccounting(const isa::Target &t, const DramFootprint &f, const sim::SimStats &s);

@@ -244,6 +244,13 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     e.bandRows = je["band_rows"].asIntIn(1, e.rows);
     e.bands = je["bands"].asIntIn(1, e.rows);
     e.recomputedRows = je["recomputed_rows"].asIntIn(0, INT64_MAX);
+    // The work the recomputed rows cost: negative when smaller kernels happen to do less.
+    e.recomputedMacs =
+        je.has("recomputed_macs") ? je["recomputed_macs"].asIntIn(INT64_MIN, INT64_MAX) : 0;
+    e.recomputedVectorElements =
+        je.has("recomputed_vector_elements")
+            ? je["recomputed_vector_elements"].asIntIn(INT64_MIN, INT64_MAX)
+            : 0;
     e.wholeDramBytes = je["whole_dram_bytes"].asIntIn(INT64_MIN, INT64_MAX);
     e.bandDramBytes = je["band_dram_bytes"].asIntIn(0, INT64_MAX);
     e.wholeCycles = je["whole_cycles"].asIntIn(0, INT64_MAX);

@@ -150,6 +150,8 @@ json depthFirstToJson(const npu::Segment &ns) {
                     {"band_rows", e.bandRows},
                     {"bands", e.bands},
                     {"recomputed_rows", e.recomputedRows},
+                    {"recomputed_macs", e.recomputedMacs},
+                    {"recomputed_vector_elements", e.recomputedVectorElements},
                     {"whole_dram_bytes", e.wholeDramBytes},
                     {"band_dram_bytes", e.bandDramBytes},
                     {"whole_cycles", e.wholeCycles},
@@ -189,6 +191,10 @@ json buildReport(const CompiledModel &m, const std::vector<SegmentRun> &runs,
       const sim::SimStats &s = run.stats;
       sim::addStats(total, s);
       footprint.constants += int64_t(ns.constImage.size());
+      for (const npu::DepthFirstEntry &e : ns.depthFirst) {
+        footprint.recomputedMacs += e.recomputedMacs;
+        footprint.recomputedVectorElements += e.recomputedVectorElements;
+      }
       for (const npu::DramTensor &t : ns.inputs)
         footprint.inputs += t.bytes();
       for (const npu::DramTensor &t : ns.outputs)
