@@ -23,24 +23,15 @@ bool windowed(OpKind k) {
 }
 
 // Ops that map each output row from the same row of their operands (with the checks of
-// rowLocalReason on broadcasting and axes).
+// rowLocalReason on broadcasting and axes): elementwise maps of any arity, and channel joins.
 bool rowwise(OpKind k) {
+  if (graph::isElementwiseOp(k) || graph::isExtUnaryOp(k) || graph::isExtBroadcastOp(k))
+    return true;
   switch (k) {
-  case OpKind::Relu:
-  case OpKind::Clip:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
   case OpKind::LeakyRelu:
   case OpKind::HardSigmoid:
   case OpKind::HardSwish:
   case OpKind::PRelu:
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Exp:
   case OpKind::Identity:
   case OpKind::Dropout:
   case OpKind::BatchNormalization:
@@ -176,6 +167,24 @@ size_t distinctCount(const std::vector<size_t> &idx) {
   return idx.empty() ? 0 : *std::max_element(idx.begin(), idx.end()) + 1;
 }
 
+// One value per distinct (value, rows) of `rds`, numbered from `first` (distinctReads' order) and
+// named `<name>.<tag><lo>_<hi>`, the rows of its value; each read reads it.
+void addReadValues(graph::Graph &bg, const graph::Graph &g, const std::vector<ChainRead> &rds,
+                   size_t first, const char *tag) {
+  const std::vector<size_t> idx = distinctReads(rds);
+  for (size_t i = 0; i < rds.size(); ++i) {
+    const ChainRead &rd = rds[i];
+    const ValueId id = ValueId(first + idx[i]);
+    if (size_t(id) == bg.values.size()) {
+      const graph::Value &x = g.value(rd.value);
+      Shape shape = x.shape;
+      shape[kH] = rd.rows.size();
+      bg.addValue(fmt::format("{}.{}{}_{}", x.name, tag, rd.rows.lo, rd.rows.hi), shape, x.dtype);
+    }
+    bg.node(rd.node).inputs[rd.operand] = id;
+  }
+}
+
 } // namespace
 
 std::vector<size_t> readCopies(const BandGeometry &geo) {
@@ -219,31 +228,9 @@ std::unique_ptr<graph::Graph> bandGraph(const graph::Graph &g, const std::vector
     pads[2] = tb.second;
     node.attrs["pads"] = pads;
   }
-  const std::vector<size_t> copy = readCopies(geo);
-  for (size_t i = 0; i < geo.reads.size(); ++i) {
-    const ChainRead &rd = geo.reads[i];
-    const ValueId id = ValueId(g.values.size() + copy[i]);
-    if (size_t(id) == bg->values.size()) {
-      const graph::Value &x = g.value(rd.value);
-      Shape shape = x.shape;
-      shape[kH] = rd.rows.size();
-      bg->addValue(fmt::format("{}.rows{}_{}", x.name, rd.rows.lo, rd.rows.hi), shape, x.dtype);
-    }
-    bg->node(rd.node).inputs[rd.operand] = id;
-  }
-  const std::vector<size_t> crop = cropCopies(geo);
-  const size_t first = g.values.size() + distinctCount(readCopies(geo));
-  for (size_t i = 0; i < geo.crops.size(); ++i) {
-    const ChainRead &rd = geo.crops[i];
-    const ValueId id = ValueId(first + crop[i]);
-    if (size_t(id) == bg->values.size()) {
-      const graph::Value &x = g.value(rd.value);
-      Shape shape = x.shape;
-      shape[kH] = rd.rows.size();
-      bg->addValue(fmt::format("{}.crop{}_{}", x.name, rd.rows.lo, rd.rows.hi), shape, x.dtype);
-    }
-    bg->node(rd.node).inputs[rd.operand] = id;
-  }
+  const size_t copies = distinctCount(readCopies(geo));
+  addReadValues(*bg, g, geo.reads, g.values.size(), "rows");
+  addReadValues(*bg, g, geo.crops, g.values.size() + copies, "crop");
   for (int id : ids)
     graph::computeGroupBoundary(*bg, bg->groups.at(size_t(id)));
   return bg;

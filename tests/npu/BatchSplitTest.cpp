@@ -104,14 +104,7 @@ HostTensor inputOf(const Chain &c) {
 }
 
 void expectMatchesReference(const Chain &c, const HostTensor &in, const HostTensor &got) {
-  auto ref = graph::runReference(c.g, {{c.x, in}}).at(c.y);
-  ASSERT_EQ(ref.data.size(), got.data.size());
-  double maxRef = 0, maxErr = 0;
-  for (size_t i = 0; i < ref.data.size(); ++i) {
-    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
-    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
-  }
-  EXPECT_LT(maxErr, 5e-3 * maxRef) << "max |ref| " << maxRef;
+  test::expectMatchesReference(c.g, c.x, c.y, in, got);
 }
 
 // 16 channels of 96 x 96 fp16 are 288 KiB per image: one image's two intermediates (576 KiB)

@@ -42,11 +42,7 @@ struct Net {
   }
   ValueId node(OpKind op, const std::string &name, std::vector<ValueId> ins,
                std::map<std::string, graph::AttrValue> attrs = {}) {
-    ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
-    NodeId n = g.addNode(op, name, std::move(ins), {o});
-    g.node(n).attrs = std::move(attrs);
-    graph::inferNodeShape(g, n);
-    return o;
+    return addOp(g, op, name, std::move(ins), std::move(attrs));
   }
   // A k x k conv (stride s, pad p on every side, dilation d) to `oc` channels, with bias and
   // an optional Relu (fused into its group).
@@ -82,31 +78,18 @@ struct Net {
   }
 };
 
-struct Outcome {
-  npu::Segment seg;
-  sim::SimStats stats;
-  HostTensor out;
-  int64_t dram() const { return stats.dramBytesRead + stats.dramBytesWritten; }
-};
-
 // Compiles the net's groups as one segment and runs it with the hazard checker on.
-Outcome run(const Net &n, const isa::Target &t, const HostTensor &in, bool depthFirst,
-            int64_t forceRows = 0, std::shared_ptr<const npu::QuantTable> quant = nullptr) {
+NpuRun run(const Net &n, const isa::Target &t, const HostTensor &in, bool depthFirst,
+           int64_t forceRows = 0, std::shared_ptr<const npu::QuantTable> quant = nullptr) {
   npu::CompileOptions opt;
   opt.depthFirst = depthFirst;
   opt.depthFirstRows = forceRows;
   opt.quant = std::move(quant);
-  Outcome r;
-  r.seg = npu::compileSegment(n.g, n.ids, t, opt).value();
-  sim::Memory mem(t, r.seg.dramBytes);
-  auto &dram = mem.dram();
-  std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
-  auto bytes = npu::packTensor(in, r.seg.inputs.at(0));
-  std::copy(bytes.begin(), bytes.end(), dram.begin() + r.seg.inputs.at(0).addr);
-  r.stats = sim::run(t, r.seg.program, mem, sim::SimOptions{});
-  const npu::DramTensor &o = r.seg.outputs.at(0);
-  r.out = npu::unpackTensor(dram.data() + o.addr, o);
-  return r;
+  return compileAndRun(n.g, n.ids, t, {in}, opt);
+}
+
+int64_t dramOf(const NpuRun &r) {
+  return r.stats.dramBytesRead + r.stats.dramBytesWritten;
 }
 
 HostTensor inputOf(const Net &n) {
@@ -115,14 +98,7 @@ HostTensor inputOf(const Net &n) {
 }
 
 void expectMatchesReference(const Net &n, const HostTensor &in, const HostTensor &got) {
-  auto ref = graph::runReference(n.g, {{n.x, in}}).at(n.y);
-  ASSERT_EQ(ref.data.size(), got.data.size());
-  double maxRef = 0, maxErr = 0;
-  for (size_t i = 0; i < ref.data.size(); ++i) {
-    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
-    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
-  }
-  EXPECT_LT(maxErr, 5e-3 * maxRef) << "max |ref| " << maxRef;
+  test::expectMatchesReference(n.g, n.x, n.y, in, got);
 }
 
 // Forced bands of `rows` output rows over the whole net: one depth-first run of every group,
@@ -130,7 +106,7 @@ void expectMatchesReference(const Net &n, const HostTensor &in, const HostTensor
 void checkForcedBands(const Net &n, int64_t rows) {
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   HostTensor in = inputOf(n);
-  Outcome on = run(n, t, in, true, rows), off = run(n, t, in, false);
+  NpuRun on = run(n, t, in, true, rows), off = run(n, t, in, false);
   ASSERT_EQ(on.seg.depthFirst.size(), 1u)
       << (on.seg.depthFirstNotes.empty() ? "" : on.seg.depthFirstNotes[0]);
   const npu::DepthFirstEntry &e = on.seg.depthFirst[0];
@@ -328,7 +304,7 @@ TEST(DepthFirst, Int8ResidualBlocks) {
   isa::Target t = isa::loadTarget(configPath("npu-int8.yaml"));
   HostTensor in = inputOf(n);
   auto q = std::make_shared<npu::QuantTable>(npu::calibrate(n.g, {{n.x, in}}, "test input"));
-  Outcome on = run(n, t, in, true, 4, q), off = run(n, t, in, false, 0, q);
+  NpuRun on = run(n, t, in, true, 4, q), off = run(n, t, in, false, 0, q);
   ASSERT_EQ(on.seg.depthFirst.size(), 1u)
       << (on.seg.depthFirstNotes.empty() ? "" : on.seg.depthFirstNotes[0]);
   EXPECT_EQ(on.out.data, off.out.data);
@@ -363,14 +339,14 @@ TEST(DepthFirst, ChosenByCostOnAStarvedTarget) {
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   t.dram.bytesPerCycle = 4;
   HostTensor in = inputOf(n);
-  Outcome on = run(n, t, in, true), off = run(n, t, in, false);
+  NpuRun on = run(n, t, in, true), off = run(n, t, in, false);
   ASSERT_EQ(on.seg.depthFirst.size(), 1u)
       << (on.seg.depthFirstNotes.empty() ? "" : on.seg.depthFirstNotes[0]);
   EXPECT_TRUE(off.seg.depthFirst.empty());
   EXPECT_TRUE(off.seg.depthFirstNotes.empty());
   const int64_t spilled = 2 * 32 * 160 * 160 * 2; // written once, read once
-  EXPECT_GE(off.dram() - on.dram(), spilled * 9 / 10)
-      << "whole " << off.dram() << ", bands " << on.dram();
+  EXPECT_GE(dramOf(off) - dramOf(on), spilled * 9 / 10)
+      << "whole " << dramOf(off) << ", bands " << dramOf(on);
   EXPECT_LT(on.stats.totalCycles, off.stats.totalCycles);
   EXPECT_EQ(on.out.data, off.out.data);
   const npu::DepthFirstEntry &e = on.seg.depthFirst[0];
@@ -386,7 +362,7 @@ TEST(DepthFirst, FittingIntermediatesNeedNoBands) {
   n.finish(n.conv(a, 16, 3, 1, 1));
   isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
   HostTensor in = inputOf(n);
-  Outcome on = run(n, t, in, true), off = run(n, t, in, false);
+  NpuRun on = run(n, t, in, true), off = run(n, t, in, false);
   EXPECT_TRUE(on.seg.depthFirst.empty());
   EXPECT_EQ(on.seg.program.instrs.size(), off.seg.program.instrs.size());
   EXPECT_EQ(on.stats.totalCycles, off.stats.totalCycles);

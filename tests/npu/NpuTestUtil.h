@@ -3,13 +3,17 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "graph/Reference.h"
+#include "graph/ShapeInference.h"
 #include "isa/Target.h"
 #include "npu/pipeline/Compile.h"
 #include "simulator/Simulator.h"
 #include "support/Half.h"
 
 #include <cctype>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -95,12 +99,25 @@ struct NpuRun {
   npu::Segment seg;
 };
 
-/// Compiles group 0 and runs it with `inputs` (one per graph input, in order).
-inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
-                            const std::vector<HostTensor> &inputs,
+/// Adds node `op` named `name` reading `ins`, with `attrs`, and its one output `<name>.y`, whose
+/// shape it infers.
+inline graph::ValueId addOp(graph::Graph &g, graph::OpKind op, const std::string &name,
+                            std::vector<graph::ValueId> ins,
+                            std::map<std::string, graph::AttrValue> attrs = {}) {
+  graph::ValueId o = g.addValue(name + ".y", {}, graph::DType::F32);
+  graph::NodeId n = g.addNode(op, name, std::move(ins), {o});
+  g.node(n).attrs = std::move(attrs);
+  graph::inferNodeShape(g, n);
+  return o;
+}
+
+/// Compiles the groups `ids` as one segment and runs it with `inputs` (one per graph input, in
+/// order) on the simulator, its hazard checker on.
+inline NpuRun compileAndRun(const graph::Graph &g, const std::vector<int> &ids,
+                            const isa::Target &t, const std::vector<HostTensor> &inputs,
                             const npu::CompileOptions &opt = {}) {
   NpuRun r;
-  r.seg = npu::compileSegment(g, {0}, t, opt).value();
+  r.seg = npu::compileSegment(g, ids, t, opt).value();
   sim::Memory mem(t, r.seg.dramBytes);
   auto &dram = mem.dram();
   std::copy(r.seg.constImage.begin(), r.seg.constImage.end(), dram.begin() + r.seg.constBase);
@@ -117,6 +134,27 @@ inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
   const npu::DramTensor &o = r.seg.outputs.at(0);
   r.out = npu::unpackTensor(dram.data() + o.addr, o);
   return r;
+}
+
+/// Compiles group 0 and runs it with `inputs` (one per graph input, in order).
+inline NpuRun compileAndRun(const graph::Graph &g, const isa::Target &t,
+                            const std::vector<HostTensor> &inputs,
+                            const npu::CompileOptions &opt = {}) {
+  return compileAndRun(g, {0}, t, inputs, opt);
+}
+
+/// `got` is the fp32 reference's `y` for input `x` = `in` within `rel` of the reference's range
+/// (fp16 kernels).
+inline void expectMatchesReference(const graph::Graph &g, graph::ValueId x, graph::ValueId y,
+                                   const HostTensor &in, const HostTensor &got, double rel = 5e-3) {
+  auto ref = graph::runReference(g, {{x, in}}).at(y);
+  ASSERT_EQ(ref.data.size(), got.data.size());
+  double maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
+    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
+  }
+  EXPECT_LT(maxErr, rel * maxRef) << "max |ref| " << maxRef;
 }
 
 } // namespace npuc::test

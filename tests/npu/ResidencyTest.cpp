@@ -111,14 +111,7 @@ Run run(const Net &m, const std::vector<int> &ids, const isa::Target &t, const H
 }
 
 void expectMatchesReference(const Net &m, const HostTensor &in, const HostTensor &got) {
-  auto ref = graph::runReference(m.g, {{m.x, in}}).at(m.y);
-  ASSERT_EQ(ref.data.size(), got.data.size());
-  double maxRef = 0, maxErr = 0;
-  for (size_t i = 0; i < ref.data.size(); ++i) {
-    maxRef = std::max(maxRef, double(std::fabs(ref.data[i])));
-    maxErr = std::max(maxErr, double(std::fabs(ref.data[i] - got.data[i])));
-  }
-  EXPECT_LT(maxErr, 5e-3 * maxRef) << "max |ref| " << maxRef;
+  test::expectMatchesReference(m.g, m.x, m.y, in, got);
 }
 
 int64_t bytesOf(const Graph &g, ValueId v) {
