@@ -238,6 +238,29 @@ std::unique_ptr<graph::Graph> bandGraph(const graph::Graph &g, const std::vector
 
 namespace {
 
+// What makes two bands' kernels the same: every value's row count, every window's pads, every
+// read's and crop's rows (a crop's relative to its value's band), and which reads share a copy.
+std::vector<int64_t> geometryKey(const BandGeometry &geo) {
+  std::vector<int64_t> key;
+  for (const auto &[v, r] : geo.rows)
+    key.push_back(r.size());
+  for (const auto &[n, tb] : geo.pads) {
+    key.push_back(tb.first);
+    key.push_back(tb.second);
+  }
+  for (const ChainRead &rd : geo.reads)
+    key.push_back(rd.rows.size());
+  for (size_t copy : readCopies(geo))
+    key.push_back(int64_t(copy));
+  for (const ChainRead &rd : geo.crops) {
+    key.push_back(rd.rows.lo - geo.rows.at(rd.value).lo);
+    key.push_back(rd.rows.size());
+  }
+  for (size_t copy : cropCopies(geo))
+    key.push_back(int64_t(copy));
+  return key;
+}
+
 // A candidate chain: steps [s, e), its intermediates' DRAM bytes that whole-tensor residency
 // does not keep (the estimate the choice weighs).
 struct Chain {
@@ -528,28 +551,11 @@ bool DepthFirstPlanner::tryBands(const Chain &c, int64_t bandRows, const std::st
                                        std::min(H, lo + bandRows), geo.error()));
       return false;
     }
-    std::vector<int64_t> shape; // what makes two bands' kernels the same
-    for (const auto &[v, r] : geo->rows)
-      shape.push_back(r.size());
-    for (const auto &[n, tb] : geo->pads) {
-      shape.push_back(tb.first);
-      shape.push_back(tb.second);
-    }
-    for (const ChainRead &rd : geo->reads)
-      shape.push_back(rd.rows.size());
-    for (size_t copy : readCopies(*geo)) // which reads share a copy
-      shape.push_back(int64_t(copy));
-    for (const ChainRead &rd : geo->crops) { // a crop's rows within its value's band
-      shape.push_back(rd.rows.lo - geo->rows.at(rd.value).lo);
-      shape.push_back(rd.rows.size());
-    }
-    for (size_t copy : cropCopies(*geo))
-      shape.push_back(int64_t(copy));
     SplitPart &part = run.parts.emplace_back();
     part.lo = lo;
     part.hi = std::min(H, lo + bandRows);
     const std::map<ValueId, std::pair<ValueId, int64_t>> inputOf = bandInputs(g_, *geo);
-    auto [it, fresh] = variantOf.emplace(shape, run.variants.size());
+    auto [it, fresh] = variantOf.emplace(geometryKey(*geo), run.variants.size());
     part.variant = it->second;
     if (fresh) {
       SplitVariant &v = run.variants.emplace_back();

@@ -26,7 +26,7 @@ namespace npuc::npu {
 
 /// How a split run divides its steps' work into parts.
 enum class SplitKind {
-  Batch, // sub-batches of images (this file)
+  Batch, // sub-batches of images (npu/pipeline/BatchSplit.h)
   Rows,  // bands of output rows, depth-first through the run (npu/pipeline/DepthFirst.h)
 };
 
