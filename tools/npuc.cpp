@@ -75,11 +75,11 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
                 "batch > 1: tensor-unit kernels reload every weight block per image (no image "
                 "streams through a weight block kept on chip)");
   sub->add_flag("--no-depth-first", a->noDepthFirst,
-                "batch 1: every group runs on its whole tensors (no chain of convolutions, pooling "
+                "every group runs on its whole tensors (no chain of convolutions, pooling "
                 "and elementwise groups runs band by band of output rows to keep its "
                 "intermediates in L1)");
   sub->add_option("--depth-first-rows", a->depthFirstRows,
-                  "batch 1: run every chain of row-local groups depth-first in bands of this many "
+                  "run every chain of row-local groups depth-first in bands of this many "
                   "output rows, whatever the simulation finds (0, the default: chosen by cost)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--batch-split-dram-first", a->batchSplitDramFirst,

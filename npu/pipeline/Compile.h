@@ -70,10 +70,11 @@ struct CompileOptions {
   /// Split a run that saves DRAM traffic even when its groups, simulated alone, take more
   /// cycles (`--batch-split-dram-first`: DRAM energy before latency); off: never slower.
   bool batchSplitEvenIfSlower = false;
-  /// Batch 1: chains of groups that compute each output row from a window of rows (convolutions,
-  /// pooling, elementwise) run depth-first, band by band, where that keeps intermediates that
-  /// would spill in L1 and the simulation finds it moves fewer DRAM bytes and is not slower
-  /// (npu/pipeline/DepthFirst.h); false (`--no-depth-first`) runs every group on whole tensors.
+  /// Chains of groups that compute each output row from a window of rows (convolutions,
+  /// pooling, elementwise) run depth-first, image by image at batch > 1, band by band, where that
+  /// keeps intermediates that would spill in L1 and the simulation finds it moves fewer DRAM bytes
+  /// and is not slower (npu/pipeline/DepthFirst.h); false (`--no-depth-first`) runs every group on
+  /// whole tensors.
   bool depthFirst = true;
   /// Run every chain depth-first in bands of this many output rows, whatever the simulation
   /// finds (`--depth-first-rows`: exploring band heights, testing halos); 0: chosen by cost.
@@ -132,7 +133,8 @@ struct DepthFirstEntry {
   std::vector<int> groups; // group ids, in execution order
   int64_t rows = 0;        // the run's output rows
   int64_t bandRows = 0;    // output rows per band (the last band may have fewer)
-  int64_t bands = 0;
+  int64_t bands = 0;       // per image
+  int64_t images = 1;      // batch > 1: every image's bands, image by image
   /// Rows of the run's tensors computed more than once (the halos recomputed), over all bands,
   /// and the work that costs: tensor-unit MACs and vector-op elements the bands execute beyond
   /// the whole tensors' kernels (each simulated alone).

@@ -71,9 +71,8 @@ std::string rowLocalReason(const graph::Graph &g, const graph::Node &n) {
     if (n.outputs[i] != graph::kNoValue)
       return who + " has a second output";
   const Shape &y = g.value(n.outputs[0]).shape;
-  if (y.size() != 4 || y[0] != 1)
-    return fmt::format("{}: output '{}' is not a batch-1 NCHW tensor", who,
-                       g.value(n.outputs[0]).name);
+  if (y.size() != 4)
+    return fmt::format("{}: output '{}' is not an NCHW tensor", who, g.value(n.outputs[0]).name);
   if (windowed(n.kind)) {
     if (n.attrString("auto_pad", "NOTSET") != "NOTSET")
       return who + " pads by auto_pad";
@@ -95,8 +94,8 @@ std::string rowLocalReason(const graph::Graph &g, const graph::Node &n) {
         return fmt::format("{}: constant '{}' varies along the rows", who, x.name);
       continue;
     }
-    if (x.shape.size() != 4 || x.shape[0] != 1)
-      return fmt::format("{}: input '{}' is not a batch-1 NCHW tensor", who, x.name);
+    if (x.shape.size() != 4 || x.shape[0] != y[0])
+      return fmt::format("{}: input '{}' is not an NCHW tensor of the output's batch", who, x.name);
     if (!windowed(n.kind) && x.shape[kH] != y[kH])
       return fmt::format("{}: input '{}' broadcasts along the rows", who, x.name);
   }
@@ -401,7 +400,7 @@ private:
   // the DRAM bytes as many cycles would move). An inner band stands for all of them.
   int64_t netSaving(const Chain &c, int64_t h) const {
     const ValueId out = group(c.e - 1).outputs[0];
-    const int64_t H = g_.value(out).shape[kH], bands = ceilDiv(H, h);
+    const int64_t N = g_.value(out).shape[0], H = g_.value(out).shape[kH], bands = ceilDiv(H, h);
     auto geo = bandGeometry(g_, nodesOf(c.s, c.e), out, {H / 2 - h / 2, H / 2 - h / 2 + h});
     if (!geo)
       return 0;
@@ -414,7 +413,7 @@ private:
             weights += numElements(g_.value(x).shape) * eb_;
     for (const ChainRead &rd : geo->reads) {
       const Shape &sh = g_.value(rd.value).shape;
-      halo += std::max<int64_t>(0, rd.rows.size() * bands - sh[kH]) * sh[1] * sh[3] * eb_;
+      halo += N * std::max<int64_t>(0, rd.rows.size() * bands - sh[kH]) * sh[1] * sh[3] * eb_;
     }
     for (size_t i = c.s; i + 1 < c.e; ++i) {
       const ValueId v = group(i).outputs[0];
@@ -424,7 +423,7 @@ private:
     }
     const isa::Target &t = *hw_.t;
     const double recompute = macs / double(t.tensor.peakMacsPerCycle()) * t.dram.bytesPerCycle;
-    return c.spill - (bands - 1) * weights - halo - int64_t(recompute);
+    return c.spill - (N * bands - 1) * weights - halo - int64_t(recompute);
   }
 
   // The band height of largest estimated saving among those whose intermediates fit half of L1
@@ -524,7 +523,10 @@ bool DepthFirstPlanner::tryBands(const Chain &c, int64_t bandRows, const std::st
   const std::vector<int> ids(in_.groupIds.begin() + long(c.s), in_.groupIds.begin() + long(c.e));
   const std::vector<NodeId> nodes = nodesOf(c.s, c.e);
   const ValueId out = group(c.e - 1).outputs[0];
-  const int64_t H = g_.value(out).shape[kH];
+  const int64_t N = g_.value(out).shape[0], H = g_.value(out).shape[kH];
+  // Each image's bands are planned on the graph at one image (its tensors' own rows).
+  std::unique_ptr<graph::Graph> one = N > 1 ? withSubBatch(g_, ids, N, 1) : nullptr;
+  const graph::Graph &g1 = one ? *one : g_;
   SplitRun run;
   run.kind = SplitKind::Rows;
   run.first = c.s;
@@ -543,49 +545,54 @@ bool DepthFirstPlanner::tryBands(const Chain &c, int64_t bandRows, const std::st
     const Shape &s = g_.value(v).shape;
     return s[1] * s[3] * eb_;
   };
-  for (int64_t lo = 0; lo < H; lo += bandRows) {
-    Expected<BandGeometry, std::string> geo =
-        bandGeometry(g_, nodes, out, {lo, std::min(H, lo + bandRows)});
-    if (!geo) {
-      out_.notes.push_back(fmt::format("{} not run depth-first: band [{}, {}): {}", names, lo,
-                                       std::min(H, lo + bandRows), geo.error()));
-      return false;
-    }
-    SplitPart &part = run.parts.emplace_back();
-    part.lo = lo;
-    part.hi = std::min(H, lo + bandRows);
-    const std::map<ValueId, std::pair<ValueId, int64_t>> inputOf = bandInputs(g_, *geo);
-    auto [it, fresh] = variantOf.emplace(geometryKey(*geo), run.variants.size());
-    part.variant = it->second;
-    if (fresh) {
-      SplitVariant &v = run.variants.emplace_back();
-      v.g = bandGraph(g_, ids, *geo);
-      for (const auto &[crop, at] : bandCrops(g_, *geo))
-        v.views[crop] = {at.first, at.second * rowBytes(at.first)};
-      // A copy of a chain input, or a crop of a chain value, has that value's scale (int8).
-      auto standsFor = [&inputOf, &v](ValueId x) {
-        if (auto i = inputOf.find(x); i != inputOf.end())
-          return i->second.first;
-        auto c = v.views.find(x);
-        return c == v.views.end() ? x : c->second.first;
-      };
-      if (std::string why = planVariantKernels(v, ids, whole, hw_, standsFor); !why.empty()) {
-        out_.notes.push_back(
-            fmt::format("{} not run depth-first (bands of {} rows): {}", names, bandRows, why));
+  auto imageBytes = [&](ValueId v) { return numElements(g_.value(v).shape) / N * eb_; };
+  for (int64_t img = 0; img < N; ++img)
+    for (int64_t lo = 0; lo < H; lo += bandRows) {
+      Expected<BandGeometry, std::string> geo =
+          bandGeometry(g_, nodes, out, {lo, std::min(H, lo + bandRows)});
+      if (!geo) {
+        out_.notes.push_back(fmt::format("{} not run depth-first: band [{}, {}): {}", names, lo,
+                                         std::min(H, lo + bandRows), geo.error()));
         return false;
       }
-      planVariantResidency(v, ids, base, in_.pinned, hw_);
+      SplitPart &part = run.parts.emplace_back();
+      part.lo = lo;
+      part.hi = std::min(H, lo + bandRows);
+      part.image = img;
+      const std::map<ValueId, std::pair<ValueId, int64_t>> inputOf = bandInputs(g1, *geo);
+      auto [it, fresh] = variantOf.emplace(geometryKey(*geo), run.variants.size());
+      part.variant = it->second;
+      if (fresh) {
+        SplitVariant &v = run.variants.emplace_back();
+        v.g = bandGraph(g1, ids, *geo);
+        for (const auto &[crop, at] : bandCrops(g1, *geo))
+          v.views[crop] = {at.first, at.second * rowBytes(at.first)};
+        // A copy of a chain input, or a crop of a chain value, has that value's scale (int8).
+        auto standsFor = [&inputOf, &v](ValueId x) {
+          if (auto i = inputOf.find(x); i != inputOf.end())
+            return i->second.first;
+          auto c = v.views.find(x);
+          return c == v.views.end() ? x : c->second.first;
+        };
+        if (std::string why = planVariantKernels(v, ids, whole, hw_, standsFor); !why.empty()) {
+          out_.notes.push_back(
+              fmt::format("{} not run depth-first (bands of {} rows): {}", names, bandRows, why));
+          return false;
+        }
+        planVariantResidency(v, ids, base, in_.pinned, hw_);
+      }
+      // Where the band's DRAM bytes lie: its reads' rows, its values' rows, in the segment's
+      // tensors.
+      for (const auto &[copy, src] : inputOf)
+        part.dram[copy] = {src.first,
+                           img * imageBytes(src.first) + src.second * rowBytes(src.first)};
+      for (const auto &[v, r] : geo->rows)
+        part.dram[v] = {v, img * imageBytes(v) + r.lo * rowBytes(v)};
     }
-    // Where the band's DRAM bytes lie: its reads' rows, its values' rows, in the segment's
-    // tensors.
-    for (const auto &[copy, src] : inputOf)
-      part.dram[copy] = {src.first, src.second * rowBytes(src.first)};
-    for (const auto &[v, r] : geo->rows)
-      part.dram[v] = {v, r.lo * rowBytes(v)};
-  }
   run.rows.rows = H;
+  run.rows.images = N;
   run.rows.bandRows = bandRows;
-  run.rows.bands = int64_t(run.parts.size());
+  run.rows.bands = int64_t(run.parts.size()) / N;
   if (std::string why = judge(run, c); !why.empty()) {
     out_.notes.push_back(
         fmt::format("{} not run depth-first ({}): {}", names, why, run.rows.reason));
@@ -656,15 +663,16 @@ std::string DepthFirstPlanner::judge(SplitRun &run, const Chain &c) const {
       if (v == at.first) { // a value of the chain (not a read of an input)
         const int64_t rows = run.variants[part.variant].g->value(v).shape[kH];
         span[v].first += rows;
-        span[v].second = g_.value(v).shape[kH];
+        span[v].second = e.images * g_.value(v).shape[kH];
       }
   for (const auto &[v, rs] : span)
     e.recomputedRows += std::max<int64_t>(0, rs.first - rs.second);
   e.reason = fmt::format(
-      "{} band(s) of {} of {} output rows, {} kernel variant(s), {} rows recomputed; simulated "
+      "{}{} band(s) of {} of {} output rows, {} kernel variant(s), {} rows recomputed; simulated "
       "alone, the whole tensors move {} DRAM bytes in {} cycles, the bands {} in {}{}",
-      e.bands, e.bandRows, e.rows, run.variants.size(), e.recomputedRows, e.wholeDramBytes,
-      e.wholeCycles, e.bandDramBytes, e.bandCycles,
+      e.images > 1 ? fmt::format("{} images, each in ", e.images) : "", e.bands, e.bandRows, e.rows,
+      run.variants.size(), e.recomputedRows, e.wholeDramBytes, e.wholeCycles, e.bandDramBytes,
+      e.bandCycles,
       lost > 0
           ? fmt::format(" (with {} bytes residency keeps across the chain's ends otherwise)", lost)
           : "");

@@ -1,11 +1,12 @@
-// DepthFirst.h - depth-first (layer-fused) execution of chains of groups at batch 1: each band of
-// a chain's output rows runs every group of the chain on just the rows it needs before the next
-// band starts, so that the chain's intermediates, whole tensors too large for L1, stay in L1 at
-// band size.
+// DepthFirst.h - depth-first (layer-fused) execution of chains of groups: each band of a chain's
+// output rows runs every group of the chain on just the rows it needs before the next band
+// starts, so that the chain's intermediates, whole tensors too large for L1, stay in L1 at band
+// size. At batch N > 1 every image runs its bands in turn (the groups batch splitting did not
+// take), on kernels planned at one image; the weights then load once per band and image.
 //
 // Geometry. A chain is consecutive groups whose every node computes an output row from a window
 // of input rows (Conv, MaxPool, AveragePool) or from the same row (elementwise maps, BatchNorm,
-// Concat along channels) of batch-1 NCHW tensors. Its rows propagate backwards from a band
+// Concat along channels) of NCHW tensors of one batch. Its rows propagate backwards from a band
 // [lo, hi) of the chain's output: a windowed node with kernel k, stride s, dilation d and top pad
 // p needs input rows [lo*s - p, (hi-1)*s - p + (k-1)*d + 1), clipped to the tensor; the part of
 // the window past an edge becomes the band's own top or bottom pad, so that edge bands pad as

@@ -299,8 +299,11 @@ GroupInfo groupInfo(const SegmentPlan &p, const EmitUnit &u) {
           fmt::format("; batch split: images [{}, {}) of {}", part.lo, part.hi, run.batch);
     } else {
       info.band = u.part;
-      info.tiling += fmt::format("; depth-first: band {} of {}, output rows [{}, {}) of {}", u.part,
-                                 run.parts.size(), part.lo, part.hi, run.rows.rows);
+      info.tiling += fmt::format(
+          "; depth-first: band {} of {}, output rows [{}, {}) of {}{}", u.part, run.parts.size(),
+          part.lo, part.hi, run.rows.rows,
+          run.rows.images > 1 ? fmt::format(" of image {} of {}", part.image, run.rows.images)
+                              : "");
     }
     if (u.replayOf >= 0)
       info.tir.clear(); // the same loop nest as its variant's first part, at other DRAM addresses

@@ -40,6 +40,28 @@ bool SplitPlan::covers(size_t step) const {
                      [&](const SplitRun &r) { return r.first <= step && step < r.end; });
 }
 
+std::unique_ptr<graph::Graph> withSubBatch(const graph::Graph &g, const std::vector<int> &ids,
+                                           int64_t N, int64_t b) {
+  auto gb = std::make_unique<graph::Graph>(g);
+  for (graph::Value &v : gb->values)
+    if (!v.isConstant() && !v.shape.empty() && v.shape[0] == N)
+      v.shape[0] = b;
+  for (int id : ids)
+    for (graph::NodeId nid : gb->groups.at(size_t(id)).nodes) {
+      graph::Node &n = gb->node(nid);
+      if (n.kind != graph::OpKind::Reshape || n.inputs.size() < 2)
+        continue;
+      const graph::Value &s = gb->value(n.inputs[1]);
+      if (!s.i64 || s.i64->empty() || s.i64->front() != N)
+        continue;
+      std::vector<int64_t> dims = *s.i64;
+      dims[0] = b;
+      const Shape shape = s.shape;
+      n.inputs[1] = gb->addConstantI64(s.name + ".subbatch", shape, std::move(dims));
+    }
+  return gb;
+}
+
 std::map<ValueId, std::pair<ValueId, int64_t>>
 groupValuesAt(const graph::Graph &g, const std::vector<int> &ids,
               const std::function<int64_t(ValueId)> &offset) {

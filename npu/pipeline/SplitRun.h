@@ -48,6 +48,7 @@ struct SplitVariant {
 struct SplitPart {
   size_t variant = 0;
   int64_t lo = 0, hi = 0; // images [lo, hi) of the batch, or rows [lo, hi) of the run's output
+  int64_t image = 0;      // SplitKind::Rows: which image the band is of
   /// Where the DRAM bytes of each value of the variant's graph that the part reads or writes
   /// lie: in the DRAM tensor of which segment value, at which byte offset (a band's input rows
   /// with their halo, a sub-batch's images).
@@ -93,6 +94,12 @@ DramCtx partDram(const SplitRun &run, const Hw &hw, size_t j,
                  std::function<int64_t(graph::ValueId)> dramAddr,
                  std::function<int64_t(const ConstBytes &)> addConst,
                  std::unordered_map<std::string, int64_t> &placed);
+
+/// A copy of `g` with every activation's leading batch dim N set to b, and the shape operands of
+/// the groups `ids`' Reshapes rewritten to match (the graph a sub-batch, or one image's bands,
+/// are planned on).
+std::unique_ptr<graph::Graph> withSubBatch(const graph::Graph &g, const std::vector<int> &ids,
+                                           int64_t N, int64_t b);
 
 /// Every non-constant value the groups of `ids` in `g` read or write, each mapped to itself at
 /// byte offset `offset(v)` (SplitPart::dram for parts that keep the segment's value ids).

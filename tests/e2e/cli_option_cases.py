@@ -244,7 +244,8 @@ def case_batch_split(c):
                  "--output-dir", c.w("ref")])
     want = np.load(os.path.join(c.w("ref"), "output.npy")).astype(np.float64)
     texts, dram, reports = {}, {}, {}
-    for mode, flags in [("on", []), ("off", ["--no-batch-split"])]:
+    # "off": no batch split, nor depth-first runs (which would take the chain image by image).
+    for mode, flags in [("on", []), ("off", ["--no-batch-split", "--no-depth-first"])]:
         pkg = c.w(mode + ".npub")
         c.expect_ok(["compile", path, "--target", c.target, "--input-shape", shape, "-o", pkg] +
                     flags)

@@ -84,6 +84,9 @@ Outcome run(const Chain &c, const isa::Target &t, const HostTensor &in, bool spl
   npu::CompileOptions opt;
   opt.batchSplit = split;
   opt.batchSplitEvenIfSlower = evenIfSlower;
+  // Batch splitting alone: depth-first runs (npu/pipeline/DepthFirst.h) would take the chain
+  // image by image without it, and the exact traffic figures below are the whole batch's.
+  opt.depthFirst = false;
   opt.quant = std::move(quant);
   Outcome r;
   r.seg = npu::compileSegment(c.g, c.ids, t, opt).value();

@@ -1,4 +1,4 @@
-// DepthFirstTest.cpp - batch 1: chains of groups executed depth-first, band by band of output
+// DepthFirstTest.cpp - chains of groups executed depth-first, band by band of output
 // rows, so that their intermediates stay in L1 (npu/pipeline/DepthFirst.h).
 //
 // The band geometry is checked against rows derived by hand from the conv arithmetic; chains
@@ -236,6 +236,37 @@ INSTANTIATE_TEST_SUITE_P(Windows, DepthFirstHalo,
                            return fmt::format("k{}s{}p{}d{}", i.param.k, i.param.s, i.param.p,
                                               i.param.d);
                          });
+
+// Batch 2: each image's bands, image by image, on kernels planned at one image; the second image
+// replays the first's variants at its own DRAM offsets.
+TEST(DepthFirst, BatchOfTwoRunsImageByImage) {
+  Net n(8, 19, 12);
+  n.g.value(n.x).shape[0] = 2;
+  ValueId a = n.conv(n.x, 16, 3, 2, 1);
+  ValueId b = n.conv(a, 16, 3, 1, 1);
+  n.finish(n.maxPool(b, 3, 1, 1));
+  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  HostTensor in = inputOf(n);
+  npu::CompileOptions opt;
+  opt.batchSplit = false; // depth-first alone
+  opt.depthFirstRows = 3;
+  NpuRun on = compileAndRun(n.g, n.ids, t, {in}, opt);
+  opt.depthFirst = false;
+  opt.depthFirstRows = 0;
+  NpuRun off = compileAndRun(n.g, n.ids, t, {in}, opt);
+  ASSERT_EQ(on.seg.depthFirst.size(), 1u)
+      << (on.seg.depthFirstNotes.empty() ? "" : on.seg.depthFirstNotes[0]);
+  const npu::DepthFirstEntry &e = on.seg.depthFirst[0];
+  EXPECT_EQ(e.images, 2);
+  EXPECT_EQ(e.rows, 10);
+  EXPECT_EQ(e.bands, 4); // rows [0, 3), [3, 6), [6, 9), [9, 10) of each image
+  expectMatchesReference(n, in, off.out);
+  EXPECT_EQ(on.out.data, off.out.data);
+  ASSERT_EQ(on.seg.groupInfo.size(), 2 * 4 * n.ids.size());
+  EXPECT_NE(on.seg.groupInfo.back().tiling.find("output rows [9, 10) of 10 of image 1 of 2"),
+            std::string::npos)
+      << on.seg.groupInfo.back().tiling;
+}
 
 // One band holding every row, and one-row bands: the extremes of the band height.
 TEST(DepthFirst, OneBandAndOneRowBands) {

@@ -243,6 +243,7 @@ npu::Segment segmentFromJson(const JsonIn &j, const CompiledModel &m, const std:
     e.rows = je["rows"].asIntIn(1, INT64_MAX);
     e.bandRows = je["band_rows"].asIntIn(1, e.rows);
     e.bands = je["bands"].asIntIn(1, e.rows);
+    e.images = je.has("images") ? je["images"].asIntIn(1, INT64_MAX) : 1;
     e.recomputedRows = je["recomputed_rows"].asIntIn(0, INT64_MAX);
     // The work the recomputed rows cost: negative when smaller kernels happen to do less.
     e.recomputedMacs =

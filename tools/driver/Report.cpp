@@ -149,6 +149,7 @@ json depthFirstToJson(const npu::Segment &ns) {
                     {"rows", e.rows},
                     {"band_rows", e.bandRows},
                     {"bands", e.bands},
+                    {"images", e.images},
                     {"recomputed_rows", e.recomputedRows},
                     {"recomputed_macs", e.recomputedMacs},
                     {"recomputed_vector_elements", e.recomputedVectorElements},
