@@ -94,6 +94,8 @@ std::string rowLocalReason(const graph::Graph &g, const graph::Node &n) {
         return fmt::format("{}: constant '{}' varies along the rows", who, x.name);
       continue;
     }
+    if (windowed(n.kind) && i > 0) // only the windowed input has rows
+      return fmt::format("{}: operand '{}' is not constant", who, x.name);
     if (x.shape.size() != 4 || x.shape[0] != y[0])
       return fmt::format("{}: input '{}' is not an NCHW tensor of the output's batch", who, x.name);
     if (!windowed(n.kind) && x.shape[kH] != y[kH])

@@ -203,6 +203,13 @@ TEST(DepthFirst, RowLocalOps) {
             std::string::npos);
   EXPECT_NE(reason(avg).find("ceil_mode"), std::string::npos) << reason(avg);
   EXPECT_NE(reason(scale).find("broadcasts along the rows"), std::string::npos) << reason(scale);
+  // A conv whose weights are computed ([1, 8, 3, 3]: one output channel, so its leading dim is the
+  // batch's) has rows only in its input.
+  ValueId w = n.node(OpKind::Relu, "w", {n.g.addConstant("w0", {1, 8, 3, 3}, randomData(72, 4))});
+  ValueId dyn =
+      n.node(OpKind::Conv, "dyn", {a, w},
+             {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{1, 1}}});
+  EXPECT_NE(reason(dyn).find("operand 'w.y' is not constant"), std::string::npos) << reason(dyn);
 }
 
 // --- halos, end to end ----------------------------------------------------------------------
