@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,10 @@ struct SimStats {
   int64_t macs = 0; // useful multiply-accumulates on the tensor unit
   /// Elements each vector op computed, by VecOp (the energy model's vector actions).
   std::array<int64_t, std::size(isa::kAllVecOps)> vectorElements{};
+  /// vectorElements over every op.
+  int64_t totalVectorElements() const {
+    return std::accumulate(vectorElements.begin(), vectorElements.end(), int64_t(0));
+  }
   int64_t dramBytesRead = 0;
   int64_t dramBytesWritten = 0;
   int64_t bankConflictStallCycles = 0;

@@ -112,8 +112,7 @@ public:
       r.cycles = st.totalCycles;
       r.dram = st.dramBytesRead + st.dramBytesWritten;
       r.macs = st.macs;
-      for (int64_t e : st.vectorElements)
-        r.vectorElements += e;
+      r.vectorElements = st.totalVectorElements();
       r.emitted = true;
     }
     return cache_[key] = r;

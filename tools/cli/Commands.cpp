@@ -702,21 +702,14 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
       }
       out << fmt::format("    instructions: {} [{}, {}):{}\n", total, gi.instrBegin, gi.instrEnd,
                          counts);
-      if (gi.band >= 0) {
-        int64_t bands = 0;
+      if (gi.band >= 0 || gi.subBatch >= 0) { // a part of a split run: one entry per part
+        int64_t parts = 0;
         for (const npu::GroupInfo &x : m.npuSegments[size_t(it->second.first)].groupInfo)
-          bands += x.groupId == gid;
-        out << fmt::format("    depth-first: {} bands, each its own instructions (the figures "
-                           "here are the first's)\n",
-                           bands);
-      }
-      if (gi.subBatch >= 0) {
-        int64_t subs = 0;
-        for (const npu::GroupInfo &x : m.npuSegments[size_t(it->second.first)].groupInfo)
-          subs += x.groupId == gid;
-        out << fmt::format("    batch split: {} sub-batches, each its own instructions (the "
-                           "figures here are the first's)\n",
-                           subs);
+          parts += x.groupId == gid;
+        out << fmt::format("    {}: {} {}, each its own instructions (the figures here are the "
+                           "first's)\n",
+                           gi.band >= 0 ? "depth-first" : "batch split", parts,
+                           gi.band >= 0 ? "bands" : "sub-batches");
       }
       out << fmt::format("    macs: {}, roofline cycles: {} ({}-bound)\n", gi.macs,
                          gi.rooflineCycles, gi.bound);

@@ -34,10 +34,8 @@ DramAccounting dramAccounting(const isa::Target &t, const DramFootprint &f,
   a.macBound =
       ceilDiv(std::max<int64_t>(0, s.macs - f.recomputedMacs), t.tensor.peakMacsPerCycle());
   a.dramBound = static_cast<int64_t>(std::ceil(double(a.compulsory) / t.dram.bytesPerCycle));
-  int64_t elements = -f.recomputedVectorElements;
-  for (int64_t e : s.vectorElements)
-    elements += e;
-  elements = std::max<int64_t>(0, elements);
+  const int64_t elements =
+      std::max<int64_t>(0, s.totalVectorElements() - f.recomputedVectorElements);
   a.vectorBound = ceilDiv(elements, t.vector.lanes);
   return a;
 }
