@@ -280,7 +280,7 @@ std::string packageBytes(const CompiledModel &m) {
     expect +=
         (v.f32 ? v.f32->size() * sizeof(float) : 0) + (v.i64 ? v.i64->size() * sizeof(int64_t) : 0);
   for (const npu::Segment &s : m.npuSegments)
-    expect += s.constImage.size() + s.program.instrs.size() * 16;
+    expect += s.constImage.size() + s.program.instrs.size() * size_t(m.target.instructionBytes());
   blobs.reserve(expect);
   json segs = json::array(), npuSegs = json::array();
   for (const Seg &s : m.segments)
