@@ -4,7 +4,11 @@
 // of x / 6 in fp32, well inside the models' fp16 error budget.
 #include "graph/LowerActivations.h"
 
+#include "graph/ShapeInference.h"
 #include "support/Error.h"
+
+#include <cmath>
+#include <limits>
 
 namespace npuc::graph {
 
@@ -41,6 +45,82 @@ bool squareAsMul(Graph &g, Node &n) {
   return true;
 }
 
+// The flat index into a tensor of shape `from` (right-aligned, size-1 dims broadcast) of the
+// element at flat index i of a tensor of shape `to`.
+int64_t broadcastIndex(const Shape &to, const Shape &from, int64_t i) {
+  NPUC_ASSERT(from.size() <= to.size(), "a broadcast operand has at most the result's rank");
+  const size_t lead = to.size() - from.size();
+  int64_t src = 0, stride = 1;
+  for (size_t d = to.size(); d-- > 0;) {
+    int64_t coord = i % to[d];
+    i /= to[d];
+    if (d < lead)
+      continue;
+    if (from[d - lead] != 1)
+      src += coord * stride;
+    stride *= from[d - lead];
+  }
+  return src;
+}
+
+// Where(cond, k, x) with a constant cond and a constant float k (or Where(cond, x, k)) as
+// Min(Max(lo, x), hi): lo = hi = k where cond selects k, lo = -inf and hi = +inf elsewhere; a
+// bound that is infinite wherever k is selected is left out (a causal mask filled with -inf is one
+// Min). Exact for every x but NaN: where k is selected a NaN x gives NaN instead of k, and where x
+// is selected a NaN x follows the target's min/max. Rewritten in place: the node keeps its name
+// and output, its new operands are constants named after it.
+bool constantWhereAsClamp(Graph &g, NodeId id) {
+  const Node &n = g.node(id);
+  if (n.inputs.size() != 3 || g.value(n.outputs[0]).dtype != DType::F32)
+    return false;
+  const Value &c = g.value(n.inputs[0]);
+  bool kFirst = g.value(n.inputs[1]).f32 && !g.value(n.inputs[2]).isConstant();
+  bool kSecond = g.value(n.inputs[2]).f32 && !g.value(n.inputs[1]).isConstant();
+  if (!c.i64 || kFirst == kSecond)
+    return false;
+  const Value &k = g.value(n.inputs[kFirst ? 1 : 2]);
+  ValueId x = n.inputs[kFirst ? 2 : 1], y = n.outputs[0];
+  Shape shape = broadcastShapes(c.shape, k.shape, n.name);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> lo(static_cast<size_t>(count), -inf), hi(static_cast<size_t>(count), inf);
+  bool needLo = false, needHi = false;
+  for (int64_t i = 0; i < count; ++i) {
+    bool selectK =
+        ((*c.i64)[static_cast<size_t>(broadcastIndex(shape, c.shape, i))] != 0) == kFirst;
+    if (!selectK)
+      continue;
+    float v = (*k.f32)[static_cast<size_t>(broadcastIndex(shape, k.shape, i))];
+    if (std::isnan(v))
+      return false; // no clamp yields NaN
+    lo[static_cast<size_t>(i)] = hi[static_cast<size_t>(i)] = v;
+    needLo |= v != -inf;
+    needHi |= v != inf;
+  }
+  const std::string name = n.name;
+  const Shape yShape = g.value(y).shape;
+  g.node(id).dead = true;
+  g.value(y).producer = -1;
+  if (!needLo && !needHi) { // k is never selected
+    g.addNode(OpKind::Identity, name, {x}, {y});
+    return true;
+  }
+  ValueId cur = x;
+  if (needLo) {
+    ValueId bound = g.addConstant(name + ".lo", shape, std::move(lo));
+    ValueId out = needHi ? g.addValue(name + ".raised", yShape, DType::F32) : y;
+    g.addNode(OpKind::Max, needHi ? name + "_max" : name, {bound, cur}, {out});
+    cur = out;
+  }
+  if (needHi) {
+    ValueId bound = g.addConstant(name + ".hi", shape, std::move(hi));
+    g.addNode(OpKind::Min, name, {bound, cur}, {y});
+  }
+  return true;
+}
+
 } // namespace
 
 int lowerActivations(Graph &g) {
@@ -49,6 +129,10 @@ int lowerActivations(Graph &g) {
     const OpKind op = g.node(id).kind;
     if (op == OpKind::Pow) {
       rewritten += squareAsMul(g, g.node(id)) ? 1 : 0;
+      continue;
+    }
+    if (op == OpKind::Where) {
+      rewritten += constantWhereAsClamp(g, id) ? 1 : 0;
       continue;
     }
     if (op != OpKind::HardSigmoid && op != OpKind::HardSwish)

@@ -13,7 +13,10 @@ namespace npuc::graph {
 /// rewrote. The reference executor keeps the original ops, so `npuc ref` checks this rewrite.
 /// Pow(x, 2) of a float x by a one-element constant becomes Mul(x, x), which is exact (pow is
 /// correctly rounded at exponent 2): LayerNorm exported below opset 17 squares through Pow, which
-/// no vector unit has.
+/// no vector unit has. Where(cond, k, x) with a constant condition and a constant float branch k
+/// (an attention mask filled by masked_fill) becomes Max and/or Min of x with constant bounds
+/// that equal k where the condition selects it and are infinite elsewhere, since no vector unit
+/// selects; exact except for NaN elements of x.
 int lowerActivations(Graph &g);
 
 } // namespace npuc::graph

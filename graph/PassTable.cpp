@@ -113,7 +113,8 @@ const std::vector<PassInfo> &passTable() {
          windowOpsTo2d(g);
        }},
       {"lower-activations",
-       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip, and Pow(x, 2) as Mul(x, x)",
+       "rewrites HardSigmoid/HardSwish as Mul, Add and Clip, Pow(x, 2) as Mul(x, x), and a Where "
+       "with a constant condition and branch as Max/Min with constant bounds",
        {},
        [](Graph &g, const PassOptions &, PassContext &) {
          requireUngrouped(g, "lower-activations");

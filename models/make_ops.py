@@ -670,6 +670,15 @@ def transformer_cases():
     case("Gather_constant_position_npu", "transformer", "Gather",
          [("x", rnd(2, 9, 16)), ("c", np.array(0, np.int64))], {"axis": 1},
          lambda x, i: x[:, 0], **npu)
+    # Attention masks (graph/LowerActivations.h): a causal mask filled with -inf (masked_fill's
+    # export, the condition already negated), and a constant per-column fill in the second branch.
+    future = ~np.tril(np.ones((6, 6), bool))
+    case("Where_causal_mask_npu", "transformer", "Where",
+         [("c", future), ("c", np.array(-np.inf, np.float32)), ("x", rnd(2, 3, 6, 6))], {},
+         lambda m, k, x: np.where(m, k, x), **npu)
+    case("Where_constant_fill_second_npu", "transformer", "Where",
+         [("c", ~future), ("x", rnd(3, 6, 6)), ("c", rnd(6, lo=-2, hi=2))], {},
+         lambda m, x, k: np.where(m, x, k), **npu)
 
 
 # ----------------------------------------------------------------------------- folded ops

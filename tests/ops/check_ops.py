@@ -33,12 +33,16 @@ def close(x, y, tol):
         x = x.reshape(y.shape)
     if x.shape != y.shape:
         return False, f"shape {x.shape} vs {y.shape}"
-    scale = max(1.0, float(np.nanmax(np.abs(y))) if y.size and not np.all(np.isnan(y)) else 1.0)
-    same_nan = np.array_equal(np.isnan(x), np.isnan(y))
-    err = float(np.nanmax(np.abs(x.astype(np.float64) - y))) if x.size else 0.0
+    # NaN and infinities (a masked attention score) must match exactly; the finite elements set
+    # the scale and are compared within it.
+    finite = np.isfinite(y)
+    scale = max(1.0, float(np.abs(y[finite]).max()) if finite.any() else 1.0)
+    same_special = np.array_equal(np.isnan(x), np.isnan(y)) and np.array_equal(
+        x[np.isinf(y)], y[np.isinf(y)])
+    err = float(np.abs(x[finite].astype(np.float64) - y[finite]).max()) if finite.any() else 0.0
     if np.isnan(err):
-        err = 0.0
-    return same_nan and err <= tol * scale, f"max abs err {err:.3g} (scale {scale:.3g})"
+        err = float("inf")
+    return same_special and err <= tol * scale, f"max abs err {err:.3g} (scale {scale:.3g})"
 
 
 def check(a, c):
