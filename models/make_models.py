@@ -5,11 +5,14 @@ Writes small ONNX models (opset 13, fixed seeds, random weights) plus a float32 
 the output torch computes for it (<name>_expected.npy, an oracle independent of npuc) into the
 output directory given as the first argument. `--model NAME` (repeatable) exports only the named
 whole models instead: the torchvision classifiers of the `models` ctest label (weights=None,
-1x3x224x224, BatchNorm statistics randomised) and a BERT-style torch.nn.TransformerEncoder; see
-MODELS. Run with /usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12, opsets up to 17).
+1x3x224x224, BatchNorm statistics randomised), a BERT-style torch.nn.TransformerEncoder, and a
+GPT-2-style decoder's prefill and KV-cache decode step (Gpt2); see MODELS. Run with
+/usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12, opsets up to 17).
 """
 import argparse
+import math
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -164,6 +167,98 @@ class BertEncoder(nn.Module):
         return self.head(torch.tanh(h[:, 0]))
 
 
+class Gpt2Block(nn.Module):
+    """A GPT-2 block: pre-LayerNorm causal self-attention (one fused QKV projection, the causal
+    mask applied with masked_fill as HF's GPT-2 does) and a tanh-GELU MLP, each residual. With a
+    KV cache (past_k, past_v: [1, heads, past, d/heads]) the new tokens' keys and values are
+    appended to it and the block returns the grown cache."""
+
+    def __init__(self, d, heads, seq):
+        super().__init__()
+        self.heads, self.dh = heads, d // heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("causal", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+
+    def forward(self, x, past_k=None, past_v=None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, self.dh).transpose(1, 2) for z in (q, k, v))
+        if past_k is not None:
+            k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
+        n = k.shape[2]
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.dh)
+        scores = scores.masked_fill(~self.causal[n - t:n, :n], float("-inf"))
+        y = (F.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        x = x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+        return x, k, v
+
+
+class Gpt2(nn.Module):
+    """A GPT-2-style decoder: learned positions, pre-norm blocks, a final LayerNorm and an LM head.
+    Its input is the token embeddings (npuc's graph inputs are float32: the int64 token lookup
+    stays with the caller, as for BertEncoder). forward(emb) is the prefill; with a KV cache
+    (past_k0.., past_v0..) it is a decode step whose positions follow the cache's. Returns the
+    logits, then every layer's keys, then every layer's values (the cache for the next step)."""
+
+    def __init__(self, d=256, heads=4, layers=4, seq=128, vocab=1024):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(1, seq, d) * 0.02)
+        self.blocks = nn.ModuleList(Gpt2Block(d, heads, seq) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, emb, *past):
+        n = past[0].shape[2] if past else 0
+        x = emb + self.pos[:, n:n + emb.shape[1]]
+        ks, vs = [], []
+        for i, blk in enumerate(self.blocks):
+            cache = (past[i], past[len(self.blocks) + i]) if past else ()
+            x, k, v = blk(x, *cache)
+            ks.append(k)
+            vs.append(v)
+        return (self.head(self.ln(x)), *ks, *vs)
+
+
+# The CI-size decoder (4 layers, d=256, 4 heads, sequence 128, vocabulary 1024) and the shape of
+# GPT-2 small (12 layers, d=768, 12 heads, sequence 1024, vocabulary 50257: bench/transformer).
+GPT2_SHAPES = {"gpt2": dict(d=256, heads=4, layers=4, seq=128, vocab=1024),
+               "gpt2_small": dict(d=768, heads=12, layers=12, seq=1024, vocab=50257)}
+
+
+def export_gpt2(name, outdir, seed, opset, tokens=128):
+    """<shape>_prefill: the first `tokens` tokens at once; <shape>_decode: one more token with the
+    KV cache of the first tokens - 1 (so its logits must equal the prefill's last row, checked
+    here). Writes <name>_<input>.npy for every input and <name>_expected_<output>.npy for every
+    output, from torch."""
+    shape, mode = name.rsplit("_", 1)
+    gen = torch.Generator().manual_seed(seed)
+    model = Gpt2(**GPT2_SHAPES[shape]).eval()
+    d, layers = model.ln.normalized_shape[0], len(model.blocks)
+    emb = torch.randn(1, tokens, d, generator=gen)
+    kv = [f"{c}{i}" for c in "kv" for i in range(layers)]
+    with torch.no_grad():
+        full = model(emb)
+        past = [t[:, :, :tokens - 1].contiguous() for t in full[1:]]
+        step = model(emb[:, tokens - 1:], *past)
+    err = float((step[0][0, 0] - full[0][0, tokens - 1]).abs().max())
+    assert err < 1e-4, f"the decode step's logits differ from the prefill's by {err}"
+    args, outs = ((emb,), full) if mode == "prefill" else ((emb[:, tokens - 1:], *past), step)
+    in_names = ["input"] + ([f"past_{n}" for n in kv] if mode == "decode" else [])
+    out_names = ["logits"] + [f"present_{n}" for n in kv]
+    path = os.path.join(outdir, name + ".onnx")
+    torch.onnx.export(model, args, path, opset_version=opset, do_constant_folding=True,
+                      input_names=in_names, output_names=out_names)
+    onnx.checker.check_model(path)
+    for n, t in zip(in_names, args):
+        np.save(os.path.join(outdir, f"{name}_{n}.npy"), t.numpy().astype(np.float32))
+    for n, t in zip(out_names, outs):
+        np.save(os.path.join(outdir, f"{name}_expected_{n}.npy"), t.numpy().astype(np.float32))
+    print(f"{path}: opset {opset}, {os.path.getsize(path)} bytes, inputs {in_names}")
+
+
 def torchvision_model(name):
     import torchvision.models as tv
     if name == "googlenet":
@@ -180,6 +275,8 @@ MODELS = {
     "mobilenet_v3_small": (17, 8), "squeezenet1_1": (13, 9), "vgg11": (13, 10),
     "densenet121": (13, 11), "googlenet": (17, 12), "regnet_x_400mf": (13, 13),
     "vit_b_16": (17, 14), "bert_encoder": (17, 15), "convnext_tiny": (13, 16),
+    "gpt2_prefill": (17, 17), "gpt2_decode": (17, 17),
+    "gpt2_small_prefill": (17, 18), "gpt2_small_decode": (17, 18),
 }
 
 
@@ -188,6 +285,11 @@ def export_named(name, outdir, batch=1):
     torch.manual_seed(seed)
     if name == "bert_encoder":
         export(BertEncoder(), name, (batch, 64, 256), outdir, seed, opset)
+        return
+    if name.startswith("gpt2"):
+        if batch != 1:
+            sys.exit(f"{name}: exported at batch 1 only (the KV cache is per sequence)")
+        export_gpt2(name, outdir, seed, opset)
         return
     model = torchvision_model(name)
     if name == "vit_b_16":
