@@ -39,7 +39,8 @@ struct MatmulLowering {
   const TensorUnitSpace::Chan ch;
   const int64_t toc, tk, toh, tic, ICB, khg, KHG, OCB, OHB, KC, M, rowsMax;
   const bool naive;
-  const bool nInner; // the images inside the output-channel blocks (TensorUnit.h `nin`)
+  const bool nInner;   // the images inside the output-channel blocks (TensorUnit.h `nin`)
+  const bool rowOuter; // the row tiles outside the output-channel blocks (`rowouter`)
   bool xDirect = false, xPadded = false, chunked = false, kOuter = false, inputOnce = false;
   int64_t chunkElems = 0, blockElems = 0, wAddr = 0, xAddr = 0, yAddr = 0;
   OnChip xbuf, wbuf, obuf, abuf, bbuf, cbuf;
@@ -55,7 +56,8 @@ struct MatmulLowering {
         nres(s.nres_), ch(s.chanFor(pt.get("tic"))), toc(pt.get("toc")), tk(pt.get("tk")),
         toh(pt.get("toh")), tic(ch.tic), ICB(ch.ICB), khg(pt.get("khg")), KHG(ceilDiv(c.KH, khg)),
         OCB(ceilDiv(ocg, toc)), OHB(ceilDiv(c.OH, toh)), KC(ceilDiv(ch.Kl, tk)), M(toh * c.OW),
-        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling), nInner(s.imagesInside(pt)) {
+        rowsMax(s.rowsFor(toh)), naive(s.ctx_.naiveTiling), nInner(s.imagesInside(pt)),
+        rowOuter(s.rowsOutside(pt)) {
     NPUC_ASSERT(khg == 1 || (ch.KWl == 1 && KC == 1),
                 "rows fold only when each kernel row is one contiguous k run, whole rows per "
                 "chunk");
@@ -143,11 +145,18 @@ void MatmulLowering::counters() {
   ib = Var::make("icb"), hg = Var::make("khg"), kr = Var::make("kr"), kw = Var::make("kw"),
   kc = Var::make("kc");
   // The counters number the iterations in execution order, so that double-buffered slots
-  // alternate: images outermost (n, g, ob, hb) or inside the blocks (g, ob, n, hb).
+  // alternate: images outermost (n, g, ob, hb), inside the blocks (g, ob, n, hb), or rows
+  // outside the blocks (n, g, hb, ob: a weight block and an output tile per iteration, an input
+  // tile per row tile).
   itO = nInner ? Expr(gi) * OCB + ob : (Expr(n) * c.G + gi) * OCB + ob; // channel-block counter
   it = (nInner ? itO * c.N + n : itO) * OHB + hb;                       // output-tile counter
-  itx = it * ICB + ib;                   // input-block counter
-  itIn = inputOnce ? Expr(n) * c.G + gi : itx;
+  const Expr rowTile = (Expr(n) * c.G + gi) * OHB + hb;
+  if (rowOuter) {
+    it = rowTile * OCB + ob;
+    itO = it;
+  }
+  itx = it * ICB + ib; // input-block counter
+  itIn = inputOnce ? Expr(n) * c.G + gi : rowOuter ? rowTile : itx;
   wpar = ICB == 1 ? itO : itx; // weight-block counter
   tocb = min(imm(toc), ocg - Expr(ob) * toc);
   ticb = min(imm(tic), icg - Expr(ib) * tic);
@@ -333,7 +342,7 @@ Stmt MatmulLowering::loopNest(const std::vector<View> &consts) {
     blockBody.push_back(weightLoad(ib));
   // Bound inside hb/ib loops of one iteration when hoisted (OHB == ICB == 1).
   Stmt inputLoad = b.load(xsrc, xdst, Dims{ticb, imm(Wp), rows}, pad);
-  if (!inputOnce && !xDirect)
+  if (!inputOnce && !xDirect && !rowOuter)
     blockBody.push_back(inputLoad);
   std::vector<View> ops = operandsAtChannel(p, consts, oc0);
   std::vector<Stmt> tileBody = residualLoads(ops);
@@ -381,6 +390,14 @@ Stmt MatmulLowering::loopNest(const std::vector<View> &consts) {
         forLoop(ob2, imm(0), imm(OCB), substitute(seq(tail), VarMap{{ob.node(), Expr(ob2)}}));
     obLoop = forLoop(hb, imm(0), imm(1), forLoop(ib, imm(0), imm(1), seq({kloop, tailLoop})));
   }
+  if (rowOuter) { // per row tile its input, then every block's weights and output tile
+    NPUC_ASSERT(ICB == 1 && !kOuter && !nInner && !inputOnce && !xDirect,
+                "rowouter = 1 was checked legal");
+    Stmt blocks = forLoop(ob, imm(0), imm(OCB), seq({weightLoad(imm(0)), seq(tileBody)}));
+    Stmt rowTiles =
+        forLoop(hb, imm(0), imm(OHB), seq({forLoop(ib, imm(0), imm(1), inputLoad), blocks}));
+    return forLoop(n, imm(0), imm(c.N), forLoop(gi, imm(0), imm(c.G), rowTiles));
+  }
   if (nInner) { // the weight block loads once per block, then every image's tiles use it
     NPUC_ASSERT(ICB == 1 && !kOuter && !inputOnce, "nin = 1 was checked legal");
     Stmt images = forLoop(n, imm(0), imm(c.N), forLoop(hb, imm(0), imm(OHB), seq(tileBody)));
@@ -400,7 +417,7 @@ std::string MatmulLowering::tilingText(double cost) const {
     foldText = " (" + foldText + ")";
   return fmt::format(
       "implicit GEMM{}: tile = {} output rows x {} cols x {} channels (M={}), k-chunk {} of {}{}; "
-      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}{}; estimated {:.0f} cycles",
+      "L1: input {}x{}x{} + weights {}x{}x{}x{} + output{}; {}{}{}{}; estimated {:.0f} cycles",
       foldText, toh, c.OW, toc, M, tk, khg > 1 ? c.KH * ch.Kl : ch.Kl,
       ICB > 1   ? fmt::format(", input channels blocked by {} at L1", tic)
       : chunked ? fmt::format(
@@ -412,6 +429,10 @@ std::string MatmulLowering::tilingText(double cost) const {
       nInner
           ? fmt::format("; {} images inside each output-channel block (weights loaded once)", c.N)
           : "",
+      rowOuter ? fmt::format("; {} row tiles outside the {} output-channel blocks (input loaded "
+                             "once, weights once per row tile)",
+                             OHB, OCB)
+               : "",
       naive ? "; naive tiling (ablation)" : "", cost);
 }
 

@@ -73,25 +73,18 @@ bool GroupAnalysis::conv(const Node &n) {
   return true;
 }
 
-// A matrix product [M,K] x [K,N] as the 1x1 convolution of an [M/W, W] image with K channels,
-// its weights [N, K] (w[o * K + i]: output column o, input column i), shared, not copied. Row-
-// major [M,K] and the NHWC image are the same bytes for any W dividing M. The conv kernels tile
-// whole output rows, so a long M (ConvNeXt's 56x56 tokens) is folded into rows of at most 256:
-// the largest such divisor of M, if it leaves rows of at least 16; else one row of M.
+// A matrix product [M,K] x [K,N] as the 1x1 convolution of an [M, 1] image (M rows of one
+// pixel) with K channels, its weights [N, K] (w[o * K + i]: output column o, input column i),
+// shared, not copied. Row-major [M,K] and the NHWC image are the same bytes. The conv kernels tile
+// whole output rows, so one-pixel rows let a tile take any number of the M rows: ViT's 197 tokens
+// (a prime) or GPT-2's 128 split into row tiles whose input fits L1 beside the weights, which
+// rows-outer order (TensorUnit.h `rowouter`) then loads once. Rows of several pixels would only
+// coarsen the tiles.
 void GroupAnalysis::asMatrixProduct(int64_t M, int64_t K, int64_t N,
                                     std::shared_ptr<const std::vector<float>> w) {
   ConvParams &c = p.conv;
-  constexpr int64_t kMaxRow = 256, kMinRow = 16;
-  int64_t row = M;
-  if (M > kMaxRow) {
-    row = kMaxRow;
-    while (row >= kMinRow && M % row != 0)
-      --row;
-    if (row < kMinRow)
-      row = M;
-  }
-  c.H = c.OH = M / row;
-  c.W = c.OW = row;
+  c.H = c.OH = M;
+  c.W = c.OW = 1;
   c.C = K;
   c.OC = N;
   c.weights = std::move(w);

@@ -5,10 +5,14 @@
 // `tic` input channels per L1 block (the whole group's unless that cannot fit); `toc` output
 // channels, `toh` output rows (x the full output width) per tile; `tk` the k-chunk of one matmul
 // and `khg` kernel rows folded into one chunk (khg > 1: tk = khg x the row's run); `kouter` 1
-// puts the k-chunks outside the output-channel blocks (a chunked input loaded once). Batched
-// groups (N > 1) also choose `nin`: 1 runs the images inside the output-channel blocks, so each
-// weight block is loaded once for the whole batch instead of once per image, at the price of
-// loading each image's input once per block (the cost model weighs the two).
+// puts the k-chunks outside the output-channel blocks (a chunked input loaded once). Groups of
+// more than one output row also choose `rowouter`: 1 puts the row tiles outside the output-channel
+// blocks, so each row tile's input is loaded once and every block's weights stream past it (the
+// weights are then loaded once per row tile instead of the input once per block: a transformer's
+// MLP, whose input is wider than its weight blocks). Batched groups (N > 1) also choose `nin`: 1
+// runs the images inside the output-channel blocks, so each weight block is loaded once for the
+// whole batch instead of once per image, at the price of loading each image's input once per block
+// (the cost model weighs the two).
 #pragma once
 
 #include "npu/schedule/Space.h"
@@ -58,8 +62,17 @@ public:
   bool hasBatchDecision() const { return plan_.conv.N > 1; }
   /// Whether point `s` runs the images inside the output-channel blocks.
   bool imagesInside(const Schedule &s) const { return hasBatchDecision() && s.get("nin") == 1; }
-  double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg,
-              bool nin) const;
+  /// Whether the space has the `rowouter` decision at all (more than one output row).
+  bool hasRowDecision() const { return plan_.conv.OH > 1; }
+  /// Whether point `s` runs the row tiles outside the output-channel blocks.
+  bool rowsOutside(const Schedule &s) const { return hasRowDecision() && s.get("rowouter") == 1; }
+  /// Whether rows-outer order can run the point and differs from the default order: several row
+  /// tiles and several output-channel blocks, one input-channel block (blocked channels reload
+  /// per tile anyway), the images outermost, an input the tiles copy (a resident one is read in
+  /// place), not the ablation.
+  bool rowOuterPossible(const Chan &ch, int64_t toc, int64_t toh, int64_t khg, bool nin) const;
+  double cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh, int64_t khg, bool nin,
+              bool rowOuter) const;
 
   const ConvParams &conv() const { return plan_.conv; }
   int64_t padWidth() const { return Wp_; }
@@ -73,7 +86,7 @@ private:
   // for each, the cheapest (ties: the largest tile). toc == 0 when nothing fits.
   struct Best {
     int64_t toc = 0, tk = 0, toh = 0, khg = 1;
-    bool nin = false;
+    bool nin = false, rowOuter = false;
     double cost = 0, dram = 0; // estimated cycles and DRAM bytes
     /// Fewer cycles (by 0.1%); within 0.5% of the cycles, 2% fewer DRAM bytes (a DRAM byte
     /// costs far more energy than the cycles, and the bandwidth is shared with the next
@@ -92,8 +105,8 @@ private:
   std::vector<int64_t> ticCandidates() const;
   std::vector<int64_t> tocCandidates() const;
   std::vector<std::pair<int64_t, int64_t>> kCandidates(const Chan &ch) const; // (khg, tk)
-  double inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const;
-  double dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const;
+  double inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin, bool rowOuter) const;
+  double dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin, bool rowOuter) const;
   int64_t al(int level, int64_t bytes) const;
 
   friend struct MatmulLowering;

@@ -164,26 +164,39 @@ bool TensorUnitSpace::batchInnerPossible(const Chan &ch) const {
   return hasBatchDecision() && ch.ICB == 1 && ctx_.batchWeightReuse && !ctx_.naiveTiling;
 }
 
+bool TensorUnitSpace::rowOuterPossible(const Chan &ch, int64_t toc, int64_t toh, int64_t khg,
+                                       bool nin) const {
+  return ceilDiv(plan_.conv.OH, toh) > 1 && ceilDiv(plan_.conv.ocg(), toc) > 1 && ch.ICB == 1 &&
+         !nin && !ctx_.naiveTiling && !inputDirect(ch, khg);
+}
+
 // One row tile and one channel block, images outermost: the input is loaded once per (image,
-// group) and stays in L1 across the output-channel blocks; otherwise it is reloaded per output
-// tile.
-double TensorUnitSpace::inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const {
+// group) and stays in L1 across the output-channel blocks; rows outermost, each row tile's
+// once; otherwise it is reloaded per output tile.
+double TensorUnitSpace::inputBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin,
+                                   bool rowOuter) const {
   const ConvParams &c = plan_.conv;
   int64_t OCB = ceilDiv(c.ocg(), toc), OHB = ceilDiv(c.OH, toh);
-  double inLoads = OHB == 1 && ch.ICB == 1 && !nin ? 1.0 : double(OCB * OHB);
+  double inLoads = OHB == 1 && ch.ICB == 1 && !nin ? 1.0
+                   : rowOuter                      ? double(OHB)
+                                                   : double(OCB * OHB);
   return double(c.N * c.G) * inLoads * rowsFor(toh) * Wp_ * c.icg() * ctx_.hw->actBytes();
 }
 
-double TensorUnitSpace::dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin) const {
+double TensorUnitSpace::dramBytes(const Chan &ch, int64_t toc, int64_t toh, bool nin,
+                                  bool rowOuter) const {
   const ConvParams &c = plan_.conv;
-  // Weights per row tile when blocked; per image, or once with the images inside the blocks.
-  double wLoads = ch.ICB > 1 ? double(c.N * ceilDiv(c.OH, toh)) : nin ? 1.0 : double(c.N);
-  return inputBytes(ch, toc, toh, nin) + wLoads * double(c.weights->size()) * eb_ +
+  // Weights per row tile when blocked or rows-outer; per image, or once with the images inside
+  // the blocks.
+  double wLoads = ch.ICB > 1 || rowOuter ? double(c.N * ceilDiv(c.OH, toh))
+                  : nin                  ? 1.0
+                                         : double(c.N);
+  return inputBytes(ch, toc, toh, nin, rowOuter) + wLoads * double(c.weights->size()) * eb_ +
          double(c.N * c.OH * c.OW * c.OC) * eb_ * (1 + nres_);
 }
 
 double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, int64_t toh,
-                             int64_t khg, bool nin) const {
+                             int64_t khg, bool nin, bool rowOuter) const {
   const ConvParams &c = plan_.conv;
   const Hw &hw = *ctx_.hw;
   const isa::Target &t = *hw.t;
@@ -196,8 +209,8 @@ double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, in
   double blocks = double(c.N * c.G * OCB * OHB * ch.ICB); // (output tile, channel block) pairs
   double tensor = blocks * (double(ks.matmuls) * t.tensor.fillLatency +
                             M * double(ks.passes * ceilDiv(toc, hw.tensorCols)));
-  double inBytes = inputBytes(ch, toc, toh, nin);
-  double dram = dramBytes(ch, toc, toh, nin);
+  double inBytes = inputBytes(ch, toc, toh, nin, rowOuter);
+  double dram = dramBytes(ch, toc, toh, nin, rowOuter);
   // Every k value of A and B is moved once per block, however k is chunked; each mov also costs
   // its fixed latency (row folding issues one A mov per kernel row).
   double kTot = double(c.KH * c.KW * ch.tic);
@@ -224,10 +237,13 @@ double TensorUnitSpace::cost(const Chan &ch, int nb, int64_t toc, int64_t tk, in
   if (nb == 1)
     return sum + tiles * chain;
   // An input loaded once precedes every tile, so it is exposed whole, or one k-chunk of it when
-  // it is loaded chunk by chunk.
+  // it is loaded chunk by chunk; rows outermost, the first row tile's input is (the next ones
+  // load while the previous row's blocks compute).
   double exposedIn = 0;
   if (OHB == 1 && ch.ICB == 1 && !nin)
     exposedIn = inBytes / dramBw / double(chunkedInput(ch, tk, khg) ? ceilDiv(ch.Kl, tk) : 1);
+  else if (rowOuter)
+    exposedIn = inBytes / dramBw / double(OHB * c.N * c.G);
   return std::max(best + (sum - best) / tiles + exposedIn, tiles * chain / double(nb));
 }
 
@@ -270,7 +286,7 @@ TensorUnitSpace::Best TensorUnitSpace::search(const Chan &ch, int nb) const {
     int64_t toc = std::min<int64_t>(hw.tensorCols, c.ocg());
     int64_t tk = std::min<int64_t>(hw.tensorRows, ch.Kl);
     if (fits(ch, nb, toc, tk, 1))
-      best = {toc, tk, 1, 1, false, cost(ch, nb, toc, tk, 1, 1, false), 0};
+      best = {toc, tk, 1, 1, false, false, cost(ch, nb, toc, tk, 1, 1, false, false), 0};
     return best;
   }
   const std::vector<std::pair<int64_t, int64_t>> ks = kCandidates(ch);
@@ -288,19 +304,22 @@ TensorUnitSpace::Best TensorUnitSpace::search(const Chan &ch, int nb) const {
         else
           hi = mid - 1;
       }
-      for (bool nin : {false, true}) {
-        if (nin && !batchInnerPossible(ch))
-          continue;
-        Best cand{toc,
-                  tk,
-                  lo,
-                  khg,
-                  nin,
-                  cost(ch, nb, toc, tk, lo, khg, nin),
-                  dramBytes(ch, toc, lo, nin)};
-        if (best.toc == 0 || cand.beats(best))
-          best = cand;
-      }
+      for (bool nin : {false, true})
+        for (bool rowOuter : {false, true}) {
+          if ((nin && !batchInnerPossible(ch)) ||
+              (rowOuter && !rowOuterPossible(ch, toc, lo, khg, nin)))
+            continue;
+          Best cand{toc,
+                    tk,
+                    lo,
+                    khg,
+                    nin,
+                    rowOuter,
+                    cost(ch, nb, toc, tk, lo, khg, nin, rowOuter),
+                    dramBytes(ch, toc, lo, nin, rowOuter)};
+          if (best.toc == 0 || cand.beats(best))
+            best = cand;
+        }
     }
   }
   return best;
@@ -333,6 +352,8 @@ std::vector<Decision> TensorUnitSpace::decisions() const {
                               {"kouter", {0, 1}}};
   if (hasBatchDecision())
     ds.push_back({"nin", {0, 1}});
+  if (hasRowDecision())
+    ds.push_back({"rowouter", {0, 1}});
   return ds;
 }
 
@@ -382,6 +403,14 @@ std::optional<Reject> TensorUnitSpace::whyIllegal(const Schedule &s) const {
                         "tensor-unit: kouter = 1 needs an input loaded once in several k-chunks, "
                         "more than one output-channel block, and room for every block's weights "
                         "and accumulator tile; legal kouter: 0");
+  if (rowsOutside(s) && !rowOuterPossible(ch, toc, toh, khg, nin))
+    return kernelReject(RejectKind::Unsupported,
+                        fmt::format("tensor-unit: rowouter = 1 needs more than one row tile (toh = "
+                                    "{} of {} rows) and output-channel block (toc = {} of {}), "
+                                    "one input-channel block (tic = {} makes {}), nin = 0, an "
+                                    "input the tiles copy (not one resident and read in place) "
+                                    "and not the naive tiling; legal rowouter: 0",
+                                    toh, plan_.conv.OH, toc, plan_.conv.ocg(), ch.tic, ch.ICB));
   return std::nullopt;
 }
 
@@ -404,6 +433,8 @@ std::vector<Schedule> TensorUnitSpace::enumerate(size_t limit) const {
             s.set("toh", toh).set("kouter", 0);
             if (hasBatchDecision())
               s.set("nin", 0);
+            if (hasRowDecision())
+              s.set("rowouter", 0);
             if (whyIllegal(s))
               break;
             all.push_back(s);
@@ -411,6 +442,8 @@ std::vector<Schedule> TensorUnitSpace::enumerate(size_t limit) const {
               all.push_back(Schedule(s).set("kouter", 1));
             if (batchInnerPossible(ch))
               all.push_back(Schedule(s).set("nin", 1));
+            if (rowOuterPossible(ch, toc, toh, khg, false))
+              all.push_back(Schedule(s).set("rowouter", 1));
           }
     }
   return sample(std::move(all), limit);
@@ -442,13 +475,15 @@ Expected<Schedule, Reject> TensorUnitSpace::defaultPoint() const {
         !best.nin && kOuterPossible(ch, nb, best.toc, best.tk, best.toh, best.khg) ? 1 : 0);
   if (hasBatchDecision())
     s.set("nin", best.nin ? 1 : 0);
+  if (hasRowDecision())
+    s.set("rowouter", best.rowOuter ? 1 : 0);
   return s;
 }
 
 double TensorUnitSpace::cost(const Schedule &s) const {
   NPUC_ASSERT(!pre_, "cost() of a point of a space without points");
   return cost(chanFor(s.get("tic")), static_cast<int>(s.get("buffers")), s.get("toc"), s.get("tk"),
-              s.get("toh"), s.get("khg"), imagesInside(s));
+              s.get("toh"), s.get("khg"), imagesInside(s), rowsOutside(s));
 }
 
 std::unique_ptr<KernelSpace> makeTensorUnitSpace(const GroupPlan &p, const graph::Graph &g,

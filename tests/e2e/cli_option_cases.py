@@ -391,7 +391,8 @@ def case_schedule(c):
     by_group = {e["group"]: e for e in sched["schedules"]}
     pw = by_group["/pw/pw.0/Conv"]["schedule"]
     assert pw["strategy"] == "tensor-unit", pw
-    assert set(pw["decisions"]) == {"buffers", "tic", "toc", "tk", "khg", "toh", "kouter"}, pw
+    assert set(pw["decisions"]) == {"buffers", "tic", "toc", "tk", "khg", "toh", "kouter",
+                                    "rowouter"}, pw
     # The default tiles the whole 16x16 output in one tile of 16 rows (inspect's tiling text).
     assert pw["decisions"]["toh"] == 16, pw
     ins = c.expect_ok(["inspect", dflt])

@@ -61,6 +61,45 @@ TEST(TensorUnitSpace, EveryPointOfSmallConvsMatchesTheReference) {
   EXPECT_NE(tiling.find("k-chunks outermost over"), std::string::npos) << tiling;
 }
 
+// Rows outside the output-channel blocks (rowouter = 1): each row tile's input is loaded once and
+// every block's weights stream past it, where the blocks-outer order loads the row tile once per
+// block. Same products in the same order, so the outputs are bit-identical; the DRAM reads differ
+// by the input row tiles read (OCB - 1) times fewer, less the weights read (OHB - 1) times more.
+TEST(TensorUnitSpace, RowsOuterLoadsEachInputRowTileOnce) {
+  ConvCase c{16, 12, 12, 48, 3, 1, 1, 1, 1, true, true};
+  SpaceFixture f(c);
+  auto space = f.space(Strategy::TensorUnit);
+  std::vector<Schedule> all = space->enumerate();
+  auto it = std::find_if(all.begin(), all.end(), [&](const Schedule &s) {
+    return s.get("rowouter") == 1 && s.get("toc") == 16 && s.get("toh") == 3 &&
+           s.get("tic") == 16 && s.get("buffers") == 2;
+  });
+  ASSERT_NE(it, all.end());
+  const Schedule outer = *it, inner = Schedule(*it).set("rowouter", 0);
+  ASSERT_TRUE(space->legal(inner)) << inner.str();
+  npu::CompileOptions opt;
+  npu::Segment so, si;
+  NpuRun ro, ri;
+  opt.schedules = f.fileWith(outer);
+  checkConvWith(c, f.t, opt, so, &ro); // matches the reference
+  opt.schedules = f.fileWith(inner);
+  checkConvWith(c, f.t, opt, si, &ri);
+  EXPECT_EQ(ro.out.data, ri.out.data);
+  const std::string &tiling = so.groupInfo.at(0).tiling;
+  EXPECT_NE(tiling.find("4 row tiles outside the 3 output-channel blocks"), std::string::npos)
+      << tiling;
+  // Row tiles of 3 output rows read input rows [3h - 1, 3h + 4) within the 12: 4 + 5 + 5 + 4.
+  const int64_t rowTilesBytes = (4 + 5 + 5 + 4) * c.W * c.C * 2, weightBytes = c.OC * c.C * 9 * 2;
+  EXPECT_EQ(ri.stats.dramBytesRead - ro.stats.dramBytesRead,
+            (3 - 1) * rowTilesBytes - (4 - 1) * weightBytes);
+  // The point's own checks: rows outside need several row tiles and channel blocks.
+  Schedule oneBlock = Schedule(outer).set("toc", 48);
+  std::optional<npu::Reject> why = space->whyIllegal(oneBlock);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->message.find("rowouter = 1 needs more than one row tile"), std::string::npos)
+      << why->message;
+}
+
 TEST(DepthwiseSpace, EveryPointMatchesTheReference) {
   ConvCase c{24, 7, 7, 24, 3, 1, 1, 1, 24, true, true};
   EXPECT_EQ(checkEveryPoint(c, Strategy::DepthwiseVector, 0), 2u * 2u * 7u); // buffers x tc x toh

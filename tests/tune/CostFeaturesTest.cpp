@@ -24,11 +24,11 @@ ValueId input(Graph &g, const std::string &name, const Shape &s) {
   return v;
 }
 
-ValueId conv(Graph &g, int64_t C, int64_t OC, int64_t group, int64_t HW) {
-  ValueId x = input(g, "x", {1, C, HW, HW});
+ValueId conv(Graph &g, int64_t C, int64_t OC, int64_t group, int64_t HW, int64_t N = 1) {
+  ValueId x = input(g, "x", {N, C, HW, HW});
   ValueId w = g.addConstant("w", {OC, C / group, 3, 3},
                             std::vector<float>(static_cast<size_t>(OC * C / group * 9), 0.5f));
-  ValueId y = g.addValue("y", {1, OC, HW, HW}, graph::DType::F32);
+  ValueId y = g.addValue("y", {N, OC, HW, HW}, graph::DType::F32);
   auto n = g.addNode(graph::OpKind::Conv, "conv", {x, w}, {y});
   g.node(n).attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
   g.node(n).attrs["group"] = group;
@@ -40,8 +40,8 @@ Graph build(Strategy s) {
   Graph g;
   ValueId y = graph::kNoValue;
   switch (s) {
-  case Strategy::TensorUnit:
-    y = conv(g, 16, 32, 1, 8);
+  case Strategy::TensorUnit: // two images: the space has every decision (nin, rowouter too)
+    y = conv(g, 16, 32, 1, 8, 2);
     break;
   case Strategy::DepthwiseVector:
     y = conv(g, 24, 24, 24, 7);
