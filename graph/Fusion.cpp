@@ -402,13 +402,13 @@ void computeGroupBoundary(const Graph &g, FusedGroup &grp,
 }
 
 bool isNodeChain(const Graph &g, const FusedGroup &grp) {
-  // A chain value read outside the group is one of its outputs; one read by a later member
-  // besides the next is caught below. So with a current boundary, "not an output" is "consumed
-  // by the next node alone" without scanning the graph's nodes (fusion asks this per merge).
+  // A chain value read outside the group is one of its outputs, so with a current boundary "not
+  // an output" is "read inside the group alone" without scanning the graph's nodes (fusion asks
+  // this per merge). A later member may read an earlier chain value again (GELU's x * f(x)): the
+  // device's kernels save it when the chain reaches it (npu/kernels/Plan.h EpilogueOp::Saved).
   auto isOutput = [&](ValueId v) {
     return std::find(grp.outputs.begin(), grp.outputs.end(), v) != grp.outputs.end();
   };
-  std::set<ValueId> produced;
   for (size_t i = 0; i < grp.nodes.size(); ++i) {
     const Node &n = g.node(grp.nodes[i]);
     if (n.outputs.size() != 1)
@@ -418,11 +418,7 @@ bool isNodeChain(const Graph &g, const FusedGroup &grp) {
       if (std::find(n.inputs.begin(), n.inputs.end(), prev) == n.inputs.end() ||
           g.isGraphOutput(prev) || isOutput(prev))
         return false;
-      for (ValueId in : n.inputs)
-        if (in != prev && produced.count(in))
-          return false; // reads an earlier chain value: not a chain
     }
-    produced.insert(n.outputs[0]);
   }
   return true;
 }

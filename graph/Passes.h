@@ -56,7 +56,8 @@ using FusionFilter = std::function<bool(const Graph &, const FusedGroup &merged,
 void fuseOps(Graph &g, const FusionFilter &filter = {});
 
 /// A filter for a device that runs an anchor followed by a chain (each node reads the previous
-/// node's single-use output; other operands come from outside the group) when rejectReason
+/// node's output, read by no one outside the group; other operands come from outside the group
+/// or are earlier chain values, which the device keeps: x * f(x)) when rejectReason
 /// accepts it: a merge is allowed when the merged group is such a runnable chain, or when none
 /// of the parts was runnable (merging CPU work never takes work away from the device); a
 /// view-only part does not count as device work (placement keeps views with their neighbours).

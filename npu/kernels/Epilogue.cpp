@@ -108,8 +108,30 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
 int tensorOperands(const GroupPlan &p) {
   int n = 0;
   for (const EpilogueOp &e : p.epilogue)
-    n += e.operand == EpilogueOp::Operand::Tensor;
+    n += e.operand == EpilogueOp::Operand::Tensor || e.save;
   return n;
+}
+
+void savedOperands(const GroupPlan &p, const std::vector<OnChip> &rbufs, const Expr &it,
+                   const Expr &tcc, isa::ElemType act, std::vector<View> &ops) {
+  size_t r = 0; // the saves' buffers follow the residuals'
+  for (const EpilogueOp &e : p.epilogue)
+    r += e.operand == EpilogueOp::Operand::Tensor;
+  std::vector<View> slots;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Saved)
+      continue;
+    if (e.save) {
+      NPUC_ASSERT(e.slot == static_cast<int>(slots.size()), "saves come in slot order");
+      View v{rbufs.at(r++).level, rbufs.at(r - 1).at(it), act};
+      v.s1 = tcc;
+      slots.push_back(v);
+    }
+    NPUC_ASSERT(e.slot >= 0 && e.slot < static_cast<int>(slots.size()),
+                "a saved value is read after its save");
+    ops[i] = slots[static_cast<size_t>(e.slot)];
+  }
 }
 
 void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
@@ -135,6 +157,7 @@ void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
     out.push_back(b.load(src, dst, Dims{tcc, pixels, imm(1)}));
     ops[i] = dst;
   }
+  savedOperands(p, rbufs, it, tcc, act, ops);
 }
 
 void appendEpilogueAndStore(const GroupPlan &p, const Builder &b, const View &src, const View &acc,
@@ -253,6 +276,11 @@ Stmt applyEpilogue(const GroupPlan &p, const Builder &b, const View &src, const 
   View cur = src;
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
+    NPUC_ASSERT(!e.save || i + 1 < p.epilogue.size(), "a saved value has a later reader");
+    if (e.save) { // into the output's dtype, as the unfused graph would have stored it
+      s.push_back(b.vector(isa::VecOp::Copy, ops[i], cur, View{}, d));
+      continue;
+    }
     const View &dst = i + 1 == p.epilogue.size() ? out : acc;
     if (e.operand == EpilogueOp::Operand::None) {
       s.push_back(b.vector(e.op, dst, cur, View{}, d, e.imm0, e.imm1));

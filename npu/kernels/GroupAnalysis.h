@@ -13,6 +13,7 @@
 
 #include "npu/kernels/Plan.h"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -40,6 +41,11 @@ struct GroupAnalysis {
   /// Transposes of the group that feed the batched MatMul's operands, read through strides (not
   /// part of the epilogue chain).
   std::set<graph::NodeId> folded;
+  /// The chain's values so far (the streamed input or the anchor's result, then each fused
+  /// node's output), each with the number of epilogue ops before it: where a save goes.
+  std::map<graph::ValueId, size_t> chainAt;
+  /// The chain values a later op reads again, with their save slots.
+  std::map<graph::ValueId, int> savedSlot;
 
   /// Records `why` unless a reason is recorded already; returns false.
   bool reject(std::string why) {
@@ -71,6 +77,8 @@ struct GroupAnalysis {
 
   // PlanEpilogue.cpp
   bool epilogue(const graph::Node &n, graph::ValueId cur);
+  /// The save slot of chain value `v`, inserting its save op where the chain reached it.
+  int saveSlot(graph::ValueId v);
 };
 
 } // namespace npuc::npu::analysis

@@ -191,14 +191,22 @@ GroupPlan withQuantEpilogue(const GroupPlan &p, const std::vector<float> *dequan
 
 /// Loads the Tensor operands (residuals) of the epilogue for a tile of `pixels` x `tcc` channels
 /// starting at element `elem0` (NPU layout, channel stride `C`) into `rbufs` (copy `it`), and
-/// points their operand views in `ops` there; a resident operand is read where it lives.
+/// points their operand views in `ops` there; a resident operand is read where it lives. Then
+/// savedOperands() for the saved chain values.
 void stageTensorOperands(const GroupPlan &p, const Builder &b, const DramCtx &d,
                          const std::vector<OnChip> &rbufs, const tir::Expr &it,
                          const tir::Expr &elem0, int64_t C, const tir::Expr &tcc,
                          const tir::Expr &pixels, std::vector<View> &ops,
                          std::vector<tir::Stmt> &out);
 
-/// Number of Tensor operands (residuals) the epilogue reads.
+/// Points the views in `ops` of the epilogue's saves and Saved operands at their tile buffers:
+/// `rbufs` (copy `it`, `tcc` channels per pixel) holds one buffer per Tensor operand, then one per
+/// save, each in epilogue order.
+void savedOperands(const GroupPlan &p, const std::vector<OnChip> &rbufs, const tir::Expr &it,
+                   const tir::Expr &tcc, isa::ElemType act, std::vector<View> &ops);
+
+/// Number of tile buffers the epilogue needs: one per Tensor operand (residual) it reads and one
+/// per chain value it saves.
 int tensorOperands(const GroupPlan &p);
 
 /// DRAM bytes of the epilogue's Broadcast operands (each loaded once): part of a kernel's

@@ -240,6 +240,7 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
     tileBody.push_back(b.load(rsrc, rdst, Dims{ncur, mcur, imm(1)}));
     ops[i] = rdst;
   }
+  savedOperands(p, bf.rbufs, tile, ncur, hw.act, ops);
   // The k loop: slice A and B into L0, multiply-accumulate (the first chunk overwrites).
   View asl{hw.l1, bf.apan.at(aCnt) + Expr(kc) * (tk * 2)};
   asl.s1 = imm(K);

@@ -245,6 +245,7 @@ std::vector<Stmt> MatmulLowering::residualLoads(std::vector<View> &ops) const {
       ops[i] = rdst;
     }
   }
+  savedOperands(p, rbufs, it, tocb, act, ops);
   return loads;
 }
 

@@ -165,6 +165,9 @@ bool GroupAnalysis::anchorKernel(const Node &a, size_t &first) {
 void GroupAnalysis::fuseChain(const Node &a, size_t first) {
   const Value &out = val(p.output);
   ValueId cur = grp.nodes.front() == grp.anchor && first == 0 ? p.input : a.outputs[0];
+  // The streamed input is read again from its tensor (a residual), not saved.
+  if (cur != p.input)
+    chainAt[cur] = 0;
   for (size_t i = 0; i < grp.nodes.size(); ++i) {
     const Node &n = g.node(grp.nodes[i]);
     if ((n.id == grp.anchor && first == 1) || folded.count(n.id))
@@ -172,6 +175,7 @@ void GroupAnalysis::fuseChain(const Node &a, size_t first) {
     if (!epilogue(n, cur))
       return;
     cur = n.outputs[0];
+    chainAt[cur] = p.epilogue.size();
   }
   if (cur != p.output)
     reject(grp.name + ": the group's output is not the end of its op chain");
@@ -307,7 +311,7 @@ float QuantParams::of(ValueId v) const {
 }
 
 GroupPlan analyzeGroup(const Graph &g, const graph::FusedGroup &grp, const Hw &hw) {
-  analysis::GroupAnalysis a{g, grp, hw, {}, {}};
+  analysis::GroupAnalysis a{g, grp, hw, {}, {}, {}, {}};
   a.run();
   if (hw.quantised() && a.p.reject.empty())
     a.p.reject = int8Reject(g, a.p, grp);

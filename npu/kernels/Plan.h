@@ -31,7 +31,10 @@ enum class KernelKind { Matmul, BatchMatmul, Pool, GlobalAvgPool, Eltwise, Conca
 
 struct EpilogueOp {
   // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
-  enum class Operand { None, Const, Tensor, Broadcast };
+  // Saved: an earlier value of the chain itself (x * f(x): GELU, SiLU, HardSwish after a conv or
+  // matmul), which a `save` op copied into a tile buffer of the output's dtype when the chain
+  // reached it.
+  enum class Operand { None, Const, Tensor, Broadcast, Saved };
   isa::VecOp op = isa::VecOp::Copy; // add, sub, mul, max, min, relu, clip, ...
   Operand operand = Operand::None;
   bool operandFirst = false;               // the operand is the op's left side (c - x)
@@ -39,6 +42,8 @@ struct EpilogueOp {
   int64_t count = 0;                       // Operand::Broadcast: 1 (scalar) or C elements
   std::vector<float> constant;             // Operand::Const: 1 (scalar) or C values
   float imm0 = 0, imm1 = 0;
+  int slot = -1;     // Operand::Saved: which saved value (numbered in the order of the saves)
+  bool save = false; // a copy of the chain value into `slot` (the chain value is unchanged)
 };
 
 /// Matmul-like kernel: Y[n, oy, ox, oc] = sum W[oc, ic, kh, kw] X[n, iy, ix, g*icg + ic].

@@ -4,6 +4,7 @@
 // scalar tensor such as an SE gate).
 #include "npu/kernels/GroupAnalysis.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -42,6 +43,9 @@ std::optional<isa::VecOp> binaryVectorOp(graph::OpKind k) {
 bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
   EpilogueOp e;
   const Shape &out = val(n.outputs[0]).shape;
+  if (std::find(n.inputs.begin(), n.inputs.end(), cur) == n.inputs.end())
+    return reject(n.name + " (" + graph::opName(n.kind) + "): does not read the chain value " +
+                  val(cur).name);
   auto unary = [&](isa::VecOp op) {
     if (!needOp(op, n))
       return false;
@@ -57,6 +61,10 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
     return unary(isa::VecOp::Tanh);
   if (n.kind == graph::OpKind::Exp)
     return unary(isa::VecOp::Exp);
+  if (n.kind == graph::OpKind::Erf)
+    return unary(isa::VecOp::Erf);
+  if (n.kind == graph::OpKind::Sqrt)
+    return unary(isa::VecOp::Sqrt);
   if (n.kind == graph::OpKind::Clip) {
     float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
     if (n.hasAttr("min"))
@@ -85,6 +93,14 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
   ValueId other = curFirst ? n.inputs[1] : n.inputs[0];
   e.operandFirst = !curFirst;
   e.op = *vop;
+  if (chainAt.count(other)) { // x * f(x), or x * x: x saved when the chain reached it
+    if (val(cur).shape != out || val(other).shape != out)
+      return reject(n.name + " (" + graph::opName(n.kind) + "): a chain value read again is " +
+                    "broadcast to the output's shape");
+    e.operand = EpilogueOp::Operand::Saved;
+    e.slot = saveSlot(other);
+    return needOp(e.op, n) && (p.epilogue.push_back(e), true);
+  }
   if (constant(other)) {
     e.operand = EpilogueOp::Operand::Const;
     e.constant = channelConstant(val(other), out);
@@ -115,6 +131,25 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
     }
   }
   return needOp(e.op, n) && (p.epilogue.push_back(e), true);
+}
+
+int GroupAnalysis::saveSlot(ValueId v) {
+  auto known = savedSlot.find(v);
+  if (known != savedSlot.end())
+    return known->second;
+  const int slot = static_cast<int>(savedSlot.size());
+  savedSlot[v] = slot;
+  const size_t at = chainAt.at(v);
+  EpilogueOp save;
+  save.op = isa::VecOp::Copy;
+  save.operand = EpilogueOp::Operand::Saved;
+  save.slot = slot;
+  save.save = true;
+  p.epilogue.insert(p.epilogue.begin() + static_cast<std::ptrdiff_t>(at), save);
+  for (auto &[value, pos] : chainAt)
+    if (pos > at || (pos == at && value != v))
+      ++pos;
+  return slot;
 }
 
 } // namespace npuc::npu::analysis

@@ -41,6 +41,9 @@ std::string int8Reject(const graph::Graph &g, const GroupPlan &p, const graph::F
     if (e.operand == EpilogueOp::Operand::Broadcast)
       return "int8 target: " + grp.name + ": a broadcast tensor operand (" +
              g.value(e.tensor).name + ") is not quantised on the NPU yet";
+    if (e.operand == EpilogueOp::Operand::Saved)
+      return "int8 target: " + grp.name + ": an epilogue that reads a chain value again (x * " +
+             "f(x)) is not quantised on the NPU yet";
     if (e.operand == EpilogueOp::Operand::Tensor && !quantisedResidualOp(e.op))
       return "int8 target: " + grp.name + ": a residual '" + isa::vecOpName(e.op) +
              "' is not quantised on the NPU yet";

@@ -253,6 +253,29 @@ TEST(Fusion, ChainValueReadOutsideTheGroupIsNoChain) {
   EXPECT_TRUE(isNodeChain(g, grp));
 }
 
+TEST(Fusion, ChainReadingAnEarlierChainValueAgainIsAChain) {
+  // relu -> sigmoid -> mul(relu, sigmoid): x * f(x), what a device saves the value for. A node
+  // that does not read the previous one (tanh of relu after the sigmoid) still breaks it.
+  Graph g;
+  ValueId x = g.addValue("x", {4}, DType::F32);
+  g.inputs = {x};
+  ValueId a = out(g, addNode(g, "Relu", "relu", {x}));
+  ValueId s = out(g, addNode(g, "Sigmoid", "sig", {a}));
+  ValueId m = out(g, addNode(g, "Mul", "mul", {a, s}));
+  g.outputs = {m};
+  FusedGroup grp;
+  grp.nodes = {0, 1, 2};
+  computeGroupBoundary(g, grp);
+  EXPECT_EQ(grp.outputs, (std::vector<ValueId>{m}));
+  EXPECT_TRUE(isNodeChain(g, grp));
+  ValueId t = out(g, addNode(g, "Tanh", "tanh", {a}));
+  g.node(2).inputs = {t, s};
+  FusedGroup broken;
+  broken.nodes = {0, 1, 3, 2};
+  computeGroupBoundary(g, broken);
+  EXPECT_FALSE(isNodeChain(g, broken));
+}
+
 TEST(Fusion, MultiConsumerFusesOneConvIntoTheAdd) {
   // relu -> {conv1, conv2} -> add. relu's paths go through convs: it stays alone. conv1 fuses
   // into the add (elementwise edge); conv2's post-dominator is then a group holding a conv,

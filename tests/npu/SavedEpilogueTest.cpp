@@ -1,0 +1,140 @@
+// SavedEpilogueTest.cpp - epilogues that read an earlier value of their own chain again (x * f(x):
+// erf-GELU, SiLU), fused after a matmul or a conv (EpilogueOp::Operand::Saved, Plan.h). The
+// value is saved into a tile buffer when the chain reaches it, so the group moves only its input,
+// its weights and its output; the outputs are checked against the fp32 reference on the simulator
+// with its hazard checker on, and the DRAM traffic against those three tensors' bytes.
+#include "NpuTestUtil.h"
+
+#include "graph/Passes.h"
+#include "npu/kernels/Plan.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace npuc::test {
+namespace {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+
+ValueId scalar(Graph &g, const std::string &name, float v) {
+  return g.addConstant(name, {}, {v});
+}
+
+// GELU as torch exports it at opsets below 20: x * (erf(x / sqrt 2) + 1) * 0.5.
+ValueId gelu(Graph &g, ValueId x) {
+  ValueId a = addOp(g, OpKind::Div, "gelu.div", {x, scalar(g, "sqrt2", std::sqrt(2.f))});
+  ValueId e = addOp(g, OpKind::Erf, "gelu.erf", {a});
+  ValueId c = addOp(g, OpKind::Add, "gelu.add", {e, scalar(g, "one", 1.f)});
+  ValueId m = addOp(g, OpKind::Mul, "gelu.mul", {x, c});
+  return addOp(g, OpKind::Mul, "gelu.half", {m, scalar(g, "half", 0.5f)});
+}
+
+struct Case {
+  Graph g;
+  ValueId x = graph::kNoValue, y = graph::kNoValue;
+  int64_t weightElems = 0;
+};
+
+// A Linear layer [tokens, k] x [k, n] with bias, then GELU.
+Case linearGelu(int64_t tokens, int64_t k, int64_t n) {
+  Case c;
+  c.x = c.g.addValue("x", {1, tokens, k}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId w = c.g.addConstant("w", {k, n}, halves(randomData(size_t(k * n), 3, -0.2f, 0.2f)));
+  ValueId b = c.g.addConstant("b", {n}, halves(randomData(size_t(n), 4, -0.5f, 0.5f)));
+  ValueId mm = addOp(c.g, OpKind::MatMul, "fc", {c.x, w});
+  c.y = gelu(c.g, addOp(c.g, OpKind::Add, "fc.bias", {mm, b}));
+  c.weightElems = k * n;
+  return c;
+}
+
+// A 3x3 conv with bias, then SiLU: x * sigmoid(x).
+Case convSilu(int64_t ch, int64_t hw, int64_t oc) {
+  Case c;
+  c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId w =
+      c.g.addConstant("w", {oc, ch, 3, 3}, halves(randomData(size_t(oc * ch * 9), 5, -0.3f, 0.3f)));
+  ValueId b = c.g.addConstant("b", {oc}, halves(randomData(size_t(oc), 6, -0.2f, 0.2f)));
+  ValueId conv =
+      addOp(c.g, OpKind::Conv, "conv", {c.x, w, b}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  ValueId s = addOp(c.g, OpKind::Sigmoid, "silu.sigmoid", {conv});
+  c.y = addOp(c.g, OpKind::Mul, "silu.mul", {conv, s});
+  c.weightElems = oc * ch * 9;
+  return c;
+}
+
+// Fuses the case into groups (it must be one) and runs it on `target`: the plan saves one chain
+// value, the outputs match the reference, and DRAM moves input, weights, bias and output once.
+void check(Case &c, const std::string &target, size_t epilogueOps) {
+  c.g.outputs = {c.y};
+  graph::fuseOps(c.g);
+  ASSERT_EQ(c.g.groups.size(), 1u) << "the chain fuses into its anchor's group";
+  c.g.groups[0].placement = graph::Placement::Npu;
+  isa::Target t = isa::loadTarget(configPath(target));
+  npu::Hw hw;
+  ASSERT_EQ(npu::Hw::derive(t, hw), "");
+  const npu::GroupPlan plan = npu::planGroup(c.g, c.g.groups[0], hw);
+  ASSERT_EQ(plan.reject, "");
+  EXPECT_EQ(plan.kind, npu::KernelKind::Matmul);
+  ASSERT_EQ(plan.epilogue.size(), epilogueOps);
+  size_t saves = 0, reads = 0;
+  for (const npu::EpilogueOp &e : plan.epilogue) {
+    saves += e.save;
+    reads += e.operand == npu::EpilogueOp::Operand::Saved && !e.save;
+  }
+  EXPECT_EQ(saves, 1u);
+  EXPECT_EQ(reads, 1u);
+
+  const graph::Value &xv = c.g.value(c.x);
+  HostTensor in(xv.shape, halves(randomData(size_t(numElements(xv.shape)), 7, -2.f, 2.f)));
+  NpuRun r = compileAndRun(c.g, t, {in});
+  EXPECT_NE(r.seg.groupInfo.at(0).tiling.find("implicit GEMM"), std::string::npos);
+  expectMatchesReference(c.g, c.x, c.y, in, r.out);
+  // The input and every constant (weights, bias, the epilogue's scalars) read once, the output
+  // written once, nothing else: the saved value never leaves the chip.
+  using sim::DramClass;
+  const sim::DramTraffic &traffic = r.stats.dramByClass;
+  EXPECT_EQ(traffic.readOf(DramClass::Input), numElements(xv.shape) * 2);
+  // (the constant image pads each constant to the DRAM alignment; the padding is not read)
+  EXPECT_LE(traffic.readOf(DramClass::Constant), int64_t(r.seg.constImage.size()));
+  EXPECT_GE(traffic.readOf(DramClass::Constant), c.weightElems * 2);
+  EXPECT_EQ(traffic.writtenOf(DramClass::Output), numElements(c.g.value(c.y).shape) * 2);
+  EXPECT_EQ(r.stats.dramBytesRead + r.stats.dramBytesWritten,
+            traffic.readOf(DramClass::Input) + traffic.readOf(DramClass::Constant) +
+                traffic.writtenOf(DramClass::Output));
+}
+
+TEST(SavedEpilogue, LinearThenErfGeluIsOneTensorUnitGroup) {
+  // bias, save, div (a multiply by 1/sqrt 2), erf, add, mul by the saved value, mul by 0.5
+  Case c = linearGelu(40, 64, 96);
+  check(c, "npu-transformer.yaml", 7);
+}
+
+TEST(SavedEpilogue, ConvThenSiluIsOneTensorUnitGroup) {
+  // save, sigmoid, mul by the saved value (the conv's bias is its own, not an epilogue op)
+  Case c = convSilu(16, 12, 24);
+  check(c, "npu-transformer.yaml", 3);
+}
+
+// intraffic targets do not track a saved value's scale: a conv times its own ReLU (ops the
+// intraffic kernels run otherwise) is refused with the reason, not computed on intraffic bytes as
+// if fp16.
+TEST(SavedEpilogue, IntrafficRefusesWithTheReason) {
+  Case c = convSilu(8, 6, 16);
+  for (graph::Node &n : c.g.nodes)
+    if (n.kind == OpKind::Sigmoid)
+      n.kind = OpKind::Relu;
+  c.g.outputs = {c.y};
+  graph::fuseOps(c.g);
+  ASSERT_EQ(c.g.groups.size(), 1u);
+  isa::Target t = isa::loadTarget(configPath("npu-int8.yaml"));
+  const std::string why = npu::npuRejectReason(c.g, c.g.groups[0], t, false);
+  EXPECT_NE(why.find("reads a chain value again (x * f(x)) is not quantised"), std::string::npos)
+      << why;
+}
+
+} // namespace
+} // namespace npuc::test
