@@ -1,5 +1,6 @@
 // SavedEpilogueTest.cpp - epilogues that read an earlier value of their own chain again (x * f(x):
-// erf-GELU, SiLU), fused after a matmul or a conv (EpilogueOp::Operand::Saved, Plan.h). The
+// erf-GELU, SiLU; a square), fused after a matmul, a conv, a depthwise conv on the vector unit, a
+// pool, or in an elementwise chain (EpilogueOp::Operand::Saved, Plan.h). The
 // value is saved into a tile buffer when the chain reaches it, so the group moves only its input,
 // its weights and its output; the outputs are checked against the fp32 reference on the simulator
 // with its hazard checker on, and the DRAM traffic against those three tensors' bytes.
@@ -50,25 +51,57 @@ Case linearGelu(int64_t tokens, int64_t k, int64_t n) {
   return c;
 }
 
-// A 3x3 conv with bias, then SiLU: x * sigmoid(x).
-Case convSilu(int64_t ch, int64_t hw, int64_t oc) {
+// A 3x3 conv with bias (depthwise: one group per channel, oc == ch), then SiLU: x * sigmoid(x).
+Case convSilu(int64_t ch, int64_t hw, int64_t oc, bool depthwise = false) {
   Case c;
   c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
   c.g.inputs = {c.x};
-  ValueId w =
-      c.g.addConstant("w", {oc, ch, 3, 3}, halves(randomData(size_t(oc * ch * 9), 5, -0.3f, 0.3f)));
+  const int64_t cin = depthwise ? 1 : ch;
+  ValueId w = c.g.addConstant("w", {oc, cin, 3, 3},
+                              halves(randomData(size_t(oc * cin * 9), 5, -0.3f, 0.3f)));
   ValueId b = c.g.addConstant("b", {oc}, halves(randomData(size_t(oc), 6, -0.2f, 0.2f)));
   ValueId conv =
-      addOp(c.g, OpKind::Conv, "conv", {c.x, w, b}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+      addOp(c.g, OpKind::Conv, "conv", {c.x, w, b},
+            {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", depthwise ? ch : int64_t(1)}});
   ValueId s = addOp(c.g, OpKind::Sigmoid, "silu.sigmoid", {conv});
   c.y = addOp(c.g, OpKind::Mul, "silu.mul", {conv, s});
-  c.weightElems = oc * ch * 9;
+  c.weightElems = oc * cin * 9;
   return c;
 }
 
-// Fuses the case into groups (it must be one) and runs it on `target`: the plan saves one chain
-// value, the outputs match the reference, and DRAM moves input, weights, bias and output once.
-void check(Case &c, const std::string &target, size_t epilogueOps) {
+// A 2x2/2 max pool, then relu -> tanh -> mul(tanh, relu): the relu's value read again.
+Case poolThenReusedRelu(int64_t ch, int64_t hw) {
+  Case c;
+  c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId p = addOp(
+      c.g, OpKind::MaxPool, "pool", {c.x},
+      {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+  ValueId r = addOp(c.g, OpKind::Relu, "relu", {p});
+  ValueId t = addOp(c.g, OpKind::Tanh, "tanh", {r});
+  c.y = addOp(c.g, OpKind::Mul, "mul", {t, r});
+  return c;
+}
+
+// An elementwise chain on a streamed input: relu -> sigmoid -> mul(relu, sigmoid), then the
+// square of that product (mul(v, v): the chain value itself read again).
+Case eltwiseReuse(int64_t ch, int64_t hw) {
+  Case c;
+  c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId r = addOp(c.g, OpKind::Relu, "relu", {c.x});
+  ValueId s = addOp(c.g, OpKind::Sigmoid, "sig", {r});
+  ValueId m = addOp(c.g, OpKind::Mul, "mul", {r, s});
+  c.y = addOp(c.g, OpKind::Mul, "square", {m, m});
+  return c;
+}
+
+// Fuses the case into groups (it must be one) and runs it on `target` with kernel `kind` (whose
+// tiling text starts with `tiling`): the plan saves `saved` chain values, each read once, the
+// outputs match the reference, and DRAM moves input, constants and output once.
+void check(Case &c, const std::string &target, size_t epilogueOps, size_t saved = 1,
+           npu::KernelKind kind = npu::KernelKind::Matmul,
+           const std::string &tiling = "implicit GEMM") {
   c.g.outputs = {c.y};
   graph::fuseOps(c.g);
   ASSERT_EQ(c.g.groups.size(), 1u) << "the chain fuses into its anchor's group";
@@ -78,26 +111,29 @@ void check(Case &c, const std::string &target, size_t epilogueOps) {
   ASSERT_EQ(npu::Hw::derive(t, hw), "");
   const npu::GroupPlan plan = npu::planGroup(c.g, c.g.groups[0], hw);
   ASSERT_EQ(plan.reject, "");
-  EXPECT_EQ(plan.kind, npu::KernelKind::Matmul);
+  EXPECT_EQ(plan.kind, kind);
   ASSERT_EQ(plan.epilogue.size(), epilogueOps);
   size_t saves = 0, reads = 0;
   for (const npu::EpilogueOp &e : plan.epilogue) {
     saves += e.save;
     reads += e.operand == npu::EpilogueOp::Operand::Saved && !e.save;
   }
-  EXPECT_EQ(saves, 1u);
-  EXPECT_EQ(reads, 1u);
+  EXPECT_EQ(saves, saved);
+  EXPECT_EQ(reads, saved);
 
   const graph::Value &xv = c.g.value(c.x);
   HostTensor in(xv.shape, halves(randomData(size_t(numElements(xv.shape)), 7, -2.f, 2.f)));
   NpuRun r = compileAndRun(c.g, t, {in});
-  EXPECT_NE(r.seg.groupInfo.at(0).tiling.find("implicit GEMM"), std::string::npos);
+  EXPECT_EQ(r.seg.groupInfo.at(0).tiling.rfind(tiling, 0), 0u) << r.seg.groupInfo.at(0).tiling;
   expectMatchesReference(c.g, c.x, c.y, in, r.out);
-  // The input and every constant (weights, bias, the epilogue's scalars) read once, the output
-  // written once, nothing else: the saved value never leaves the chip.
+  // The input (with the halos of row tiles where a window needs them) and every constant
+  // (weights, bias, the epilogue's scalars) read, the output written once, nothing else: the
+  // saved value never leaves the chip.
   using sim::DramClass;
   const sim::DramTraffic &traffic = r.stats.dramByClass;
-  EXPECT_EQ(traffic.readOf(DramClass::Input), numElements(xv.shape) * 2);
+  EXPECT_GE(traffic.readOf(DramClass::Input), numElements(xv.shape) * 2);
+  EXPECT_EQ(traffic.readOf(DramClass::Intermediate), 0);
+  EXPECT_EQ(traffic.writtenOf(DramClass::Intermediate), 0);
   // (the constant image pads each constant to the DRAM alignment; the padding is not read)
   EXPECT_LE(traffic.readOf(DramClass::Constant), int64_t(r.seg.constImage.size()));
   EXPECT_GE(traffic.readOf(DramClass::Constant), c.weightElems * 2);
@@ -119,10 +155,27 @@ TEST(SavedEpilogue, ConvThenSiluIsOneTensorUnitGroup) {
   check(c, "npu-transformer.yaml", 3);
 }
 
-// intraffic targets do not track a saved value's scale: a conv times its own ReLU (ops the
-// intraffic kernels run otherwise) is refused with the reason, not computed on intraffic bytes as
+TEST(SavedEpilogue, DepthwiseConvThenSiluOnTheVectorUnit) {
+  Case c = convSilu(24, 10, 24, true);
+  check(c, "npu-transformer.yaml", 3, 1, npu::KernelKind::Matmul, "depthwise on the vector unit");
+}
+
+TEST(SavedEpilogue, PoolThenAValueReadAgain) {
+  // relu, save, tanh, mul by the saved value
+  Case c = poolThenReusedRelu(16, 12);
+  check(c, "npu-transformer.yaml", 4, 1, npu::KernelKind::Pool, "max pool");
+}
+
+TEST(SavedEpilogue, ElementwiseChainSquaresItsOwnValue) {
+  // relu, save, sigmoid, mul by the saved relu, save, mul by the saved product: two slots
+  Case c = eltwiseReuse(16, 9);
+  check(c, "npu-transformer.yaml", 6, 2, npu::KernelKind::Eltwise, "elementwise");
+}
+
+// int8 targets do not track a saved value's scale: a conv times its own ReLU (ops the
+// int8 kernels run otherwise) is refused with the reason, not computed on int8 bytes as
 // if fp16.
-TEST(SavedEpilogue, IntrafficRefusesWithTheReason) {
+TEST(SavedEpilogue, Int8RefusesWithTheReason) {
   Case c = convSilu(8, 6, 16);
   for (graph::Node &n : c.g.nodes)
     if (n.kind == OpKind::Sigmoid)
