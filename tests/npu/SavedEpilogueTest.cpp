@@ -96,6 +96,22 @@ Case eltwiseReuse(int64_t ch, int64_t hw) {
   return c;
 }
 
+// Attention-style scores x x^T of an activation (the Transpose folds into the batched matmul's
+// strides; grouped by hand, as fusion leaves a Transpose whose input is read elsewhere on its own),
+// then relu -> mul(relu, relu).
+Case scoresSquared(int64_t heads, int64_t tokens, int64_t d) {
+  Case c;
+  c.x = c.g.addValue("x", {heads, tokens, d}, graph::DType::F32);
+  c.g.inputs = {c.x};
+  ValueId t = addOp(c.g, OpKind::Transpose, "kt", {c.x}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  ValueId s = addOp(c.g, OpKind::MatMul, "scores", {c.x, t});
+  ValueId r = addOp(c.g, OpKind::Relu, "relu", {s});
+  c.y = addOp(c.g, OpKind::Mul, "square", {r, r});
+  oneGroup(c.g, c.y);
+  c.g.groups[0].anchor = c.g.value(s).producer;
+  return c;
+}
+
 // Fuses the case into groups (it must be one) and runs it on `target` with kernel `kind` (whose
 // tiling text starts with `tiling`): the plan saves `saved` chain values, each read once, the
 // outputs match the reference, and DRAM moves input, constants and output once.
@@ -103,7 +119,8 @@ void check(Case &c, const std::string &target, size_t epilogueOps, size_t saved 
            npu::KernelKind kind = npu::KernelKind::Matmul,
            const std::string &tiling = "implicit GEMM") {
   c.g.outputs = {c.y};
-  graph::fuseOps(c.g);
+  if (c.g.groups.empty())
+    graph::fuseOps(c.g);
   ASSERT_EQ(c.g.groups.size(), 1u) << "the chain fuses into its anchor's group";
   c.g.groups[0].placement = graph::Placement::Npu;
   isa::Target t = isa::loadTarget(configPath(target));
@@ -170,6 +187,12 @@ TEST(SavedEpilogue, ElementwiseChainSquaresItsOwnValue) {
   // relu, save, sigmoid, mul by the saved relu, save, mul by the saved product: two slots
   Case c = eltwiseReuse(16, 9);
   check(c, "npu-transformer.yaml", 6, 2, npu::KernelKind::Eltwise, "elementwise");
+}
+
+TEST(SavedEpilogue, BatchedMatmulThenASquare) {
+  // relu, save, mul by the saved value
+  Case c = scoresSquared(2, 9, 20);
+  check(c, "npu-transformer.yaml", 3, 1, npu::KernelKind::BatchMatmul, "batched matmul");
 }
 
 // int8 targets do not track a saved value's scale: a conv times its own ReLU (ops the
