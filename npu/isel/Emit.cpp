@@ -4,9 +4,10 @@
 #include "support/Error.h"
 #include "tir/Eval.h"
 
-#include <optional>
+#include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -56,18 +57,103 @@ public:
   }
 
 private:
-  void emit(const NpuOpNode &op) {
-    const isa::InstrDesc *d = t_.findInstr(op.mnemonic);
-    NPUC_ASSERT(d, "kernels use the mnemonics Hw::derive found in the target: " + op.mnemonic);
-    std::vector<std::pair<std::string, int64_t>> vals;
-    for (const auto &[name, expr] : op.fields) {
-      int64_t v = evalInt(expr, env_);
-      if ((name == "n0" || name == "n1" || name == "n2" || name == "m" || name == "k" ||
-           name == "n") &&
-          v == 0)
-        return; // an empty box: nothing to move or compute
-      vals.emplace_back(name, v);
+  // An NpuOp's fields resolved against its instruction's description: an op inside loops is
+  // emitted once per iteration, and looking its fields up by name each time was most of the
+  // emission (and a fifth of compiling a transformer).
+  struct OpField {
+    bool boxDim = false;            // n0/n1/n2/m/k/n: 0 means an empty box
+    const int64_t *fixed = nullptr; // the description fixes it to this value
+    const isa::Field *field = nullptr;
+    int slot = -1; // Instr slot of an encoded field
+  };
+  struct ResolvedOp {
+    const isa::InstrDesc *d = nullptr;
+    std::vector<OpField> fields; // op.fields' order
+    int n0 = -1;                 // index of "n0" in op.fields
+    bool drops = false;          // a DMA or vector op: dropUnitDims may apply
+    std::vector<int> fixedSlots; // the description's fixed fields' slots, in d->fixed's order
+  };
+
+  const ResolvedOp &resolve(const NpuOpNode &op) {
+    auto [it, fresh] = resolved_.try_emplace(&op);
+    ResolvedOp &r = it->second;
+    if (!fresh)
+      return r;
+    r.d = t_.findInstr(op.mnemonic);
+    NPUC_ASSERT(r.d, "kernels use the mnemonics Hw::derive found in the target: " + op.mnemonic);
+    r.drops = r.d->semantics == isa::Semantics::Dma || r.d->semantics == isa::Semantics::Vector;
+    for (size_t i = 0; i < op.fields.size(); ++i) {
+      const std::string &name = op.fields[i].first;
+      OpField f;
+      f.boxDim =
+          name == "n0" || name == "n1" || name == "n2" || name == "m" || name == "k" || name == "n";
+      if (name == "n0")
+        r.n0 = int(i);
+      if (auto fx = r.d->fixed.find(name); fx != r.d->fixed.end())
+        f.fixed = &fx->second;
+      else if ((f.field = r.d->field(name)))
+        f.slot = isa::Instr::slotOf(*r.d, name);
+      r.fields.push_back(f);
     }
+    for (const auto &[name, v] : r.d->fixed)
+      r.fixedSlots.push_back(isa::Instr::slotOf(*r.d, name));
+    return r;
+  }
+
+  void emit(const NpuOpNode &op) {
+    const ResolvedOp &r = resolve(op);
+    values_.resize(op.fields.size());
+    for (size_t i = 0; i < op.fields.size(); ++i) {
+      values_[i] = evalInt(op.fields[i].second, env_);
+      if (r.fields[i].boxDim && values_[i] == 0)
+        return; // an empty box: nothing to move or compute
+    }
+    // dropUnitDims changes only boxes whose innermost extent is 1 (n0 absent reads as 1).
+    if (r.drops && (r.n0 < 0 || values_[size_t(r.n0)] == 1))
+      return emitByName(op, *r.d);
+    isa::Instr in;
+    in.desc = r.d;
+    for (size_t i = 0; i < op.fields.size(); ++i) {
+      const OpField &f = r.fields[i];
+      const std::string &name = op.fields[i].first;
+      const int64_t v = values_[i];
+      if (f.fixed) {
+        NPUC_ASSERT(*f.fixed == v, "kernels only use " + r.d->mnemonic + " with its fixed " + name +
+                                       " (Hw::derive chose it for that)");
+        continue;
+      }
+      if (!f.field) {
+        if (v != 0)
+          return encodingFailure(
+              fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
+                          where_, r.d->mnemonic, t_.name, name, v));
+        continue;
+      }
+      if (v > f.field->maxValue() || v < f.field->minValue())
+        return encodingFailure(
+            fmt::format("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'",
+                        where_, r.d->mnemonic, name, v, f.field->width, t_.name));
+      setField(in, f.slot, name, v);
+    }
+    size_t k = 0;
+    for (const auto &[name, v] : r.d->fixed)
+      setField(in, r.fixedSlots[k++], name, v);
+    out_.instrs.push_back(std::move(in));
+  }
+
+  static void setField(isa::Instr &in, int slot, const std::string &name, int64_t v) {
+    if (slot >= 0 && slot < isa::Instr::kFlatSlots)
+      in.setAt(slot, v);
+    else
+      in.set(name, v);
+  }
+
+  // The general path, by field name: a box whose unit innermost dims may be dropped.
+  void emitByName(const NpuOpNode &op, const isa::InstrDesc &desc) {
+    const isa::InstrDesc *d = &desc;
+    std::vector<std::pair<std::string, int64_t>> vals;
+    for (size_t i = 0; i < op.fields.size(); ++i)
+      vals.emplace_back(op.fields[i].first, values_[i]);
     dropUnitDims(*d, vals);
     isa::Instr in;
     in.desc = d;
@@ -166,6 +252,9 @@ private:
   isa::Program &out_;
   std::unordered_map<const void *, int64_t> env_;
   std::optional<Reject> failed_;
+  // Per emission, never across calls: the nodes are the caller's body's, alive while it runs.
+  std::unordered_map<const NpuOpNode *, ResolvedOp> resolved_;
+  std::vector<int64_t> values_; // the op being emitted, op.fields' order
 };
 
 } // namespace
