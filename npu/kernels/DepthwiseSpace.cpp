@@ -79,6 +79,7 @@ std::vector<uint8_t> DepthwiseSpace::weightBytes() const {
   // Weights as fp32 [KH*KW][C] (the vector unit computes in fp32; no fp16 rounding of weights;
   // int8 targets: the per-channel int8 weights, dequantised).
   const ConvParams &c = plan_.conv;
+  NPUC_ASSERT(!c.weightsCOC, "a depthwise conv's weights are [C][1][KH][KW]");
   std::vector<float> wsrc = *c.weights;
   if (ctx_.hw->quantised()) {
     std::vector<int8_t> q;

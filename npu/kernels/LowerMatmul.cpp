@@ -112,7 +112,7 @@ std::vector<uint8_t> MatmulLowering::packWeights() const {
                   wbytes[at] = static_cast<uint8_t>(sp.wq_[src]);
                   continue;
                 }
-                uint16_t h = floatToHalf((*c.weights)[src]);
+                uint16_t h = floatToHalf(c.weight(oc, ic, kh, kw));
                 wbytes[at] = static_cast<uint8_t>(h & 0xff);
                 wbytes[at + 1] = static_cast<uint8_t>(h >> 8);
               }

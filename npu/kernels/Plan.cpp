@@ -19,6 +19,17 @@ using graph::Node;
 using graph::Value;
 using graph::ValueId;
 
+std::vector<float> ConvParams::weightsOCFirst() const {
+  if (!weightsCOC)
+    return *weights;
+  NPUC_ASSERT(KH == 1 && KW == 1 && G == 1, "a [C][OC] weight matrix is a 1x1 ungrouped conv's");
+  std::vector<float> w(weights->size());
+  for (int64_t oc = 0; oc < OC; ++oc)
+    for (int64_t ic = 0; ic < C; ++ic)
+      w[static_cast<size_t>(oc * C + ic)] = weight(oc, ic, 0, 0);
+  return w;
+}
+
 bool isNhwc(const Value &v) {
   return dramLayoutOf(v) == DramLayout::NHWC;
 }

@@ -58,7 +58,17 @@ struct ConvParams {
   /// schedule space holds two), and a large layer's weights (vgg11's first Gemm: 411 MB) must
   /// not be copied with them.
   std::shared_ptr<const std::vector<float>> weights;
+  /// The weights are a matrix product's right operand as the graph holds it, [C][OC] (1x1, one
+  /// group), shared instead of transposed into a copy at every analysis of the group.
+  bool weightsCOC = false;
   std::vector<float> bias; // [OC] or empty
+  /// Weight W[oc, ic, kh, kw] in either layout.
+  float weight(int64_t oc, int64_t ic, int64_t kh, int64_t kw) const {
+    return weightsCOC ? (*weights)[static_cast<size_t>(ic * OC + oc)]
+                      : (*weights)[static_cast<size_t>(((oc * icg() + ic) * KH + kh) * KW + kw)];
+  }
+  /// The weights as [OC][C/G][KH][KW], copied when they are held the other way.
+  std::vector<float> weightsOCFirst() const;
   int64_t icg() const { return C / G; }
   int64_t ocg() const { return OC / G; }
   int64_t macs() const { return N * OH * OW * OC * icg() * KH * KW; }

@@ -110,12 +110,13 @@ bool GroupAnalysis::gemm(const Node &n) {
   float alpha = static_cast<float>(n.attrFloat("alpha", 1.0));
   float beta = static_cast<float>(n.attrFloat("beta", 1.0));
   int64_t M = a.shape[0], K = a.shape[1], N = tb ? b.shape[0] : b.shape[1];
-  // A transposed B with alpha 1 (what exporters write for Linear layers) is the weight layout
-  // itself: kept shared, since the placement and fusion dry runs analyse each group again
-  // (VGG-11's first Linear has 103 M weights).
-  if (tb && alpha == 1.f)
+  // B with alpha 1 is a weight layout itself ([OC][C] transposed, as exporters write Linear
+  // layers, else [C][OC]): kept shared, since the placement and fusion dry runs analyse each
+  // group again (VGG-11's first Linear has 103 M weights).
+  if (alpha == 1.f) {
     asMatrixProduct(M, K, N, std::shared_ptr<const std::vector<float>>(b.f32));
-  else
+    p.conv.weightsCOC = !tb;
+  } else
     asMatrixProduct(M, K, N, [&](int64_t o, int64_t i) {
       return alpha * (*b.f32)[static_cast<size_t>(tb ? o * K + i : i * N + o)];
     });
@@ -210,8 +211,10 @@ bool GroupAnalysis::matmul(const Node &n) {
   const Value &b = val(n.inputs[1]);
   int64_t K = b.shape[0], N = b.shape[1];
   int64_t M = numElements(a.shape) / K;
-  asMatrixProduct(M, K, N,
-                  [&](int64_t o, int64_t i) { return (*b.f32)[static_cast<size_t>(i * N + o)]; });
+  // B [K, N] is the [C][OC] weight layout itself: shared, not transposed into a copy (planning
+  // analyses each group several times: fusion, placement and the segment's dry runs).
+  asMatrixProduct(M, K, N, std::shared_ptr<const std::vector<float>>(b.f32));
+  p.conv.weightsCOC = true;
   p.input = n.inputs[0];
   return true;
 }

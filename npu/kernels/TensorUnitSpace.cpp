@@ -47,7 +47,7 @@ TensorUnitSpace::TensorUnitSpace(const GroupPlan &plan, const graph::Graph &g,
   // targets, where the weights are quantised per output channel and the epilogue dequantises
   // the int32 accumulator and requantises the result (withQuantEpilogue).
   if (hw.quantised()) {
-    std::vector<float> dequant = quantiseWeights(*c.weights, c.OC, wq_);
+    std::vector<float> dequant = quantiseWeights(c.weightsOCFirst(), c.OC, wq_);
     for (float &s : dequant)
       s *= plan.quant.in;
     p_ = withQuantEpilogue(p_, &dequant);
