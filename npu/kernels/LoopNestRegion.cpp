@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include <algorithm>
+#include <optional>
 
 namespace npuc::npu::loopnest {
 
@@ -376,10 +377,47 @@ Stmt chunkOf(const Nest &n, const std::vector<int64_t> &at, int64_t r0, int64_t 
   return s;
 }
 
+namespace {
+
+// Whether two boxes of the same rank share an element (bounds inclusive).
+bool intersects(const Region &a, const Region &b) {
+  for (size_t d = 0; d < a.lo.size(); ++d)
+    if (a.hi[d] < b.lo[d] || b.hi[d] < a.lo[d])
+      return false;
+  return true;
+}
+
+// Boxes in the view's own coordinates: two chunks write the same element exactly when their
+// boxes intersect. Swept in order of the first dim, so that each box meets only those that start
+// before it ends (the per-element scan below took most of a transformer's compile).
+std::optional<bool> boxesOverlap(const Slot &s) {
+  std::vector<const Region *> rs;
+  for (const Region &r : s.regions) {
+    if (!r.box || r.lo.size() != s.view.size() || r.lo.empty())
+      return std::nullopt;
+    if (r.volume() > 0)
+      rs.push_back(&r);
+  }
+  std::sort(rs.begin(), rs.end(),
+            [](const Region *a, const Region *b) { return a->lo[0] < b->lo[0]; });
+  for (size_t i = 0; i < rs.size(); ++i)
+    for (size_t j = i + 1; j < rs.size() && rs[j]->lo[0] <= rs[i]->hi[0]; ++j)
+      if (intersects(*rs[i], *rs[j]))
+        return true;
+  return false;
+}
+
+} // namespace
+
 std::string overlap(const std::vector<Slot> &slots) {
   for (const Slot &s : slots) {
     if (!s.writes)
       continue;
+    if (std::optional<bool> boxes = boxesOverlap(s)) {
+      if (*boxes)
+        return fmt::format("two chunks write the same elements of {}", s.ref->name);
+      continue;
+    }
     int64_t n = 1;
     for (int64_t e : s.view)
       n *= e;

@@ -323,6 +323,12 @@ TEST(LoopNestRegion, ChunksWritingTheSameElementsOverlap) {
   EXPECT_EQ(npu::loopnest::overlap({s}), "");
   s.regions[1].lo[0] = 1;
   EXPECT_EQ(npu::loopnest::overlap({s}), "two chunks write the same elements of Y");
+  // Out of order, and boxes sharing rows but not columns: disjoint; a box across both meets them.
+  s.regions = {Region{true, {2, 0}, {3, 7}}, Region{true, {0, 0}, {1, 3}},
+               Region{true, {0, 4}, {1, 7}}};
+  EXPECT_EQ(npu::loopnest::overlap({s}), "");
+  s.regions.push_back(Region{true, {1, 6}, {2, 6}});
+  EXPECT_EQ(npu::loopnest::overlap({s}), "two chunks write the same elements of Y");
 }
 
 } // namespace region
