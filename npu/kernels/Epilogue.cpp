@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 
 namespace npuc::npu {
 
@@ -114,23 +115,25 @@ int tensorOperands(const GroupPlan &p) {
 
 void savedOperands(const GroupPlan &p, const std::vector<OnChip> &rbufs, const Expr &it,
                    const Expr &tcc, isa::ElemType act, std::vector<View> &ops) {
-  size_t r = 0; // the saves' buffers follow the residuals'
+  size_t r = 0; // the saves' buffers follow the residuals', in epilogue order
   for (const EpilogueOp &e : p.epilogue)
     r += e.operand == EpilogueOp::Operand::Tensor;
-  std::vector<View> slots;
+  // Slots are numbered in the order the analysis met their readers, which need not be the order
+  // of the saves (a later value read again before an earlier one).
+  std::map<int, View> slots;
   for (size_t i = 0; i < p.epilogue.size(); ++i) {
     const EpilogueOp &e = p.epilogue[i];
     if (e.operand != EpilogueOp::Operand::Saved)
       continue;
     if (e.save) {
-      NPUC_ASSERT(e.slot == static_cast<int>(slots.size()), "saves come in slot order");
-      View v{rbufs.at(r++).level, rbufs.at(r - 1).at(it), act};
+      const OnChip &buf = rbufs.at(r++);
+      View v{buf.level, buf.at(it), act};
       v.s1 = tcc;
-      slots.push_back(v);
+      NPUC_ASSERT(slots.emplace(e.slot, v).second, "one save per slot");
     }
-    NPUC_ASSERT(e.slot >= 0 && e.slot < static_cast<int>(slots.size()),
-                "a saved value is read after its save");
-    ops[i] = slots[static_cast<size_t>(e.slot)];
+    auto slot = slots.find(e.slot);
+    NPUC_ASSERT(slot != slots.end(), "a saved value is read after its save");
+    ops[i] = slot->second;
   }
 }
 
