@@ -83,16 +83,23 @@ Case poolThenReusedRelu(int64_t ch, int64_t hw) {
   return c;
 }
 
-// An elementwise chain on a streamed input: relu -> sigmoid -> mul(relu, sigmoid), then the
-// square of that product (mul(v, v): the chain value itself read again).
-Case eltwiseReuse(int64_t ch, int64_t hw) {
+// An elementwise chain on a streamed input, relu -> sigmoid, then either mul(relu, sigmoid) and
+// the square of that product (mul(v, v): the chain value itself read again), or (`outOfOrder`)
+// the sigmoid's square, then times the relu: the sigmoid's value gets the first slot, the relu's
+// (earlier in the chain, so saved first) the second.
+Case eltwiseReuse(int64_t ch, int64_t hw, bool outOfOrder) {
   Case c;
   c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
   c.g.inputs = {c.x};
   ValueId r = addOp(c.g, OpKind::Relu, "relu", {c.x});
   ValueId s = addOp(c.g, OpKind::Sigmoid, "sig", {r});
-  ValueId m = addOp(c.g, OpKind::Mul, "mul", {r, s});
-  c.y = addOp(c.g, OpKind::Mul, "square", {m, m});
+  if (outOfOrder) {
+    ValueId q = addOp(c.g, OpKind::Mul, "square", {s, s});
+    c.y = addOp(c.g, OpKind::Mul, "mul", {q, r});
+  } else {
+    ValueId m = addOp(c.g, OpKind::Mul, "mul", {r, s});
+    c.y = addOp(c.g, OpKind::Mul, "square", {m, m});
+  }
   return c;
 }
 
@@ -183,28 +190,15 @@ TEST(SavedEpilogue, PoolThenAValueReadAgain) {
   check(c, "npu-transformer.yaml", 4, 1, npu::KernelKind::Pool, "max pool");
 }
 
-// relu -> sigmoid -> mul(s, s) -> mul(q, relu): the sigmoid's value gets the first slot, the
-// relu's (earlier in the chain, so saved first) the second.
-Case eltwiseReuseOutOfOrder(int64_t ch, int64_t hw) {
-  Case c;
-  c.x = c.g.addValue("x", {1, ch, hw, hw}, graph::DType::F32);
-  c.g.inputs = {c.x};
-  ValueId r = addOp(c.g, OpKind::Relu, "relu", {c.x});
-  ValueId s = addOp(c.g, OpKind::Sigmoid, "sig", {r});
-  ValueId q = addOp(c.g, OpKind::Mul, "square", {s, s});
-  c.y = addOp(c.g, OpKind::Mul, "mul", {q, r});
-  return c;
-}
-
 TEST(SavedEpilogue, SlotsNumberedOutOfChainOrder) {
   // relu, save (slot 1), sigmoid, save (slot 0), mul by slot 0, mul by slot 1
-  Case c = eltwiseReuseOutOfOrder(16, 9);
+  Case c = eltwiseReuse(16, 9, true);
   check(c, "npu-transformer.yaml", 6, 2, npu::KernelKind::Eltwise, "elementwise");
 }
 
 TEST(SavedEpilogue, ElementwiseChainSquaresItsOwnValue) {
   // relu, save, sigmoid, mul by the saved relu, save, mul by the saved product: two slots
-  Case c = eltwiseReuse(16, 9);
+  Case c = eltwiseReuse(16, 9, false);
   check(c, "npu-transformer.yaml", 6, 2, npu::KernelKind::Eltwise, "elementwise");
 }
 
