@@ -74,6 +74,18 @@ private:
     std::vector<int> fixedSlots; // the description's fixed fields' slots, in d->fixed's order
   };
 
+  // How the description takes field `name`: fixed to a value, encoded in a slot, or absent.
+  static OpField fieldOf(const isa::InstrDesc &d, const std::string &name) {
+    OpField f;
+    f.boxDim =
+        name == "n0" || name == "n1" || name == "n2" || name == "m" || name == "k" || name == "n";
+    if (auto fx = d.fixed.find(name); fx != d.fixed.end())
+      f.fixed = &fx->second;
+    else if ((f.field = d.field(name)))
+      f.slot = isa::Instr::slotOf(d, name);
+    return f;
+  }
+
   const ResolvedOp &resolve(const NpuOpNode &op) {
     auto [it, fresh] = resolved_.try_emplace(&op);
     ResolvedOp &r = it->second;
@@ -83,17 +95,9 @@ private:
     NPUC_ASSERT(r.d, "kernels use the mnemonics Hw::derive found in the target: " + op.mnemonic);
     r.drops = r.d->semantics == isa::Semantics::Dma || r.d->semantics == isa::Semantics::Vector;
     for (size_t i = 0; i < op.fields.size(); ++i) {
-      const std::string &name = op.fields[i].first;
-      OpField f;
-      f.boxDim =
-          name == "n0" || name == "n1" || name == "n2" || name == "m" || name == "k" || name == "n";
-      if (name == "n0")
+      if (op.fields[i].first == "n0")
         r.n0 = int(i);
-      if (auto fx = r.d->fixed.find(name); fx != r.d->fixed.end())
-        f.fixed = &fx->second;
-      else if ((f.field = r.d->field(name)))
-        f.slot = isa::Instr::slotOf(*r.d, name);
-      r.fields.push_back(f);
+      r.fields.push_back(fieldOf(*r.d, op.fields[i].first));
     }
     for (const auto &[name, v] : r.d->fixed)
       r.fixedSlots.push_back(isa::Instr::slotOf(*r.d, name));
@@ -108,32 +112,22 @@ private:
       if (r.fields[i].boxDim && values_[i] == 0)
         return; // an empty box: nothing to move or compute
     }
-    // dropUnitDims changes only boxes whose innermost extent is 1 (n0 absent reads as 1).
-    if (r.drops && (r.n0 < 0 || values_[size_t(r.n0)] == 1))
-      return emitByName(op, *r.d);
     isa::Instr in;
     in.desc = r.d;
-    for (size_t i = 0; i < op.fields.size(); ++i) {
-      const OpField &f = r.fields[i];
-      const std::string &name = op.fields[i].first;
-      const int64_t v = values_[i];
-      if (f.fixed) {
-        NPUC_ASSERT(*f.fixed == v, "kernels only use " + r.d->mnemonic + " with its fixed " + name +
-                                       " (Hw::derive chose it for that)");
-        continue;
-      }
-      if (!f.field) {
-        if (v != 0)
-          return encodingFailure(
-              fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
-                          where_, r.d->mnemonic, t_.name, name, v));
-        continue;
-      }
-      if (v > f.field->maxValue() || v < f.field->minValue())
-        return encodingFailure(
-            fmt::format("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'",
-                        where_, r.d->mnemonic, name, v, f.field->width, t_.name));
-      setField(in, f.slot, name, v);
+    // dropUnitDims changes only boxes whose innermost extent is 1 (n0 absent reads as 1): those
+    // take the path by name, the others their resolved fields.
+    if (r.drops && (r.n0 < 0 || values_[size_t(r.n0)] == 1)) {
+      std::vector<std::pair<std::string, int64_t>> vals;
+      for (size_t i = 0; i < op.fields.size(); ++i)
+        vals.emplace_back(op.fields[i].first, values_[i]);
+      dropUnitDims(*r.d, vals);
+      for (const auto &[name, v] : vals)
+        if (!put(in, fieldOf(*r.d, name), name, v))
+          return;
+    } else {
+      for (size_t i = 0; i < op.fields.size(); ++i)
+        if (!put(in, r.fields[i], op.fields[i].first, values_[i]))
+          return;
     }
     size_t k = 0;
     for (const auto &[name, v] : r.d->fixed)
@@ -141,45 +135,38 @@ private:
     out_.instrs.push_back(std::move(in));
   }
 
+  // Encodes field `name` = v into `in` (a fixed field is checked, not set); false, with the
+  // failure recorded, when the description cannot take it.
+  bool put(isa::Instr &in, const OpField &f, const std::string &name, int64_t v) {
+    const isa::InstrDesc &d = *in.desc;
+    if (f.fixed) {
+      NPUC_ASSERT(*f.fixed == v, "kernels only use " + d.mnemonic + " with its fixed " + name +
+                                     " (Hw::derive chose it for that)");
+      return true;
+    }
+    if (!f.field) {
+      if (v == 0)
+        return true;
+      encodingFailure(
+          fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
+                      where_, d.mnemonic, t_.name, name, v));
+      return false;
+    }
+    if (v > f.field->maxValue() || v < f.field->minValue()) {
+      encodingFailure(
+          fmt::format("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'", where_,
+                      d.mnemonic, name, v, f.field->width, t_.name));
+      return false;
+    }
+    setField(in, f.slot, name, v);
+    return true;
+  }
+
   static void setField(isa::Instr &in, int slot, const std::string &name, int64_t v) {
     if (slot >= 0 && slot < isa::Instr::kFlatSlots)
       in.setAt(slot, v);
     else
       in.set(name, v);
-  }
-
-  // The general path, by field name: a box whose unit innermost dims may be dropped.
-  void emitByName(const NpuOpNode &op, const isa::InstrDesc &desc) {
-    const isa::InstrDesc *d = &desc;
-    std::vector<std::pair<std::string, int64_t>> vals;
-    for (size_t i = 0; i < op.fields.size(); ++i)
-      vals.emplace_back(op.fields[i].first, values_[i]);
-    dropUnitDims(*d, vals);
-    isa::Instr in;
-    in.desc = d;
-    for (const auto &[name, v] : vals) {
-      if (auto fx = d->fixed.find(name); fx != d->fixed.end()) {
-        NPUC_ASSERT(fx->second == v, "kernels only use " + d->mnemonic + " with its fixed " + name +
-                                         " (Hw::derive chose it for that)");
-        continue;
-      }
-      const isa::Field *f = d->field(name);
-      if (!f) {
-        if (v != 0)
-          return encodingFailure(
-              fmt::format("{}: instruction '{}' of target '{}' has no field '{}' (needed value {})",
-                          where_, d->mnemonic, t_.name, name, v));
-        continue;
-      }
-      if (v > f->maxValue() || v < f->minValue())
-        return encodingFailure(
-            fmt::format("{}: {} field '{}' = {} does not fit its {}-bit field in target '{}'",
-                        where_, d->mnemonic, name, v, f->width, t_.name));
-      in.set(name, v);
-    }
-    for (const auto &[name, v] : d->fixed)
-      in.set(name, v);
-    out_.instrs.push_back(std::move(in));
   }
 
   // A value the kernel computed does not fit the instruction: a compiler decision (the caller
