@@ -4,6 +4,7 @@
 // of x / 6 in fp32, well inside the models' fp16 error budget.
 #include "graph/LowerActivations.h"
 
+#include "graph/RefInternal.h"
 #include "graph/ShapeInference.h"
 #include "support/Error.h"
 
@@ -45,24 +46,6 @@ bool squareAsMul(Graph &g, Node &n) {
   return true;
 }
 
-// The flat index into a tensor of shape `from` (right-aligned, size-1 dims broadcast) of the
-// element at flat index i of a tensor of shape `to`.
-int64_t broadcastIndex(const Shape &to, const Shape &from, int64_t i) {
-  NPUC_ASSERT(from.size() <= to.size(), "a broadcast operand has at most the result's rank");
-  const size_t lead = to.size() - from.size();
-  int64_t src = 0, stride = 1;
-  for (size_t d = to.size(); d-- > 0;) {
-    int64_t coord = i % to[d];
-    i /= to[d];
-    if (d < lead)
-      continue;
-    if (from[d - lead] != 1)
-      src += coord * stride;
-    stride *= from[d - lead];
-  }
-  return src;
-}
-
 // Where(cond, k, x) with a constant cond and a constant float k (or Where(cond, x, k)) as
 // Min(Max(lo, x), hi): lo = hi = k where cond selects k, lo = -inf and hi = +inf elsewhere; a
 // bound that is infinite wherever k is selected is left out (a causal mask filled with -inf is one
@@ -80,25 +63,24 @@ bool constantWhereAsClamp(Graph &g, NodeId id) {
     return false;
   const Value &k = g.value(n.inputs[kFirst ? 1 : 2]);
   ValueId x = n.inputs[kFirst ? 2 : 1], y = n.outputs[0];
-  Shape shape = broadcastShapes(c.shape, k.shape, n.name);
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
+  const Shape shape = broadcastShapes(c.shape, k.shape, n.name);
+  const size_t count = static_cast<size_t>(numElements(shape));
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> lo(static_cast<size_t>(count), -inf), hi(static_cast<size_t>(count), inf);
-  bool needLo = false, needHi = false;
-  for (int64_t i = 0; i < count; ++i) {
-    bool selectK =
-        ((*c.i64)[static_cast<size_t>(broadcastIndex(shape, c.shape, i))] != 0) == kFirst;
-    if (!selectK)
-      continue;
-    float v = (*k.f32)[static_cast<size_t>(broadcastIndex(shape, k.shape, i))];
-    if (std::isnan(v))
-      return false; // no clamp yields NaN
-    lo[static_cast<size_t>(i)] = hi[static_cast<size_t>(i)] = v;
-    needLo |= v != -inf;
-    needHi |= v != inf;
-  }
+  std::vector<float> lo(count, -inf), hi(count, inf);
+  bool needLo = false, needHi = false, nanFill = false;
+  ref::forEachBroadcast(
+      shape, {ref::broadcastStrides(c.shape, shape), ref::broadcastStrides(k.shape, shape)},
+      [&](int64_t i, const std::vector<int64_t> &at) {
+        if (((*c.i64)[static_cast<size_t>(at[0])] != 0) != kFirst)
+          return; // x is selected
+        float v = (*k.f32)[static_cast<size_t>(at[1])];
+        nanFill |= std::isnan(v);
+        lo[static_cast<size_t>(i)] = hi[static_cast<size_t>(i)] = v;
+        needLo |= v != -inf;
+        needHi |= v != inf;
+      });
+  if (nanFill)
+    return false; // no clamp yields NaN
   const std::string name = n.name;
   const Shape yShape = g.value(y).shape;
   g.node(id).dead = true;

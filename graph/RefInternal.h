@@ -1,5 +1,6 @@
 // RefInternal.h - the reference kernels of the operators (the Ref column of graph/Ops.def) and
-// the index helpers they share; for the reference executor's files (Reference.cpp, Ref*.cpp) only.
+// the index helpers they share; for the reference executor's files (Reference.cpp, Ref*.cpp) and
+// the graph passes that compute constants the same way (LowerActivations.cpp).
 #pragma once
 
 #include "graph/Graph.h"
