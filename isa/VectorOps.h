@@ -7,6 +7,8 @@
 // enum and asks the table, not a list of names of its own, what an op reads.
 #pragma once
 
+#include "isa/VectorMath.h"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>

@@ -61,6 +61,7 @@ module npu_core #(
 );
   `include "npu_params.svh"
   `include "npu_fp.svh"
+  `include "npu_vmath.svh"
   input logic clk;
   input logic rst;
   input int n_instr;

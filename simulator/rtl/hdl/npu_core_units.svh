@@ -48,10 +48,17 @@ function automatic logic [31:0] valu(input int op, input logic [31:0] a, input l
   else if (op == OP_RELU) valu = f32_gt(a, 32'd0) ? a : 32'd0;
   else if (op == OP_CLIP) valu = f32_gt(t, imm1) ? imm1 : t;  // std::min(t, imm1)
   else if (op == OP_MULADD) valu = f32_add(f32_mul(a, imm0), imm1);
+  else if (op == OP_EXP) valu = f32_exp(a);
+  else if (op == OP_TANH) valu = f32_tanh(a);
+  else if (op == OP_SIGMOID) valu = f32_sigmoid(a);
+  else if (op == OP_DIV) valu = f32_div(a, b);
+  else if (op == OP_SQRT) valu = f32_sqrt(a);
+  else if (op == OP_ERF) valu = f32_erf(a);
   else valu = a;  // copy
 endfunction
 function automatic logic reads_src2(input int op);
-  reads_src2 = op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_MAX || op == OP_MIN;
+  reads_src2 = op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_MAX || op == OP_MIN ||
+               op == OP_DIV;
 endfunction
 
 // ceil(a / d) for a >= 0, d >= 1 (a tensor-array dimension, a constant; sh = $clog2(d)): a shift
