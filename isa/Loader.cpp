@@ -203,7 +203,7 @@ void parseTensorUnit(const YNode &y, Target &t) {
 }
 
 void parseVectorUnit(const YNode &y, Target &t) {
-  y.allowKeys({"lanes", "ops", "max_dims", "levels"});
+  y.allowKeys({"lanes", "ops", "max_dims", "levels", "op_latency"});
   VectorUnit &v = t.vector;
   v.lanes = static_cast<int>(y.req("lanes").asIntIn(1, 1 << 16));
   YNode ops = y.req("ops");
@@ -218,6 +218,13 @@ void parseVectorUnit(const YNode &y, Target &t) {
       ops.at(i).error("duplicate vector op '" + name + "'");
     v.ops.push_back(*op);
   }
+  if (std::optional<YNode> lat = y.opt("op_latency"))
+    for (const auto &[name, value] : lat->entries()) {
+      std::optional<VecOp> op = vecOpFromName(name);
+      if (!op)
+        value.error("unknown vector op '" + name + "' (known: " + vecOpNameList() + ")");
+      v.opLatency[static_cast<size_t>(*op)] = static_cast<int>(value.asIntIn(0, 1 << 16));
+    }
   v.maxDims = static_cast<int>(y.req("max_dims").asIntIn(1, 3));
   YNode levels = y.req("levels");
   if (levels.size() == 0)

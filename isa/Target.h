@@ -34,6 +34,7 @@
 #include "isa/VectorOps.h"
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,8 +102,13 @@ struct VectorUnit {
   std::vector<VecOp> ops;        // supported ops, index = op field value
   int maxDims = 3;
   std::vector<int> levels;       // memory levels the vector unit may read and write
+  /// Extra cycles a vop of each op takes (vector_unit.op_latency: the pipeline depth of its
+  /// function unit beyond the vop's timing.latency), indexed by VecOp; 0 when not given. It may
+  /// name ops outside `ops`, for sweeps that add optional ops (explore/Sweep.cpp).
+  std::vector<int> opLatency = std::vector<int>(std::size(kAllVecOps), 0);
   bool supports(VecOp op) const { return opCode(op) >= 0; }
   int opCode(VecOp op) const; // the op field's value for `op`; -1 when unsupported
+  int latencyOf(VecOp op) const { return opLatency[static_cast<size_t>(op)]; }
   /// The op an op field's value names; nullopt when the value names none of `ops`.
   std::optional<VecOp> opOf(int64_t code) const {
     if (code < 0 || code >= static_cast<int64_t>(ops.size()))

@@ -210,7 +210,7 @@ private:
     case isa::Semantics::Matmul:
       return matmulCycles(t_, desc, d.mm.m, d.mm.k, d.mm.n);
     case isa::Semantics::Vector:
-      return vectorCycles(t_, desc, d.elements);
+      return vectorCycles(t_, desc, d.elements, d.vec.op);
     case isa::Semantics::Finish:
       return desc.timing.latency;
     }

@@ -154,8 +154,9 @@ int64_t dmaCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t bytes, 
 /// Matmul: d.timing.latency + tensor.fillLatency + m * ceil(k / rows) * ceil(n / cols).
 int64_t matmulCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t m, int64_t k,
                      int64_t n);
-/// Vector: d.timing.latency + ceil(elements / lanes).
-int64_t vectorCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t elements);
+/// Vector: d.timing.latency + vector_unit.op_latency of `op` + ceil(elements / lanes).
+int64_t vectorCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t elements,
+                     isa::VecOp op);
 
 /// Writes Chrome trace-event JSON (one track per engine) for `stats.trace`.
 std::string traceToJson(const isa::Target &t, const SimStats &stats);

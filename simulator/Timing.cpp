@@ -50,9 +50,11 @@ int64_t matmulCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t m, i
          perElementCycles(d, m * n);
 }
 
-int64_t vectorCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t elements) {
+int64_t vectorCycles(const isa::Target &t, const isa::InstrDesc &d, int64_t elements,
+                     isa::VecOp op) {
   NPUC_ASSERT(t.vector.lanes > 0, "the target loader rejects a vector unit without lanes");
-  return d.timing.latency + ceilDiv(elements, t.vector.lanes) + perElementCycles(d, elements);
+  return d.timing.latency + t.vector.latencyOf(op) + ceilDiv(elements, t.vector.lanes) +
+         perElementCycles(d, elements);
 }
 
 // ---- DRAM ----

@@ -210,7 +210,8 @@ private:
       return;
     out.instr = &d;
     out.fields = fb.take();
-    out.cost = d.timing.latency + static_cast<double>(ceilDiv(elems, vu.lanes)) +
+    out.cost = d.timing.latency + vu.latencyOf(m.vecOp) +
+               static_cast<double>(ceilDiv(elems, vu.lanes)) +
                d.timing.perElement * static_cast<double>(elems);
   }
 

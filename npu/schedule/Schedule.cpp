@@ -7,6 +7,7 @@
 #include "support/File.h"
 #include "support/Hash.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -210,6 +211,9 @@ uint64_t targetHash(const isa::Target &t) {
     vecOps.push_back(isa::vecOpName(op));
   text += fmt::format("vector {} {} [{}] [{}];", t.vector.lanes, t.vector.maxDims,
                       fmt::join(vecOps, ","), fmt::join(t.vector.levels, ","));
+  // Only when given, so that the keys of targets without op latencies stay what they were.
+  if (std::any_of(t.vector.opLatency.begin(), t.vector.opLatency.end(), [](int l) { return l; }))
+    text += fmt::format("oplat [{}];", fmt::join(t.vector.opLatency, ","));
   text += fmt::format("dram {:a} {} {} {};", t.dram.bytesPerCycle, t.dram.latency, t.dram.channels,
                       t.dram.burstBytes);
   for (const isa::InstrDesc &d : t.instrs) {

@@ -193,6 +193,12 @@ std::string generate(const isa::Target &t) {
           [](const isa::MemoryLevel &l, int64_t base) { return l.isDram ? int64_t(0) : base; });
   levelFn("level_size",
           [](const isa::MemoryLevel &l, int64_t) { return l.isDram ? int64_t(0) : l.size; });
+  // vector_unit.op_latency: extra tail cycles of a vop, by op code.
+  o << "function automatic int vop_latency(input int op);\n  case (op)\n";
+  for (size_t c = 0; c < t.vector.ops.size(); ++c)
+    if (int lat = t.vector.latencyOf(t.vector.ops[c]); lat > 0)
+      o << fmt::format("    {}: vop_latency = {};\n", c, lat);
+  o << "    default: vop_latency = 0;\n  endcase\nendfunction\n";
   o << "function automatic int eng_depth(input int e);\n  case (e)\n";
   for (const isa::Engine &e : t.engines)
     o << fmt::format("    {}: eng_depth = {};\n", e.index, e.queueDepth);

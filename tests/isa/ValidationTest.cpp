@@ -58,6 +58,21 @@ TEST(Validation, IllTypedFields) {
                    {"dram.latency: expected an integer"});
 }
 
+TEST(Validation, VectorOpLatency) {
+  const std::string ops = "ops: [copy, add, sub, mul, max, min, relu, clip, muladd, mac]";
+  Target t = parseTarget(edit(baseText(), ops, ops + "\n  op_latency: {mul: 3, exp: 9}"), "x.yaml");
+  EXPECT_EQ(t.vector.latencyOf(VecOp::Mul), 3);
+  EXPECT_EQ(t.vector.latencyOf(VecOp::Add), 0);
+  // An op the unit lacks may carry a latency (a sweep may add it: explore's optional ops).
+  EXPECT_EQ(t.vector.latencyOf(VecOp::Exp), 9);
+  expectParseError(edit(baseText(), ops, ops + "\n  op_latency: {expp: 3}"),
+                   {"bad.yaml: vector_unit.op_latency.expp: unknown vector op 'expp'"});
+  expectParseError(edit(baseText(), ops, ops + "\n  op_latency: {mul: -1}"),
+                   {"bad.yaml: vector_unit.op_latency.mul:"});
+  expectParseError(edit(baseText(), ops, ops + "\n  op_latency: [mul]"),
+                   {"bad.yaml: vector_unit.op_latency:"});
+}
+
 TEST(Validation, UnknownKey) {
   expectParseError(edit(baseText(), "  cols: 16 ", "  colz: 16 "),
                    {"tensor_unit.colz: unknown key"});

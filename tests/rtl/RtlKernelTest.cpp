@@ -1,8 +1,9 @@
-// RtlKernelTest.cpp - compiled kernels (conv+relu, a matmul with odd sizes, pooling) co-simulated
-// on the RTL core and the simulator for configs/npu-rtl.yaml: outputs bit-identical, total cycles
-// within 2% (the remaining difference is the simulator's statistical bank-conflict stall, which
-// the RTL's ideal scratchpads do not pay; docs/RTL.md). The conv output is also checked against
-// a naive double-precision reference, so a bug common to both models cannot pass.
+// RtlKernelTest.cpp - compiled kernels (conv+relu, a matmul with odd sizes, pooling, Softmax,
+// LayerNorm and activations on the vector math) co-simulated on the RTL core and the simulator
+// for configs/npu-rtl.yaml: outputs bit-identical, total cycles within 2% (the remaining
+// difference is the simulator's statistical bank-conflict stall, which the RTL's ideal
+// scratchpads do not pay; docs/RTL.md). The conv and vector-math outputs are also checked against
+// a reference, so a bug common to both models cannot pass.
 #include "simulator/rtl/RtlCore.h"
 #include "tests/npu/NpuTestUtil.h"
 
@@ -24,7 +25,10 @@ struct Kernel {
 
 /// Compiles group 0 of `g` for npu-rtl and lays out its DRAM image with `inputs`.
 Kernel prepare(const Graph &g, const isa::Target &t, const std::vector<HostTensor> &inputs) {
-  npu::Segment seg = npu::compileSegment(g, {0}, t).value();
+  auto compiled = npu::compileSegment(g, {0}, t);
+  if (!compiled)
+    throw std::runtime_error("compileSegment: " + compiled.error().text());
+  npu::Segment seg = std::move(compiled).value();
   sim::Memory mem(t, seg.dramBytes);
   std::copy(seg.constImage.begin(), seg.constImage.end(), mem.dram().begin() + seg.constBase);
   for (const npu::DramTensor &in : seg.inputs) {
@@ -144,5 +148,52 @@ TEST(RtlKernel, MaxAndAveragePool) {
     HostTensor in({1, C, H, W}, halves(randomData(static_cast<size_t>(C * H * W), 7)));
     SCOPED_TRACE(isMax ? "max" : "average");
     cosimKernel(t, prepare(g, t, {in}));
+  }
+}
+
+// The vector math (exp, div, sqrt, tanh, sigmoid, erf; isa/VectorMath.h) in compiled kernels:
+// Softmax and LayerNormalization over the last axis and the activations, each one group on the
+// vector unit. RTL and simulator agree bit for bit; the RTL's output is also compared with the
+// graph reference (tolerance: the fp16 rounding of the input and output plus the ops' bounds).
+TEST(RtlKernel, SoftmaxLayerNormAndActivations) {
+  isa::Target t = rtlTarget();
+  const int64_t R = 6, C = 40;
+  struct Case {
+    graph::OpKind kind;
+    const char *name;
+  };
+  for (Case c :
+       {Case{graph::OpKind::Softmax, "softmax"},
+        Case{graph::OpKind::LayerNormalization, "layernorm"}, Case{graph::OpKind::Tanh, "tanh"},
+        Case{graph::OpKind::Sigmoid, "sigmoid"}, Case{graph::OpKind::Erf, "erf"}}) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    auto x = g.addValue("x", {R, C}, graph::DType::F32);
+    g.inputs = {x};
+    auto y = g.addValue("y", {R, C}, graph::DType::F32);
+    std::vector<graph::ValueId> ins = {x};
+    if (c.kind == graph::OpKind::LayerNormalization) {
+      ins.push_back(g.addConstant("scale", {C}, randomData(static_cast<size_t>(C), 12)));
+      ins.push_back(g.addConstant("bias", {C}, randomData(static_cast<size_t>(C), 13)));
+    }
+    auto n = g.addNode(c.kind, c.name, ins, {y});
+    if (c.kind == graph::OpKind::Softmax || c.kind == graph::OpKind::LayerNormalization)
+      g.node(n).attrs["axis"] = int64_t(1); // the last (graph IR axes are non-negative)
+    if (c.kind == graph::OpKind::LayerNormalization)
+      g.node(n).attrs["epsilon"] = 1e-5;
+    oneGroup(g, y);
+    std::vector<float> data = randomData(static_cast<size_t>(R * C), 11);
+    for (float &v : data)
+      v *= 3.0f;
+    HostTensor in({R, C}, halves(data));
+    Kernel k = prepare(g, t, {in});
+    cosimKernel(t, k);
+    sim::Memory mem = k.mem;
+    rtl::runRtl(t, k.seg.program, mem);
+    const npu::DramTensor &o = k.seg.outputs.at(0);
+    HostTensor got = npu::unpackTensor(mem.dram().data() + o.addr, o.shape, o.layout);
+    HostTensor want = graph::runReference(g, {{x, in}}).at(y);
+    for (size_t i = 0; i < want.data.size(); ++i)
+      ASSERT_NEAR(got.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 2e-3) << i;
   }
 }

@@ -150,6 +150,21 @@ TEST(SimTiming, MatmulCycleFormulaAtArrayEdges) {
   EXPECT_EQ(sim::matmulCycles(*t, *desc(*t, "mm"), 7, 9, 8), 10 + 7 * 3 * 2);
 }
 
+// vector_unit.op_latency adds its cycles to each vop of that op (pipeline depth), not per
+// element: 16 elements on 8 lanes take 2 cycles, plus 5 for a copy given latency 5.
+TEST(SimTiming, VectorOpLatencyIsPerInstruction) {
+  auto t = makeTarget();
+  t->vector.opLatency[static_cast<size_t>(isa::VecOp::Copy)] = 5;
+  isa::Program p;
+  p.instrs.push_back(vecCopy(*t, 16, 0, 0x100));
+  p.instrs.push_back(vecCopy(*t, 64, 0, 0x100));
+  sim::SimStats s = runTraced(*t, p);
+  EXPECT_EQ(eventOf(s, 0).end - eventOf(s, 0).start, 5 + 2);
+  EXPECT_EQ(eventOf(s, 1).end - eventOf(s, 1).start, 5 + 8);
+  EXPECT_EQ(sim::vectorCycles(*t, *desc(*t, "vop"), 16, isa::VecOp::Copy), 5 + 2);
+  EXPECT_EQ(sim::vectorCycles(*t, *desc(*t, "vop"), 16, isa::VecOp::Add), 2);
+}
+
 // Two vector ops that wait for loads queued behind them in program order.
 isa::Program dispatchProgram(const isa::Target &t) {
   isa::Program p;

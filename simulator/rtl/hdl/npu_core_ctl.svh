@@ -89,8 +89,10 @@ task automatic try_start(input int e, output logic started);
       work_left[e] = `f_m(w) * k_blocks[e] * n_blocks[e];
       tail_left[e] = tail_left[e] + 64'(TU_FILL);
       macs = macs + `f_m(w) * `f_k(w) * `f_n(w);
-    end else if (cur_sem[e] == SEM_VECTOR && eng_has_sem(e, SEM_VECTOR))
+    end else if (cur_sem[e] == SEM_VECTOR && eng_has_sem(e, SEM_VECTOR)) begin
       work_left[e] = `f_n0(w) * `f_n1(w) * `f_n2(w);
+      tail_left[e] = tail_left[e] + 64'(vop_latency(32'(`f_op(w))));
+    end
     started = 1'b1;
   end
 endtask
