@@ -50,6 +50,26 @@ Expr flatIndex(const std::vector<Expr> &idx, const Shape &shape);
 Expr broadcastIndex(const Shape &in, const std::vector<Expr> &outIdx);
 /// for vars[0] { for vars[1] { ... body } } over `shape`.
 Stmt nest(const std::vector<Var> &vars, const Shape &shape, Stmt body);
+
+/// The statistics of a row-wise op (Softmax's max and sum, a normalisation's mean and scale):
+/// `count` scalars per row, for rows indexed by `row` in [0, rows). With
+/// LowerOptions::statisticsPerRow off, one buffer of `count` elements allocated inside the row
+/// loops; on, one buffer of `rows` elements per statistic, a group-internal value of `c`
+/// (allocated around the group's nests, as intermediates are).
+struct RowStats {
+  RowStats(LowerCtx &c, const std::string &name, DataType t, int count, Expr row, int64_t rows);
+  Expr get(int i) const;
+  Stmt set(int i, Expr v) const;
+  /// The stages over the row loops `vars` (of `shape`): one nest around all of them, the
+  /// statistics allocated inside; or, per row, one nest each.
+  Stmt wrap(const std::vector<Var> &vars, const Shape &shape,
+            const std::vector<Stmt> &stages) const;
+
+private:
+  std::vector<Buffer> bufs_;
+  Expr row_;
+  bool perRow_;
+};
 std::vector<Expr> asExprs(const std::vector<Var> &vars);
 /// Normalises a possibly negative axis, failing with the node's name when out of range.
 int64_t normAxis(const graph::Node &n, int64_t axis, size_t rank);

@@ -419,8 +419,8 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
   int64_t len = numElements(norm), blocks = x->numElements() / std::max<int64_t>(len, 1);
   double eps = n.attrFloat("epsilon", 1e-5);
   Var b = c.var("b"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
-  Buffer red = Buffer::make(out->name + "_stat", kD, {2}, "local");
-  Expr mean = load(red, imm(0)), var = load(red, imm(1));
+  RowStats red(c, out->name + "_stat", kD, 2, b, blocks);
+  Expr mean = red.get(0), var = red.get(1);
   auto at = [&](const Var &k) { return b * len + k; };
   auto xd = [&](const Var &k) { return cast(kD, load(x, at(k))); };
   // Index of parameter p for element k of the block (numpy broadcast against `norm`).
@@ -443,16 +443,13 @@ Stmt lowerNormalize(LowerCtx &c, const graph::Node &n) {
   if (c.hasInput(n, 2))
     y = y + param(c.input(n, 2), k3);
   Expr dlen = fimm(static_cast<double>(len), kD);
-  Stmt body = seq({
-      store(red, fimm(0, kD), imm(0)),
-      forLoop(k1, imm(0), imm(len), store(red, mean + xd(k1), imm(0))),
-      store(red, mean / dlen, imm(0)),
-      store(red, fimm(0, kD), imm(1)),
-      forLoop(k2, imm(0), imm(len), store(red, var + (xd(k2) - mean) * (xd(k2) - mean), imm(1))),
-      store(red, fimm(1, kD) / call(kD, "sqrt", {var / dlen + fimm(eps, kD)}), imm(1)),
-      forLoop(k3, imm(0), imm(len), store(out, y, at(k3))),
-  });
-  return forLoop(b, imm(0), imm(blocks), AllocateNode::make(red, body));
+  return red.wrap(
+      {b}, {blocks},
+      {red.set(0, fimm(0, kD)), forLoop(k1, imm(0), imm(len), red.set(0, mean + xd(k1))),
+       red.set(0, mean / dlen), red.set(1, fimm(0, kD)),
+       forLoop(k2, imm(0), imm(len), red.set(1, var + (xd(k2) - mean) * (xd(k2) - mean))),
+       red.set(1, fimm(1, kD) / call(kD, "sqrt", {var / dlen + fimm(eps, kD)})),
+       forLoop(k3, imm(0), imm(len), store(out, y, at(k3)))});
 }
 
 // LogSoftmax, Hardmax, LpNormalization and CumSum: per (outer, inner) line along the axis.

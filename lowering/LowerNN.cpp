@@ -255,21 +255,17 @@ Stmt lowerSoftmax(LowerCtx &c, const graph::Node &n) {
     inner *= x->shape[d];
   Var o = c.var("o"), i = c.var("i"), k1 = c.var("k"), k2 = c.var("k"), k3 = c.var("k");
   auto at = [&](const Var &k) { return (o * len + k) * inner + i; };
-  // red[0] = running max, red[1] = sum of exp(x - max): subtracting the max keeps exp finite.
-  Buffer red = Buffer::make(out->name + "_red", DataType::Float(32), {2}, "local");
-  Expr mx = load(red, imm(0)), sum = load(red, imm(1));
+  // 0 = running max, 1 = sum of exp(x - max): subtracting the max keeps exp finite.
   DataType t = DataType::Float(32);
-  Stmt body = seq({
-      store(red, f32(-std::numeric_limits<double>::infinity()), imm(0)),
-      forLoop(k1, imm(0), imm(len), store(red, max(mx, load(x, at(k1))), imm(0))),
-      store(red, f32(0), imm(1)),
-      forLoop(k2, imm(0), imm(len),
-              store(red, sum + call(t, "exp", {load(x, at(k2)) - mx}), imm(1))),
-      forLoop(k3, imm(0), imm(len),
-              store(out, call(t, "exp", {load(x, at(k3)) - mx}) / sum, at(k3))),
-  });
-  return forLoop(o, imm(0), imm(outer),
-                 forLoop(i, imm(0), imm(inner), AllocateNode::make(red, body)));
+  RowStats red(c, out->name + "_red", t, 2, o * inner + i, outer * inner);
+  Expr mx = red.get(0), sum = red.get(1);
+  return red.wrap(
+      {o, i}, {outer, inner},
+      {red.set(0, f32(-std::numeric_limits<double>::infinity())),
+       forLoop(k1, imm(0), imm(len), red.set(0, max(mx, load(x, at(k1))))), red.set(1, f32(0)),
+       forLoop(k2, imm(0), imm(len), red.set(1, sum + call(t, "exp", {load(x, at(k2)) - mx}))),
+       forLoop(k3, imm(0), imm(len),
+               store(out, call(t, "exp", {load(x, at(k3)) - mx}) / sum, at(k3)))});
 }
 
 Stmt lowerConvTranspose(LowerCtx &c, const graph::Node &n) {

@@ -6,6 +6,7 @@
 #include "lowering/LowerInternal.h"
 #include "support/Error.h"
 #include "tir/Simplify.h"
+#include "tir/Substitute.h"
 #include "tir/Verify.h"
 
 #include <algorithm>
@@ -91,6 +92,38 @@ Expr broadcastIndex(const Shape &in, const std::vector<Expr> &outIdx) {
   for (size_t d = 0; d < in.size(); ++d)
     idx.push_back(in[d] == 1 ? imm(0) : outIdx[d + off]);
   return flatIndex(idx, in);
+}
+
+RowStats::RowStats(LowerCtx &c, const std::string &name, DataType t, int count, Expr row,
+                   int64_t rows)
+    : row_(std::move(row)), perRow_(c.options.statisticsPerRow) {
+  if (!perRow_) {
+    bufs_.push_back(Buffer::make(name, t, {count}, "local"));
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    bufs_.push_back(Buffer::make(name + std::to_string(i), t, {rows}));
+    c.allocated.push_back(bufs_.back());
+  }
+}
+
+Expr RowStats::get(int i) const {
+  return perRow_ ? load(bufs_[static_cast<size_t>(i)], row_) : load(bufs_[0], imm(i));
+}
+
+Stmt RowStats::set(int i, Expr v) const {
+  return perRow_ ? store(bufs_[static_cast<size_t>(i)], std::move(v), row_)
+                 : store(bufs_[0], std::move(v), imm(i));
+}
+
+Stmt RowStats::wrap(const std::vector<Var> &vars, const Shape &shape,
+                    const std::vector<Stmt> &stages) const {
+  if (!perRow_)
+    return nest(vars, shape, AllocateNode::make(bufs_[0], seq(stages)));
+  std::vector<Stmt> nests;
+  for (const Stmt &s : stages) // each nest its own loop variables
+    nests.push_back(freshCopy(nest(vars, shape, s)));
+  return seq(nests);
 }
 
 Stmt nest(const std::vector<Var> &vars, const Shape &shape, Stmt body) {

@@ -24,6 +24,11 @@ struct LowerOptions {
   /// does (see lowerNormalize). A machine without fp64 arithmetic (the NPU's vector unit) asks
   /// for fp32 statistics: the mean and variance lose that exactness over near-constant blocks.
   bool fp64Statistics = true;
+  /// Softmax and the normalisations lower each stage (fill, reduce, finish, output) as one loop
+  /// nest over every row, with the per-row statistics in buffers indexed by row, so that a vector
+  /// unit covers many rows with each instruction. Off: one nest per row whose statistics are two
+  /// scalars (what a CPU keeps in registers). The arithmetic and its order are the same.
+  bool statisticsPerRow = false;
 };
 
 /// When paramValues is given, it receives the graph value behind each parameter, in order (the

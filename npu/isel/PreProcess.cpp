@@ -3,8 +3,10 @@
 
 #include "npu/isel/EmitNpu.h"
 #include "npu/isel/InstrMatch.h"
+#include "tir/Equal.h"
 #include "tir/IRMutator.h"
 #include "tir/IRVisitor.h"
+#include "tir/Linear.h"
 #include "tir/Simplify.h"
 #include "tir/Substitute.h"
 
@@ -21,26 +23,56 @@ bool isConst(const Expr &e) {
   return x.as<FloatImmNode>() || x.as<IntImmNode>();
 }
 
-// Whether e reads an element of b that a store to b[index] may write: any load of b, unless the
-// store's index is a constant and the load's another one (a reduction's two accumulators in one
-// buffer: Softmax's sum red[1] += exp(x - red[0]) reads the max beside it).
-bool readsStored(const Expr &e, const Buffer &b, const Expr &index) {
+// Whether e reads an element of b that another iteration's store to b[index] may write: any load
+// of b, unless the store's index is a constant and the load's another one (a reduction's two
+// accumulators in one buffer: Softmax's sum red[1] += exp(x - red[0]) reads the max beside it),
+// or, when every iteration stores its own element (`distinct`), the load's index is the store's
+// (each iteration reads only what it alone writes: a per-row statistic finished in place,
+// stat[b] = 1 / sqrt(stat[b] / n + eps)).
+bool readsStored(const Expr &e, const Buffer &b, const Expr &index, bool distinct) {
   class Finder : public IRVisitor {
   public:
-    Finder(const Buffer &b, const IntImmNode *at) : b_(b), at_(at) {}
+    Finder(const Buffer &b, const Expr &index, bool distinct)
+        : b_(b), index_(index), distinct_(distinct) {}
     bool found = false;
     void visitLoad(const LoadNode *l) override {
-      const auto *from = l->index.as<IntImmNode>();
-      found = found || (l->buffer.same(b_) && !(at_ && from && from->value != at_->value));
+      const auto *from = l->index.as<IntImmNode>(), *at = index_.as<IntImmNode>();
+      found = found || (l->buffer.same(b_) && !(at && from && from->value != at->value) &&
+                        !(distinct_ && structuralEqual(l->index, index_)));
       IRVisitor::visitLoad(l);
     }
 
   private:
     const Buffer &b_;
-    const IntImmNode *at_;
-  } finder(b, index.as<IntImmNode>());
+    const Expr &index_;
+    bool distinct_;
+  } finder(b, index, distinct);
   finder.visit(e);
   return finder.found;
+}
+
+// Whether the nest's store index takes a different value in every iteration: affine in each
+// loop of extent > 1 with a non-zero coefficient, and the coefficients, ordered by size, each at
+// least the span of the ones below (mixed radix: no two iterations meet).
+bool distinctPerIteration(const PerfectNest &n) {
+  std::vector<std::pair<int64_t, int64_t>> terms; // |coefficient|, extent
+  for (const NestLoop &l : n.loops) {
+    if (l.extent <= 1)
+      continue;
+    int64_t c = 0;
+    Expr rest;
+    if (!linearIn(n.store->index, l.var.node(), c, rest) || c == 0)
+      return false;
+    terms.emplace_back(c < 0 ? -c : c, l.extent);
+  }
+  std::sort(terms.begin(), terms.end());
+  int64_t span = 1;
+  for (const auto &[c, e] : terms) {
+    if (c < span)
+      return false;
+    span = c * e;
+  }
+  return true;
 }
 
 // Decomposes the value of one perfect nest's store.
@@ -131,7 +163,7 @@ private:
       return e;
     // One iteration reads everything before its one write, so hoisting reads keeps their values
     // (a reduction's finishing step, stat[1] = 1 / sqrt(stat[1] / n + eps)).
-    if (count_ > 1 && readsStored(v, n_.store->buffer, n_.store->index)) {
+    if (count_ > 1 && readsStored(v, n_.store->buffer, n_.store->index, distinctPerIteration(n_))) {
       ok_ = false; // computing it ahead of the nest would read values the nest overwrites
       return e;
     }

@@ -387,8 +387,9 @@ namespace {
 std::string referenceNest(const graph::Graph &g, const graph::FusedGroup &grp, PrimFunc &ref,
                           std::vector<graph::ValueId> &pv) {
   try {
-    // The vector unit has no fp64: normalisation statistics are fp32 here.
-    ref = lowerGroup(g, grp, &pv, LowerOptions{.fp64Statistics = false});
+    // The vector unit has no fp64: normalisation statistics are fp32 here; and it covers many
+    // rows per instruction when each stage is one nest over all rows.
+    ref = lowerGroup(g, grp, &pv, LowerOptions{.fp64Statistics = false, .statisticsPerRow = true});
   } catch (const npuc::Error &e) {
     return e.what();
   }

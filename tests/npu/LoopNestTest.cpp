@@ -10,6 +10,7 @@
 #include "graph/Reference.h"
 
 #include <cmath>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace npuc::test {
@@ -269,6 +270,49 @@ TEST(LoopNest, SoftmaxStaysOnTheCpuWithItsReason) {
   EXPECT_EQ(why.rfind("sm (Softmax): the NPU backend has no kernel for Softmax", 0), 0u) << why;
   EXPECT_NE(why.find("; loop-nest kernel: "), std::string::npos) << why;
   EXPECT_NE(why.find("stay scalar: "), std::string::npos) << why;
+}
+
+// Softmax and LayerNormalization lower each stage (fill, reduce, finish, output) as one nest over
+// every row, the per-row statistics in buffers indexed by row (LowerOptions::statisticsPerRow), so
+// a vector instruction covers all rows at once: the instruction count does not grow with the
+// rows (it grew by seven per row when each row was a nest of its own). Outputs against the
+// reference: exp and the division within a few fp32 ulp (docs/ISA.md), then the fp16 rounding of
+// the stored output (2^-11 |y|); LayerNorm's fp32 statistics of 40 fp16 values add a few 1e-6.
+TEST(LoopNest, RowWiseOpsCoverEveryRowPerInstruction) {
+  isa::Target t = isa::loadTarget(configPath("npu-transformer.yaml"));
+  for (graph::OpKind kind : {graph::OpKind::Softmax, graph::OpKind::LayerNormalization}) {
+    std::vector<int64_t> vops;
+    for (int64_t rows : {6, 48}) {
+      SCOPED_TRACE(fmt::format("{} rows of {}", rows, graph::opName(kind)));
+      const int64_t C = 40;
+      Graph g;
+      auto x = g.addValue("x", {rows, C}, graph::DType::F32);
+      g.inputs = {x};
+      auto y = g.addValue("y", {rows, C}, graph::DType::F32);
+      std::vector<graph::ValueId> ins = {x};
+      if (kind == graph::OpKind::LayerNormalization) {
+        ins.push_back(g.addConstant("scale", {C}, randomData(static_cast<size_t>(C), 3)));
+        ins.push_back(g.addConstant("bias", {C}, randomData(static_cast<size_t>(C), 4)));
+      }
+      auto n = g.addNode(kind, "op", ins, {y});
+      g.node(n).attrs["axis"] = int64_t(1);
+      oneGroup(g, y);
+      ASSERT_EQ(npu::npuRejectReason(g, g.groups[0], t), "");
+      HostTensor in = input({rows, C}, 9);
+      for (float &v : in.data)
+        v *= 4.0f;
+      NpuRun r = compileAndRun(g, t, {in});
+      HostTensor want = graph::runReference(g, {{x, in}}).at(y);
+      for (size_t i = 0; i < want.data.size(); ++i)
+        ASSERT_NEAR(r.out.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 2e-5)
+            << "element " << i;
+      const npu::GroupInfo &gi = r.seg.groupInfo.at(0);
+      EXPECT_NE(gi.tiling.find("staged whole"), std::string::npos) << gi.tiling;
+      vops.push_back(gi.instrCounts.at("vop"));
+    }
+    EXPECT_EQ(vops[0], vops[1]) << graph::opName(kind);
+    EXPECT_LT(vops[1], 48) << graph::opName(kind); // fewer than one per row
+  }
 }
 
 // Indices read at run time address the copy: no instruction form has a data-dependent address.
