@@ -33,9 +33,9 @@ TEST(VectorOps, NamesRoundTrip) {
 TEST(VectorOps, OperandsEachOpReads) {
   const std::set<std::string> binary = {"add", "sub", "mul", "max", "min", "div", "mac"};
   const std::set<std::string> withImmediates = {"clip", "muladd"};
-  const std::set<std::string> inRtl = {"copy", "add",     "sub",  "mul",    "max",
-                                       "min",  "relu",    "clip", "muladd", "exp",
-                                       "tanh", "sigmoid", "div",  "sqrt",   "erf"};
+  const std::set<std::string> inRtl = {"copy", "add",  "sub",    "mul", "max",  "min",
+                                       "relu", "clip", "muladd", "exp", "tanh", "sigmoid",
+                                       "div",  "sqrt", "erf",    "mac"};
   for (VecOp op : kAllVecOps) {
     const std::string name = vecOpName(op);
     EXPECT_EQ(vecOpReadsSrc2(op), binary.count(name) == 1) << name;

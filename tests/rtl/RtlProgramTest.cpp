@@ -223,9 +223,17 @@ TEST(RtlVector, EveryOpBitExact) {
   // Reductions: sum of y into one fp32 (dst stride 0, src2 = dst), max of x over a 2-D box.
   prog += "vop op=add dst_space=acc dst_addr=0 dst_dtype=fp32 src1_space=l1 src1_addr=0x100 "
           "src1_dtype=fp32 src2_space=acc src2_addr=0 src2_dtype=fp32 n0=23 n1=1 n2=1 src1_s0=1\n";
-  prog += "vop push=0x10 op=max dst_space=acc dst_addr=0x10 dst_dtype=fp32 src1_space=l1 "
+  prog += "vop op=max dst_space=acc dst_addr=0x10 dst_dtype=fp32 src1_space=l1 "
           "src1_addr=0 src1_dtype=fp16 src2_space=acc src2_addr=0x10 src2_dtype=fp32 n0=5 n1=4 "
           "n2=1 src1_s0=1 src1_s1=5\n";
+  // mac reads its destination: a dot product of x and y through a zero destination stride (each
+  // element reads what the previous one wrote), in fp32 and in fp16 (rounded at every step).
+  prog += "vop op=mac dst_space=acc dst_addr=0x20 dst_dtype=fp32 src1_space=l1 src1_addr=0 "
+          "src1_dtype=fp16 src2_space=l1 src2_addr=0x100 src2_dtype=fp32 n0=23 n1=1 n2=1 "
+          "src1_s0=1 src2_s0=1\n";
+  prog += "vop push=0x10 op=mac dst_space=acc dst_addr=0x30 dst_dtype=fp16 src1_space=l1 "
+          "src1_addr=0 src1_dtype=fp16 src2_space=l1 src2_addr=0 src2_dtype=fp16 n0=23 n1=1 n2=1 "
+          "src1_s0=1 src2_s0=1\n";
   prog += "st pop=0x8 src_space=l1 src_addr=0x400 dst_addr=0x1000 elem_bytes=4 n0=" +
           std::to_string(0x80 * slot / 4) + " n1=1 n2=1 src_s0=1 dst_s0=1\n";
   prog += "finish\n";

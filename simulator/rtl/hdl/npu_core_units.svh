@@ -36,8 +36,10 @@ task automatic store_f(input int lvl, input longint a, input int dtype, input lo
 endtask
 
 // ---- vector unit ALU ----
+// c: the destination's old value (read by `mac` only).
 function automatic logic [31:0] valu(input int op, input logic [31:0] a, input logic [31:0] b,
-                                     input logic [31:0] imm0, input logic [31:0] imm1);
+                                     input logic [31:0] c, input logic [31:0] imm0,
+                                     input logic [31:0] imm1);
   logic [31:0] t;
   t = f32_gt(imm0, a) ? imm0 : a;  // clip: std::max(a, imm0)
   if (op == OP_ADD) valu = f32_add(a, b);
@@ -54,11 +56,12 @@ function automatic logic [31:0] valu(input int op, input logic [31:0] a, input l
   else if (op == OP_DIV) valu = f32_div(a, b);
   else if (op == OP_SQRT) valu = f32_sqrt(a);
   else if (op == OP_ERF) valu = f32_erf(a);
+  else if (op == OP_MAC) valu = f32_add(c, f32_mul(a, b));  // the product rounded first
   else valu = a;  // copy
 endfunction
 function automatic logic reads_src2(input int op);
   reads_src2 = op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_MAX || op == OP_MIN ||
-               op == OP_DIV;
+               op == OP_DIV || op == OP_MAC;
 endfunction
 
 // ceil(a / d) for a >= 0, d >= 1 (a tensor-array dimension, a constant; sh = $clog2(d)): a shift
@@ -191,7 +194,7 @@ task automatic vec_element(input int e);
 /* verilator lint_on UNUSEDSIGNAL */
   longint i0, i1, i2, dst, s1, s2;
   int op, dt, t1, t2;
-  logic [31:0] a, b;
+  logic [31:0] a, b, c;
   logic [31:0] imm0, imm1;
   op = 32'(`f_op(cur_w[e]));
   dt = 32'(`f_dst_dtype(cur_w[e]));
@@ -207,6 +210,9 @@ task automatic vec_element(input int e);
   imm1 = 32'(`f_imm1(cur_w[e]));
   a = load_f(32'(`f_src1_space(cur_w[e])), s1, t1);
   b = reads_src2(op) ? load_f(32'(`f_src2_space(cur_w[e])), s2, t2) : 32'd0;
-  store_f(32'(`f_dst_space(cur_w[e])), dst, dt, valu(op, a, b, imm0, imm1));
+  // mac reads its destination first (in the destination's dtype); with a zero destination
+  // stride it reads what the previous element wrote: a dot product.
+  c = op == OP_MAC ? load_f(32'(`f_dst_space(cur_w[e])), dst, dt) : 32'd0;
+  store_f(32'(`f_dst_space(cur_w[e])), dst, dt, valu(op, a, b, c, imm0, imm1));
   count3(e, `f_n0(cur_w[e]), `f_n1(cur_w[e]));
 endtask
