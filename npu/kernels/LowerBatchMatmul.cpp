@@ -15,6 +15,10 @@
 #include "npu/kernels/BatchMatmul.h"
 
 #include "support/Error.h"
+#include "support/Half.h"
+
+#include <cstring>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -178,6 +182,40 @@ BmmBuffers reserveBuffers(const BmmModel &m, const BmmTiling &x, Builder &b) {
   return r;
 }
 
+// `d` with the product's constant operands (a constant left operand, a batched constant right
+// one) placed as fp16 row-major bytes in DRAM, where the operand views read them (the analysis
+// set their strides row-major).
+DramCtx withConstantOperands(const BatchMatmulParams &q, const graph::Graph &g, const DramCtx &d,
+                             const Hw &hw) {
+  std::map<graph::ValueId, int64_t> at;
+  for (graph::ValueId v : {q.a.value, q.b.value}) {
+    const graph::Value &c = g.value(v);
+    if (!c.f32 || at.count(v))
+      continue;
+    std::shared_ptr<const std::vector<float>> f = c.f32;
+    at[v] = d.addConst(ConstBytes(f->size() * 2, [f] {
+      std::vector<uint8_t> out(f->size() * 2);
+      for (size_t i = 0; i < f->size(); ++i) {
+        uint16_t h = floatToHalf((*f)[i]);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+      return out;
+    }));
+  }
+  if (at.empty())
+    return d;
+  DramCtx dd = d;
+  dd.addrOf = [at, d](graph::ValueId v) {
+    auto it = at.find(v);
+    return it != at.end() ? it->second : d.addrOf(v);
+  };
+  const int dram = hw.dram;
+  dd.levelOf = [at, d, dram](graph::ValueId v) {
+    return at.count(v) ? dram : (d.levelOf ? d.levelOf(v) : dram);
+  };
+  return dd;
+}
+
 // The loop nest of one tiling: per batch and row block the A panel, per column block the B
 // panel (or once per batch), residual tiles, the k loop through L0 and the epilogue and store.
 Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
@@ -289,6 +327,7 @@ Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
   if (k.reject)
     return k;
+  const DramCtx dd = withConstantOperands(q, g, d, hw);
   const BmmModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
   std::optional<BmmTiling> x = forced ? forced : m.heuristic(o.naiveTiling);
   if (!x || !m.fits(*x)) {
@@ -297,7 +336,7 @@ Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder
   }
   const double est = m.cost(*x);
   const BmmBuffers bf = reserveBuffers(m, *x, b);
-  prologue.push_back(batchMatmulNest(p, m, *x, bf, consts, b, d));
+  prologue.push_back(batchMatmulNest(p, m, *x, bf, consts, b, dd));
   k.body = b.wrapAllocations(seq(prologue));
   const int64_t Bt = m.Bt, M = m.M, K = m.K, N = m.N, nres = m.nres;
   k.macs = q.macs();

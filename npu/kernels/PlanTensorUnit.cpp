@@ -161,12 +161,13 @@ std::pair<ValueId, std::vector<int64_t>> GroupAnalysis::stridedView(ValueId v, g
   return {v, layoutStrides(val(v))};
 }
 
-// MatMul of two activations (Plan.h BatchMatmulParams).
+// MatMul of two activations, or of an activation and a constant the implicit GEMM does not take
+// (a constant left operand, a batched constant right one), as Plan.h BatchMatmulParams. A
+// constant operand is read row-major from bytes the kernel places (LowerBatchMatmul.cpp).
 bool GroupAnalysis::batchMatmul(const Node &n) {
   const Shape &y = val(n.outputs[0]).shape;
-  if (constant(n.inputs[0]) || constant(n.inputs[1]))
-    return reject(n.name + " (MatMul): a batched product with a constant operand is not "
-                           "supported on the NPU (only a constant 2-D right operand is)");
+  if (constant(n.inputs[0]) && constant(n.inputs[1]))
+    return reject(n.name + " (MatMul): both operands are constant (constant folding's work)");
   const size_t ra = val(n.inputs[0]).shape.size(), rb = val(n.inputs[1]).shape.size();
   if (ra < 2 || rb < 2 || y.size() > 4)
     return reject(n.name + " (MatMul): the NPU multiplies activations of rank 2 to 4 only");
@@ -181,14 +182,26 @@ bool GroupAnalysis::batchMatmul(const Node &n) {
     setOperandStrides(y, val(v).shape, st, o);
   };
   auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
+    if (constant(v)) { // row-major, as the kernel packs it
+      const Shape &s = val(v).shape;
+      if (!val(v).f32)
+        return false;
+      std::vector<int64_t> st(s.size(), 1);
+      for (size_t i = s.size(); i-- > 1;)
+        st[i - 1] = st[i] * s[i];
+      o.value = v;
+      strides(v, st, o);
+      return true;
+    }
     auto [src, st] = stridedView(v, n.id);
     o.value = src;
     strides(v, st, o);
+    return true;
   };
-  operand(n.inputs[0], m.a);
-  operand(n.inputs[1], m.b);
+  if (!operand(n.inputs[0], m.a) || !operand(n.inputs[1], m.b))
+    return reject(n.name + " (MatMul): an integer constant operand");
   for (ValueId v : {m.a.value, m.b.value})
-    if (std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
+    if (!constant(v) && std::find(grp.inputs.begin(), grp.inputs.end(), v) == grp.inputs.end())
       return reject(n.name + " (MatMul): operand " + val(v).name +
                     " is computed inside the group; the kernel reads its operands from DRAM");
   // The group's output has the MatMul's shape (the epilogue is elementwise on it).
@@ -196,18 +209,18 @@ bool GroupAnalysis::batchMatmul(const Node &n) {
   strides(n.outputs[0], layoutStrides(val(n.outputs[0])), m.y);
   m.folded = static_cast<int>(folded.size());
   p.kind = KernelKind::BatchMatmul;
-  p.input = m.a.value;
+  p.input = constant(m.a.value) ? m.b.value : m.a.value; // the activation operand
   return true;
 }
 
 bool GroupAnalysis::matmul(const Node &n) {
   const Value &a = val(n.inputs[0]);
-  if (!constant(n.inputs[1]))
+  // The implicit GEMM takes a constant matrix right of a 2-D or 3-D activation (rows of the
+  // output contiguous); a batched constant, a constant left operand or a 4-D left operand (whose
+  // output is NHWC in DRAM) go to the batched product, which reads through strides.
+  if (!constant(n.inputs[1]) || val(n.inputs[1]).shape.size() != 2 || a.shape.size() < 2 ||
+      a.shape.size() == 4)
     return batchMatmul(n);
-  if (val(n.inputs[1]).shape.size() != 2)
-    return reject(n.name + " (MatMul): the right operand must be a constant matrix");
-  if (a.shape.size() < 2 || a.shape.size() == 4)
-    return reject(n.name + " (MatMul): the left operand must be 2-D or 3-D");
   const Value &b = val(n.inputs[1]);
   int64_t K = b.shape[0], N = b.shape[1];
   int64_t M = numElements(a.shape) / K;

@@ -78,10 +78,10 @@ std::string perImageReason(const graph::Graph &g, const graph::Node &n, int64_t 
     const graph::Value &x = g.value(v);
     if (x.isConstant()) {
       // Weights, parameters and shape operands (Reshape's, rewritten) are not per image; an
-      // elementwise or Concat operand must be the same for every image: broadcast along axis 0
-      // (lower rank, or a leading 1).
+      // elementwise, Concat or batched MatMul operand must be the same for every image:
+      // broadcast along axis 0 (lower rank, or a leading 1).
       const bool mapped = graph::isElementwiseOp(n.kind) || n.kind == graph::OpKind::Concat ||
-                          n.kind == graph::OpKind::PRelu;
+                          n.kind == graph::OpKind::PRelu || n.kind == graph::OpKind::MatMul;
       if (mapped && x.shape.size() >= rank && !x.shape.empty() && x.shape[0] != 1)
         return fmt::format("{} '{}': constant '{}' differs per image", n.kind, n.name, x.name);
       continue;

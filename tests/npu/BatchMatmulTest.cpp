@@ -30,6 +30,7 @@ struct Case {
   float scale = 0;                 // non-zero: Mul by this scalar constant after the MatMul
   bool mask = false;               // Add of a runtime tensor of the output's shape
   bool bias = false;               // Add of a constant per output column (the last axis)
+  bool constA = false, constB = false; // the operand is a constant (fp16 values)
   friend std::ostream &operator<<(std::ostream &os, const Case &c) {
     return os << c.name << "_" << c.target;
   }
@@ -64,9 +65,14 @@ Built build(const Case &c) {
                                                static_cast<unsigned>(17 + r.inputs.size()))));
     return v;
   };
-  ValueId a = input("a", c.a);
+  auto constant = [&](const std::string &name, const Shape &s, unsigned seed) {
+    return g.addConstant(name, s, halves(randomData(static_cast<size_t>(numElements(s)), seed)));
+  };
+  ValueId a = c.constA ? constant("a", c.a, 41) : input("a", c.a);
   ValueId b;
-  if (c.transposeB.empty()) {
+  if (c.constB) {
+    b = constant("b", c.b, 43);
+  } else if (c.transposeB.empty()) {
     b = input("b", c.b);
   } else {
     Shape xs(c.b.size());
@@ -163,6 +169,18 @@ std::vector<Case> cases() {
   // npu-base's 64 KiB two 16-column slices of at most 1024 rows, so K = 700 / 1100 need k-chunks.
   v.push_back({"kChunks", kTiny, {2, 21, 700}, {2, 700, 19}, {}, 0, false});
   v.push_back({"kChunks", kBase, {2, 13, 1100}, {2, 1100, 35}, {}, 0, false});
+  // A constant operand the implicit GEMM does not take: batched (per head) or broadcast constant
+  // right operands, a constant left operand, a 4-D activation times a constant matrix (its output
+  // is NHWC in DRAM), with an epilogue.
+  for (const char *t : {kBase, kTiny}) {
+    v.push_back({"constB3d", t, {3, 20, 33}, {3, 33, 17}, {}, 0, false, false, false, true});
+    v.push_back(
+        {"constB4dBroadcast", t, {2, 3, 19, 24}, {3, 24, 21}, {}, 0.5f, false, false, false, true});
+    v.push_back({"constA2d", t, {21, 30}, {30, 19}, {}, 0, false, true, true, false});
+    v.push_back({"constA3d", t, {4, 9, 13}, {4, 13, 11}, {}, 0, false, false, true, false});
+    v.push_back(
+        {"left4dConstMatrix", t, {1, 5, 7, 24}, {24, 18}, {}, 0, false, false, false, true});
+  }
   return v;
 }
 
@@ -183,8 +201,9 @@ TEST(BatchMatmulTiling, KChunksWhenKExceedsL0) {
   }
 }
 
-// A constant right operand keeps the implicit-GEMM kernel (weights repacked at compile time);
-// a constant left operand with an activation right operand is refused with a reason.
+// A constant right matrix keeps the implicit-GEMM kernel (weights repacked at compile time); a
+// constant left operand with an activation right operand goes to the batched product, which
+// places the constant itself.
 TEST(BatchMatmulPlan, ConstantOperands) {
   isa::Target t = isa::loadTarget(configPath(kBase));
   {
@@ -206,14 +225,17 @@ TEST(BatchMatmulPlan, ConstantOperands) {
     ValueId y = g.addValue("y", {5, 6}, graph::DType::F32);
     g.addNode(graph::OpKind::MatMul, "mm", {w, b}, {y});
     oneGroup(g, y);
-    EXPECT_NE(npu::npuRejectReason(g, g.groups[0], t, false).find("constant operand"),
+    npu::Segment seg = npu::compileSegment(g, {0}, t).value();
+    EXPECT_NE(seg.groupInfo.at(0).tiling.find("batched matmul on the tensor unit"),
               std::string::npos);
+    EXPECT_EQ(seg.groupInfo.at(0).macs, 5 * 8 * 6);
   }
 }
 
 // Placement's NPU cost comes from the kernel that will run the group (npuGroupCycles). The same
-// 64x64x64 product: with two activations the tensor-unit kernel runs it; with a constant left
-// operand no hand kernel takes it and the loop-nest kernel computes it with vector ops, at least
+// 64x64x64 product: with two activations the tensor-unit kernel runs it; with its left operand
+// computed in the group (the batched product reads its operands from DRAM) no hand kernel takes
+// it and the loop-nest kernel computes it with vector ops, at least
 // M*K*N / lanes cycles (npu-base: 16 lanes -> 16384), where tensor-unit peak (256 MAC/cycle)
 // would claim 1024.
 TEST(PlacementCost, EstimateFollowsTheKernel) {
@@ -221,12 +243,16 @@ TEST(PlacementCost, EstimateFollowsTheKernel) {
   const int64_t M = 64, K = 64, N = 64;
   const double peakCycles = double(M * K * N) / double(t.tensor.peakMacsPerCycle());
   const double vectorCycles = double(M * K * N) / t.vector.lanes;
-  auto product = [&](bool constantA) {
+  auto product = [&](bool computedA) {
     Graph g;
     ValueId b = g.addValue("b", {K, N}, graph::DType::F32);
-    ValueId a = constantA ? g.addConstant("a", {M, K}, halves(randomData(M * K, 5)))
-                          : g.addValue("a", {M, K}, graph::DType::F32);
-    g.inputs = constantA ? std::vector<ValueId>{b} : std::vector<ValueId>{a, b};
+    ValueId x = g.addValue("x", {M, K}, graph::DType::F32);
+    g.inputs = {x, b};
+    ValueId a = x;
+    if (computedA) { // A computed inside the group: the batched product reads only DRAM operands
+      a = g.addValue("a", {M, K}, graph::DType::F32);
+      g.addNode(graph::OpKind::Neg, "neg", {x}, {a});
+    }
     ValueId y = g.addValue("y", {M, N}, graph::DType::F32);
     g.addNode(graph::OpKind::MatMul, "mm", {a, b}, {y});
     oneGroup(g, y);
