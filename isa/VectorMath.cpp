@@ -3,24 +3,19 @@
 // with -ffp-contract=off (isa/CMakeLists.txt) so that no product is fused into a sum.
 #include "isa/VectorMath.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 namespace npuc::isa::vmath {
 
 namespace {
 
 uint32_t bitsOf(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
+  return std::bit_cast<uint32_t>(x);
 }
-
 float fromBits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
+  return std::bit_cast<float>(u);
 }
 
 constexpr uint32_t kQuietBit = 0x00400000u, kSignBit = 0x80000000u;

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <string>
 
@@ -17,14 +17,10 @@ using namespace npuc::isa;
 namespace {
 
 uint32_t bitsOf(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
+  return std::bit_cast<uint32_t>(x);
 }
 float fromBits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
+  return std::bit_cast<float>(u);
 }
 
 constexpr double kMinNormal = 1.17549435082228751e-38, kMaxFloat = 3.40282346638528860e38;

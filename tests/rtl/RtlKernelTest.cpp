@@ -59,6 +59,20 @@ rtl::CosimResult cosimKernel(const isa::Target &t, const Kernel &k) {
   return r;
 }
 
+/// The RTL's output `y` against the graph reference on `inputs`: within 2^-10 of each value (the
+/// fp16 rounding of the output and of the kernel's fp16 intermediates) plus `abs`.
+void expectRtlNearReference(const isa::Target &t, const Kernel &k, const Graph &g,
+                            const std::map<graph::ValueId, HostTensor> &inputs, graph::ValueId y,
+                            double abs) {
+  sim::Memory mem = k.mem;
+  rtl::runRtl(t, k.seg.program, mem);
+  const npu::DramTensor &o = k.seg.outputs.at(0);
+  HostTensor got = npu::unpackTensor(mem.dram().data() + o.addr, o.shape, o.layout);
+  HostTensor want = graph::runReference(g, inputs).at(y);
+  for (size_t i = 0; i < want.data.size(); ++i)
+    ASSERT_NEAR(got.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + abs) << i;
+}
+
 isa::Target rtlTarget() {
   return isa::loadTarget(configPath("npu-rtl.yaml"));
 }
@@ -189,13 +203,7 @@ TEST(RtlKernel, SoftmaxLayerNormAndActivations) {
     HostTensor in({R, C}, halves(data));
     Kernel k = prepare(g, t, {in});
     cosimKernel(t, k);
-    sim::Memory mem = k.mem;
-    rtl::runRtl(t, k.seg.program, mem);
-    const npu::DramTensor &o = k.seg.outputs.at(0);
-    HostTensor got = npu::unpackTensor(mem.dram().data() + o.addr, o.shape, o.layout);
-    HostTensor want = graph::runReference(g, {{x, in}}).at(y);
-    for (size_t i = 0; i < want.data.size(); ++i)
-      ASSERT_NEAR(got.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 2e-3) << i;
+    expectRtlNearReference(t, k, g, {{x, in}}, y, 2e-3);
   }
 }
 
@@ -227,12 +235,6 @@ TEST(RtlKernel, DepthwiseConvUsesMac) {
     EXPECT_NE(isa::disassemble(t, k.seg.program).find("op=mac "), std::string::npos)
         << "the depthwise kernel accumulates with mac";
     cosimKernel(t, k);
-    sim::Memory mem = k.mem;
-    rtl::runRtl(t, k.seg.program, mem);
-    const npu::DramTensor &o = k.seg.outputs.at(0);
-    HostTensor got = npu::unpackTensor(mem.dram().data() + o.addr, o.shape, o.layout);
-    HostTensor want = graph::runReference(g, {{x, in}}).at(y);
-    for (size_t i = 0; i < want.data.size(); ++i)
-      ASSERT_NEAR(got.data[i], want.data[i], std::ldexp(std::fabs(want.data[i]), -10) + 1e-5) << i;
+    expectRtlNearReference(t, k, g, {{x, in}}, y, 1e-5);
   }
 }
