@@ -70,6 +70,14 @@ struct GroupAnalysis {
   bool gemm(const graph::Node &n);
   bool matmul(const graph::Node &n);
   bool batchMatmul(const graph::Node &n);
+  /// `v` as an operand of a batched product of output shape `y`, read from DRAM as it is: a
+  /// constant row-major (the kernel packs it), an activation in its DRAM layout. False for an
+  /// integer constant.
+  bool plainOperand(graph::ValueId v, const Shape &y, BatchMatmulParams::Operand &o) const;
+  /// An epilogue operand of a batched product with the output's matrix shape, broadcast over the
+  /// batch dims (or a constant of the output's shape): a Tensor operand read through its own
+  /// strides (BatchMatmulParams::residuals). False when `other` is not one.
+  bool batchResidual(graph::ValueId other, const Shape &out, EpilogueOp &e);
   void asMatrixProduct(int64_t M, int64_t K, int64_t N,
                        std::shared_ptr<const std::vector<float>> w);
   template <typename W> void asMatrixProduct(int64_t M, int64_t K, int64_t N, W w);

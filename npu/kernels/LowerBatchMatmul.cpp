@@ -183,12 +183,15 @@ BmmBuffers reserveBuffers(const BmmModel &m, const BmmTiling &x, Builder &b) {
 }
 
 // `d` with the product's constant operands (a constant left operand, a batched constant right
-// one) placed as fp16 row-major bytes in DRAM, where the operand views read them (the analysis
-// set their strides row-major).
+// one, a constant epilogue tensor such as an attention mask) placed as fp16 row-major bytes in
+// DRAM, where the operand views read them (the analysis set their strides row-major).
 DramCtx withConstantOperands(const BatchMatmulParams &q, const graph::Graph &g, const DramCtx &d,
                              const Hw &hw) {
   std::map<graph::ValueId, int64_t> at;
-  for (graph::ValueId v : {q.a.value, q.b.value}) {
+  std::vector<graph::ValueId> read = {q.a.value, q.b.value};
+  for (const auto &[v, o] : q.residuals)
+    read.push_back(v);
+  for (graph::ValueId v : read) {
     const graph::Value &c = g.value(v);
     if (!c.f32 || at.count(v))
       continue;
@@ -270,9 +273,14 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
     if (e.operand != EpilogueOp::Operand::Tensor)
       continue;
     const OnChip &rb = bf.rbufs[static_cast<size_t>(r++)];
-    View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + pix0 * 2};
-    rsrc.s0 = imm(q.y.col);
-    rsrc.s1 = imm(q.y.row);
+    // A residual of the output's shape and layout is read with the output's strides; one with
+    // strides of its own (BatchMatmulParams::residuals) through those.
+    auto own = q.residuals.find(e.tensor);
+    const BatchMatmulParams::Operand &ro = own != q.residuals.end() ? own->second : q.y;
+    Expr at0 = Expr(b0) * ro.batch[0] + Expr(b1) * ro.batch[1] + m0 * ro.row + n0 * ro.col;
+    View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + at0 * 2};
+    rsrc.s0 = imm(ro.col);
+    rsrc.s1 = imm(ro.row);
     View rdst{hw.l1, rb.at(tile)};
     rdst.s1 = ncur;
     tileBody.push_back(b.load(rsrc, rdst, Dims{ncur, mcur, imm(1)}));

@@ -88,7 +88,11 @@ struct BatchMatmulParams {
   int64_t batch[2] = {1, 1};
   int64_t M = 1, K = 1, N = 1;
   Operand a, b, y; // y: the output (and a residual of its shape) in its layout
-  int folded = 0;  // Transposes folded into the operand loads
+  /// Epilogue tensor operands read through strides of their own (a constant, or a tensor of the
+  /// output's matrix shape broadcast over its batch dims: an attention mask [S, S] on scores
+  /// [H, S, S]); a residual of the output's shape and layout is read with y's strides.
+  std::map<graph::ValueId, Operand> residuals;
+  int folded = 0; // Transposes folded into the operand loads
   int64_t batches() const { return batch[0] * batch[1]; }
   int64_t macs() const { return batches() * M * K * N; }
 };

@@ -104,6 +104,8 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
   if (constant(other)) {
     e.operand = EpilogueOp::Operand::Const;
     e.constant = channelConstant(val(other), out);
+    if (e.constant.empty() && batchResidual(other, out, e))
+      return needOp(e.op, n) && (p.epilogue.push_back(e), true);
     if (e.constant.empty())
       return reject(n.name + " (" + graph::opName(n.kind) + "): constant operand " +
                     val(other).name + " broadcasts beyond a per-channel vector");
@@ -125,7 +127,7 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
     } else if (int64_t count = channelBroadcast(val(other).shape, out); count > 0) {
       e.operand = EpilogueOp::Operand::Broadcast;
       e.count = count;
-    } else {
+    } else if (!batchResidual(other, out, e)) {
       return reject(n.name + " (" + graph::opName(n.kind) + "): tensor operand " + val(other).name +
                     " broadcasts beyond a per-channel vector");
     }

@@ -182,17 +182,8 @@ bool GroupAnalysis::batchMatmul(const Node &n) {
     setOperandStrides(y, val(v).shape, st, o);
   };
   auto operand = [&](ValueId v, BatchMatmulParams::Operand &o) {
-    if (constant(v)) { // row-major, as the kernel packs it
-      const Shape &s = val(v).shape;
-      if (!val(v).f32)
-        return false;
-      std::vector<int64_t> st(s.size(), 1);
-      for (size_t i = s.size(); i-- > 1;)
-        st[i - 1] = st[i] * s[i];
-      o.value = v;
-      strides(v, st, o);
-      return true;
-    }
+    if (constant(v))
+      return plainOperand(v, y, o);
     auto [src, st] = stridedView(v, n.id);
     o.value = src;
     strides(v, st, o);
@@ -210,6 +201,42 @@ bool GroupAnalysis::batchMatmul(const Node &n) {
   m.folded = static_cast<int>(folded.size());
   p.kind = KernelKind::BatchMatmul;
   p.input = constant(m.a.value) ? m.b.value : m.a.value; // the activation operand
+  return true;
+}
+
+bool GroupAnalysis::plainOperand(ValueId v, const Shape &y, BatchMatmulParams::Operand &o) const {
+  const Value &x = val(v);
+  std::vector<int64_t> st;
+  if (x.isConstant()) {
+    if (!x.f32)
+      return false;
+    st.assign(x.shape.size(), 1);
+    for (size_t i = x.shape.size(); i-- > 1;)
+      st[i - 1] = st[i] * x.shape[i];
+  } else {
+    st = layoutStrides(x);
+  }
+  o.value = v;
+  setOperandStrides(y, x.shape, st, o);
+  return true;
+}
+
+bool GroupAnalysis::batchResidual(ValueId other, const Shape &out, EpilogueOp &e) {
+  if (p.kind != KernelKind::BatchMatmul)
+    return false;
+  const Shape &s = val(other).shape;
+  const size_t r = s.size(), ro = out.size();
+  if (r < 2 || r > ro || s[r - 2] != out[ro - 2] || s[r - 1] != out[ro - 1])
+    return false;
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (s[i] != 1 && s[i] != out[i + ro - r])
+      return false;
+  BatchMatmulParams::Operand o;
+  if (!plainOperand(other, out, o))
+    return false;
+  p.bmm.residuals[other] = o;
+  e.operand = EpilogueOp::Operand::Tensor;
+  e.tensor = other;
   return true;
 }
 

@@ -25,12 +25,17 @@ using graph::ValueId;
 
 struct Case {
   std::string name, target;
-  Shape a, b;                      // the MatMul's operands as it sees them
-  std::vector<int64_t> transposeB; // non-empty: B = Transpose(x, perm) inside the group
-  float scale = 0;                 // non-zero: Mul by this scalar constant after the MatMul
-  bool mask = false;               // Add of a runtime tensor of the output's shape
-  bool bias = false;               // Add of a constant per output column (the last axis)
+  Shape a, b;                          // the MatMul's operands as it sees them
+  std::vector<int64_t> transposeB;     // non-empty: B = Transpose(x, perm) inside the group
+  float scale = 0;                     // non-zero: Mul by this scalar constant after the MatMul
+  bool mask = false;                   // Add of a runtime tensor of the output's shape
+  bool bias = false;                   // Add of a constant per output column (the last axis)
   bool constA = false, constB = false; // the operand is a constant (fp16 values)
+  // The mask's shape when it is not the output's: the output's matrix broadcast over the batch
+  // dims (an attention mask); a constant mask is applied with Min (a causal bound), a runtime
+  // one with Add.
+  Shape maskShape = {};
+  bool maskConstant = false;
   friend std::ostream &operator<<(std::ostream &os, const Case &c) {
     return os << c.name << "_" << c.target;
   }
@@ -100,9 +105,10 @@ Built build(const Case &c) {
     y = z;
   }
   if (c.mask) {
-    ValueId m = input("mask", ys);
+    const Shape ms = c.maskShape.empty() ? ys : c.maskShape;
+    ValueId m = c.maskConstant ? constant("mask", ms, 47) : input("mask", ms);
     ValueId z = g.addValue("masked", ys, graph::DType::F32);
-    g.addNode(graph::OpKind::Add, "mask", {y, m}, {z});
+    g.addNode(c.maskConstant ? graph::OpKind::Min : graph::OpKind::Add, "mask", {y, m}, {z});
     y = z;
   }
   oneGroup(g, y);
@@ -180,6 +186,45 @@ std::vector<Case> cases() {
     v.push_back({"constA3d", t, {4, 9, 13}, {4, 13, 11}, {}, 0, false, false, true, false});
     v.push_back(
         {"left4dConstMatrix", t, {1, 5, 7, 24}, {24, 18}, {}, 0, false, false, false, true});
+    // Masks broadcast over the batch dims, read through strides of their own: a constant [M, N]
+    // bound on [H, M, N] scores (as a causal mask's Min), a runtime [1, M, N] one on 4-D scores,
+    // a constant of the output's whole shape.
+    v.push_back({"constMaskOverHeads",
+                 t,
+                 {4, 23, 16},
+                 {4, 16, 27},
+                 {},
+                 0.25f,
+                 true,
+                 false,
+                 false,
+                 false,
+                 {23, 27},
+                 true});
+    v.push_back({"maskOverBatch4d",
+                 t,
+                 {2, 3, 9, 12},
+                 {2, 3, 12, 10},
+                 {},
+                 0,
+                 true,
+                 false,
+                 false,
+                 false,
+                 {1, 9, 10},
+                 false});
+    v.push_back({"constMaskFullShape",
+                 t,
+                 {3, 11, 20},
+                 {3, 20, 13},
+                 {},
+                 0,
+                 true,
+                 false,
+                 false,
+                 false,
+                 {3, 11, 13},
+                 true});
   }
   return v;
 }
