@@ -24,7 +24,8 @@ struct BmmModel {
   const Hw &hw;
   const BatchMatmulParams &q;
   int64_t M, K, N, Bt;
-  int nb, nres;
+  int nb, nres; // nres: tile buffers of the epilogue (residuals and saves)
+  int nresDram; // the residuals among them, read from their homes per tile
   int64_t opsPerElem, l1Free;
 
   /// Every buffer of the tiling fits its level (nb copies), and every size and stride its field.

@@ -106,6 +106,13 @@ GroupPlan withQuantEpilogue(const GroupPlan &plan, const std::vector<float> *deq
   return p;
 }
 
+int residualOperands(const GroupPlan &p) {
+  int n = 0;
+  for (const EpilogueOp &e : p.epilogue)
+    n += e.operand == EpilogueOp::Operand::Tensor;
+  return n;
+}
+
 int tensorOperands(const GroupPlan &p) {
   int n = 0;
   for (const EpilogueOp &e : p.epilogue)

@@ -208,6 +208,9 @@ void savedOperands(const GroupPlan &p, const std::vector<OnChip> &rbufs, const t
 /// Number of tile buffers the epilogue needs: one per Tensor operand (residual) it reads and one
 /// per chain value it saves.
 int tensorOperands(const GroupPlan &p);
+/// Number of Tensor operands (residuals) the epilogue reads from their homes, tile by tile: the
+/// DRAM traffic of tensorOperands (a saved value never leaves the chip).
+int residualOperands(const GroupPlan &p);
 
 /// DRAM bytes of the epilogue's Broadcast operands (each loaded once): part of a kernel's
 /// compulsory traffic, like its residuals.

@@ -40,8 +40,8 @@ std::vector<int64_t> blocks(int64_t total, int64_t t) {
 
 BmmModel::BmmModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer)
     : hw(hw), q(p.bmm), M(p.bmm.M), K(p.bmm.K), N(p.bmm.N), Bt(p.bmm.batches()),
-      nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), opsPerElem(epilogueOpsPerElement(p)),
-      l1Free(l1Free) {}
+      nb(doubleBuffer ? 2 : 1), nres(tensorOperands(p)), nresDram(residualOperands(p)),
+      opsPerElem(epilogueOpsPerElement(p)), l1Free(l1Free) {}
 
 bool BmmModel::fits(const BmmTiling &x) const {
   const int64_t maxDim = hw.maxDim();
@@ -79,8 +79,8 @@ double BmmModel::cost(const BmmTiling &x) const {
         tensor += mmFixed + double(m * ceilDiv(kk, hw.tensorRows) * ceilDiv(n, hw.tensorCols));
   tensor *= double(Bt);
   const double bLoads = NB == 1 ? 1 : MB; // the B panel stays across row blocks when NB == 1
-  double dram =
-      double(Bt) * (double(M * K) * 2 + bLoads * double(K * N) * 2 + double(M * N) * 2 * (1 + nres));
+  double dram = double(Bt) * (double(M * K) * 2 + bLoads * double(K * N) * 2 +
+                              double(M * N) * 2 * (1 + nresDram));
   double feed = double(Bt) * ((NB * double(M * K) * 2 + MB * double(K * N) * 2) / feedBw +
                               MB * NB * KC * 2 * movLat);
   double vec = double(Bt * M * N * opsPerElem) / t.vector.lanes;
@@ -352,7 +352,14 @@ Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder
   k.vectorElems = Bt * M * N * m.opsPerElem;
   const int64_t aElems = numElements(g.value(q.a.value).shape);
   const int64_t bElems = numElements(g.value(q.b.value).shape);
-  k.dramBytes = (aElems + bElems + Bt * M * N * (1 + nres)) * 2 + broadcastOperandBytes(p, 2);
+  // Compulsory bytes: each operand once; a residual with strides of its own (a mask broadcast
+  // over the batch) is its own size, not the output's.
+  int64_t ownElems = 0;
+  for (const auto &[v, o] : q.residuals)
+    ownElems += numElements(g.value(v).shape);
+  const int64_t sameShape = residualOperands(p) - static_cast<int64_t>(q.residuals.size());
+  k.dramBytes =
+      (aElems + bElems + Bt * M * N * (1 + sameShape) + ownElems) * 2 + broadcastOperandBytes(p, 2);
   std::string strided;
   if (q.a.col != 1 || q.b.col != 1 || q.folded)
     strided = fmt::format(

@@ -158,7 +158,7 @@ Kernel DepthwiseSpace::lower(const Schedule &s, Builder &b, const DramCtx &d) co
   k.macs = c.macs();
   k.vectorElems = outElems * (tapOps + epi);
   k.dramBytes = numElements(g_.value(plan.input).shape) * eb + taps * C * 4 +
-                outElems * eb * (1 + nres) + broadcastOperandBytes(p, eb);
+                outElems * eb * (1 + residualOperands(p)) + broadcastOperandBytes(p, eb);
   k.estCycles = estimate;
   k.tiling = fmt::format(
       "depthwise on the vector unit: tile = {} output rows x {} cols x {} channels; {} taps "

@@ -458,9 +458,9 @@ Kernel TensorUnitSpace::lower(const Schedule &s, Builder &b, const DramCtx &d) c
   k.macs = c.macs();
   k.estCycles = estimate;
   k.vectorElems = c.N * c.OH * c.OW * c.OC * epilogueOpsPerElement(p_);
-  k.dramBytes = numElements(g_.value(plan_.input).shape) * eb +
-                static_cast<int64_t>(c.weights->size()) * eb +
-                c.N * c.OH * c.OW * c.OC * eb * (1 + nres_) + broadcastOperandBytes(p_, eb);
+  k.dramBytes =
+      numElements(g_.value(plan_.input).shape) * eb + static_cast<int64_t>(c.weights->size()) * eb +
+      c.N * c.OH * c.OW * c.OC * eb * (1 + residualOperands(p_)) + broadcastOperandBytes(p_, eb);
   k.tiling = L.tilingText(estimate);
   return k;
 }

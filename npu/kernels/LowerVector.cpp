@@ -232,8 +232,8 @@ Kernel lowerPoolTiling(const GroupPlan &plan, const graph::Graph &, Builder &b, 
   k.body = b.wrapAllocations(seq(prologue));
   int64_t outElems = q.N * q.C * q.OH * q.OW;
   k.vectorElems = outElems * (q.KH * q.KW + (q.isMax ? 0 : 1) + epilogueOpsPerElement(p));
-  k.dramBytes =
-      q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + m.nres) + broadcastOperandBytes(p, eb);
+  k.dramBytes = q.N * q.C * q.H * q.W * eb + outElems * eb * (1 + residualOperands(p)) +
+                broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("{} pool {}x{}/{}: tile = {} output rows x {} cols x {} channels; "
                          "L1 input {}x{}x{}; {}",
                          q.isMax ? "max" : "average", q.KH, q.KW, q.SH, toh, q.OW, tc, rowsMax,
@@ -394,7 +394,8 @@ Kernel lowerGlobalPoolTiling(const GroupPlan &plan, const graph::Graph &g, Build
   prologue.push_back(globalPoolNest(plan, p, m, *x, bufs, rbufs, consts, b, d, N));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = N * C * (P + epilogueOpsPerElement(p));
-  k.dramBytes = N * C * P * eb + N * C * eb * (1 + m.nres) + broadcastOperandBytes(p, eb);
+  k.dramBytes =
+      N * C * P * eb + N * C * eb * (1 + residualOperands(p)) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("global average pool: {} channels x {} pixels per tile, {} chunk(s) "
                          "reduced into the accumulator; {}",
                          tc, tp, ceilDiv(P, tp),
@@ -512,7 +513,7 @@ Kernel lowerEltwiseTiling(const GroupPlan &plan, const graph::Graph &, Builder &
   prologue.push_back(forLoop(pb, imm(0), imm(PB), seq(body)));
   k.body = b.wrapAllocations(seq(prologue));
   k.vectorElems = p.elements * epilogueOpsPerElement(p);
-  k.dramBytes = p.elements * eb * (2 + m.nres) + broadcastOperandBytes(p, eb);
+  k.dramBytes = p.elements * eb * (2 + residualOperands(p)) + broadcastOperandBytes(p, eb);
   k.tiling = fmt::format("elementwise: {} x {} elements per tile, {} tile(s); {}", tp, C, PB,
                          o.doubleBuffer ? "double-buffered" : "single-buffered");
   return k;

@@ -226,3 +226,28 @@ TEST(SavedEpilogue, Int8RefusesWithTheReason) {
 
 } // namespace
 } // namespace npuc::test
+
+namespace npuc::test {
+namespace {
+
+// A saved chain value is a tile buffer, not DRAM traffic: the roofline's compulsory bytes are the
+// input and the output once (2 x 2 bytes per element), so this chain of six vector ops per
+// element (16 lanes, 16 DRAM bytes per cycle on npu-transformer) is vector-bound; counting its two
+// saves as tensors read would make it DRAM-bound (8 bytes per element).
+TEST(SavedEpilogue, SavesAreNotCompulsoryDramBytes) {
+  Case c = eltwiseReuse(16, 9, false);
+  c.g.outputs = {c.y};
+  graph::fuseOps(c.g);
+  ASSERT_EQ(c.g.groups.size(), 1u);
+  c.g.groups[0].placement = graph::Placement::Npu;
+  isa::Target t = isa::loadTarget(configPath("npu-transformer.yaml"));
+  const int64_t E = 16 * 9 * 9;
+  HostTensor in({1, 16, 9, 9}, halves(randomData(size_t(E), 7, -2.f, 2.f)));
+  NpuRun r = compileAndRun(c.g, t, {in});
+  const npu::GroupInfo &gi = r.seg.groupInfo.at(0);
+  EXPECT_EQ(gi.bound, "vector") << gi.tiling;
+  EXPECT_GT(gi.rooflineCycles, E * 4 / 16) << gi.tiling;
+}
+
+} // namespace
+} // namespace npuc::test
