@@ -114,17 +114,16 @@ int residualOperands(const GroupPlan &p) {
 }
 
 int tensorOperands(const GroupPlan &p) {
-  int n = 0;
+  int n = residualOperands(p);
   for (const EpilogueOp &e : p.epilogue)
-    n += e.operand == EpilogueOp::Operand::Tensor || e.save;
+    n += e.save;
   return n;
 }
 
 void savedOperands(const GroupPlan &p, const std::vector<OnChip> &rbufs, const Expr &it,
                    const Expr &tcc, isa::ElemType act, std::vector<View> &ops) {
-  size_t r = 0; // the saves' buffers follow the residuals', in epilogue order
-  for (const EpilogueOp &e : p.epilogue)
-    r += e.operand == EpilogueOp::Operand::Tensor;
+  // The saves' buffers follow the residuals', in epilogue order.
+  size_t r = static_cast<size_t>(residualOperands(p));
   // Slots are numbered in the order the analysis met their readers, which need not be the order
   // of the saves (a later value read again before an earlier one).
   std::map<int, View> slots;

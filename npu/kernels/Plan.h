@@ -42,7 +42,7 @@ struct EpilogueOp {
   int64_t count = 0;                       // Operand::Broadcast: 1 (scalar) or C elements
   std::vector<float> constant;             // Operand::Const: 1 (scalar) or C values
   float imm0 = 0, imm1 = 0;
-  int slot = -1;     // Operand::Saved: which saved value (numbered in the order of the saves)
+  int slot = -1;     // Operand::Saved: which saved value (numbered as the analysis met readers)
   bool save = false; // a copy of the chain value into `slot` (the chain value is unchanged)
 };
 

@@ -104,12 +104,10 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
   if (constant(other)) {
     e.operand = EpilogueOp::Operand::Const;
     e.constant = channelConstant(val(other), out);
-    if (e.constant.empty() && batchResidual(other, out, e))
-      return needOp(e.op, n) && (p.epilogue.push_back(e), true);
-    if (e.constant.empty())
+    if (e.constant.empty() && !batchResidual(other, out, e))
       return reject(n.name + " (" + graph::opName(n.kind) + "): constant operand " +
                     val(other).name + " broadcasts beyond a per-channel vector");
-    if (e.op == isa::VecOp::Div &&
+    if (e.operand == EpilogueOp::Operand::Const && e.op == isa::VecOp::Div &&
         !e.operandFirst) { // x / c == x * (1/c), exactly as the CPU would round
       e.op = isa::VecOp::Mul;
       for (float &v : e.constant)
@@ -117,7 +115,8 @@ bool GroupAnalysis::epilogue(const Node &n, ValueId cur) {
     }
   } else {
     // The chain value is the streamed tile, so it must have the output's shape; the other
-    // operand is a residual of the same shape or a per-channel/scalar tensor (an SE gate).
+    // operand is a residual of the same shape, a per-channel/scalar tensor (an SE gate) or, for
+    // a batched product, the output's matrix broadcast over its batch dims (a mask).
     if (val(cur).shape != out)
       return reject(n.name + " (" + graph::opName(n.kind) + "): the chain value " + val(cur).name +
                     " is broadcast to the output's shape");
