@@ -55,6 +55,13 @@ using FusionFilter = std::function<bool(const Graph &, const FusedGroup &merged,
 /// empty filter accepts every merge the operator classes allow.
 void fuseOps(Graph &g, const FusionFilter &filter = {});
 
+/// Merges each attention left in three groups by fuseOps - a group whose anchor is a MatMul and
+/// whose one output (the scores) only a Softmax group of one node reads, whose output only a
+/// group of one MatMul reads as its left operand - into one group when `accept` takes it (a
+/// device's fused attention kernel, FuseAttention.cpp). The merged group takes the last group's
+/// place. Returns how many were merged.
+int fuseAttention(Graph &g, const FusionFilter &accept);
+
 /// A filter for a device that runs an anchor followed by a chain (each node reads the previous
 /// node's output, read by no one outside the group; other operands come from outside the group
 /// or are earlier chain values, which the device keeps: x * f(x)) when rejectReason

@@ -78,6 +78,9 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
                 "every group runs on its whole tensors (no chain of convolutions, pooling "
                 "and elementwise groups runs band by band of output rows to keep its "
                 "intermediates in L1)");
+  sub->add_flag("--no-fused-attention", a->noFusedAttention,
+                "attention runs as three groups (the scores' product, Softmax, the second "
+                "product) instead of one kernel that keeps the scores on chip");
   sub->add_option("--depth-first-rows", a->depthFirstRows,
                   "run every chain of row-local groups depth-first in bands of this many "
                   "output rows, whatever the simulation finds (0, the default: chosen by cost)")

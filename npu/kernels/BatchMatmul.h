@@ -12,6 +12,9 @@
 
 namespace npuc::npu {
 
+/// Sizes of the blocks a dimension of `total` splits into with tile `t` (the last one narrower).
+std::vector<int64_t> blocks(int64_t total, int64_t t);
+
 struct BmmTiling {
   int64_t tm = 0, tn = 0, tk = 0;
   bool operator==(const BmmTiling &) const = default;
@@ -44,6 +47,14 @@ struct BmmModel {
   /// The reject text when no tiling fits.
   std::string noTiling() const;
 };
+
+/// `d` with the constants among `read` (a product's constant operands, a constant epilogue
+/// tensor such as an attention mask) placed as fp16 row-major bytes in DRAM, where the operand
+/// views read them (the analysis set their strides row-major).
+DramCtx withConstantOperands(const std::vector<graph::ValueId> &read, const graph::Graph &g,
+                             const DramCtx &d, const Hw &hw);
+/// A product's operands and its epilogue's own-strided tensors (BatchMatmulParams::residuals).
+std::vector<graph::ValueId> productOperands(const BatchMatmulParams &q);
 
 /// The schedule of a tiling (strategy BatchMatmul; decisions buffers, tm, tn, tk).
 Schedule batchMatmulSchedule(const BmmTiling &x, bool doubleBuffer);

@@ -70,6 +70,10 @@ struct GroupAnalysis {
   bool gemm(const graph::Node &n);
   bool matmul(const graph::Node &n);
   bool batchMatmul(const graph::Node &n);
+  /// The rest of an attention group once the batched product's epilogue reached Softmax node
+  /// `sm` (group node `at`) with chain value `scores`: Softmax along the last axis, then the
+  /// group's last node, the product of the probabilities and V (Plan.h AttentionParams).
+  bool attention(const graph::Node &sm, graph::ValueId scores, size_t at);
   /// `v` as an operand of a batched product of output shape `y`, read from DRAM as it is: a
   /// constant row-major (the kernel packs it), an activation in its DRAM layout. False for an
   /// integer constant.

@@ -22,6 +22,11 @@ std::unique_ptr<KernelSpace> makeDepthwiseSpace(const GroupPlan &p, const graph:
 /// per tile), tn (output columns per tile), tk (k-chunk through L0).
 std::unique_ptr<KernelSpace> makeBatchMatmulSpace(const GroupPlan &p, const graph::Graph &g,
                                                   const SpaceContext &ctx);
+/// Attention in one group (LowerAttention.cpp). Decisions: buffers (1|2), tm (query rows per
+/// block, whose scores stay in L1), tn (score columns per tile), tk (the first product's k-chunk),
+/// tk2 (the second product's k-chunk: score columns per slice).
+std::unique_ptr<KernelSpace> makeAttentionSpace(const GroupPlan &p, const graph::Graph &g,
+                                                const SpaceContext &ctx);
 /// Window pooling (LowerVector.cpp). Decisions: buffers (1|2), tc (channels per tile), toh
 /// (output rows per tile).
 std::unique_ptr<KernelSpace> makePoolSpace(const GroupPlan &p, const graph::Graph &g,

@@ -26,17 +26,12 @@ namespace npuc::npu {
 
 using namespace tir;
 
-namespace {
-
-// Sizes of the blocks a dimension of `total` splits into with tile `t` (the last one narrower).
 std::vector<int64_t> blocks(int64_t total, int64_t t) {
   std::vector<int64_t> v(static_cast<size_t>(total / t), t);
   if (total % t)
     v.push_back(total % t);
   return v;
 }
-
-} // namespace
 
 BmmModel::BmmModel(const GroupPlan &p, const Hw &hw, int64_t l1Free, bool doubleBuffer)
     : hw(hw), q(p.bmm), M(p.bmm.M), K(p.bmm.K), N(p.bmm.N), Bt(p.bmm.batches()),
@@ -182,15 +177,11 @@ BmmBuffers reserveBuffers(const BmmModel &m, const BmmTiling &x, Builder &b) {
   return r;
 }
 
-// `d` with the product's constant operands (a constant left operand, a batched constant right
-// one, a constant epilogue tensor such as an attention mask) placed as fp16 row-major bytes in
-// DRAM, where the operand views read them (the analysis set their strides row-major).
-DramCtx withConstantOperands(const BatchMatmulParams &q, const graph::Graph &g, const DramCtx &d,
-                             const Hw &hw) {
+} // namespace
+
+DramCtx withConstantOperands(const std::vector<graph::ValueId> &read, const graph::Graph &g,
+                             const DramCtx &d, const Hw &hw) {
   std::map<graph::ValueId, int64_t> at;
-  std::vector<graph::ValueId> read = {q.a.value, q.b.value};
-  for (const auto &[v, o] : q.residuals)
-    read.push_back(v);
   for (graph::ValueId v : read) {
     const graph::Value &c = g.value(v);
     if (!c.f32 || at.count(v))
@@ -218,6 +209,15 @@ DramCtx withConstantOperands(const BatchMatmulParams &q, const graph::Graph &g, 
   };
   return dd;
 }
+
+std::vector<graph::ValueId> productOperands(const BatchMatmulParams &q) {
+  std::vector<graph::ValueId> read = {q.a.value, q.b.value};
+  for (const auto &[v, o] : q.residuals)
+    read.push_back(v);
+  return read;
+}
+
+namespace {
 
 // The loop nest of one tiling: per batch and row block the A panel, per column block the B
 // panel (or once per batch), residual tiles, the k loop through L0 and the epilogue and store.
@@ -335,7 +335,7 @@ Kernel lowerBatchMatmulTiling(const GroupPlan &p, const graph::Graph &g, Builder
   k.reject = stageEpilogueConstants(p, b, d, consts, prologue);
   if (k.reject)
     return k;
-  const DramCtx dd = withConstantOperands(q, g, d, hw);
+  const DramCtx dd = withConstantOperands(productOperands(q), g, d, hw);
   const BmmModel m(p, hw, b.freeBytes(hw.l1), o.doubleBuffer);
   std::optional<BmmTiling> x = forced ? forced : m.heuristic(o.naiveTiling);
   if (!x || !m.fits(*x)) {

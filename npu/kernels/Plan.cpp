@@ -183,6 +183,10 @@ void GroupAnalysis::fuseChain(const Node &a, size_t first) {
     const Node &n = g.node(grp.nodes[i]);
     if ((n.id == grp.anchor && first == 1) || folded.count(n.id))
       continue;
+    if (n.kind == graph::OpKind::Softmax && p.kind == KernelKind::BatchMatmul) {
+      attention(n, cur, i);
+      return;
+    }
     if (!epilogue(n, cur))
       return;
     cur = n.outputs[0];

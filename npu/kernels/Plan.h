@@ -27,7 +27,19 @@ namespace npuc::npu {
 /// LoopNest: no hand-written kernel shape fits; the group's reference loop nest goes through
 /// emit-npu instead (LowerLoopNest.cpp).
 /// BatchMatmul: a MatMul whose right operand is an activation (LowerBatchMatmul.cpp).
-enum class KernelKind { Matmul, BatchMatmul, Pool, GlobalAvgPool, Eltwise, Concat, View, LoopNest };
+/// Attention: a batched MatMul and its epilogue (the scores), Softmax along their last axis and a
+/// second product of the probabilities (LowerAttention.cpp): the scores never leave the chip.
+enum class KernelKind {
+  Matmul,
+  BatchMatmul,
+  Attention,
+  Pool,
+  GlobalAvgPool,
+  Eltwise,
+  Concat,
+  View,
+  LoopNest
+};
 
 struct EpilogueOp {
   // Broadcast: a runtime tensor with 1 (scalar) or C (per-channel) elements, staged once in L1.
@@ -97,6 +109,16 @@ struct BatchMatmulParams {
   int64_t macs() const { return batches() * M * K * N; }
 };
 
+/// Attention in one group: scores = Q x K (GroupPlan::bmm, whose y describes the scores' DRAM
+/// layout, which a residual of their shape such as a mask has; they are never stored) with the
+/// epilogue (scale, mask), P = Softmax(scores) along the last axis, Y = P x V. pv's a (P) lives on
+/// chip; its b is V and its y the group's output; pv.M == bmm.M, pv.K == bmm.N, the same batch.
+struct AttentionParams {
+  BatchMatmulParams pv;
+  graph::ValueId scores = graph::kNoValue; // the epilogue's result, Softmax's operand
+  graph::ValueId probs = graph::kNoValue;  // Softmax's result, the second product's left operand
+};
+
 struct PoolParams {
   bool isMax = true;
   int64_t N = 1, H = 1, W = 1, C = 1, OH = 1, OW = 1;
@@ -135,6 +157,7 @@ struct GroupPlan {
   graph::ValueId output = graph::kNoValue; // the group's single output
   ConvParams conv;
   BatchMatmulParams bmm;
+  AttentionParams attn;
   PoolParams pool;
   ConcatParams concat;
   std::vector<EpilogueOp> epilogue;

@@ -204,6 +204,72 @@ bool GroupAnalysis::batchMatmul(const Node &n) {
   return true;
 }
 
+bool GroupAnalysis::attention(const Node &sm, ValueId scores, size_t at) {
+  const Shape &s = val(scores).shape;
+  const std::string what = sm.name + " (Softmax)";
+  if (hw.quantised())
+    return reject(what + ": int8 targets run attention as separate groups (no quantised kernel "
+                         "keeps the scores on chip)");
+  const int64_t rank = static_cast<int64_t>(s.size());
+  int64_t axis = sm.attrInt("axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (sm.inputs[0] != scores || axis != rank - 1)
+    return reject(what + ": fused attention takes Softmax of the scores along their last axis");
+  if (s != val(g.node(grp.anchor).outputs[0]).shape)
+    return reject(grp.name +
+                  ": the epilogue broadcasts the batched MatMul's result to another shape");
+  for (const EpilogueOp &e : p.epilogue)
+    if (rank == 4 && (e.constant.size() > 1 || e.count > 1))
+      return reject(grp.name + ": a per-channel epilogue operand of 4-D attention scores is not "
+                               "supported on the NPU (scalars and same-shape tensors are)");
+  for (isa::VecOp op : {isa::VecOp::Copy, isa::VecOp::Max, isa::VecOp::Sub, isa::VecOp::Exp,
+                        isa::VecOp::Add, isa::VecOp::Div})
+    if (!needOp(op, sm))
+      return false;
+  if (at + 2 != grp.nodes.size())
+    return reject(what + ": in an attention group, the product of the probabilities must be the "
+                         "last node");
+  const Node &mm = g.node(grp.nodes[at + 1]);
+  if (mm.kind != graph::OpKind::MatMul || mm.inputs[0] != sm.outputs[0] ||
+      mm.outputs[0] != p.output)
+    return reject(what + ": in an attention group, the probabilities must be the left operand of "
+                         "the group's last node, a MatMul");
+  const Shape &y = val(p.output).shape;
+  const size_t r = y.size();
+  if (r != s.size() || y[r - 2] != s[r - 2] || !std::equal(s.begin(), s.end() - 2, y.begin()))
+    return reject(mm.name + " (MatMul): the second product of an attention group must keep the "
+                            "scores' batch dims and rows");
+  AttentionParams &q = p.attn;
+  q.scores = scores;
+  q.probs = sm.outputs[0];
+  q.pv.batch[0] = p.bmm.batch[0];
+  q.pv.batch[1] = p.bmm.batch[1];
+  q.pv.M = p.bmm.M;
+  q.pv.K = s.back();
+  q.pv.N = y.back();
+  const ValueId v = mm.inputs[1];
+  if (constant(v)) {
+    if (!plainOperand(v, y, q.pv.b))
+      return reject(mm.name + " (MatMul): an integer constant operand");
+  } else {
+    auto [src, st] = stridedView(v, mm.id);
+    if (std::find(grp.inputs.begin(), grp.inputs.end(), src) == grp.inputs.end())
+      return reject(mm.name + " (MatMul): operand " + val(src).name +
+                    " is computed inside the group; the kernel reads its operands from DRAM");
+    q.pv.b.value = src;
+    setOperandStrides(y, val(v).shape, st, q.pv.b);
+  }
+  q.pv.y.value = p.output;
+  setOperandStrides(y, y, layoutStrides(val(p.output)), q.pv.y);
+  q.pv.folded = static_cast<int>(folded.size()) - p.bmm.folded;
+  // The scores live on chip; bmm.y keeps their DRAM layout's strides, through which a residual
+  // of their shape (a mask) is read.
+  p.bmm.y.value = scores;
+  p.kind = KernelKind::Attention;
+  return true;
+}
+
 bool GroupAnalysis::plainOperand(ValueId v, const Shape &y, BatchMatmulParams::Operand &o) const {
   const Value &x = val(v);
   std::vector<int64_t> st;

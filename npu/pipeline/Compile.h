@@ -76,6 +76,11 @@ struct CompileOptions {
   /// and is not slower (npu/pipeline/DepthFirst.h); false (`--no-depth-first`) runs every group on
   /// whole tensors.
   bool depthFirst = true;
+  /// Attention's three groups (the scores' product, Softmax, the second product) merge into one
+  /// where the fused kernel runs them and its estimate is no worse (graph/Passes.h
+  /// fuseAttention, npu/kernels/LowerAttention.cpp): the scores stay on chip. False
+  /// (`--no-fused-attention`): three groups, the scores through memory unless residency keeps them.
+  bool fusedAttention = true;
   /// Run every chain depth-first in bands of this many output rows, whatever the simulation
   /// finds (`--depth-first-rows`: exploring band heights, testing halos); 0: chosen by cost.
   int64_t depthFirstRows = 0;

@@ -81,13 +81,18 @@ std::string chooseFor(SegmentPlan &p, size_t i, const std::map<graph::ValueId, s
     chosen[lc.input] = *lc.inputAs;
     return fmt::format("the host writes '{}' in layout {}", in, lc.inputAs->name());
   }
-  if (lc.inputAs && made != producer.end() &&
-      p.plans[made->second].kind == KernelKind::BatchMatmul &&
-      tensorOperands(p.plans[made->second]) == 0 && !g.isGraphOutput(lc.input) && onlyThisGroup) {
-    // No residual of the output's shape is read through the same strides (tensorOperands).
+  // A batched product stores its output through strides; no residual of the output's shape may
+  // be read through the same strides (tensorOperands). Attention's residuals are the scores'.
+  auto stridedOutput = [&](GroupPlan &mm) -> BatchMatmulParams::Operand * {
+    if (mm.kind == KernelKind::BatchMatmul && tensorOperands(mm) == 0)
+      return &mm.bmm.y;
+    return mm.kind == KernelKind::Attention ? &mm.attn.pv.y : nullptr;
+  };
+  if (lc.inputAs && made != producer.end() && stridedOutput(p.plans[made->second]) &&
+      !g.isGraphOutput(lc.input) && onlyThisGroup) {
     GroupPlan &mm = p.plans[made->second];
     const Shape &y = g.value(lc.input).shape;
-    setOperandStrides(y, y, layoutStrides(y, *lc.inputAs), mm.bmm.y);
+    setOperandStrides(y, y, layoutStrides(y, *lc.inputAs), *stridedOutput(mm));
     chosen[lc.input] = *lc.inputAs;
     return fmt::format("the batched MatMul '{}' stores '{}' in layout {}",
                        p.group(made->second).name, in, lc.inputAs->name());

@@ -19,6 +19,8 @@ const char *kernelName(KernelKind k) {
     return "matmul";
   case KernelKind::BatchMatmul:
     return "batch-matmul";
+  case KernelKind::Attention:
+    return "attention";
   case KernelKind::Pool:
     return "pool";
   case KernelKind::GlobalAvgPool:

@@ -26,6 +26,7 @@ struct StrategyName {
 constexpr StrategyName kStrategies[] = {{Strategy::TensorUnit, "tensor-unit"},
                                         {Strategy::DepthwiseVector, "depthwise-vector"},
                                         {Strategy::BatchMatmul, "batch-matmul"},
+                                        {Strategy::Attention, "attention"},
                                         {Strategy::Pool, "pool"},
                                         {Strategy::GlobalPool, "global-pool"},
                                         {Strategy::Eltwise, "eltwise"},

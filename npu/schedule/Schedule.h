@@ -53,6 +53,7 @@ enum class Strategy {
   TensorUnit,      // Conv/Gemm/MatMul as tiled implicit GEMM (LowerMatmul.cpp)
   DepthwiseVector, // depthwise conv on the vector unit (LowerDepthwise.cpp)
   BatchMatmul,     // MatMul of two activations (LowerBatchMatmul.cpp)
+  Attention,       // scores, Softmax and the second product in one kernel (LowerAttention.cpp)
   Pool,            // window pooling (LowerVector.cpp)
   GlobalPool,      // global average pooling (LowerVector.cpp)
   Eltwise,         // elementwise chains (LowerVector.cpp)

@@ -117,6 +117,8 @@ std::unique_ptr<KernelSpace> makeSpace(Strategy strategy, const GroupPlan &p, co
     return makeDepthwiseSpace(p, g, ctx);
   case Strategy::BatchMatmul:
     return makeBatchMatmulSpace(p, g, ctx);
+  case Strategy::Attention:
+    return makeAttentionSpace(p, g, ctx);
   case Strategy::Pool:
     return makePoolSpace(p, g, ctx);
   case Strategy::GlobalPool:
@@ -139,6 +141,8 @@ Strategy defaultStrategyOf(KernelKind kind) {
     return Strategy::TensorUnit;
   case KernelKind::BatchMatmul:
     return Strategy::BatchMatmul;
+  case KernelKind::Attention:
+    return Strategy::Attention;
   case KernelKind::Pool:
     return Strategy::Pool;
   case KernelKind::GlobalAvgPool:

@@ -6,8 +6,8 @@
 // schedule values, keys and files behave as Schedule.h promises.
 #include "ConvCheck.h"
 
-#include "npu/kernels/Plan.h"
 #include "npu/kernels/KernelSpaces.h"
+#include "npu/kernels/Plan.h"
 #include "npu/schedule/Schedule.h"
 #include "npu/schedule/Space.h"
 
@@ -226,7 +226,8 @@ TEST(Schedule, JsonIsStableAndRoundTrips) {
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, s);
   EXPECT_EQ(Schedule::fromJson(nlohmann::json::parse(R"({"strategy":"tiles"})")).error(),
-            "unknown strategy 'tiles' (known: tensor-unit, depthwise-vector, batch-matmul, pool, "
+            "unknown strategy 'tiles' (known: tensor-unit, depthwise-vector, batch-matmul, "
+            "attention, pool, "
             "global-pool, eltwise, concat, loop-nest, view)");
   EXPECT_EQ(
       Schedule::fromJson(nlohmann::json::parse(R"({"strategy":"pool","decisions":{"a":1.5}})"))

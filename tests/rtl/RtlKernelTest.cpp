@@ -238,3 +238,35 @@ TEST(RtlKernel, DepthwiseConvUsesMac) {
     expectRtlNearReference(t, k, g, {{x, in}}, y, 1e-5);
   }
 }
+
+// Attention in one kernel (npu/kernels/LowerAttention.cpp): the scores' product and scale, the
+// Softmax of a block of rows kept in L1 (max and add reductions, exp, div) and the second product
+// on the tensor unit. RTL and simulator agree bit for bit; the RTL's output against the graph
+// reference within the fp16 bound of tests/npu/AttentionTest.cpp (scores up to K * scale = 4:
+// 2 * 4 * 2^-11 + 2^-10 absolute).
+TEST(RtlKernel, FusedAttention) {
+  isa::Target t = rtlTarget();
+  const int64_t H = 2, M = 20, K = 16, S = 24, D = 16;
+  Graph g;
+  auto q = g.addValue("q", {1, H, M, K}, graph::DType::F32);
+  auto k = g.addValue("k", {1, H, K, S}, graph::DType::F32);
+  auto v = g.addValue("v", {1, H, S, D}, graph::DType::F32);
+  g.inputs = {q, k, v};
+  auto s = addOp(g, graph::OpKind::MatMul, "qk", {q, k});
+  auto sc = addOp(g, graph::OpKind::Mul, "scale", {s, g.addConstant("c", {}, {0.25f})});
+  auto p = addOp(g, graph::OpKind::Softmax, "softmax", {sc}, {{"axis", int64_t(3)}});
+  auto y = addOp(g, graph::OpKind::MatMul, "pv", {p, v});
+  oneGroup(g, y);
+  std::vector<HostTensor> ins;
+  for (size_t i = 0; i < 3; ++i) {
+    const Shape &sh = g.value(g.inputs[i]).shape;
+    ins.emplace_back(sh, halves(randomData(static_cast<size_t>(numElements(sh)),
+                                           static_cast<unsigned>(41 + i))));
+  }
+  Kernel kn = prepare(g, t, ins);
+  ASSERT_NE(kn.seg.groupInfo.at(0).tiling.find("fused attention"), std::string::npos)
+      << kn.seg.groupInfo.at(0).tiling;
+  cosimKernel(t, kn);
+  expectRtlNearReference(t, kn, g, {{q, ins[0]}, {k, ins[1]}, {v, ins[2]}}, y,
+                         8 * std::ldexp(1.0, -11) + std::ldexp(1.0, -10));
+}

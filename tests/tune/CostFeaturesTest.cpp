@@ -52,6 +52,17 @@ Graph build(Strategy s) {
     g.addNode(graph::OpKind::MatMul, "mm", {a, b}, {y});
     break;
   }
+  case Strategy::Attention: { // scores 2 x 24 x 40, then x [2, 40, 16] (npu-transformer)
+    ValueId q = input(g, "q", {2, 24, 8}), k = input(g, "k", {2, 8, 40}), v = input(g, "v", {2, 40, 16});
+    ValueId s = g.addValue("s", {2, 24, 40}, graph::DType::F32);
+    g.addNode(graph::OpKind::MatMul, "qk", {q, k}, {s});
+    ValueId p = g.addValue("p", {2, 24, 40}, graph::DType::F32);
+    auto sm = g.addNode(graph::OpKind::Softmax, "sm", {s}, {p});
+    g.node(sm).attrs["axis"] = int64_t(2);
+    y = g.addValue("y", {2, 24, 16}, graph::DType::F32);
+    g.addNode(graph::OpKind::MatMul, "pv", {p, v}, {y});
+    break;
+  }
   case Strategy::Pool: {
     ValueId x = input(g, "x", {1, 20, 9, 9});
     y = g.addValue("y", {1, 20, 4, 4}, graph::DType::F32);
@@ -100,13 +111,16 @@ Graph build(Strategy s) {
 
 struct Family {
   Graph g;
-  isa::Target t = isa::loadTarget(configPath("npu-base.yaml"));
+  isa::Target t;
   npu::Hw hw;
   npu::GroupPlan plan;
   npu::SpaceContext ctx;
   std::unique_ptr<npu::KernelSpace> space;
 
-  explicit Family(Strategy s) : g(build(s)) {
+  // Attention needs the vector unit's exp: npu-transformer; the others npu-base.
+  explicit Family(Strategy s)
+      : g(build(s)), t(isa::loadTarget(configPath(s == Strategy::Attention ? "npu-transformer.yaml"
+                                                                            : "npu-base.yaml"))) {
     EXPECT_EQ(npu::Hw::derive(t, hw), "");
     plan = npu::planGroup(g, g.groups[0], hw);
     ctx.hw = &hw;

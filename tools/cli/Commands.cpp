@@ -379,6 +379,7 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.batchWeightReuse = !a.noBatchWeightReuse;
   opt.batchSplitEvenIfSlower = a.batchSplitDramFirst;
   opt.depthFirst = !a.noDepthFirst;
+  opt.fusedAttention = !a.noFusedAttention;
   opt.depthFirstRows = a.depthFirstRows;
   if (a.noDepthFirst && a.depthFirstRows > 0)
     fail("--depth-first-rows {} contradicts --no-depth-first", a.depthFirstRows);
@@ -634,6 +635,8 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     out << "batch weight reuse off (--no-batch-weight-reuse): weights reloaded per image\n";
   if (!m.options.depthFirst)
     out << "depth-first off (--no-depth-first): every group runs on its whole tensors\n";
+  if (!m.options.fusedAttention)
+    out << "fused attention off (--no-fused-attention): attention runs as three groups\n";
   if (m.cpuCode)
     out << fmt::format("CPU groups' machine code: {} bytes for {} (key {})\n",
                        m.cpuCode->object.size(), m.cpuCode->host, m.cpuCode->key.substr(0, 16));

@@ -77,7 +77,9 @@ struct CompileArgs {
   bool noResidency = false;         // ablation: every intermediate tensor through DRAM
   bool noBatchSplit = false;        // ablation: batch > 1, every group on the whole batch
   bool batchSplitDramFirst = false; // batch > 1: split runs that save DRAM even if slower
-  bool noDepthFirst = false;        // ablation: batch 1, every group on whole tensors
+  bool noDepthFirst = false;
+  bool noFusedAttention = false; // ablation: attention as three groups        // ablation: batch 1,
+                                 // every group on whole tensors
   int64_t depthFirstRows = 0;       // batch 1: forced band height (0: by cost)
   bool noBatchWeightReuse = false;  // ablation: batch > 1, weights reloaded per image
   std::string tiling = "auto";      // "auto" (cost model) or "naive" (ablation)

@@ -116,6 +116,25 @@ graph::FusionFilter npuFusionFilter(const isa::Target &t) {
   };
 }
 
+graph::FusionFilter attentionFilter(const isa::Target &t) {
+  // The fused kernel must run the merged group, and its estimate (the larger of its tiling cost
+  // and its roofline) be no worse than the three groups' (each with every tensor in DRAM, as the
+  // unfused groups run whenever residency cannot keep the scores: at long sequences).
+  return [&t](const graph::Graph &g, const graph::FusedGroup &merged,
+              const std::vector<graph::FusedGroup> &parts) {
+    if (!npu::npuRejectReason(g, merged, t, /*loopNest=*/false).empty())
+      return false;
+    double apart = 0;
+    for (const graph::FusedGroup &p : parts) {
+      const double c = npu::npuGroupCycles(g, p, t);
+      if (c < 0)
+        return true; // a part the NPU cannot run alone: the merge takes it onto the NPU
+      apart += c;
+    }
+    return npu::npuGroupCycles(g, merged, t) <= apart;
+  };
+}
+
 void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::CompileOptions &opt) {
   graph::Graph &g = m.graph;
   while (true) {
@@ -316,6 +335,8 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
   const isa::Target &t = m.target;
   RejectFn reject = npuReject(t);
   graph::fuseOps(m.graph, npuFusionFilter(t));
+  if (opt.fusedAttention)
+    graph::fuseAttention(m.graph, attentionFilter(t));
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
   compileWithRetry(m, reject, m.options);

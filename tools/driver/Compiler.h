@@ -92,6 +92,9 @@ RejectFn npuReject(const isa::Target &t);
 /// group a hand-written kernel runs into one it does not, nor a group any NPU kernel runs into
 /// one the NPU cannot run (graph::preserveRunnable).
 graph::FusionFilter npuFusionFilter(const isa::Target &t);
+/// Whether attention's three groups merge into one (graph::fuseAttention): the fused kernel runs
+/// the merged group and its estimate is no worse than the parts'.
+graph::FusionFilter attentionFilter(const isa::Target &t);
 
 /// Forms segments and compiles the NPU ones. When a segment's compilation is rejected (a
 /// capacity, encoding or kernel limit: npu::Reject), the group the Reject names is split into

@@ -299,6 +299,7 @@ std::string packageBytes(const CompiledModel &m) {
                    {"batch_split_even_if_slower", m.options.batchSplitEvenIfSlower},
                    {"batch_weight_reuse", m.options.batchWeightReuse},
                    {"depth_first", m.options.depthFirst},
+                   {"fused_attention", m.options.fusedAttention},
                    {"depth_first_rows", m.options.depthFirstRows},
                    {"segment_per_group", m.options.segmentPerGroup},
                    {"calibration", m.options.quant ? m.options.quant->source : ""}}},
@@ -392,6 +393,9 @@ CompiledModel parsePackage(std::string_view bytes, const std::string &origin) {
   // Packages from before depth-first runs have no key: every group ran on whole tensors.
   m.options.depthFirst =
       root["options"].has("depth_first") && root["options"]["depth_first"].asBool();
+  // Packages from before fused attention have no key: attention ran as three groups.
+  m.options.fusedAttention =
+      root["options"].has("fused_attention") && root["options"]["fused_attention"].asBool();
   m.options.depthFirstRows = root["options"].has("depth_first_rows")
                                  ? root["options"]["depth_first_rows"].asIntIn(0, INT64_MAX)
                                  : 0;

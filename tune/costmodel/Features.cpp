@@ -32,8 +32,8 @@ const std::vector<std::string> &knownDecisions() {
   // The union of npu/kernels/KernelSpaces.h's decisions, sorted (binary search above). A
   // function-local constant, not a cache: it is initialised once and never changes.
   static const std::vector<std::string> names = {
-      "buffers", "chunked", "depth", "elems", "khg", "kouter", "nin", "rowouter", "rows",
-      "tc",      "tic",     "tk",    "tm",    "tn",  "toc",    "toh", "tp"};
+      "buffers", "chunked", "depth", "elems", "khg", "kouter", "kv",  "nin", "rowouter", "rows",
+      "tc",      "tic",     "tk",    "tk2",   "tm",  "tn",     "toc", "toh", "tp"};
   return names;
 }
 
