@@ -222,18 +222,24 @@ class Gpt2(nn.Module):
         return (self.head(self.ln(x)), *ks, *vs)
 
 
-# The CI-size decoder (4 layers, d=256, 4 heads, sequence 128, vocabulary 1024) and the shape of
-# GPT-2 small (12 layers, d=768, 12 heads, sequence 1024, vocabulary 50257: bench/transformer).
+# The CI-size decoder (4 layers, d=256, 4 heads, sequence 128, vocabulary 1024), the shape of
+# GPT-2 small (12 layers, d=768, 12 heads, sequence 1024, vocabulary 50257: bench/transformer)
+# and one CI-size block at sequence 2048 (bench/transformer: attention whose scores, 8 MB per
+# head, cannot stay on chip between groups).
 GPT2_SHAPES = {"gpt2": dict(d=256, heads=4, layers=4, seq=128, vocab=1024),
-               "gpt2_small": dict(d=768, heads=12, layers=12, seq=1024, vocab=50257)}
+               "gpt2_small": dict(d=768, heads=12, layers=12, seq=1024, vocab=50257),
+               "gpt2_long": dict(d=256, heads=4, layers=1, seq=2048, vocab=1024)}
+# Tokens of the prefill (the decode step's cache holds one fewer).
+GPT2_TOKENS = {"gpt2": 128, "gpt2_small": 128, "gpt2_long": 2048}
 
 
-def export_gpt2(name, outdir, seed, opset, tokens=128):
+def export_gpt2(name, outdir, seed, opset):
     """<shape>_prefill: the first `tokens` tokens at once; <shape>_decode: one more token with the
     KV cache of the first tokens - 1 (so its logits must equal the prefill's last row, checked
     here). Writes <name>_<input>.npy for every input and <name>_expected_<output>.npy for every
     output, from torch."""
     shape, mode = name.rsplit("_", 1)
+    tokens = GPT2_TOKENS[shape]
     gen = torch.Generator().manual_seed(seed)
     model = Gpt2(**GPT2_SHAPES[shape]).eval()
     d, layers = model.ln.normalized_shape[0], len(model.blocks)
@@ -277,6 +283,7 @@ MODELS = {
     "vit_b_16": (17, 14), "bert_encoder": (17, 15), "convnext_tiny": (13, 16),
     "gpt2_prefill": (17, 17), "gpt2_decode": (17, 17),
     "gpt2_small_prefill": (17, 18), "gpt2_small_decode": (17, 18),
+    "gpt2_long_prefill": (17, 19),
 }
 
 

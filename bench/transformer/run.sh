@@ -2,10 +2,12 @@
 # run.sh - issue 21's table: transformers and modern convnets on the NPU. For each model and
 # target, compiles (wall time), runs on the simulator, and prints the segments, CPU groups, NPU
 # cycles, MAC utilisation, the roofline ratio (cycles / roofline cycles), the DRAM traffic, the
-# whole-graph bound (docs/REPORT.md `dram_accounting`: a decode step's is its DRAM bytes over the
-# bandwidth) and the largest error against torch's output (the decoders' logits); the figures
-# recorded in docs/PERFORMANCE.md. The decoders: GPT-2-style, CI size (gpt2_*) and GPT-2 small's
-# shape (gpt2_small_*), a 128-token prefill and one decode step with the KV cache of 127 tokens.
+# intermediates spilled to DRAM and read back (`activations_spilled`: attention's scores, when
+# they leave the chip), the whole-graph bound (docs/REPORT.md `dram_accounting`: a decode step's is
+# its DRAM bytes over the bandwidth) and the largest error against torch's output (the decoders'
+# logits); the figures recorded in docs/PERFORMANCE.md. The decoders: GPT-2-style, CI size
+# (gpt2_*) and GPT-2 small's shape (gpt2_small_*), a 128-token prefill and one decode step with the
+# KV cache of 127 tokens; and one CI-size block prefilling 2048 tokens (gpt2_long_prefill).
 #
 # usage: bench/transformer/run.sh BUILD_DIR [TARGET...]   (default: npu-base npu-transformer)
 # Needs: BUILD_DIR with npuc built; /usr/bin/python3 with torch + torchvision to export the models
@@ -18,7 +20,9 @@ shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(npu-base npu-transformer)
 models=(convnext_tiny vit_b_16 bert_encoder gpt2_prefill gpt2_decode gpt2_small_prefill
-  gpt2_small_decode)
+  gpt2_small_decode gpt2_long_prefill)
+# MODELS="a b" runs those alone.
+[ -z "${MODELS:-}" ] || read -r -a models <<< "$MODELS"
 work="$build/bench_transformer"
 mkdir -p "$work"
 for m in "${models[@]}"; do
@@ -26,8 +30,8 @@ for m in "${models[@]}"; do
     /usr/bin/python3 "$root/models/make_models.py" "$work" --model "$m" >/dev/null 2>&1
   fi
 done
-echo "| model | target | compile s | segments | CPU groups | NPU cycles | MAC util | cycles / roofline | DRAM MB | whole-graph bound (bound by) | cycles / bound | max abs err vs torch |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | target | compile s | segments | CPU groups | NPU cycles | MAC util | cycles / roofline | DRAM MB | spilled MB | whole-graph bound (bound by) | cycles / bound | max abs err vs torch |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for t in "${targets[@]}"; do
   for m in "${models[@]}"; do
     pkg="$work/$m.$t.npub"
@@ -63,6 +67,7 @@ by = max(acc["bound_parts_cycles"], key=acc["bound_parts_cycles"].get)
 print(f"| {m} | {t} | {float(end) - float(start):.1f} | {len(r['segments'])} | {cpu} | "
       f"{r['total_cycles']:,} | {100 * r['mac_utilization']:.1f}% | "
       f"{r['total_cycles'] / r['roofline_cycles']:.3f} | {acc['moved_bytes'] / 1e6:.1f} | "
+      f"{acc['non_compulsory_bytes']['activations_spilled'] / 1e6:.1f} | "
       f"{bound:,} ({by}) | {r['total_cycles'] / bound:.3f} | {err:.2g} |")
 PY
   done
