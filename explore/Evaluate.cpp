@@ -80,7 +80,7 @@ private:
 /// `m` tuned for s.tuneTrials trials with `npuc tune`'s machinery (one thread: the points run in
 /// parallel already) and compiled again with the best records; `tuning` gets the tuner's figures
 /// and the untuned compile's simulated cycles.
-driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
+driver::CompiledModel tuned(const graph::Graph &prepared, const isa::Target &t,
                             const driver::CompiledModel &m, const SweepSpec &s, json &tuning) {
   const TempDir dir;
   tune::TuneOptions o;
@@ -91,6 +91,7 @@ driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
   const tune::TuneResult r = tune::tune(m, o);
   npu::CompileOptions opt;
   opt.jobs = 1; // the points run on the explorer's threads
+  opt.timingOnly = true;
   opt.tuned = std::make_shared<const npu::ScheduleFile>(
       tune::bestSchedules(tune::readRecords(o.log).records));
   int64_t roofline = 0;
@@ -98,18 +99,19 @@ driver::CompiledModel tuned(const ModelSpec &ms, const isa::Target &t,
             {"untuned_cycles", simulate(m, t, roofline).totalCycles},
             {"tasks_estimate_untuned", r.untunedTotal()},
             {"tasks_estimate_tuned", r.tunedTotal()}};
-  return driver::compileModel(ms.path, t, ms.inputs, opt);
+  return driver::compilePrepared(prepared, t, opt);
 }
 
-ModelRun runModel(const ModelSpec &ms, const isa::Target &t, const SweepSpec &s) {
+ModelRun runModel(const graph::Graph &prepared, const isa::Target &t, const SweepSpec &s) {
   ModelRun r;
   const auto t0 = Clock::now();
   npu::CompileOptions one;
   one.jobs = 1; // the points run on the explorer's threads
-  driver::CompiledModel m = driver::compileModel(ms.path, t, ms.inputs, one);
+  one.timingOnly = true;
+  driver::CompiledModel m = driver::compilePrepared(prepared, t, one);
   json tuning;
   if (s.tuneTrials > 0)
-    m = tuned(ms, t, m, s, tuning);
+    m = tuned(prepared, t, m, s, tuning);
   const double compileS = secondsSince(t0);
   const auto t1 = Clock::now();
   int64_t roofline = 0;
@@ -160,7 +162,7 @@ json breakdowns(const isa::Target &t, const sim::SimStats &total) {
 }
 
 // evaluatePoint's work; npuc::Error from a model's compile makes the point `failed`.
-json evaluateChecked(const SweepSpec &s, const Point &p) {
+json evaluateChecked(const SweepSpec &s, const Point &p, const PreparedModels &prepared) {
   const auto t0 = Clock::now();
   json r = baseRecord(s, p);
   isa::Target t;
@@ -174,9 +176,10 @@ json evaluateChecked(const SweepSpec &s, const Point &p) {
   sim::SimStats total;
   json models = json::object();
   int cpuGroups = 0;
-  for (const ModelSpec &ms : s.models) {
+  for (size_t i = 0; i < s.models.size(); ++i) {
+    const ModelSpec &ms = s.models[i];
     try {
-      ModelRun mr = runModel(ms, t, s);
+      ModelRun mr = runModel(prepared.graph(i), t, s);
       models[ms.name] = mr.j;
       cpuGroups += mr.cpuGroups;
       sim::addStats(total, mr.stats);
@@ -217,11 +220,33 @@ json rejectedRecord(const SweepSpec &s, const Point &p, const std::string &const
   return r;
 }
 
-json evaluatePoint(const SweepSpec &s, const Point &p) {
+PreparedModels::PreparedModels(const SweepSpec &s) {
+  for (const ModelSpec &ms : s.models) {
+    try {
+      graphs_.push_back(driver::prepareModelGraph(ms.path, ms.inputs));
+      errors_.emplace_back();
+    } catch (const Error &e) {
+      graphs_.emplace_back();
+      errors_.emplace_back(e.what());
+    } catch (const std::exception &e) { // a compiler bug: each point fails with it, as before
+      graphs_.emplace_back();
+      errors_.emplace_back(fmt::format("internal error: {}", e.what()));
+    }
+  }
+}
+
+const graph::Graph &PreparedModels::graph(size_t i) const {
+  NPUC_ASSERT(i < graphs_.size(), "a model of the sweep the models were prepared for");
+  if (!errors_[i].empty())
+    fail("{}", errors_[i]);
+  return graphs_[i];
+}
+
+json evaluatePoint(const SweepSpec &s, const Point &p, const PreparedModels &models) {
   // A compiler bug in one point (an exception that is not a diagnostic) fails that point, not
   // the sweep (worker threads and MPI ranks have nowhere else to report it).
   try {
-    return evaluateChecked(s, p);
+    return evaluateChecked(s, p, models);
   } catch (const std::exception &e) {
     json r = baseRecord(s, p);
     r["status"] = "failed";

@@ -75,7 +75,10 @@ public:
       mpi::dispatch(*ranks_, todo, [&](const json &r) { record(r); });
       return;
     }
-    runTasks(todo.size(), o_.jobs, [&](size_t i) { record(evaluatePoint(s_, todo[i])); });
+    if (todo.empty())
+      return;
+    const PreparedModels models(s_);
+    runTasks(todo.size(), o_.jobs, [&](size_t i) { record(evaluatePoint(s_, todo[i], models)); });
   }
 
   /// Objective values of every record so far (maximised ones negated; nullopt when not ok).

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <iostream>
+#include <optional>
 
 #ifdef NPUC_HAVE_MPI
 #include <mpi.h>
@@ -64,13 +65,16 @@ void Session::checkSameSweep(const SweepSpec &s) const {
 }
 
 void serve(const SweepSpec &s) {
+  std::optional<PreparedModels> models; // prepared with the first point this rank receives
   for (;;) {
     MPI_Status st;
     int64_t index = 0;
     MPI_Recv(&index, 1, MPI_INT64_T, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
     if (st.MPI_TAG == kStop)
       return;
-    const std::string text = evaluatePoint(s, pointAt(s, index)).dump();
+    if (!models)
+      models.emplace(s);
+    const std::string text = evaluatePoint(s, pointAt(s, index), *models).dump();
     MPI_Send(text.data(), int(text.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD);
   }
 }

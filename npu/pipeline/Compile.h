@@ -81,6 +81,10 @@ struct CompileOptions {
   /// fuseAttention, npu/kernels/LowerAttention.cpp): the scores stay on chip. False
   /// (`--no-fused-attention`): three groups, the scores through memory unless residency keeps them.
   bool fusedAttention = true;
+  /// The segments serve timing-only simulations alone (a design-space sweep): the constants'
+  /// bytes are not packed (their space is, zero-filled), so `Segment::constImage` holds zeros.
+  /// Such a segment is never packaged or run functionally (both assert).
+  bool timingOnly = false;
   /// Run every chain depth-first in bands of this many output rows, whatever the simulation
   /// finds (`--depth-first-rows`: exploring band heights, testing halos); 0: chosen by cost.
   int64_t depthFirstRows = 0;
@@ -215,6 +219,7 @@ struct Segment {
   int64_t activationBytesNoReuse = 0; // what they would take without reusing dead tensors' space
   int64_t constBase = 0; // constants (weights, biases) live at [constBase, +constImage)
   std::vector<uint8_t> constImage;
+  bool timingOnly = false; // CompileOptions::timingOnly: constImage is zeros of the right size
   std::vector<DramTensor> inputs;  // values the host writes before the run
   std::vector<DramTensor> outputs; // values the host reads after the run
   std::vector<GroupInfo> groupInfo;

@@ -121,11 +121,17 @@ void splitRunUnits(SegmentPlan &p, int r) {
 PhaseResult phaseSchedule(SegmentPlan &p) {
   Segment &seg = p.seg;
   const Hw &hw = p.hw;
+  seg.timingOnly = p.opt.timingOnly;
   p.wholeBatch = DramCtx{[&p](graph::ValueId v) { return p.addr.at(v); },
                          [&seg](const ConstBytes &c) {
-                           const std::vector<uint8_t> &bytes = c.bytes();
                            int64_t at = seg.constBase + static_cast<int64_t>(seg.constImage.size());
-                           seg.constImage.insert(seg.constImage.end(), bytes.begin(), bytes.end());
+                           if (seg.timingOnly) { // the space alone: the packer never runs
+                             seg.constImage.resize(seg.constImage.size() + c.size());
+                           } else {
+                             const std::vector<uint8_t> &bytes = c.bytes();
+                             seg.constImage.insert(seg.constImage.end(), bytes.begin(),
+                                                   bytes.end());
+                           }
                            seg.constImage.resize(static_cast<size_t>(
                                alignUp(static_cast<int64_t>(seg.constImage.size()), kDramAlign)));
                            return at;

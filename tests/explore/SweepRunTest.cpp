@@ -8,6 +8,10 @@
 #include "explore/Report.h"
 #include "explore/Results.h"
 #include "isa/Costs.h"
+#include "isa/Program.h"
+#include "tools/driver/Compiler.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -62,7 +66,8 @@ TEST(ExploreRun, PointRecords) {
   const std::string dir = testDir();
   const SweepSpec s = loadSweep(writeSpec(dir, kSpec, models()));
   // 16x16, 1 MiB, 16 B/cycle: npu-base itself.
-  json r = evaluatePoint(s, pointAt(s, 6 + 2 * 2 + 1));
+  const PreparedModels prepared(s);
+  json r = evaluatePoint(s, pointAt(s, 6 + 2 * 2 + 1), prepared);
   ASSERT_EQ(r.at("status"), "ok") << r.dump(1);
   EXPECT_EQ(r.at("point").dump(),
             R"({"array":[16,16],"dram.bytes_per_cycle":16,"memory.l1.size":"1 MiB"})");
@@ -89,7 +94,7 @@ TEST(ExploreRun, PointRecords) {
               isa::areaOf(isa::loadTarget(src("configs/npu-base.yaml"))).total(), 1e-9);
 
   // A description the loader rejects: invalid, with the loader's message.
-  json bad = evaluatePoint(s, pointAt(s, 2 + 1));
+  json bad = evaluatePoint(s, pointAt(s, 2 + 1), prepared);
   EXPECT_EQ(bad.at("status"), "invalid");
   EXPECT_NE(bad.at("reason").get<std::string>().find("size 1000 is not a multiple of"),
             std::string::npos)
@@ -100,7 +105,42 @@ TEST(ExploreRun, PointRecords) {
   const SweepSpec strict = loadSweep(writeSpec(
       dir, std::string(kSpec).replace(std::string(kSpec).find("allow_cpu_groups: true"), 22, ""),
       models()));
-  EXPECT_EQ(evaluatePoint(strict, pointAt(strict, 11)).at("status"), "partial");
+  EXPECT_EQ(evaluatePoint(strict, pointAt(strict, 11), PreparedModels(strict)).at("status"),
+            "partial");
+}
+
+// A point's compile starts from the model prepared once for the sweep and packs no constants
+// (CompileOptions::timingOnly); its program is a fresh full compile's, instruction for
+// instruction, with as many (zero) constant bytes.
+TEST(ExploreRun, PreparedTimingOnlyCompileIsTheFreshCompile) {
+  const std::string dir = testDir();
+  const SweepSpec s = loadSweep(writeSpec(dir, kSpec, models()));
+  const PreparedModels prepared(s);
+  for (int64_t index : {0, 11}) {
+    const isa::Target t =
+        isa::parseTarget(pointTargetText(s, pointAt(s, index)), fmt::format("point {}", index));
+    for (size_t i = 0; i < s.models.size(); ++i) {
+      SCOPED_TRACE(fmt::format("point {}, {}", index, s.models[i].name));
+      const driver::CompiledModel fresh = driver::compileModel(s.models[i].path, t, {});
+      npu::CompileOptions o;
+      o.timingOnly = true;
+      const driver::CompiledModel quick = driver::compilePrepared(prepared.graph(i), t, o);
+      ASSERT_EQ(quick.npuSegments.size(), fresh.npuSegments.size());
+      ASSERT_FALSE(fresh.npuSegments.empty());
+      for (size_t k = 0; k < fresh.npuSegments.size(); ++k) {
+        const npu::Segment &a = fresh.npuSegments[k], &b = quick.npuSegments[k];
+        EXPECT_EQ(isa::disassemble(t, b.program), isa::disassemble(t, a.program));
+        EXPECT_EQ(b.dramBytes, a.dramBytes);
+        EXPECT_EQ(b.constImage.size(), a.constImage.size());
+        EXPECT_TRUE(b.timingOnly);
+        EXPECT_FALSE(a.timingOnly);
+        EXPECT_TRUE(std::all_of(b.constImage.begin(), b.constImage.end(),
+                                [](uint8_t x) { return x == 0; }));
+        EXPECT_TRUE(std::any_of(a.constImage.begin(), a.constImage.end(),
+                                [](uint8_t x) { return x != 0; }));
+      }
+    }
+  }
 }
 
 TEST(ExploreRun, ThreadsResumeAndReport) {
@@ -200,14 +240,14 @@ allow_cpu_groups: true
   const SweepSpec plain = loadSweep(writeSpec(dir, body));
   const SweepSpec s = loadSweep(writeSpec(dir, body + "tune_trials: 6\n"));
   EXPECT_NE(plain.id, s.id); // tuning changes the records: another sweep
-  const json r = evaluatePoint(s, pointAt(s, 0));
+  const json r = evaluatePoint(s, pointAt(s, 0), PreparedModels(s));
   ASSERT_EQ(r.at("status"), "ok") << r.dump(1);
   const json &m = r.at("models").at("tinycnn");
   ASSERT_TRUE(m.contains("tuning")) << m.dump(1);
   const json &t = m.at("tuning");
   EXPECT_GE(t.at("trials").get<int>(), 1);
   // The untuned compile is what the sweep without tuning measures.
-  const json u = evaluatePoint(plain, pointAt(plain, 0));
+  const json u = evaluatePoint(plain, pointAt(plain, 0), PreparedModels(plain));
   EXPECT_EQ(t.at("untuned_cycles"), u.at("models").at("tinycnn").at("cycles"));
   EXPECT_FALSE(u.at("models").at("tinycnn").contains("tuning"));
   EXPECT_GT(m.at("cycles").get<int64_t>(), 0);

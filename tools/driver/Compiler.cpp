@@ -116,6 +116,15 @@ graph::FusionFilter npuFusionFilter(const isa::Target &t) {
   };
 }
 
+bool checkCalibrationOptions(const isa::Target &target, const npu::CompileOptions &opt) {
+  const bool int8 = target.tensor.operandType == isa::ElemType::I8;
+  if (!int8 &&
+      (!opt.calibrationPaths.empty() || opt.calibration.method != npu::CalibrationMethod::Max))
+    fail("--calibrate and --calibration-method set int8 scales; target '{}' has {} operands",
+         target.name, isa::elemTypeName(target.tensor.operandType));
+  return int8;
+}
+
 graph::FusionFilter attentionFilter(const isa::Target &t) {
   // The fused kernel must run the merged group, and its estimate (the larger of its tiling cost
   // and its roofline) be no worse than the three groups' (each with every tensor in DRAM, as the
@@ -303,32 +312,39 @@ graph::Graph loadModelGraph(const std::string &path, const frontend::ImportOptio
   return g;
 }
 
+graph::Graph prepareModelGraph(const std::string &path, const frontend::ImportOptions &inputs) {
+  graph::Graph g = loadModelGraph(path, inputs);
+  graph::simplify(g);
+  checkRuntimeTypes(g);
+  graph::eliminateCommonSubexpressions(g);
+  graph::foldBatchNorm(g);
+  // 1-D conv/pool on the NPU's 2-D kernels; a Squeeze -> Unsqueeze between two of them cancels.
+  if (graph::windowOpsTo2d(g) > 0)
+    graph::simplifyLayoutOps(g);
+  graph::lowerActivations(g);     // HardSwish etc. as primitives the NPU runs
+  graph::sinkScalesPastMatMul(g); // attention's Q scale becomes the scores' epilogue
+  // ConvNeXt-style [N,H,W,C] LayerNorm and Linear layers over [N,H*W,C]: the tensor unit's
+  // MatMul, and Permutes that cancel into views.
+  if (graph::channelsLastTo3d(g) > 0)
+    graph::simplifyLayoutOps(g);
+  return g;
+}
+
 CompiledModel compileModel(const std::string &onnxPath, const isa::Target &target,
                            const frontend::ImportOptions &inputs, const npu::CompileOptions &opt) {
   CrashScope scope(
       [&] { return fmt::format("compiling '{}' for target '{}'", onnxPath, target.name); });
-  const bool int8 = target.tensor.operandType == isa::ElemType::I8;
-  if (!int8 &&
-      (!opt.calibrationPaths.empty() || opt.calibration.method != npu::CalibrationMethod::Max))
-    fail("--calibrate and --calibration-method set int8 scales; target '{}' has {} operands",
-         target.name, isa::elemTypeName(target.tensor.operandType));
+  checkCalibrationOptions(target, opt); // before the (slower) import
+  return compilePrepared(prepareModelGraph(onnxPath, inputs), target, opt);
+}
+
+CompiledModel compilePrepared(graph::Graph prepared, const isa::Target &target,
+                              const npu::CompileOptions &opt) {
+  const bool int8 = checkCalibrationOptions(target, opt);
   CompiledModel m;
   m.target = target;
   m.options = opt;
-  m.graph = loadModelGraph(onnxPath, inputs);
-  graph::simplify(m.graph);
-  checkRuntimeTypes(m.graph);
-  graph::eliminateCommonSubexpressions(m.graph);
-  graph::foldBatchNorm(m.graph);
-  // 1-D conv/pool on the NPU's 2-D kernels; a Squeeze -> Unsqueeze between two of them cancels.
-  if (graph::windowOpsTo2d(m.graph) > 0)
-    graph::simplifyLayoutOps(m.graph);
-  graph::lowerActivations(m.graph);     // HardSwish etc. as primitives the NPU runs
-  graph::sinkScalesPastMatMul(m.graph); // attention's Q scale becomes the scores' epilogue
-  // ConvNeXt-style [N,H,W,C] LayerNorm and Linear layers over [N,H*W,C]: the tensor unit's
-  // MatMul, and Permutes that cancel into views.
-  if (graph::channelsLastTo3d(m.graph) > 0)
-    graph::simplifyLayoutOps(m.graph);
+  m.graph = std::move(prepared);
   // Scales are per value, so they are taken on the final graph, before fusion and placement.
   if (int8)
     m.options.quant = calibrateFor(m.graph, opt.calibrationPaths, opt.calibration);

@@ -72,6 +72,23 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
                            const frontend::ImportOptions &inputs,
                            const npu::CompileOptions &opt = {});
 
+/// compileModel's target-independent front half: the model read (loadModelGraph), simplified,
+/// common subexpressions merged, BatchNorm folded, and rewritten into what the NPU kernels take
+/// (1-D window ops as 2-D, activations as primitives, scales sunk past MatMul, channels-last
+/// regions). A design-space sweep prepares each model once for all its design points.
+graph::Graph prepareModelGraph(const std::string &path, const frontend::ImportOptions &inputs);
+
+/// compileModel's back half on a prepared graph (taken by value: a sweep passes a copy, whose
+/// constants share their data with the original): calibration on int8 targets, fusion, placement
+/// and the segments. compileModel(path, t, inputs, opt) is
+/// compilePrepared(prepareModelGraph(path, inputs), t, opt).
+CompiledModel compilePrepared(graph::Graph prepared, const isa::Target &target,
+                              const npu::CompileOptions &opt = {});
+
+/// Whether `target` computes in int8; fails when `opt` sets calibration for a target that does
+/// not (`--calibrate` and `--calibration-method` set int8 scales).
+bool checkCalibrationOptions(const isa::Target &target, const npu::CompileOptions &opt);
+
 /// Splits groups (in vector order, which is execution order) into maximal same-placement runs,
 /// or with `perNpuGroup` each NPU group into a segment of its own. Every group must have been
 /// placed; an Unassigned group is a compiler bug.

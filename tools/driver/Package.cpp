@@ -271,6 +271,8 @@ bool hasPackageMagic(std::string_view bytes) {
 }
 
 std::string packageBytes(const CompiledModel &m) {
+  for (const npu::Segment &s : m.npuSegments)
+    NPUC_ASSERT(!s.timingOnly, "a timing-only compile (constants not packed) is never packaged");
   BlobWriter blobs;
   // The large blobs, counted ahead: the graph's constants (an upper bound: graphToJson leaves
   // out the ones nothing reads; reserved pages nothing writes are never touched), the NPU

@@ -291,6 +291,9 @@ std::optional<cpu::NativeCode> compileCpuCode(const CompiledModel &m) {
 RunResult runModel(const CompiledModel &m, const std::map<std::string, HostTensor> &inputs,
                    const RunOptions &options) {
   const graph::Graph &g = m.graph;
+  for (const npu::Segment &s : m.npuSegments)
+    NPUC_ASSERT(!s.timingOnly, "a timing-only compile (constants not packed) never runs "
+                               "functionally");
   validateInputs(g, inputs);
 
   // Lower every CPU group up front and link them as one module: the package's machine code
