@@ -167,7 +167,7 @@ ExploreSummary sweepOn(const SweepSpec &s, const ExploreOptions &o, std::ostream
 ExploreSummary sweepOnRanks(const SweepSpec &s, const ExploreOptions &o, std::ostream &log) {
   mpi::Session session;
   try {
-    session.checkSameSweep(s);
+    mpi::checkSameSweep(session, s);
   } catch (const std::exception &e) {
     session.abort(e.what());
   }

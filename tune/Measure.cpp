@@ -10,8 +10,9 @@
 
 namespace npuc::tune {
 
-Measurer::Measurer(const driver::CompiledModel &m, const TaskSet &tasks, int jobs)
-    : m_(m), tasks_(tasks) {
+Measurer::Measurer(const driver::CompiledModel &m, const TaskSet &tasks, int jobs,
+                   RemoteMeasure remote)
+    : m_(m), tasks_(tasks), remote_(std::move(remote)) {
   jobs_ = jobs > 0 ? jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
@@ -46,7 +47,53 @@ int64_t simulateTimingOnly(const isa::Target &t, const npu::Segment &seg) {
   return 0;
 }
 
+npu::Schedule scheduleFrom(const nlohmann::json &j) {
+  Expected<npu::Schedule, std::string> s = npu::Schedule::fromJson(j);
+  NPUC_ASSERT(s.has_value(), "a schedule another rank wrote reads back: " +
+                                 (s.has_value() ? std::string() : s.error()));
+  return *s;
+}
+
 } // namespace
+
+std::string candidateText(const Candidate &c) {
+  return nlohmann::json{{"task", c.task},
+                        {"schedule", c.schedule ? c.schedule->toJson() : nlohmann::json()}}
+      .dump();
+}
+
+Candidate candidateFromText(const std::string &text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  Candidate c;
+  c.task = j.at("task").get<int>();
+  if (!j.at("schedule").is_null())
+    c.schedule = scheduleFrom(j.at("schedule"));
+  return c;
+}
+
+std::string measurementText(const Measurement &m) {
+  return nlohmann::json{
+      {"task", m.task},         {"schedule", m.schedule.toJson()},
+      {"default", m.isDefault}, {"cycles", m.cycles ? nlohmann::json(*m.cycles) : nlohmann::json()},
+      {"error", m.error},       {"roofline", m.rooflineCycles},
+      {"macs", m.macs},         {"seconds", m.seconds}}
+      .dump();
+}
+
+Measurement measurementFromText(const std::string &text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  Measurement m;
+  m.task = j.at("task").get<int>();
+  m.schedule = scheduleFrom(j.at("schedule"));
+  m.isDefault = j.at("default").get<bool>();
+  if (!j.at("cycles").is_null())
+    m.cycles = j.at("cycles").get<int64_t>();
+  m.error = j.at("error").get<std::string>();
+  m.rooflineCycles = j.at("roofline").get<int64_t>();
+  m.macs = j.at("macs").get<int64_t>();
+  m.seconds = j.at("seconds").get<double>();
+  return m;
+}
 
 Measurement Measurer::measure(const Candidate &c) const {
   const auto start = std::chrono::steady_clock::now();
@@ -78,6 +125,11 @@ Measurement Measurer::measure(const Candidate &c) const {
 }
 
 std::vector<Measurement> Measurer::measureAll(const std::vector<Candidate> &cs) const {
+  if (remote_) {
+    std::vector<Measurement> out = remote_(cs);
+    NPUC_ASSERT(out.size() == cs.size(), "a remote measurer answers every candidate");
+    return out;
+  }
   std::vector<Measurement> out(cs.size());
   // Bad input (npuc::Error) reaches the caller's thread, the first candidate's first.
   runTasks(cs.size(), jobs_, [&](size_t i) { out[i] = measure(cs[i]); });

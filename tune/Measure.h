@@ -16,12 +16,15 @@
 // Measurer::measureAll runs a batch on `jobs` threads. compileSegment only reads the graph and
 // the target (every phase writes into its own SegmentPlan; the pass registries, Z3 contexts and
 // builders are per call; the simulator's scratch buffers are thread_local), so the threads share
-// them without locks.
+// them without locks. Under mpirun it hands the batch to a RemoteMeasure instead: the MPI
+// executor (mpi/Executor.h) sends each candidate as text to a worker rank, which compiled the
+// same model, extracted the same tasks and measures it with its own Measurer.
 #pragma once
 
 #include "tune/Task.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,19 +48,32 @@ struct Candidate {
   std::optional<npu::Schedule> schedule;
 };
 
+/// Measures a batch elsewhere (MPI worker ranks); the results in the candidates' order.
+using RemoteMeasure = std::function<std::vector<Measurement>(const std::vector<Candidate> &)>;
+
+/// A candidate as an MPI job's text (its task by index: every rank extracts the same tasks from
+/// the same compiled model), and a measurement as the answer's, each read back exactly.
+std::string candidateText(const Candidate &c);
+Candidate candidateFromText(const std::string &text);
+std::string measurementText(const Measurement &m);
+Measurement measurementFromText(const std::string &text);
+
 class Measurer {
 public:
-  /// `m` and `tasks` must outlive the measurer. jobs <= 0: the hardware's concurrency.
-  Measurer(const driver::CompiledModel &m, const TaskSet &tasks, int jobs);
+  /// `m` and `tasks` must outlive the measurer. jobs <= 0: the hardware's concurrency. With
+  /// `remote`, measureAll hands every batch to it.
+  Measurer(const driver::CompiledModel &m, const TaskSet &tasks, int jobs,
+           RemoteMeasure remote = nullptr);
   int jobs() const { return jobs_; }
   Measurement measure(const Candidate &c) const;
-  /// Every candidate, on up to jobs() threads; results in the candidates' order.
+  /// Every candidate, on up to jobs() threads (or remotely); results in the candidates' order.
   std::vector<Measurement> measureAll(const std::vector<Candidate> &cs) const;
 
 private:
   const driver::CompiledModel &m_;
   const TaskSet &tasks_;
   int jobs_ = 1;
+  RemoteMeasure remote_;
 };
 
 } // namespace npuc::tune

@@ -41,8 +41,9 @@ CostModel::Options modelOptions() {
 class Tuner {
 public:
   Tuner(const driver::CompiledModel &m, const TuneOptions &o)
-      : m_(m), o_(o), hw_(deriveHw(m.target)), set_(extractTasks(m)), measurer_(m, set_, o.jobs),
-        model_(o.seed, modelOptions()), start_(Clock::now()) {}
+      : m_(m), o_(o), hw_(deriveHw(m.target)), set_(extractTasks(m)),
+        measurer_(m, set_, o.jobs, o.remote), model_(o.seed, modelOptions()), start_(Clock::now()) {
+  }
 
   TuneResult run();
 

@@ -41,6 +41,9 @@ struct TuneOptions {
   SearchOptions search;
   SchedulerOptions scheduler;
   std::function<void(const TuneProgress &)> progress; // after each batch
+  /// Measures every batch elsewhere instead of on `jobs` threads (`npuc tune` under mpirun: the
+  /// worker ranks); a run proposes and records the same points either way.
+  RemoteMeasure remote;
 };
 
 struct TaskResult {

@@ -1,8 +1,10 @@
 // Tune.cpp - `npuc tune`: auto-scheduling of a model's NPU kernels on the simulator
 // (tune/Tuner.h, docs/TUNING.md), with a progress line, the per-task table, a whole-model check
-// and an optional plot of the best estimated cycles against trials.
+// and an optional plot of the best estimated cycles against trials. Under `mpirun -np N` rank 0
+// tunes and the other ranks measure its batches (mpi/Executor.h).
 #include "tools/cli/Commands.h"
 
+#include "mpi/Executor.h"
 #include "npuc/thread_pool.h"
 #include "simulator/Simulator.h"
 #include "support/Error.h"
@@ -134,13 +136,10 @@ void printWholeModelCheck(const TuneArgs &a, const driver::CompiledModel &m,
                              : "");
 }
 
-} // namespace
-
-void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
-  checkTuneArgs(a);
-  const frontend::ImportOptions inputs = importOptions(a.inputShapes, a.binds);
-  driver::CompiledModel m = driver::compileModel(a.model, a.target, inputs);
-  tune::TuneOptions o;
+// Tunes `m` (measuring on `o.remote`'s `workers` ranks when set) and prints the results.
+void tuneAndReport(const TuneArgs &a, const driver::CompiledModel &m,
+                   const frontend::ImportOptions &inputs, tune::TuneOptions o, int workers,
+                   std::ostream &out, std::ostream &err) {
   o.trials = a.trials;
   o.timeBudget = a.timeBudget;
   o.jobs = a.jobs;
@@ -155,7 +154,7 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
     err << "warning: " << w << "\n";
   out << fmt::format(
       "tuned {} for {}: {} tasks from {} NPU groups, {} trials ({} from the log) "
-      "in {:.1f}s on {} thread{}\n",
+      "in {:.1f}s on {}\n",
       a.model, m.target.name, r.tasks.size(),
       [&] {
         int n = 0;
@@ -165,7 +164,9 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
           n += u.weight;
         return n;
       }(),
-      r.trials, r.resumed, r.seconds, r.jobs, r.jobs == 1 ? "" : "s");
+      r.trials, r.resumed, r.seconds,
+      workers > 0 ? fmt::format("{} MPI worker rank(s)", workers)
+                  : fmt::format("{} thread{}", r.jobs, r.jobs == 1 ? "" : "s"));
   printTable(r, out);
   if (r.quality)
     out << fmt::format(
@@ -184,6 +185,72 @@ void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
         "trials", "estimated end-to-end cycles", {s});
     out << "plot: " << a.plot << "\n";
   }
+}
+
+// Under mpirun: every rank compiles the model and extracts its tasks (checked to be rank 0's);
+// rank 0 tunes, the others measure the candidates it sends until it is done.
+void tuneOnRanks(const TuneArgs &a, const frontend::ImportOptions &inputs, std::ostream &out,
+                 std::ostream &err) {
+  mpi::Session session;
+  driver::CompiledModel m;
+  tune::TaskSet tasks;
+  try {
+    m = driver::compileModel(a.model, a.target, inputs);
+    tasks = tune::extractTasks(m);
+    std::string keys = m.target.name;
+    for (const tune::Task &t : tasks.tasks)
+      keys.append(1, ' ').append(t.key.str());
+    const std::string id = fmt::format("{:016x}", std::hash<std::string>{}(keys));
+    session.checkSame(id, [&](const std::string &root) {
+      return fmt::format("{}: this rank's model and target give tasks {}, rank 0's give {} (every "
+                         "rank must read the same model and target)",
+                         a.model, id, root);
+    });
+  } catch (const std::exception &e) {
+    session.abort(e.what());
+  }
+  if (session.rank() != 0) {
+    const tune::Measurer measurer(m, tasks, 1);
+    try {
+      mpi::serve([&](const std::string &job) {
+        return tune::measurementText(measurer.measure(tune::candidateFromText(job)));
+      });
+    } catch (const std::exception &e) {
+      session.abort(e.what());
+    }
+    return;
+  }
+  err << fmt::format("MPI: rank 0 tunes, {} worker rank(s) measure\n", session.size() - 1);
+  tune::TuneOptions o;
+  o.remote = [&](const std::vector<tune::Candidate> &cs) {
+    std::vector<std::string> jobs;
+    for (const tune::Candidate &c : cs)
+      jobs.push_back(tune::candidateText(c));
+    std::vector<tune::Measurement> out(cs.size());
+    mpi::dispatch(session, jobs, [&](size_t i, const std::string &answer) {
+      out[i] = tune::measurementFromText(answer);
+    });
+    return out;
+  };
+  try {
+    tuneAndReport(a, m, inputs, o, session.size() - 1, out, err);
+  } catch (const std::exception &e) {
+    session.abort(e.what()); // the workers would otherwise wait for work forever
+  }
+  mpi::stopWorkers(session);
+}
+
+} // namespace
+
+void cmdTune(const TuneArgs &a, std::ostream &out, std::ostream &err) {
+  checkTuneArgs(a);
+  const frontend::ImportOptions inputs = importOptions(a.inputShapes, a.binds);
+  if (mpi::launched()) {
+    tuneOnRanks(a, inputs, out, err);
+    return;
+  }
+  const driver::CompiledModel m = driver::compileModel(a.model, a.target, inputs);
+  tuneAndReport(a, m, inputs, {}, 0, out, err);
 }
 
 } // namespace npuc::cli
