@@ -180,9 +180,11 @@ json evaluateChecked(const SweepSpec &s, const Point &p, const PreparedModels &p
     const ModelSpec &ms = s.models[i];
     try {
       ModelRun mr = runModel(prepared.graph(i), t, s);
+      if (ms.weight != 1)
+        mr.j["weight"] = ms.weight;
       models[ms.name] = mr.j;
       cpuGroups += mr.cpuGroups;
-      sim::addStats(total, mr.stats);
+      sim::addStats(total, mr.stats, ms.weight);
     } catch (const Error &e) {
       r["status"] = "failed";
       r["reason"] = fmt::format("{}: {}", ms.name, e.what());

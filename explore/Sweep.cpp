@@ -316,10 +316,11 @@ ModelSpec parseModel(const YNode &y, const std::string &specPath) {
   if (y.isScalar()) {
     m.path = resolve(specPath, y.asString());
   } else {
-    y.allowKeys({"path", "name", "input_shape"});
+    y.allowKeys({"path", "name", "input_shape", "weight"});
     m.path = resolve(specPath, y.req("path").asString());
     if (auto n = y.opt("name"))
       m.name = n->asString();
+    m.weight = y.intOr("weight", 1, 1, 1000000);
     if (auto shapes = y.opt("input_shape"))
       for (const auto &[input, dims] : shapes->entries()) {
         Shape s;
@@ -378,7 +379,10 @@ std::string sweepId(const SweepSpec &s) {
     json shapes = json::object();
     for (const auto &[name, shape] : m.inputs.inputShapes)
       shapes[name] = shape;
-    j["models"].push_back({m.name, m.path, std::filesystem::file_size(m.path), shapes});
+    json model = {m.name, m.path, std::filesystem::file_size(m.path), shapes};
+    if (m.weight != 1) // absent when 1, so that the sweeps before weights keep their ids
+      model.push_back(m.weight);
+    j["models"].push_back(model);
   }
   for (const Axis &a : s.axes)
     j["axes"].push_back({a.name, a.params, a.optionalOps, a.values});

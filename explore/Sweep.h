@@ -57,6 +57,7 @@ struct Axis {
 struct ModelSpec {
   std::string name; // as results name it (default: the file's stem)
   std::string path; // resolved against the sweep file's directory
+  int64_t weight = 1; // runs of the model per workload: its share of the point's metrics
   frontend::ImportOptions inputs;
 };
 

@@ -143,6 +143,37 @@ TEST(ExploreRun, PreparedTimingOnlyCompileIsTheFreshCompile) {
   }
 }
 
+// A model's weight (runs per workload) multiplies its share of the point's metrics and of the
+// energy breakdown; the per-model figures stay one run's, and the weight is part of the sweep.
+TEST(ExploreRun, ModelWeightsScaleTheirShare) {
+  const std::string dir = testDir();
+  const std::string body = "axes:\n  - {param: dram.bytes_per_cycle, values: [16]}\n"
+                           "objectives: [cycles]\nallow_cpu_groups: true\n";
+  const std::string tiny = src("models/tinycnn.onnx"), mlp = src("models/mlp.onnx");
+  const SweepSpec plain = loadSweep(writeSpec(dir, body, models()));
+  const SweepSpec weighted =
+      loadSweep(writeSpec(dir, body, "models: [" + tiny + ", {path: " + mlp + ", weight: 3}]\n"));
+  EXPECT_NE(plain.id, weighted.id);
+  const json a = evaluatePoint(plain, pointAt(plain, 0), PreparedModels(plain));
+  const json b = evaluatePoint(weighted, pointAt(weighted, 0), PreparedModels(weighted));
+  ASSERT_EQ(b.at("status"), "ok") << b.dump(1);
+  const json &ma = a.at("models"), &mb = b.at("models");
+  EXPECT_EQ(mb.at("mlp").at("cycles"), ma.at("mlp").at("cycles"));
+  EXPECT_EQ(mb.at("mlp").at("weight"), 3);
+  EXPECT_FALSE(mb.at("tinycnn").contains("weight"));
+  const int64_t tc = ma.at("tinycnn").at("cycles").get<int64_t>();
+  const int64_t mc = ma.at("mlp").at("cycles").get<int64_t>();
+  EXPECT_EQ(b.at("metrics").at("cycles").get<int64_t>(), tc + 3 * mc);
+  const double te = ma.at("tinycnn").at("energy_uj").get<double>();
+  const double me = ma.at("mlp").at("energy_uj").get<double>();
+  EXPECT_NEAR(b.at("metrics").at("energy_uj").get<double>(), te + 3 * me, 1e-9 * (te + 3 * me));
+  // The breakdown is the weighted workload's: it sums to the weighted energy.
+  double parts = 0;
+  for (auto &[k, v] : b.at("breakdown").at("energy_uj").items())
+    parts += v.get<double>();
+  EXPECT_NEAR(parts, te + 3 * me, 1e-9 * (te + 3 * me));
+}
+
 TEST(ExploreRun, ThreadsResumeAndReport) {
   const std::string dir = testDir();
   const SweepSpec s = loadSweep(writeSpec(dir, kSpec, models()));

@@ -164,4 +164,7 @@ TEST(ExploreSweep, BadSpecsNameTheAxisAndValue) {
                   {"two models are named 'tinycnn'"},
                   "models: [" + src("models/tinycnn.onnx") + ", " + src("models/tinycnn.onnx") +
                       "]\n");
+  expectSpecError(dir, "axes:\n  - {param: tensor_unit.rows, values: [8]}\n" + obj,
+                  {"models[0].weight", "out of range"},
+                  "models: [{path: " + src("models/tinycnn.onnx") + ", weight: 0}]\n");
 }
