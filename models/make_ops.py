@@ -679,6 +679,15 @@ def transformer_cases():
     case("Where_constant_fill_second_npu", "transformer", "Where",
          [("c", ~future), ("x", rnd(3, 6, 6)), ("c", rnd(6, lo=-2, hi=2))], {},
          lambda m, x, k: np.where(m, x, k), **npu)
+    # ONNX's Gelu, erf and tanh forms (lowered to Erf or Tanh arithmetic the vector unit runs).
+    # Their data comes from a generator of their own, so that the cases after this family keep
+    # theirs.
+    g = np.random.default_rng(2121).uniform(-4, 4, (3, 40)).astype(np.float32)
+    case("Gelu_npu", "transformer", "Gelu", [("x", g)], {},
+         lambda x: 0.5 * x * (1 + verf(x / math.sqrt(2))), **npu)
+    case("Gelu_tanh_npu", "transformer", "Gelu", [("x", g)], {"approximate": "tanh"},
+         lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
+         **npu)
 
 
 # ----------------------------------------------------------------------------- folded ops
