@@ -121,6 +121,11 @@ Command addCompile(CLI::App &app, const std::vector<std::string> &commandLine) {
                   "int8 targets: how each activation's clipping threshold is chosen: max (the "
                   "default), percentile[:Q] (99.99), entropy (least KL divergence) or mse "
                   "(least squared error)");
+  sub->add_option("--int8-accuracy", a->int8Accuracy,
+                  "int8 targets: keep the layers whose int8 error costs the output the most in "
+                  "fp32 on the CPU until the output's cosine against fp32 reaches this on the "
+                  "calibration set (e.g. 0.995; npuc inspect names them and why; "
+                  "docs/QUANTISATION.md)");
   sub->add_option(
       "--print-after", a->printAfter,
       "print each NPU segment's plan after PHASE (repeatable, or a comma list; phases: " +

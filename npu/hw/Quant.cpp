@@ -246,6 +246,15 @@ std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const
       fail("quantised reference: no tensor given for input '{}'", g.value(v).name);
     env[v] = it->second;
   }
+  for (const graph::FusedGroup &grp : g.groups)
+    NPUC_ASSERT(grp.placement != graph::Placement::Unassigned, "groups are placed");
+  evalQuantised(g, q, env, 0,
+                [&](size_t i) { return g.groups[i].placement == graph::Placement::Npu; });
+  return env;
+}
+
+void evalQuantised(const graph::Graph &g, const QuantTable &q, std::map<ValueId, HostTensor> &env,
+                   size_t from, const std::function<bool(size_t)> &int8) {
   auto fq = [&](const HostTensor &t, ValueId v) {
     HostTensor r = t;
     const float s = q.of(v);
@@ -253,9 +262,9 @@ std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const
       x = fakeQuantise(x, s);
     return r;
   };
-  for (const graph::FusedGroup &grp : g.groups) {
-    NPUC_ASSERT(grp.placement != graph::Placement::Unassigned, "groups are placed");
-    const bool npu = grp.placement == graph::Placement::Npu;
+  for (size_t gi = from; gi < g.groups.size(); ++gi) {
+    const graph::FusedGroup &grp = g.groups[gi];
+    const bool npu = int8(gi);
     // What this group reads: NPU groups read int8 copies of their inputs (the host quantises a
     // CPU-produced value for an NPU consumer, while CPU consumers keep the fp32 value).
     std::map<ValueId, HostTensor> local;
@@ -291,7 +300,6 @@ std::map<ValueId, HostTensor> runQuantisedReference(const graph::Graph &g, const
       for (ValueId v : grp.outputs)
         env[v] = fq(env.at(v), v);
   }
-  return env;
 }
 
 } // namespace npuc::npu

@@ -18,6 +18,7 @@
 #include "support/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,5 +79,12 @@ QuantTable calibrate(const graph::Graph &g,
 std::map<graph::ValueId, HostTensor>
 runQuantisedReference(const graph::Graph &g, const QuantTable &q,
                       const std::map<graph::ValueId, HostTensor> &inputs);
+
+/// Evaluates groups from..end of `g` into `env` (which holds the graph's inputs and every value
+/// the earlier groups computed), the groups `int8(i)` names quantised as on the NPU and the
+/// others in fp32, as runQuantisedReference does with the NPU groups. Placement is not read.
+void evalQuantised(const graph::Graph &g, const QuantTable &q,
+                   std::map<graph::ValueId, HostTensor> &env, size_t from,
+                   const std::function<bool(size_t)> &int8);
 
 } // namespace npuc::npu

@@ -59,6 +59,13 @@ struct CompileOptions {
   CalibrationSpec calibration;
   /// int8 targets: the activation scales every segment compiles with (required there).
   std::shared_ptr<const QuantTable> quant;
+  /// int8 targets, > 0 (`--int8-accuracy COS`): the most sensitive NPU groups stay wide, in fp32
+  /// on the CPU, until the outputs' cosine against fp32 reaches COS on the calibration set
+  /// (npu/hw/MixedPrecision.h; the driver places them). 0: every group the NPU runs is int8.
+  double int8Accuracy = 0;
+  /// What --int8-accuracy found (the cosines before and after, how many groups kept wide), for
+  /// inspect and the report; empty without it.
+  std::string int8AccuracyResult;
   /// Intermediate tensors stay in L1 between consecutive groups where the residency analysis
   /// (graph/Residency.cpp) proposes it and the kernels still tile around them
   /// (npu/pipeline/Resident.cpp); false (`--no-residency`) round-trips every tensor through DRAM.

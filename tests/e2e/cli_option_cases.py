@@ -39,6 +39,38 @@ def case_int8_calibrate(c):
                   ["--calibrate " + bad, "1x3x32x32", "1x3x16x16"], [badpkg])
 
 
+def case_int8_accuracy(c):
+    """--int8-accuracy keeps the most sensitive layers in fp32 on the CPU until the quantised
+    reference's output meets the cosine target: inspect says the cosines and names each layer
+    kept wide with its sensitivity, the package runs, and a target int8 meets keeps nothing."""
+    import re
+    import numpy as np
+    target = os.path.join(c.root, "configs", "npu-int8.yaml")
+    inp = os.path.join(c.root, "models", "tinycnn_input.npy")
+    want = os.path.join(c.root, "models", "tinycnn_expected.npy")
+    c.require(c.model, target, inp, want)
+    pkg = c.w("wide.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", pkg, "--int8-accuracy",
+                 "0.9999999"])
+    ins = c.expect_ok(["inspect", pkg])
+    m = re.search(r"mixed precision: --int8-accuracy 0\.9999999: cosine against fp32 "
+                  r"([0-9.]+) with every NPU group in int8, ([0-9.]+) with (\d+) group\(s\) "
+                  r"kept wide \(", ins)
+    assert m, ins[:3000]
+    before, after, kept = float(m.group(1)), float(m.group(2)), int(m.group(3))
+    assert before < 0.9999999 <= after and kept >= 1, m.group(0)
+    assert ins.count("kept wide (fp32 on the CPU) for --int8-accuracy 0.9999999: alone in int8 "
+                     "it takes the output's cosine against fp32 to ") == kept, ins[:3000]
+    out = c.w("out")
+    c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", out])
+    got = np.load(os.path.join(out, "output.npy"))
+    assert _cosine(got, np.load(want)) > 0.9999, _cosine(got, np.load(want))
+    easy = c.w("easy.npub")
+    c.expect_ok(["compile", c.model, "--target", target, "-o", easy, "--int8-accuracy", "0.5"])
+    ins = c.expect_ok(["inspect", easy])
+    assert "with 0 group(s) kept wide" in ins and "kept wide (fp32" not in ins, ins[:3000]
+
+
 def _cosine(a, b):
     import numpy as np
     a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
@@ -135,8 +167,14 @@ def case_int8_calibration_set(c):
           "--calibrate and --calibration-method set int8 scales; target 'npu-base' has fp16 "
           "operands")
     fails(["--target", "cpu", "--calibration-method", "mse"],
-          "--calibrate and --calibration-method set int8 scales; --target cpu has no int8 "
+          "--calibrate, --calibration-method and --int8-accuracy set int8 scales and layers; "
+          "--target cpu has no int8 operands")
+    fails(["--target", os.path.join(c.root, "configs", "npu-base.yaml"), "--int8-accuracy",
+           "0.99"],
+          "--int8-accuracy keeps layers of an int8 model wide; target 'npu-base' has fp16 "
           "operands")
+    fails(["--target", target, "--int8-accuracy", "1.5"],
+          "--int8-accuracy 1.5: a cosine similarity target, in (0, 1]")
 
 
 def case_bank_aware(c):

@@ -389,10 +389,11 @@ void cmdCompile(const CompileArgs &a, std::ostream &out, std::ostream &err) {
   opt.naiveTiling = a.tiling == "naive";
   opt.calibrationPaths = a.calibrate;
   opt.calibration = npu::parseCalibrationMethod(a.calibrationMethod, "--calibration-method");
+  opt.int8Accuracy = a.int8Accuracy;
   if ((aot || driver::isCpuTarget(a.target)) &&
-      (!a.calibrate.empty() || a.calibrationMethod != "max"))
-    fail("--calibrate and --calibration-method set int8 scales; --target {} has no int8 "
-         "operands",
+      (!a.calibrate.empty() || a.calibrationMethod != "max" || a.int8Accuracy != 0))
+    fail("--calibrate, --calibration-method and --int8-accuracy set int8 scales and layers; "
+         "--target {} has no int8 operands",
          a.target);
   opt.verifyPhases = !a.noVerifyPhases;
   if (!a.debugCrashAt.empty()) {
@@ -647,6 +648,9 @@ void cmdInspect(const InspectArgs &a, std::ostream &out) {
     out << fmt::format("int8 quantisation: per-tensor symmetric activations (scales in each "
                        "segment's DRAM tensors), per-channel weights; calibrated on {}\n",
                        m.options.quant->source);
+  if (!m.options.int8AccuracyResult.empty())
+    out << "mixed precision: " << m.options.int8AccuracyResult
+        << " (each kept-wide group's reason is its CPU placement's)\n";
   for (size_t si = 0; si < m.segments.size(); ++si) {
     const driver::Seg &s = m.segments[si];
     out << fmt::format("\nsegment {} ({}): {} group(s)\n", si, s.npu ? "npu" : "cpu",

@@ -89,6 +89,7 @@ struct CompileArgs {
   // how thresholds are chosen: max, percentile[:Q], entropy or mse.
   std::vector<std::string> calibrate;
   std::string calibrationMethod = "max";
+  double int8Accuracy = 0; // --int8-accuracy; 0: off
   /// The segment pipeline (npu/pipeline/Phases.def): print the plan after these phases (names,
   /// or comma lists of names), after every phase, stop after one (no package written), time
   /// each phase (to `err`), or skip the verifier between the phases.

@@ -14,6 +14,7 @@
 #include "graph/SinkScale.h"
 #include "graph/Text.h"
 #include "graph/WindowTo2d.h"
+#include "npu/hw/MixedPrecision.h"
 #include "support/CrashContext.h"
 #include "support/Error.h"
 #include "support/Npy.h"
@@ -122,6 +123,11 @@ bool checkCalibrationOptions(const isa::Target &target, const npu::CompileOption
       (!opt.calibrationPaths.empty() || opt.calibration.method != npu::CalibrationMethod::Max))
     fail("--calibrate and --calibration-method set int8 scales; target '{}' has {} operands",
          target.name, isa::elemTypeName(target.tensor.operandType));
+  if (!int8 && opt.int8Accuracy > 0)
+    fail("--int8-accuracy keeps layers of an int8 model wide; target '{}' has {} operands",
+         target.name, isa::elemTypeName(target.tensor.operandType));
+  if (opt.int8Accuracy < 0 || opt.int8Accuracy > 1)
+    fail("--int8-accuracy {}: a cosine similarity target, in (0, 1]", opt.int8Accuracy);
   return int8;
 }
 
@@ -195,13 +201,11 @@ void compileWithRetry(CompiledModel &m, const RejectFn &reject, const npu::Compi
 
 namespace {
 
-// int8 targets: activation scales from reference runs over the calibration set (--calibrate,
-// CalibrationSet.h; else one fixed-seed standard-normal input), chosen by `spec`.
-std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
-                                                    const std::vector<std::string> &paths,
-                                                    const npu::CalibrationSpec &spec) {
+// int8 targets: the calibration set (--calibrate, CalibrationSet.h; else one fixed-seed
+// standard-normal input), and what it is in `source`.
+std::vector<CalibrationSample>
+calibrationSet(const graph::Graph &g, const std::vector<std::string> &paths, std::string &source) {
   std::vector<CalibrationSample> set;
-  std::string source;
   if (paths.empty()) {
     set.push_back(npu::defaultCalibrationInputs(g));
     source = "a fixed-seed standard-normal input (no --calibrate given)";
@@ -212,8 +216,40 @@ std::shared_ptr<const npu::QuantTable> calibrateFor(const graph::Graph &g,
       names += (names.empty() ? "" : ", ") + p;
     source = fmt::format("{} sample{} from {}", set.size(), set.size() == 1 ? "" : "s", names);
   }
-  source += fmt::format(", method {}", spec.name());
-  return std::make_shared<const npu::QuantTable>(npu::calibrate(g, set, spec, source));
+  return set;
+}
+
+// The samples --int8-accuracy measures on: the calibration set's first few (each costs a
+// reference run per evaluation of the search).
+constexpr size_t kAccuracySamples = 4;
+
+// --int8-accuracy: the NPU groups kept wide (npu/hw/MixedPrecision.h) go to the CPU, each with
+// the reason; the choice is recorded for inspect and the report.
+void keepWide(CompiledModel &m, const std::vector<CalibrationSample> &set, double target) {
+  std::vector<npu::Sample> samples(set.begin(),
+                                   set.begin() + std::min(set.size(), kAccuracySamples));
+  const npu::WideChoice c = npu::chooseWideGroups(m.graph, *m.options.quant, samples, target);
+  for (size_t k = 0; k < c.groups.size(); ++k) {
+    graph::FusedGroup &grp = m.graph.groups.at(static_cast<size_t>(c.groups[k]));
+    grp.placement = graph::Placement::Cpu;
+    grp.cpuReason = fmt::format(
+        "kept wide (fp32 on the CPU) for --int8-accuracy {}: alone in int8 it takes the output's "
+        "cosine against fp32 to {:.8f} (the {}{} most sensitive of {} int8 groups)",
+        target, c.sensitivity.at(c.groups[k]), k + 1,
+        k == 0 ? "st" : (k == 1 ? "nd" : (k == 2 ? "rd" : "th")), c.sensitivity.size());
+  }
+  for (int id : npu::viewsKeptWide(m.graph, c.groups)) {
+    graph::FusedGroup &grp = m.graph.groups.at(static_cast<size_t>(id));
+    grp.placement = graph::Placement::Cpu;
+    grp.cpuReason = fmt::format("views between groups kept wide for --int8-accuracy {} (they "
+                                "follow their neighbours)",
+                                target);
+  }
+  m.options.int8AccuracyResult = fmt::format(
+      "--int8-accuracy {}: cosine against fp32 {:.8f} with every NPU group in int8, {:.8f} with "
+      "{} group(s) kept wide{} (worst of {} calibration sample(s), quantised reference)",
+      target, c.before, c.after, c.groups.size(), c.met ? "" : ", short of the target",
+      samples.size());
 }
 
 // Whether the fp32 CPU lowering of `k` gives ONNX's integer result when its integer operands and
@@ -346,8 +382,14 @@ CompiledModel compilePrepared(graph::Graph prepared, const isa::Target &target,
   m.options = opt;
   m.graph = std::move(prepared);
   // Scales are per value, so they are taken on the final graph, before fusion and placement.
-  if (int8)
-    m.options.quant = calibrateFor(m.graph, opt.calibrationPaths, opt.calibration);
+  std::vector<CalibrationSample> calibration;
+  if (int8) {
+    std::string source;
+    calibration = calibrationSet(m.graph, opt.calibrationPaths, source);
+    source += fmt::format(", method {}", opt.calibration.name());
+    m.options.quant = std::make_shared<const npu::QuantTable>(
+        npu::calibrate(m.graph, calibration, opt.calibration, source));
+  }
   const isa::Target &t = m.target;
   RejectFn reject = npuReject(t);
   graph::fuseOps(m.graph, npuFusionFilter(t));
@@ -355,6 +397,8 @@ CompiledModel compilePrepared(graph::Graph prepared, const isa::Target &target,
     graph::fuseAttention(m.graph, attentionFilter(t));
   graph::DeviceCosts costs = deviceCosts(t);
   graph::place(m.graph, reject, &costs);
+  if (int8 && opt.int8Accuracy > 0)
+    keepWide(m, calibration, opt.int8Accuracy);
   compileWithRetry(m, reject, m.options);
   return m;
 }

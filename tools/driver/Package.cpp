@@ -304,7 +304,8 @@ std::string packageBytes(const CompiledModel &m) {
                    {"fused_attention", m.options.fusedAttention},
                    {"depth_first_rows", m.options.depthFirstRows},
                    {"segment_per_group", m.options.segmentPerGroup},
-                   {"calibration", m.options.quant ? m.options.quant->source : ""}}},
+                   {"calibration", m.options.quant ? m.options.quant->source : ""},
+                   {"int8_accuracy", m.options.int8AccuracyResult}}},
                  {"cpu_only", m.cpuOnly},
                  {"threads", m.threads},
                  {"graph", detail::graphToJson(m.graph, blobs)},
@@ -403,6 +404,9 @@ CompiledModel parsePackage(std::string_view bytes, const std::string &origin) {
                                  : 0;
   m.options.segmentPerGroup =
       root["options"].has("segment_per_group") && root["options"]["segment_per_group"].asBool();
+  // Packages from before --int8-accuracy have no key.
+  if (root["options"].has("int8_accuracy"))
+    m.options.int8AccuracyResult = root["options"]["int8_accuracy"].asString();
   if (std::string src = root["options"]["calibration"].asString(); !src.empty()) {
     // The runtime needs only the scales of the segments' DRAM tensors (stored with them); the
     // table keeps what the calibration ran on, for the report.
