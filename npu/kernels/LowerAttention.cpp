@@ -21,6 +21,7 @@
 #include "npu/kernels/Attention.h"
 
 #include "npu/kernels/BatchMatmul.h"
+#include "npu/kernels/SpaceSupport.h"
 
 #include "support/Error.h"
 
@@ -100,41 +101,19 @@ double AttnModel::cost(const AttnTiling &x) const {
 }
 
 std::vector<int64_t> AttnModel::tnValues() const {
-  std::vector<int64_t> v;
-  for (int64_t x = hw.tensorCols; x < S; x *= 2)
-    v.push_back(x);
-  v.push_back(S);
-  return v;
+  return doublingsBelow(hw.tensorCols, S);
 }
 
 std::vector<int64_t> AttnModel::tkValues() const {
-  std::vector<int64_t> v;
-  for (int64_t x = hw.tensorRows; x < K; x += hw.tensorRows)
-    v.push_back(x);
-  v.push_back(K);
-  return v;
+  return multiplesBelow(hw.tensorRows, K);
 }
 
 std::vector<int64_t> AttnModel::tk2Values() const {
-  std::vector<int64_t> v;
-  for (int64_t x = hw.tensorRows; x < S; x *= 2)
-    v.push_back(x);
-  v.push_back(S);
-  return v;
+  return doublingsBelow(hw.tensorRows, S);
 }
 
 int64_t AttnModel::largestTm(int64_t tn, int64_t tk, int64_t tk2, int kv) const {
-  if (!fits({1, tn, tk, tk2, kv}))
-    return 0;
-  int64_t lo = 1, hi = M; // fits is monotone in tm
-  while (lo < hi) {
-    int64_t mid = (lo + hi + 1) / 2;
-    if (fits({mid, tn, tk, tk2, kv}))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return largestFitting(M, [&](int64_t tm) { return fits({tm, tn, tk, tk2, kv}); });
 }
 
 std::optional<AttnTiling> AttnModel::heuristic() const {

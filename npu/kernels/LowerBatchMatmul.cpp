@@ -14,6 +14,8 @@
 // panels load while the current one multiplies.
 #include "npu/kernels/BatchMatmul.h"
 
+#include "npu/kernels/SpaceSupport.h"
+
 #include "support/Error.h"
 #include "support/Half.h"
 
@@ -91,33 +93,15 @@ double BmmModel::cost(const BmmTiling &x) const {
 }
 
 std::vector<int64_t> BmmModel::tnValues() const {
-  std::vector<int64_t> v;
-  for (int64_t x = hw.tensorCols; x < N; x += hw.tensorCols)
-    v.push_back(x);
-  v.push_back(N);
-  return v;
+  return multiplesBelow(hw.tensorCols, N);
 }
 
 std::vector<int64_t> BmmModel::tkValues() const {
-  std::vector<int64_t> v;
-  for (int64_t x = hw.tensorRows; x < K; x += hw.tensorRows)
-    v.push_back(x);
-  v.push_back(K);
-  return v;
+  return multiplesBelow(hw.tensorRows, K);
 }
 
 int64_t BmmModel::largestTm(int64_t tn, int64_t tk) const {
-  if (!fits({1, tn, tk}))
-    return 0;
-  int64_t lo = 1, hi = M; // fits is monotone in tm
-  while (lo < hi) {
-    int64_t mid = (lo + hi + 1) / 2;
-    if (fits({mid, tn, tk}))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  return largestFitting(M, [&](int64_t tm) { return fits({tm, tn, tk}); }); // monotone in tm
 }
 
 std::optional<BmmTiling> BmmModel::heuristic(bool naive) const {

@@ -31,6 +31,36 @@ std::vector<int64_t> upTo(int64_t n) {
   return v;
 }
 
+std::vector<int64_t> multiplesBelow(int64_t step, int64_t total) {
+  std::vector<int64_t> v;
+  for (int64_t x = step; x < total; x += step)
+    v.push_back(x);
+  v.push_back(total);
+  return v;
+}
+
+std::vector<int64_t> doublingsBelow(int64_t first, int64_t total) {
+  std::vector<int64_t> v;
+  for (int64_t x = first; x < total; x *= 2)
+    v.push_back(x);
+  v.push_back(total);
+  return v;
+}
+
+int64_t largestFitting(int64_t hi, const std::function<bool(int64_t)> &fits) {
+  if (!fits(1))
+    return 0;
+  int64_t lo = 1;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 Reject doesNotFit(Strategy strategy, const Schedule &s, const std::string &what) {
   return kernelReject(RejectKind::Capacity,
                       fmt::format("{}: {} does not fit {}", strategyName(strategy), s.str(), what));

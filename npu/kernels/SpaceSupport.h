@@ -4,6 +4,7 @@
 
 #include "npu/schedule/Space.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s);
 
 /// 1, 2, ..., n.
 std::vector<int64_t> upTo(int64_t n);
+/// The tile candidates of a dimension of `total`: step, 2 step, 3 step, ... below total, then
+/// total (a tensor unit's rows or columns at a time).
+std::vector<int64_t> multiplesBelow(int64_t step, int64_t total);
+/// first, 2 first, 4 first, ... below total, then total (fewer candidates for long dimensions).
+std::vector<int64_t> doublingsBelow(int64_t first, int64_t total);
+/// The largest t in [1, hi] with fits(t), 0 when fits(1) is false; `fits` must be monotone
+/// (true up to some t, false above).
+int64_t largestFitting(int64_t hi, const std::function<bool(int64_t)> &fits);
 
 /// A capacity Reject for a point of `strategy` whose buffers do not fit.
 Reject doesNotFit(Strategy strategy, const Schedule &s, const std::string &what);

@@ -1,8 +1,14 @@
 """What the CLI check scripts share (tests/*/cli_*_check.py): their standard arguments and
 running a command that must succeed, or must fail, with its output in the failure message."""
 import argparse
+import os
 import subprocess
 import sys
+
+# mpirun's environment for the MPI checks: OpenMPI refuses to run as root (CI containers are
+# root) unless told, and the checks start more ranks than this machine has cores.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
 def parse_args():

@@ -12,14 +12,9 @@ import subprocess
 import sys
 import time
 
-# OpenMPI refuses to run as root (CI containers are root) unless told.
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import cli_check  # noqa: E402
-from cli_check import parse_args  # noqa: E402
+from cli_check import MPI_ENV as ENV, parse_args  # noqa: E402
 
 
 def run(args, ok=True):
