@@ -502,7 +502,9 @@ def case_attention(c):
     both activation x activation MatMuls run on the tensor unit (`npuc inspect`), and the output
     matches `npuc ref`. Tolerance: every stored intermediate is rounded to fp16 (2^-11 relative)
     and there are 8 stages, so the error stays within 16 * 2^-11 of the output's largest
-    magnitude; a wrong index or transpose is off by O(1)."""
+    magnitude; a wrong index or transpose is off by O(1). On npu-transformer the same block's
+    attention is one fused group, bit for bit the three groups' output; a small attention
+    between CPU-only ops runs as one merged group on the CPU."""
     try:
         import numpy as np
         import onnx
@@ -574,6 +576,53 @@ def case_attention(c):
     cos = float((got * want).sum() / np.linalg.norm(got) / np.linalg.norm(want))
     print("attention: max abs error %.3g (bound %.3g), cosine %.6f" % (err, bound, cos))
     assert err <= bound and cos >= 0.9999, (err, bound, cos)
+
+    # On npu-transformer (exp on the vector unit) the scores' product, Softmax and the context
+    # product are one group, the fused attention kernel, with the scores on chip; its output is
+    # bit for bit the three groups' (`--no-fused-attention`).
+    tr = os.path.join(c.root, "configs", "npu-transformer.yaml")
+    for fused in (True, False):
+        pkg = c.w("attn_tr%d.npub" % fused)
+        c.expect_ok(["compile", path, "--target", tr, "-o", pkg] +
+                    ([] if fused else ["--no-fused-attention"]))
+        text = c.expect_ok(["inspect", pkg])
+        assert ("MatMul+Mul+Softmax+MatMul on npu" in text) == fused, text
+        assert ("tiling: fused attention" in text) == fused, text
+        c.expect_ok(["run", pkg, "--input", "input=" + inp, "--output-dir", c.w("tr%d" % fused)])
+    one = np.load(os.path.join(c.w("tr1"), "output.npy"))
+    three = np.load(os.path.join(c.w("tr0"), "output.npy"))
+    assert np.array_equal(one, three), np.abs(one - three).max()
+    assert np.abs(one.astype(np.float64) - want).max() <= bound
+
+    # Between CPU groups (Sin before, Cos after: no NPU kernel) a small attention costs less on
+    # the CPU than its device crossings, and the CPU backend runs the merged group whole.
+    shape = [1, 2, 8, 16]
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "qkv"]
+    quarter = numpy_helper.from_array(np.array(0.25, np.float32), "quarter")
+    wrap = [helper.make_node("Sin", ["q"], ["qs"], name="sin"),
+            helper.make_node("Transpose", ["k"], ["kt"], name="kt", perm=[0, 1, 3, 2]),
+            helper.make_node("MatMul", ["qs", "kt"], ["s"], name="scores"),
+            helper.make_node("Mul", ["s", "quarter"], ["ss"], name="scaled"),
+            helper.make_node("Softmax", ["ss"], ["p"], name="softmax", axis=-1),
+            helper.make_node("MatMul", ["p", "v"], ["ctx"], name="context"),
+            helper.make_node("Cos", ["ctx"], ["output"], name="cos")]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)
+    model = helper.make_model(helper.make_graph(wrap, "attn_cpu", ins, [out], [quarter]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    cpath, cpkg = c.w("attn_cpu.onnx"), c.w("attn_cpu.npub")
+    onnx.save(model, cpath)
+    feeds = []
+    for n in "qkv":
+        np.save(c.w(n + ".npy"), rng.standard_normal(shape).astype(np.float32))
+        feeds += ["--input", "%s=%s" % (n, c.w(n + ".npy"))]
+    c.expect_ok(["compile", cpath, "--target", tr, "-o", cpkg])
+    text = c.expect_ok(["inspect", cpkg])
+    assert "MatMul+Mul+Softmax+MatMul on cpu" in text, text
+    c.expect_ok(["run", cpkg, "--output-dir", c.w("cpu")] + feeds)
+    c.expect_ok(["ref", cpath, "--output-dir", c.w("cpuref")] + feeds)
+    got = np.load(os.path.join(c.w("cpu"), "output.npy")).astype(np.float64)
+    want = np.load(os.path.join(c.w("cpuref"), "output.npy")).astype(np.float64)
+    assert np.abs(got - want).max() <= 1e-4, np.abs(got - want).max()
 
 
 def case_bad_arguments(c):
