@@ -376,6 +376,10 @@ CompiledModel compileModel(const std::string &onnxPath, const isa::Target &targe
 
 CompiledModel compilePrepared(graph::Graph prepared, const isa::Target &target,
                               const npu::CompileOptions &opt) {
+  // A sweep's points come here without compileModel's scope: a crash still names the model.
+  CrashScope scope([name = prepared.name, &target] {
+    return fmt::format("compiling model '{}' for target '{}'", name, target.name);
+  });
   const bool int8 = checkCalibrationOptions(target, opt);
   CompiledModel m;
   m.target = target;
