@@ -56,6 +56,26 @@ DramCtx withConstantOperands(const std::vector<graph::ValueId> &read, const grap
 /// A product's operands and its epilogue's own-strided tensors (BatchMatmulParams::residuals).
 std::vector<graph::ValueId> productOperands(const BatchMatmulParams &q);
 
+/// Operand `o` of a product (A, B, the output, or an epilogue tensor read through `o`'s strides)
+/// as a view of its home at batch (b0, b1) and element offset `at` within the batch, with element
+/// strides `s0` and `s1`.
+View productView(const BatchMatmulParams::Operand &o, const DramCtx &d, const Hw &hw,
+                 const tir::Expr &b0, const tir::Expr &b1, const tir::Expr &at, int64_t s0,
+                 int64_t s1);
+
+/// The epilogue operands of a product's output tile at batch (b0, b1), rows [m0, m0 + mcur),
+/// columns [n0, n0 + ncur): each Tensor operand (a residual, a mask) loaded into its tile buffer
+/// of `rbufs` (copy `it`) through its own strides (BatchMatmulParams::residuals) or, of the
+/// output's shape, through `q.y`'s, the loads appended to `out`; returns every epilogue op's
+/// operand view for this tile (constants at column n0, saved values' buffers).
+std::vector<View> stageProductEpilogue(const GroupPlan &p, const BatchMatmulParams &q,
+                                       const std::vector<View> &consts,
+                                       const std::vector<OnChip> &rbufs, const Builder &b,
+                                       const DramCtx &d, const tir::Expr &b0, const tir::Expr &b1,
+                                       const tir::Expr &m0, const tir::Expr &n0,
+                                       const tir::Expr &it, const tir::Expr &mcur,
+                                       const tir::Expr &ncur, std::vector<tir::Stmt> &out);
+
 /// The schedule of a tiling (strategy BatchMatmul; decisions buffers, tm, tn, tk).
 Schedule batchMatmulSchedule(const BmmTiling &x, bool doubleBuffer);
 

@@ -183,16 +183,6 @@ AttnBuffers reserveBuffers(const AttnModel &m, const AttnTiling &x, Builder &b) 
   return r;
 }
 
-// A strided DRAM (or resident) view of operand `o` at batch (b0, b1), element offset `at`.
-View operandView(const BatchMatmulParams::Operand &o, const DramCtx &d, const Hw &hw,
-                 const Expr &b0, const Expr &b1, const Expr &at, int64_t s0, int64_t s1) {
-  View v{d.level(o.value, hw),
-         imm(d.addrOf(o.value)) + (b0 * o.batch[0] + b1 * o.batch[1] + at) * 2};
-  v.s0 = imm(s0);
-  v.s1 = imm(s1);
-  return v;
-}
-
 // The counters of one block of query rows (blk, flat over the batches) and its inner loops.
 struct AttnLoops {
   Var nb = Var::make("nb"), kc = Var::make("kc"), kc2 = Var::make("kc2");
@@ -233,7 +223,7 @@ Stmt scoreTile(const GroupPlan &p, const AttnModel &m, const AttnTiling &x, cons
   if (x.kv == 0) {
     View dst{hw.l1, bf.kpan.at(l.tile)};
     dst.s1 = ncur;
-    body.push_back(b.load(operandView(q.b, d, hw, l.b0, l.b1, n0 * q.b.col, q.b.col, q.b.row), dst,
+    body.push_back(b.load(productView(q.b, d, hw, l.b0, l.b1, n0 * q.b.col, q.b.col, q.b.row), dst,
                           Dims{ncur, imm(K), imm(1)}));
     kslice = bf.kpan.at(l.tile) + Expr(l.kc) * tk * ncur * 2;
     kstride = ncur;
@@ -242,24 +232,8 @@ Stmt scoreTile(const GroupPlan &p, const AttnModel &m, const AttnTiling &x, cons
     kstride = imm(S);
   }
   // Residual (mask) tiles of the scores' shape -> L1; epilogue operand views of this tile.
-  std::vector<View> ops = operandsAtChannel(p, consts, n0);
-  int r = 0;
-  for (size_t i = 0; i < p.epilogue.size(); ++i) {
-    const EpilogueOp &e = p.epilogue[i];
-    if (e.operand != EpilogueOp::Operand::Tensor)
-      continue;
-    const OnChip &rb = bf.rbufs[static_cast<size_t>(r++)];
-    auto own = q.residuals.find(e.tensor);
-    BatchMatmulParams::Operand ro = own != q.residuals.end() ? own->second : q.y;
-    ro.value = e.tensor;
-    View rdst{hw.l1, rb.at(l.tile)};
-    rdst.s1 = ncur;
-    body.push_back(
-        b.load(operandView(ro, d, hw, l.b0, l.b1, l.m0 * ro.row + n0 * ro.col, ro.col, ro.row),
-               rdst, Dims{ncur, l.mcur, imm(1)}));
-    ops[i] = rdst;
-  }
-  savedOperands(p, bf.rbufs, l.tile, ncur, hw.act, ops);
+  const std::vector<View> ops = stageProductEpilogue(p, q, consts, bf.rbufs, b, d, l.b0, l.b1, l.m0,
+                                                     n0, l.tile, l.mcur, ncur, body);
   View asl{hw.l1, bf.qpan.at(l.blk) + Expr(l.kc) * (tk * 2)};
   asl.s1 = imm(K);
   View adst{hw.l0a, bf.abuf.at(l.step)};
@@ -332,7 +306,7 @@ Stmt secondProduct(const AttnModel &m, const AttnTiling &x, const AttnBuffers &b
   if (x.kv == 0) {
     View dst{hw.l1, bf.vpan.at(l.step2)};
     dst.s1 = imm(D);
-    kbody.push_back(b.load(operandView(pv.b, d, hw, l.b0, l.b1, k0 * pv.b.row, pv.b.col, pv.b.row),
+    kbody.push_back(b.load(productView(pv.b, d, hw, l.b0, l.b1, k0 * pv.b.row, pv.b.col, pv.b.row),
                            dst, Dims{imm(D), k2cur, imm(1)}));
     vslice = bf.vpan.at(l.step2);
   } else {
@@ -357,7 +331,7 @@ Stmt secondProduct(const AttnModel &m, const AttnTiling &x, const AttnBuffers &b
   const Dims od{imm(D), l.mcur, imm(1)};
   return seq(
       {forLoop(l.kc2, imm(0), imm(KC2), seq(kbody)), b.vector(isa::VecOp::Copy, y, acc, View{}, od),
-       b.store(y, operandView(pv.y, d, hw, l.b0, l.b1, l.m0 * pv.y.row, pv.y.col, pv.y.row), od)});
+       b.store(y, productView(pv.y, d, hw, l.b0, l.b1, l.m0 * pv.y.row, pv.y.col, pv.y.row), od)});
 }
 
 // Stage A of a block: (K for its batch,) Q, the score tiles and Softmax; stage B: (V for its
@@ -372,12 +346,12 @@ Stmt stageA(const GroupPlan &p, const AttnModel &m, const AttnTiling &x, const A
     View kdst{hw.l1, bf.kpan.at(l.kvAt)};
     kdst.s1 = imm(m.S);
     body.push_back(IfThenElse::make(
-        eq(l.mb, imm(0)), b.load(operandView(q.b, d, hw, l.b0, l.b1, imm(0), q.b.col, q.b.row),
+        eq(l.mb, imm(0)), b.load(productView(q.b, d, hw, l.b0, l.b1, imm(0), q.b.col, q.b.row),
                                  kdst, Dims{imm(m.S), imm(m.K), imm(1)})));
   }
   View qdst{hw.l1, bf.qpan.at(l.blk)};
   qdst.s1 = imm(m.K);
-  body.push_back(b.load(operandView(q.a, d, hw, l.b0, l.b1, l.m0 * q.a.row, q.a.col, q.a.row), qdst,
+  body.push_back(b.load(productView(q.a, d, hw, l.b0, l.b1, l.m0 * q.a.row, q.a.col, q.a.row), qdst,
                         Dims{imm(m.K), l.mcur, imm(1)}));
   body.push_back(
       forLoop(l.nb, imm(0), imm(ceilDiv(m.S, x.tn)), scoreTile(p, m, x, bf, consts, b, d, l)));
@@ -394,7 +368,7 @@ Stmt stageB(const AttnModel &m, const AttnTiling &x, const AttnBuffers &bf, cons
     View vdst{hw.l1, bf.vpan.at(l.kvAt)};
     vdst.s1 = imm(m.D);
     body.push_back(IfThenElse::make(
-        eq(l.mb, imm(0)), b.load(operandView(pv.b, d, hw, l.b0, l.b1, imm(0), pv.b.col, pv.b.row),
+        eq(l.mb, imm(0)), b.load(productView(pv.b, d, hw, l.b0, l.b1, imm(0), pv.b.col, pv.b.row),
                                  vdst, Dims{imm(m.D), imm(m.S), imm(1)})));
   }
   body.push_back(secondProduct(m, x, bf, b, d, l));

@@ -194,6 +194,43 @@ DramCtx withConstantOperands(const std::vector<graph::ValueId> &read, const grap
   return dd;
 }
 
+View productView(const BatchMatmulParams::Operand &o, const DramCtx &d, const Hw &hw,
+                 const Expr &b0, const Expr &b1, const Expr &at, int64_t s0, int64_t s1) {
+  View v{d.level(o.value, hw),
+         imm(d.addrOf(o.value)) + (b0 * o.batch[0] + b1 * o.batch[1] + at) * 2};
+  v.s0 = imm(s0);
+  v.s1 = imm(s1);
+  return v;
+}
+
+std::vector<View> stageProductEpilogue(const GroupPlan &p, const BatchMatmulParams &q,
+                                       const std::vector<View> &consts,
+                                       const std::vector<OnChip> &rbufs, const Builder &b,
+                                       const DramCtx &d, const Expr &b0, const Expr &b1,
+                                       const Expr &m0, const Expr &n0, const Expr &it,
+                                       const Expr &mcur, const Expr &ncur, std::vector<Stmt> &out) {
+  const Hw &hw = b.hw();
+  std::vector<View> ops = operandsAtChannel(p, consts, n0);
+  size_t r = 0;
+  for (size_t i = 0; i < p.epilogue.size(); ++i) {
+    const EpilogueOp &e = p.epilogue[i];
+    if (e.operand != EpilogueOp::Operand::Tensor)
+      continue;
+    // A residual of the output's shape and layout is read with the output's strides; one with
+    // strides of its own (BatchMatmulParams::residuals) through those.
+    auto own = q.residuals.find(e.tensor);
+    BatchMatmulParams::Operand ro = own != q.residuals.end() ? own->second : q.y;
+    ro.value = e.tensor;
+    View rdst{hw.l1, rbufs[r++].at(it)};
+    rdst.s1 = ncur;
+    out.push_back(b.load(productView(ro, d, hw, b0, b1, m0 * ro.row + n0 * ro.col, ro.col, ro.row),
+                         rdst, Dims{ncur, mcur, imm(1)}));
+    ops[i] = rdst;
+  }
+  savedOperands(p, rbufs, it, ncur, hw.act, ops);
+  return ops;
+}
+
 std::vector<graph::ValueId> productOperands(const BatchMatmulParams &q) {
   std::vector<graph::ValueId> read = {q.a.value, q.b.value};
   for (const auto &[v, o] : q.residuals)
@@ -212,8 +249,6 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
   const BatchMatmulParams &q = m.q;
   const int64_t M = m.M, K = m.K, N = m.N, tm = x.tm, tn = x.tn, tk = x.tk;
   const int64_t MB = ceilDiv(M, tm), NB = ceilDiv(N, tn), KC = ceilDiv(K, tk);
-  const int64_t aAddr = d.addrOf(q.a.value), bAddr = d.addrOf(q.b.value);
-  const int64_t yAddr = d.addrOf(q.y.value);
   Var b0 = Var::make("b0"), b1 = Var::make("b1"), mb = Var::make("mb"), nbv = Var::make("nb"),
       kc = Var::make("kc");
   Expr bidx = Expr(b0) * q.batch[1] + b1;
@@ -227,18 +262,12 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
   Expr m0 = Expr(mb) * tm, n0 = Expr(nbv) * tn;
 
   // A panel [mcur x K] -> L1, row-major; the source strides do any transposition.
-  View asrc{d.level(q.a.value, hw),
-            imm(aAddr) + (Expr(b0) * q.a.batch[0] + Expr(b1) * q.a.batch[1] + m0 * q.a.row) * 2};
-  asrc.s0 = imm(q.a.col);
-  asrc.s1 = imm(q.a.row);
+  View asrc = productView(q.a, d, hw, b0, b1, m0 * q.a.row, q.a.col, q.a.row);
   View adstL1{hw.l1, bf.apan.at(aCnt)};
   adstL1.s1 = imm(K);
   Stmt aLoad = b.load(asrc, adstL1, Dims{imm(K), mcur, imm(1)});
   // B panel [K x ncur] -> L1, row-major with row stride ncur.
-  View bsrc{d.level(q.b.value, hw),
-            imm(bAddr) + (Expr(b0) * q.b.batch[0] + Expr(b1) * q.b.batch[1] + n0 * q.b.col) * 2};
-  bsrc.s0 = imm(q.b.col);
-  bsrc.s1 = imm(q.b.row);
+  View bsrc = productView(q.b, d, hw, b0, b1, n0 * q.b.col, q.b.col, q.b.row);
   View bdstL1{hw.l1, bf.bpan.at(bCnt)};
   bdstL1.s1 = ncur;
   Stmt bLoad = b.load(bsrc, bdstL1, Dims{ncur, imm(K), imm(1)});
@@ -246,31 +275,9 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
   std::vector<Stmt> tileBody;
   // B is loaded per tile, or once per batch (first row block) when one column block covers N.
   tileBody.push_back(NB == 1 ? IfThenElse::make(eq(mb, imm(0)), bLoad) : bLoad);
-  // Residual (mask) tiles of the output's shape -> L1; epilogue operand views of this tile.
-  // First output element of the tile in the output's layout (a 4-D output is NHWC in DRAM, so
-  // its columns are b1-strided); a residual of the output's shape shares that layout.
-  Expr pix0 = Expr(b0) * q.y.batch[0] + Expr(b1) * q.y.batch[1] + m0 * q.y.row + n0 * q.y.col;
-  std::vector<View> ops = operandsAtChannel(p, consts, n0);
-  int r = 0;
-  for (size_t i = 0; i < p.epilogue.size(); ++i) {
-    const EpilogueOp &e = p.epilogue[i];
-    if (e.operand != EpilogueOp::Operand::Tensor)
-      continue;
-    const OnChip &rb = bf.rbufs[static_cast<size_t>(r++)];
-    // A residual of the output's shape and layout is read with the output's strides; one with
-    // strides of its own (BatchMatmulParams::residuals) through those.
-    auto own = q.residuals.find(e.tensor);
-    const BatchMatmulParams::Operand &ro = own != q.residuals.end() ? own->second : q.y;
-    Expr at0 = Expr(b0) * ro.batch[0] + Expr(b1) * ro.batch[1] + m0 * ro.row + n0 * ro.col;
-    View rsrc{d.level(e.tensor, hw), imm(d.addrOf(e.tensor)) + at0 * 2};
-    rsrc.s0 = imm(ro.col);
-    rsrc.s1 = imm(ro.row);
-    View rdst{hw.l1, rb.at(tile)};
-    rdst.s1 = ncur;
-    tileBody.push_back(b.load(rsrc, rdst, Dims{ncur, mcur, imm(1)}));
-    ops[i] = rdst;
-  }
-  savedOperands(p, bf.rbufs, tile, ncur, hw.act, ops);
+  // Residual (mask) tiles -> L1; epilogue operand views of this tile.
+  const std::vector<View> ops = stageProductEpilogue(p, q, consts, bf.rbufs, b, d, b0, b1, m0, n0,
+                                                     tile, mcur, ncur, tileBody);
   // The k loop: slice A and B into L0, multiply-accumulate (the first chunk overwrites).
   View asl{hw.l1, bf.apan.at(aCnt) + Expr(kc) * (tk * 2)};
   asl.s1 = imm(K);
@@ -292,10 +299,9 @@ Stmt batchMatmulNest(const GroupPlan &p, const BmmModel &m, const BmmTiling &x,
   out.s1 = ncur;
   Dims ed{ncur, mcur, imm(1)};
   tileBody.push_back(applyEpilogue(p, b, acc, acc, out, ops, ed));
-  View ydst{d.level(q.y.value, hw), imm(yAddr) + pix0 * 2};
-  ydst.s0 = imm(q.y.col);
-  ydst.s1 = imm(q.y.row);
-  tileBody.push_back(b.store(out, ydst, ed));
+  // The tile in the output's layout (a 4-D output is NHWC in DRAM, so its columns are strided).
+  tileBody.push_back(b.store(
+      out, productView(q.y, d, hw, b0, b1, m0 * q.y.row + n0 * q.y.col, q.y.col, q.y.row), ed));
 
   Stmt rowBlock = seq({aLoad, forLoop(nbv, imm(0), imm(NB), seq(tileBody))});
   return forLoop(b0, imm(0), imm(q.batch[0]),
