@@ -72,6 +72,7 @@ def main():
     for i in a.input:
         ins += ["--input", i if "=" in i else f"{a.input_name}={i}"]
     run([a.npuc, "compile", a.model, "--target", a.target, "-o", pkg])
+    run([a.npuc, "disasm", pkg], quiet=True)  # every package disassembles
     run([a.npuc, "run", pkg, *ins, "--output-dir", out, "--report", report])
     run([a.npuc, "ref", a.model, *ins, "--output-dir", ref])
     placement_summary(a.npuc, pkg)

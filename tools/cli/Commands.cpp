@@ -584,8 +584,11 @@ void cmdDisasm(const std::string &package, std::ostream &out) {
     std::vector<const npu::GroupInfo *> infos;
     for (const npu::GroupInfo &gi : s.groupInfo)
       infos.push_back(&gi);
-    std::sort(infos.begin(), infos.end(),
-              [](auto *x, auto *y) { return x->instrBegin < y->instrBegin; });
+    // By start, then end: a group without instructions (a view) is listed before the group that
+    // starts where it sits, and no range is listed twice.
+    std::sort(infos.begin(), infos.end(), [](auto *x, auto *y) {
+      return std::pair(x->instrBegin, x->instrEnd) < std::pair(y->instrBegin, y->instrEnd);
+    });
     for (const npu::GroupInfo *gi : infos) {
       if (gi->instrBegin > pos)
         out << disasmRange(m.target, s.program, pos, gi->instrBegin);
@@ -594,7 +597,8 @@ void cmdDisasm(const std::string &package, std::ostream &out) {
         ops += (ops.empty() ? std::string() : std::string("+")) + o;
       out << fmt::format("# --- group {} '{}' ({}): instructions [{}, {})\n", gi->groupId, gi->name,
                          ops, gi->instrBegin, gi->instrEnd);
-      out << disasmRange(m.target, s.program, std::max(pos, gi->instrBegin), gi->instrEnd);
+      if (const int64_t from = std::max(pos, gi->instrBegin); gi->instrEnd > from)
+        out << disasmRange(m.target, s.program, from, gi->instrEnd);
       pos = std::max(pos, gi->instrEnd);
     }
     if (pos < n) {
