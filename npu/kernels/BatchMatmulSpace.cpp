@@ -21,11 +21,7 @@ public:
       fixed_ = kernelReject(RejectKind::Unsupported, "an empty matrix product");
       return;
     }
-    Builder b(*ctx.hw, ctx.fromTop, ctx.window);
-    std::vector<View> consts;
-    std::vector<tir::Stmt> prologue;
-    fixed_ = stageEpilogueConstants(p, b, dryDram(ctx), consts, prologue);
-    l1Free_ = b.freeBytes(ctx.hw->l1);
+    fixed_ = l1AfterEpilogueConstants(p, ctx, l1Free_);
   }
 
   Strategy strategy() const override { return Strategy::BatchMatmul; }

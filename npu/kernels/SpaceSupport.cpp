@@ -16,6 +16,16 @@ std::vector<int64_t> bufferValues(const SpaceContext &ctx) {
   return {1};
 }
 
+std::optional<Reject> l1AfterEpilogueConstants(const GroupPlan &p, const SpaceContext &ctx,
+                                               int64_t &l1Free) {
+  Builder b(*ctx.hw, ctx.fromTop, ctx.window);
+  std::vector<View> consts;
+  std::vector<tir::Stmt> prologue;
+  std::optional<Reject> r = stageEpilogueConstants(p, b, dryDram(ctx), consts, prologue);
+  l1Free = b.freeBytes(ctx.hw->l1);
+  return r;
+}
+
 KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s) {
   KernelOptions o;
   o.doubleBuffer = s.get(kBuffers) == 2;

@@ -5,6 +5,7 @@
 #include "npu/schedule/Space.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ DramCtx dryDram(const SpaceContext &ctx);
 /// context allows it) then 1.
 inline constexpr const char *kBuffers = "buffers";
 std::vector<int64_t> bufferValues(const SpaceContext &ctx);
+
+/// The L1 bytes a kernel's tiles may take in the context once the epilogue's constants of `p` are
+/// staged (into `l1Free`), or the Reject when those constants do not fit.
+std::optional<Reject> l1AfterEpilogueConstants(const GroupPlan &p, const SpaceContext &ctx,
+                                               int64_t &l1Free);
 
 /// The options a point is lowered with: its buffer count, the context's ablation switch.
 KernelOptions pointOptions(const SpaceContext &ctx, const Schedule &s);
